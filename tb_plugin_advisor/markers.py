@@ -1,0 +1,153 @@
+"""The `.profile-empty` marker: the one file the Advisor ever writes into a logdir.
+
+TensorBoard's run list only knows directories that directly hold a file with `tfevents` in its
+name, and `tf.profiler.experimental`/JAX/the capture button write none, so their runs are invisible
+there (and in Profile plugins before ~2.18). TensorFlow's old profiler wrote
+`events.out.tfevents.<ts>.<host>.profile-empty`; we write the same thing again: a real TFRecord
+holding one `Event{file_version: "brain.Event:2"}`. A 0-byte file is not enough: TensorBoard's
+default (fast) loader ignores it. TensorBoard never reads `.profile-empty` files for summaries.
+
+The TFRecord framing is written here (length, masked CRC32C of the length, data, masked CRC32C of
+the data); the Event proto comes from TensorBoard's own compat protos, so TensorFlow is not needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass
+from typing import List, Optional, Set
+
+from tensorboard.compat.proto import event_pb2
+from tensorboard.compat.tensorflow_stub.io import gfile
+
+from tb_plugin_advisor.discovery import MARKER_SUFFIX, RunDir, Scan, is_remote, join
+
+logger = logging.getLogger(__name__)
+
+FILE_VERSION = "brain.Event:2"
+
+# ---------------------------------------------------------------------------------------------------
+# CRC32C (Castagnoli), as TFRecord uses it
+
+
+def _crc32c_table() -> List[int]:
+    poly = 0x82F63B78  # reflected Castagnoli polynomial
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = _CRC32C_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked_crc32c(data: bytes) -> int:
+    """TFRecord's mask: rotate right by 15 bits and add a constant (so CRCs of CRCs stay useful)."""
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def tfrecord(data: bytes) -> bytes:
+    """One TFRecord: uint64 length, masked crc of the length, data, masked crc of the data."""
+    header = struct.pack("<Q", len(data))
+    return header + struct.pack("<I", masked_crc32c(header)) + data + struct.pack("<I", masked_crc32c(data))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The marker file
+
+
+def marker_bytes(wall_time: float) -> bytes:
+    event = event_pb2.Event(wall_time=wall_time, file_version=FILE_VERSION)
+    return tfrecord(event.SerializeToString())
+
+
+def marker_host() -> str:
+    """This machine's name, made safe for a file name (TensorFlow used the hostname too)."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname() or "") or "localhost"
+    return name
+
+
+def marker_name(wall_time: float, host: str) -> str:
+    return f"events.out.tfevents.{int(wall_time)}.{host}{MARKER_SUFFIX}"
+
+
+def missing_markers(scan: Scan) -> List[RunDir]:
+    """Run directories holding `plugins/profile/` that TensorBoard's run list cannot see."""
+    return [r for r in scan.run_dirs if not r.visible_in_tensorboard]
+
+
+def write_marker(run_dir: str, wall_time: Optional[float] = None, host: Optional[str] = None) -> str:
+    """Write one marker into `run_dir` and return its path; raises OSError (or gfile's errors)."""
+    wall_time = time.time() if wall_time is None else wall_time
+    path = join(run_dir, marker_name(wall_time, host or marker_host()))
+    data = marker_bytes(wall_time)
+    if is_remote(run_dir):
+        if gfile.exists(path):
+            return path
+        with gfile.GFile(path, "wb") as f:
+            f.write(data)
+        return path
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    return path
+
+
+@dataclass
+class MarkerResult:
+    written: List[str]
+    failed: List[str]  # "<dir>: <why>"
+
+
+class MarkerWriter:
+    """Writes missing markers after each scan; remembers failures so a read-only logdir is logged once."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self._lock = threading.Lock()
+        self._failed: Set[str] = set()
+        self._written: Set[str] = set()
+
+    def __call__(self, scan: Scan) -> MarkerResult:
+        result = MarkerResult([], [])
+        if not self.enabled:
+            return result
+        with self._lock:
+            for run_dir in missing_markers(scan):
+                if run_dir.path in self._failed or run_dir.path in self._written:
+                    continue
+                try:
+                    path = write_marker(run_dir.path)
+                except Exception as e:  # noqa: BLE001 - read-only or remote without write access
+                    self._failed.add(run_dir.path)
+                    result.failed.append(f"{run_dir.path}: {e}")
+                    logger.warning(
+                        "advisor: cannot write a .profile-empty marker into %s (%s); TensorBoard's run "
+                        "list will not show its profiles, the Advisor tab still does",
+                        run_dir.path,
+                        e,
+                    )
+                    continue
+                self._written.add(run_dir.path)
+                result.written.append(path)
+                logger.info("advisor: wrote %s so TensorBoard's run list shows this run", path)
+        return result
