@@ -1,0 +1,57 @@
+"""`tb-advisor`: the Advisor for machines without a browser (HPC, CI pipelines).
+
+Dispatch only: each subcommand lives in tb_plugin_advisor.commands.<name> and is imported lazily so
+that `tb-advisor --help` stays fast and a broken optional part never takes the others down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Optional, Sequence
+
+from tb_plugin_advisor import __version__
+
+# subcommand -> (module under tb_plugin_advisor.commands, one-line help)
+SUBCOMMANDS = {
+    "doctor": ("doctor", "explain what TensorBoard will and won't show for a logdir, and how to fix it"),
+    "fix-logdir": ("fix_logdir", "write the missing .profile-empty markers so TensorBoard lists every run"),
+    "report": ("report", "diagnose one profile run: bottleneck, precision, Tensor Cores, recommendations"),
+    "diff": ("diff", "compare two profile runs per step, per category and per op"),
+    "demo": ("demo", "start TensorBoard with the Advisor on the bundled sample logdir"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tb-advisor",
+        description="Diagnose TensorFlow/JAX profiles: input pipeline vs compute, mixed precision, "
+        "Tensor Cores, run-to-run diffs, and why TensorBoard does not show a profile.",
+    )
+    parser.add_argument("--version", action="version", version=f"tb-advisor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        module = importlib.import_module(f"tb_plugin_advisor.commands.{module_name}")
+        module.add_arguments(sub_parser)
+        sub_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `tb-advisor report … | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

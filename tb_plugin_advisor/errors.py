@@ -1,0 +1,14 @@
+"""The error types the Advisor raises on purpose: each message says what is wrong and where."""
+
+
+class AdvisorError(Exception):
+    """Base class: anything the CLI prints as a one-line error and the server answers with 4xx JSON."""
+
+
+class ProfileReadError(AdvisorError):
+    """A profile file is empty, truncated, corrupt or not an XSpace; the message names the file."""
+
+    def __init__(self, source: str, problem: str):
+        self.source = source
+        self.problem = problem
+        super().__init__(f"cannot read profile {source}: {problem}")

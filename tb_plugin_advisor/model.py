@@ -1,0 +1,352 @@
+"""The framework-neutral Profile: what readers produce and every analysis consumes.
+
+A profile of a real training job holds millions of events; one Python object per event costs ~2 µs
+and ~200 bytes, so events are stored as columns (numpy arrays) per timeline line. Names are interned
+once per plane; stats are columns too, filled only where an event carries them.
+
+Times are int64 nanoseconds since the Unix epoch (the clock of the profiled host) everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------------------
+# Stats
+
+
+@dataclass
+class StatColumn:
+    """One stat across all events of a line.
+
+    `kind` is "int", "float" or "str". For "str" the values are int32 ids into the owning plane's
+    `strings` table (ref_value stats are resolved into it by the reader). `present[i]` says whether
+    event i carries the stat at all (either itself or through its metadata).
+    """
+
+    kind: str
+    values: np.ndarray
+    present: np.ndarray
+
+
+# ---------------------------------------------------------------------------------------------------
+# Events
+
+
+class Event(NamedTuple):
+    """One event, materialised on demand (slow path: use the columns for bulk work)."""
+
+    name: str
+    start_ns: int
+    duration_ns: int
+    stats: Dict[str, Any]
+
+    @property
+    def end_ns(self) -> int:
+        return self.start_ns + self.duration_ns
+
+
+@dataclass
+class Line:
+    """One timeline row: a host thread, a GPU stream, a TPU op line …; events are sorted by start.
+
+    Events on one line nest (a parent fully contains its children) but never partially overlap.
+    """
+
+    id: int
+    name: str
+    display_name: str
+    plane: Plane = field(repr=False)
+    start_ns: np.ndarray  # int64
+    duration_ns: np.ndarray  # int64
+    metadata_index: np.ndarray  # int32 index into plane.event_names
+    stats: Dict[str, StatColumn] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return int(self.start_ns.shape[0])
+
+    @property
+    def end_ns(self) -> np.ndarray:
+        return self.start_ns + self.duration_ns
+
+    @property
+    def label(self) -> str:
+        """The name a person reads in the trace viewer."""
+        return self.display_name or self.name
+
+    def name_of(self, i: int) -> str:
+        return self.plane.event_names[int(self.metadata_index[i])]
+
+    def names(self) -> List[str]:
+        """Every event's name, in order (allocates a list: fine for small lines)."""
+        table = self.plane.event_names
+        return [table[i] for i in self.metadata_index.tolist()]
+
+    def name_mask(self, predicate) -> np.ndarray:
+        """Boolean mask of events whose name satisfies predicate — evaluated once per distinct name."""
+        names = self.plane.event_names
+        per_name = np.fromiter((bool(predicate(n)) for n in names), dtype=bool, count=len(names))
+        if per_name.size == 0:
+            return np.zeros(len(self), dtype=bool)
+        return per_name[self.metadata_index]
+
+    def stat_value(self, name: str, i: int) -> Any:
+        """The value of stat `name` on event i, or None (strings resolved)."""
+        column = self.stats.get(name)
+        if column is None or not column.present[i]:
+            return None
+        value = column.values[i]
+        if column.kind == "str":
+            return self.plane.strings[int(value)]
+        return int(value) if column.kind == "int" else float(value)
+
+    def stat_strings(self, name: str) -> List[Optional[str]]:
+        """Stat `name` for every event as strings (None where absent)."""
+        column = self.stats.get(name)
+        if column is None:
+            return [None] * len(self)
+        if column.kind == "str":
+            table = self.plane.strings
+            return [table[v] if p else None for v, p in zip(column.values.tolist(), column.present.tolist())]
+        return [str(v) if p else None for v, p in zip(column.values.tolist(), column.present.tolist())]
+
+    def event(self, i: int) -> Event:
+        stats = {name: self.stat_value(name, i) for name, col in self.stats.items() if col.present[i]}
+        return Event(self.name_of(i), int(self.start_ns[i]), int(self.duration_ns[i]), stats)
+
+    def events(self) -> Iterator[Event]:
+        for i in range(len(self)):
+            yield self.event(i)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Planes
+
+
+@dataclass
+class Plane:
+    """One XPlane: a host (all its threads), a device, or bookkeeping (metadata, task environment)."""
+
+    id: int
+    name: str
+    event_names: List[str]  # dense metadata index -> event name
+    event_display_names: List[str]
+    metadata_stats: List[Dict[str, Any]]  # dense metadata index -> per-op constant stats (resolved)
+    stats: Dict[str, Any]  # plane-level stats, e.g. GPU properties
+    strings: List[str]  # string stat values, referenced by StatColumn(kind="str")
+    lines: List[Line] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        """host | gpu | tpu | device (other accelerator) | metadata | other."""
+        return plane_kind(self.name)
+
+    @property
+    def event_count(self) -> int:
+        return sum(len(line) for line in self.lines)
+
+    def line_named(self, name: str) -> Optional[Line]:
+        for line in self.lines:
+            if line.name == name or line.display_name == name:
+                return line
+        return None
+
+
+def plane_kind(plane_name: str) -> str:
+    if plane_name.startswith("/host:metadata"):
+        return "metadata"
+    if plane_name.startswith("/host:"):
+        return "host"
+    if plane_name.startswith("/device:GPU:"):
+        return "gpu"
+    if plane_name.startswith("/device:TPU:"):
+        return "tpu"
+    if plane_name.startswith("/device:"):
+        return "device"
+    return "other"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Device activity, derived by the reader once so that analyses don't each redo it
+
+
+@dataclass(frozen=True)
+class KernelDetails:
+    """CUPTI's `kernel_details` stat, parsed."""
+
+    registers_per_thread: Optional[int] = None
+    static_shared_bytes: Optional[int] = None
+    dynamic_shared_bytes: Optional[int] = None
+    grid: Optional[Tuple[int, int, int]] = None
+    block: Optional[Tuple[int, int, int]] = None
+    occupancy_pct: Optional[float] = None
+
+
+@dataclass
+class KernelTable:
+    """Every kernel (or device op) of one device, as columns sorted by start time.
+
+    `name_index` points into `names`; `tf_op`, `hlo_op`, `hlo_module`, `details` point into `strings`
+    (-1 where absent). For TPUs and other XLA devices the "kernels" are the device's op events.
+    """
+
+    names: List[str]
+    strings: List[str]
+    start_ns: np.ndarray
+    duration_ns: np.ndarray
+    name_index: np.ndarray
+    line_index: np.ndarray  # which stream / line of the device plane (index into Device.plane.lines)
+    tf_op: np.ndarray
+    hlo_op: np.ndarray
+    hlo_module: np.ndarray
+    details: np.ndarray
+    correlation_id: np.ndarray  # int64, -1 where absent
+
+    def __len__(self) -> int:
+        return int(self.start_ns.shape[0])
+
+    @property
+    def total_ns(self) -> int:
+        return int(self.duration_ns.sum())
+
+    def string(self, column: np.ndarray, i: int) -> Optional[str]:
+        idx = int(column[i])
+        return self.strings[idx] if idx >= 0 else None
+
+
+MEMCPY_DIRECTIONS = ("H2D", "D2H", "D2D", "P2P", "other")
+
+
+@dataclass
+class MemcpyTable:
+    """Every copy on one device as columns; `direction` indexes MEMCPY_DIRECTIONS."""
+
+    start_ns: np.ndarray
+    duration_ns: np.ndarray
+    direction: np.ndarray  # int8
+    bytes: np.ndarray  # int64, -1 where unknown
+    line_index: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.start_ns.shape[0])
+
+    def total_ns(self, direction: Optional[str] = None) -> int:
+        if direction is None:
+            return int(self.duration_ns.sum())
+        code = MEMCPY_DIRECTIONS.index(direction)
+        return int(self.duration_ns[self.direction == code].sum())
+
+
+@dataclass
+class Device:
+    """An accelerator (GPU, TPU) with its properties and activity."""
+
+    name: str  # plane name, e.g. "/device:GPU:0"
+    kind: str  # "gpu" | "tpu" | "device"
+    ordinal: int
+    vendor: str  # "Nvidia", "AMD", "Google", "" when unknown
+    model: str  # e.g. "NVIDIA A100-SXM4-40GB"
+    compute_capability: Optional[Tuple[int, int]]
+    core_count: Optional[int]  # SMs / CUs / TensorCores
+    clock_rate_khz: Optional[float]
+    memory_bytes: Optional[int]
+    memory_bandwidth: Optional[float]  # bytes/s
+    plane: Plane = field(repr=False)
+    kernels: KernelTable = field(repr=False)
+    memcpys: MemcpyTable = field(repr=False)
+
+    @property
+    def has_activity(self) -> bool:
+        return len(self.kernels) > 0 or len(self.memcpys) > 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Steps
+
+STEP_SOURCES = ("root_marker", "keras3_marker", "legacy_marker")
+
+
+@dataclass(frozen=True)
+class StepMarker:
+    """A host event that marks one training step.
+
+    source: root_marker (`_r=1`: tf.profiler Trace(..., _r=1), JAX StepTraceAnnotation),
+            keras3_marker (`Profiled batch` with step_num), legacy_marker (tf.keras `TraceContext`).
+    """
+
+    source: str
+    name: str
+    step_num: Optional[int]
+    start_ns: int
+    duration_ns: int
+    line_name: str
+
+    @property
+    def end_ns(self) -> int:
+        return self.start_ns + self.duration_ns
+
+
+# ---------------------------------------------------------------------------------------------------
+# The whole profile of one host
+
+
+@dataclass
+class Profile:
+    """Everything one `<host>.xplane.pb` says, in framework-neutral form."""
+
+    path: str
+    host: str
+    size_bytes: int
+    planes: List[Plane]
+    devices: List[Device]
+    step_markers: List[StepMarker]
+    hostnames: List[str] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)  # recorded by the profiler itself (XSpace.errors)
+    warnings: List[str] = field(default_factory=list)  # XSpace.warnings plus the reader's own notes
+
+    @property
+    def host_planes(self) -> List[Plane]:
+        return [p for p in self.planes if p.kind == "host"]
+
+    @property
+    def host_plane(self) -> Optional[Plane]:
+        """The `/host:CPU` plane (all host threads), if any."""
+        planes = self.host_planes
+        for plane in planes:
+            if plane.name == "/host:CPU":
+                return plane
+        return planes[0] if planes else None
+
+    @property
+    def gpus(self) -> List[Device]:
+        return [d for d in self.devices if d.kind == "gpu"]
+
+    def time_range_ns(self) -> Tuple[int, int]:
+        """Earliest start and latest end over every host and device event (0, 0) when empty."""
+        lo, hi = None, None
+        for plane in self.planes:
+            if plane.kind not in ("host", "gpu", "tpu", "device"):
+                continue
+            for line in plane.lines:
+                if len(line) == 0:
+                    continue
+                s = int(line.start_ns.min())
+                e = int(line.end_ns.max())
+                lo = s if lo is None else min(lo, s)
+                hi = e if hi is None else max(hi, e)
+        return (lo or 0, hi or 0)
+
+
+@dataclass
+class RunProfiles:
+    """A profile run (one session): one Profile per host file."""
+
+    run: str
+    profiles: List[Profile]
+
+    @property
+    def hosts(self) -> List[str]:
+        return [p.host for p in self.profiles]

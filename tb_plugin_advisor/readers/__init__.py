@@ -1,0 +1,1 @@
+"""Readers turn one on-disk profile format into the framework-neutral Profile (model.py)."""
