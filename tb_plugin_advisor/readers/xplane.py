@@ -139,10 +139,15 @@ def read_xplane_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> P
 def _read_bytes(source: str) -> bytes:
     if "://" not in source:
         return Path(source).read_bytes()
-    from tensorboard.compat import tf as tb_tf  # TensorBoard's file layer: gs://, s3://, fsspec
+    # TensorBoard's own file layer (gs://, s3://, any fsspec scheme). Its stub, never `compat.tf`,
+    # which would import TensorFlow when it happens to be installed.
+    from tensorboard.compat.tensorflow_stub.io import gfile
 
-    with tb_tf.io.gfile.GFile(source, "rb") as handle:
-        return handle.read()
+    try:
+        with gfile.GFile(source, "rb") as handle:
+            return handle.read()
+    except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
+        raise OSError(str(exc)) from exc
 
 
 # ---------------------------------------------------------------------------------------------------

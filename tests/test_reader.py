@@ -1,0 +1,192 @@
+"""The XSpace reader: synthetic files with known content, bad files, the shared corpus, real TF files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synth import XSpaceBuilder
+
+from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.model import MEMCPY_DIRECTIONS
+from tb_plugin_advisor.readers.xplane import (
+    parse_kernel_details,
+    read_xplane,
+    read_xplane_bytes,
+    split_traceme_name,
+)
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+T0 = 1_700_000_000_000_000_000  # a realistic epoch start, ns: offsets must not overflow
+
+
+def gpu_profile_bytes() -> bytes:
+    b = XSpaceBuilder(hostnames=["worker-0"])
+    host = b.plane("/host:CPU")
+    python = host.line("python", id=11)
+    for step in range(3):
+        python.event("train", T0 + step * 100_000_000, 90_000_000, stats={"step_num": step, "_r": 1})
+    launches = host.line("tf_Compute", id=12)
+    launches.event("cudaLaunchKernel", T0 + 1_000, 5_000, stats={"correlation_id": 7})
+    gpu = b.gpu_plane(0, model="NVIDIA A100-SXM4-40GB", compute_capability=(8, 0))
+    stream = gpu.line("Stream #7(Kernel,MemcpyH2D)", id=7)
+    stream.memcpy("MemcpyH2D", T0 + 2_000, 3_000, bytes=4096, correlation_id=6)
+    stream.kernel(
+        "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn",
+        T0 + 10_000,
+        40_000,
+        tf_op="model/dense/MatMul:MatMul",
+        correlation_id=7,
+        details="regs:128 static_shared:0 dynamic_shared:49152 grid:4,8,1 block:128,1,1 occ_pct:12.5",
+    )
+    stream.memcpy("MEMCPYDToH", T0 + 60_000, 2_000, bytes=512)
+    derived = gpu.line("TensorFlow Ops", id=100)  # xprof's derived view: must not double count
+    derived.event("model/dense/MatMul", T0 + 10_000, 40_000)
+    return b.to_bytes()
+
+
+def test_synthetic_gpu_profile_reads_devices_kernels_copies_and_steps():
+    profile = read_xplane_bytes(gpu_profile_bytes(), source="synthetic", host="worker-0")
+    assert profile.host == "worker-0"
+    assert [p.name for p in profile.planes] == ["/host:CPU", "/device:GPU:0"]
+    (gpu,) = profile.gpus
+    assert (gpu.vendor, gpu.model, gpu.compute_capability, gpu.core_count) == (
+        "Nvidia", "NVIDIA A100-SXM4-40GB", (8, 0), 108
+    )
+    kernels = gpu.kernels
+    assert len(kernels) == 1, "the derived 'TensorFlow Ops' line must not be read as kernels"
+    assert kernels.names[kernels.name_index[0]] == "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"
+    assert int(kernels.start_ns[0]) == T0 + 10_000
+    assert int(kernels.duration_ns[0]) == 40_000
+    assert kernels.string(kernels.tf_op, 0) == "model/dense/MatMul:MatMul"  # stored as ref_value
+    assert int(kernels.correlation_id[0]) == 7
+    details = parse_kernel_details(kernels.string(kernels.details, 0))
+    assert details.grid == (4, 8, 1) and details.block == (128, 1, 1)
+    assert details.registers_per_thread == 128 and details.dynamic_shared_bytes == 49152
+    assert details.occupancy_pct == pytest.approx(12.5)
+    copies = gpu.memcpys
+    assert [MEMCPY_DIRECTIONS[d] for d in copies.direction.tolist()] == ["H2D", "D2H"]
+    assert copies.bytes.tolist() == [4096, 512]
+    assert copies.total_ns("H2D") == 3_000
+    assert [(m.source, m.step_num, m.duration_ns) for m in profile.step_markers] == [
+        ("root_marker", 0, 90_000_000),
+        ("root_marker", 1, 90_000_000),
+        ("root_marker", 2, 90_000_000),
+    ]
+    launch_line = profile.host_plane.line_named("tf_Compute")
+    assert launch_line.stat_value("correlation_id", 0) == 7
+
+
+def test_traceme_encoded_names_become_stats_and_markers_of_every_kind():
+    b = XSpaceBuilder()
+    host = b.plane("/host:CPU")
+    line = host.line("python")
+    line.event("train#step_num=5,_r=1#", T0, 1_000)
+    line.event("Profiled batch", T0 + 2_000, 1_000, stats={"step_num": 6})
+    line.event("TraceContext", T0 + 4_000, 1_000, stats={"graph_type": "train", "step_num": 7})
+    line.event("IteratorGetNext", T0 + 6_000, 500, metadata_stats={"tf_op": "IteratorGetNext:IteratorGetNext"})
+    profile = read_xplane_bytes(b.to_bytes())
+    assert [(m.source, m.name, m.step_num) for m in profile.step_markers] == [
+        ("root_marker", "train", 5),
+        ("keras3_marker", "Profiled batch", 6),
+        ("legacy_marker", "TraceContext", 7),
+    ]
+    python = profile.host_plane.lines[0]
+    # per-op constants on the metadata are visible per event
+    assert python.stat_value("tf_op", 3) == "IteratorGetNext:IteratorGetNext"
+    assert python.stat_value("tf_op", 0) is None
+    assert split_traceme_name("a#b=x,c=2.5#") == ("a", {"b": "x", "c": 2.5})
+    assert split_traceme_name("void f<int>#1") == ("void f<int>#1", {})
+
+
+def test_events_are_sorted_and_name_masks_are_per_event():
+    b = XSpaceBuilder()
+    line = b.plane("/host:CPU").line("t", timestamp_ns=T0)
+    line.event("b", T0 + 50, 10)
+    line.event("a", T0 + 10, 10)
+    line.event("b", T0 + 30, 10)
+    read = read_xplane_bytes(b.to_bytes()).host_plane.lines[0]
+    assert read.start_ns.tolist() == [T0 + 10, T0 + 30, T0 + 50]
+    assert read.names() == ["a", "b", "b"]
+    assert read.name_mask(lambda n: n == "b").tolist() == [False, True, True]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"", "empty"),
+        (gpu_profile_bytes()[:-7], "truncated"),
+        (b"\x0a\xff\xff\xff\xff\x0f" + b"x" * 40, "truncated"),
+        (b"this is not a profile at all, just text\n", "corrupt data"),
+        (b"\x08\x01", "not an XSpace"),
+        (b"\x1f\x8b\x08\x00garbage", "gzip"),
+    ],
+)
+def test_bad_files_raise_one_clear_error_naming_the_file(tmp_path, content, problem):
+    path = tmp_path / "worker-0.xplane.pb"
+    path.write_bytes(content)
+    with pytest.raises(ProfileReadError) as caught:
+        read_xplane(path)
+    message = str(caught.value)
+    assert str(path) in message
+    assert problem in message
+
+
+def test_missing_file_is_a_profile_read_error(tmp_path):
+    with pytest.raises(ProfileReadError, match="cannot open"):
+        read_xplane(tmp_path / "absent.xplane.pb")
+
+
+def test_reads_through_tensorboards_file_layer_for_remote_paths():
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    with fs.open("/advisor-test/run/plugins/profile/s1/worker-0.xplane.pb", "wb") as handle:
+        handle.write(gpu_profile_bytes())
+    profile = read_xplane("memory://advisor-test/run/plugins/profile/s1/worker-0.xplane.pb")
+    assert profile.host == "worker-0"
+    assert len(profile.gpus[0].kernels) == 1
+
+
+CORPUS_XPLANES = sorted(CORPUS.glob("**/*.xplane.pb")) if CORPUS.is_dir() else []
+
+
+@pytest.mark.skipif(not CORPUS_XPLANES, reason="../shared/corpus is not beside this checkout")
+@pytest.mark.parametrize("path", CORPUS_XPLANES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_every_corpus_xplane_loads_or_is_refused_clearly(path):
+    if "_corrupt" in path.parts:
+        with pytest.raises(ProfileReadError) as caught:
+            read_xplane(path)
+        assert path.name in str(caught.value)
+        return
+    profile = read_xplane(path)
+    assert profile.planes, path
+    active = [d for d in profile.devices if d.has_activity]
+    assert active, f"{path}: every corpus xplane holds device activity"
+    for device in active:
+        kernels = device.kernels
+        assert np.all(np.diff(kernels.start_ns) >= 0)
+        assert np.all(kernels.duration_ns >= 0)
+
+
+@pytest.mark.skipif(not CORPUS_XPLANES, reason="../shared/corpus is not beside this checkout")
+def test_corpus_v100_tf_profile_has_expected_devices_and_copies():
+    path = CORPUS / "xprof/demo/plugins/profile/GPU-multi-worker/34.83.195.179_6003.xplane.pb"
+    profile = read_xplane(path)
+    busy = {d.name: (len(d.kernels), len(d.memcpys)) for d in profile.devices if d.has_activity}
+    # counted from the raw file's stream lines (the derived 'TensorFlow Ops' lines excluded)
+    assert busy == {"/device:GPU:1": (0, 19), "/device:GPU:4": (665, 94), "/device:GPU:6": (665, 113)}
+    gpu4 = next(d for d in profile.devices if d.name == "/device:GPU:4")
+    assert gpu4.compute_capability == (7, 0) and gpu4.vendor == "Nvidia"
+
+
+def test_real_tensorflow_profiles_load_with_their_step_markers(tf_profiles):
+    loop = read_xplane(next(Path(tf_profiles.loop_input_bound).glob("**/*.xplane.pb")))
+    roots = [m for m in loop.step_markers if m.source == "root_marker"]
+    assert len(roots) >= 5
+    assert all(m.name == "train" and m.step_num is not None for m in roots)
+    keras = read_xplane(next(Path(tf_profiles.keras_fit).glob("**/*.xplane.pb")))
+    batches = [m for m in keras.step_markers if m.source == "keras3_marker"]
+    assert len(batches) >= 3
+    assert not [m for m in keras.step_markers if m.source == "root_marker"]
+    assert keras.host_plane is not None and keras.host_plane.event_count > 100
