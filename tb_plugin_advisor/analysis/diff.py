@@ -1,0 +1,793 @@
+"""Run-to-run diff: two Reports in, what changed per step, per category and per op — and is it real.
+
+The diff works on report JSON dicts (`tb-advisor/report/1`, DESIGN.md §2 plus the keys agreed in
+TEAM.md) rather than on Profiles: the numbers a user compares are the ones the report showed them,
+and the core can be tested with report dicts built by hand. `diff_runs` is the thin wrapper that
+builds both reports first.
+
+Is a change real? Per-step times are skewed (a slow first step, a GC pause, an epoch boundary), so
+the test is rank-based, not a t-test on means:
+
+* **Mann–Whitney U** (Wilcoxon rank-sum) on the two sets of per-step times, two-sided. Exact null
+  distribution when there are no ties and few pairs, normal approximation with tie correction
+  otherwise. A run diffed with itself gives U = n²/2 exactly, p = 1.
+* **Hodges–Lehmann shift** (median of all candidate-minus-baseline step differences) with its
+  distribution-free confidence interval from the same U distribution; `noise_pct` is that
+  interval's half-width relative to the baseline median.
+* `significant` needs p < alpha, at least `min_steps` steps on each side (below 5 + 5 steps the
+  exact test cannot reach alpha = 0.01 anyway: few steps are never significant), a shift of at least
+  `min_effect_pct` of the baseline median (two profiles taken minutes apart differ by more than the
+  within-run spread suggests: clocks, other load), and mean and median moving the same way.
+
+The same test runs on every breakdown category's per-step values, so "input wait −296 ms" can be
+called significant on its own.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+SCHEMA = "tb-advisor/diff/1"
+
+# ---------------------------------------------------------------------------------------------------
+# Thresholds: every number that decides a verdict or a sentence lives here.
+
+SIGNIFICANCE = {
+    "alpha": 0.01,  # two-sided level of the rank-sum test
+    "min_steps": 5,  # per run; fewer steps are never significant
+    "min_effect_pct": 1.0,  # |shift| below this % of the baseline median step is never significant
+    "exact_max_pairs": 2500,  # exact U distribution up to n1*n2 pairs without ties
+    "max_pairs": 4_000_000,  # above this, Hodges–Lehmann uses evenly spaced order statistics
+}
+
+EXPLAIN = {
+    "category_min_pct": 2.0,  # a category is named when |Δ| ≥ this % of the baseline step
+    "max_categories": 3,
+    "share_min_points": 5.0,  # precision / Tensor Core shares moving by ≥ this many points are named
+    "max_shares": 2,
+    "op_min_pct": 1.0,  # an op is named when |Δ| ≥ this % of the baseline step
+    "max_ops": 3,
+    "memory_min_pct": 5.0,  # peak memory is mentioned when it moved by ≥ this %
+}
+
+# Breakdown categories (DESIGN.md §2) and the words used for them in sentences.
+CATEGORIES: Tuple[Tuple[str, str], ...] = (
+    ("input", "input wait"),
+    ("device_compute", "device compute"),
+    ("host_compute", "host compute"),
+    ("kernel_launch", "kernel launch"),
+    ("memcpy", "memory copies"),
+    ("communication", "communication"),
+    ("idle", "idle"),
+    ("other", "other"),
+)
+CATEGORY_LABELS = dict(CATEGORIES)
+
+BOTTLENECK_LABELS = {
+    "input": "input pipeline",
+    "device": "device compute",
+    "host": "host compute",
+    "launch": "kernel launch",
+    "memcpy": "memory copies",
+    "communication": "communication",
+    "balanced": "balanced",
+    "unknown": "unknown",
+}
+
+PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "unknown")
+
+INPUT_BOUND = ("high", "moderate")  # input_bound levels that put the input pipeline on the critical path
+
+# What a verdict change means, first match wins: (id, before levels, after levels, phrase).
+INPUT_INTERPRETATIONS: Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...], str], ...] = (
+    ("input_resolved", INPUT_BOUND, ("low",), "the input pipeline is no longer on the critical path"),
+    ("input_regressed", ("low",), INPUT_BOUND, "the input pipeline is now on the critical path"),
+    ("input_eased", ("high",), ("moderate",), "the input pipeline is still on the critical path, less so"),
+    ("input_worsened", ("moderate",), ("high",), "the input pipeline weighs more on the critical path"),
+)
+
+MINUS = "\u2212"  # typographic minus, as in "−38 %"
+ARROW = "\u2192"
+
+# ---------------------------------------------------------------------------------------------------
+# Op and kernel name normalisation: ONE table. Applied in order; each rule has the examples that
+# its test checks (and that fail when the rule is removed).
+
+_END = r"(?=$|[/:.()\s,\]>])"  # what may follow a removable numeric part
+
+
+@dataclass(frozen=True)
+class NameRule:
+    id: str
+    why: str
+    pattern: re.Pattern[str]
+    replacement: str
+    examples: Tuple[Tuple[str, str], ...]
+
+
+NAME_RULES: Tuple[NameRule, ...] = (
+    NameRule(
+        "traceme_args",
+        "TraceMe arguments encoded in the name (step numbers differ every step)",
+        re.compile(r"#[^#]*#$"),
+        "",
+        (("train#step_num=5,_r=1#", "train"), ("Profiled batch#step_num=12#", "Profiled batch")),
+    ),
+    NameRule(
+        "hlo_sigil",
+        "the % of HLO instruction names as written in HLO text",
+        re.compile(r"(?:^|(?<=/))%"),
+        "",
+        (("%fusion", "fusion"), ("%convolution.7", "convolution")),
+    ),
+    NameRule(
+        "program_id",
+        "XLA program / JAX executable ids in parentheses",
+        re.compile(r"\(\d+\)" + _END),
+        "",
+        (("jit_train_step(13)", "jit_train_step"), ("jit__normal(11)/fusion", "jit__normal/fusion")),
+    ),
+    NameRule(
+        "graph_node_id",
+        "node-id path components TensorFlow generates inside control flow (`cond/then/_256/…`)",
+        re.compile(r"/_\d+(?=$|[/:])"),
+        "",
+        (("cond_17/then/_256/cond_17/Add", "cond/then/cond/Add"),),
+    ),
+    NameRule(
+        "dot_number",
+        "HLO instruction numbering (`fusion.123`, `dot.4`, `add.1.clone`) and module ids",
+        re.compile(r"(?:\.\d+)+" + _END),
+        "",
+        (("fusion.123", "fusion"), ("dot.4", "dot"), ("copy.1.clone", "copy.clone")),
+    ),
+    NameRule(
+        "underscore_number",
+        "instance counters: Keras layer/model suffixes (`conv2d_1`), tf.function ids "
+        "(`__inference_train_function_1234`), XLA fusion numbering (`loop_fusion_4`), replica ids",
+        re.compile(r"(?:_\d+)+" + _END),
+        "",
+        (
+            ("conv2d_1", "conv2d"),
+            ("sequential_3/dense_12/MatMul:MatMul", "sequential/dense/MatMul:MatMul"),
+            ("__inference_train_function_1234", "__inference_train_function"),
+            ("loop_fusion_4", "loop_fusion"),
+            ("input_reduce_fusion_1_2", "input_reduce_fusion"),
+        ),
+    ),
+)
+
+# Names every rule must leave alone (kernel tile sizes, dtypes, op types).
+NAME_RULES_KEEP = (
+    "Conv2D",
+    "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn",
+    "volta_h884gemm_64x64_ldg8_nn",
+    "sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel",
+    "void Eigen::internal::EigenMetaKernel<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16>>(long)",
+    "float16",
+    "Iterator::Root::Prefetch::ParallelMapV2",
+)
+
+
+def normalise_name(name: str, rules: Sequence[NameRule] = NAME_RULES) -> str:
+    """The name with its step- and instance-specific parts removed (see NAME_RULES)."""
+    for rule in rules:
+        name = rule.pattern.sub(rule.replacement, name)
+    return name
+
+
+# ---------------------------------------------------------------------------------------------------
+# Statistics
+
+
+def _ranks(values: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """1-based mid-ranks of `values`, and the sizes of the tie groups."""
+    order = np.argsort(values, kind="mergesort")
+    _, first, counts = np.unique(values[order], return_index=True, return_counts=True)
+    ranks = np.empty(values.shape[0], dtype=float)
+    ranks[order] = np.repeat(first + (counts + 1) / 2.0, counts)
+    return ranks, counts
+
+
+def _u_distribution(n1: int, n2: int) -> np.ndarray:
+    """P(U = u), u = 0 … n1·n2, for two samples without ties (U counts pairs where sample 1 wins).
+
+    Recurrence on the largest of all values: from sample 1 it beats all n2 values of sample 2
+    (shift by n2) and leaves (n1-1, n2); from sample 2 it leaves (n1, n2-1).
+    """
+    previous = [np.ones(1) for _ in range(n2 + 1)]  # f(0, n) = [1]
+    for m in range(1, n1 + 1):
+        row = [np.ones(1)]  # f(m, 0) = [1]
+        for n in range(1, n2 + 1):
+            out = np.zeros(m * n + 1)
+            a = previous[n]
+            out[n : n + a.shape[0]] += a
+            b = row[n - 1]
+            out[: b.shape[0]] += b
+            row.append(out)
+        previous = row
+    counts = previous[n2]
+    return counts / counts.sum()
+
+
+@dataclass
+class ShiftTest:
+    """Result of comparing two samples: Mann–Whitney U and the Hodges–Lehmann shift."""
+
+    test: str  # mann_whitney_exact | mann_whitney_normal | none
+    p_value: Optional[float]
+    shift: Optional[float]  # Hodges–Lehmann estimate of candidate − baseline
+    ci: Optional[Tuple[float, float]]  # confidence interval of the shift at 1 − alpha
+
+
+def shift_test(
+    baseline: Sequence[float], candidate: Sequence[float], alpha: float = SIGNIFICANCE["alpha"]
+) -> ShiftTest:
+    """Mann–Whitney U (two-sided) and the Hodges–Lehmann shift with its distribution-free interval."""
+    x = np.asarray(baseline, dtype=float)
+    y = np.asarray(candidate, dtype=float)
+    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+    n1, n2 = x.shape[0], y.shape[0]
+    if n1 == 0 or n2 == 0:
+        return ShiftTest("none", None, None, None)
+    pairs = n1 * n2
+    ranks, ties = _ranks(np.concatenate([x, y]))
+    u_candidate = float(ranks[n1:].sum() - n2 * (n2 + 1) / 2.0)  # pairs where the candidate is larger
+    mean_u = pairs / 2.0
+    has_ties = bool((ties > 1).any())
+
+    if not has_ties and pairs <= SIGNIFICANCE["exact_max_pairs"]:
+        probs = _u_distribution(n2, n1)
+        cdf = np.cumsum(probs)
+        u = int(round(u_candidate))
+        lower = float(cdf[u])
+        upper = float(1.0 - (cdf[u - 1] if u > 0 else 0.0))
+        p_value = min(1.0, 2.0 * min(lower, upper))
+        k = int(np.count_nonzero(cdf <= alpha / 2.0 + 1e-12))  # P(U <= k-1) <= alpha/2
+        test = "mann_whitney_exact"
+    else:
+        n = n1 + n2
+        tie_term = float((ties.astype(float) ** 3 - ties).sum()) / (n * (n - 1)) if n > 1 else 0.0
+        variance = pairs / 12.0 * ((n + 1) - tie_term)
+        if variance <= 0:  # every value equal: nothing to tell apart
+            p_value = 1.0
+        else:
+            z = max(0.0, abs(u_candidate - mean_u) - 0.5) / math.sqrt(variance)
+            p_value = min(1.0, math.erfc(z / math.sqrt(2.0)))
+        z_crit = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+        k = int(math.floor(mean_u - z_crit * math.sqrt(pairs * (n1 + n2 + 1) / 12.0)))
+        test = "mann_whitney_normal"
+
+    differences = _pairwise_differences(x, y)
+    shift = float(np.median(differences))
+    ci: Optional[Tuple[float, float]] = None
+    m = differences.shape[0]
+    if k >= 1:
+        # Scale k when the differences were thinned to order statistics.
+        k_eff = max(1, int(math.floor(k * m / pairs))) if m != pairs else k
+        ci = (float(differences[k_eff - 1]), float(differences[m - k_eff]))
+    return ShiftTest(test, p_value, shift, ci)
+
+
+def _pairwise_differences(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Sorted y_j − x_i over all pairs (over evenly spaced order statistics when there are too many)."""
+    limit = int(math.sqrt(SIGNIFICANCE["max_pairs"]))
+    if x.shape[0] * y.shape[0] > SIGNIFICANCE["max_pairs"]:
+        x = np.quantile(x, np.linspace(0, 1, min(limit, x.shape[0])))
+        y = np.quantile(y, np.linspace(0, 1, min(limit, y.shape[0])))
+    return np.sort(np.subtract.outer(y, x).ravel())
+
+
+def _significant(
+    test: ShiftTest, n1: int, n2: int, scale: Optional[float], mean_delta: Optional[float]
+) -> Tuple[bool, str]:
+    """Apply SIGNIFICANCE to a ShiftTest; returns (significant, why in words)."""
+    alpha, min_steps = SIGNIFICANCE["alpha"], SIGNIFICANCE["min_steps"]
+    if test.test == "none" or test.p_value is None:
+        return False, "no per-step values to compare"
+    if n1 < min_steps or n2 < min_steps:
+        return False, f"too few steps ({n1} and {n2}; need {min_steps} each)"
+    if test.p_value >= alpha:
+        return False, f"within the step-to-step noise (p = {test.p_value:.2g})"
+    if scale and test.shift is not None and abs(test.shift) < SIGNIFICANCE["min_effect_pct"] / 100.0 * scale:
+        return False, f"real but below {SIGNIFICANCE['min_effect_pct']:g} % of the step"
+    if mean_delta is not None and test.shift is not None and mean_delta * test.shift < 0:
+        return False, "mean and median moved in opposite directions"
+    return True, f"p = {test.p_value:.2g}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading report dicts defensively (reports from older versions or other hosts may lack keys)
+
+
+def _num(value: Any) -> Optional[float]:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def _step_times(report: Dict[str, Any]) -> List[float]:
+    steps = report.get("steps") or {}
+    times = [_num(t) for t in steps.get("times_ms") or []]
+    if not any(t is not None for t in times):
+        times = [_num(s.get("total_ms")) for s in steps.get("per_step") or [] if isinstance(s, dict)]
+    return [t for t in times if t is not None]
+
+
+def _category_series(report: Dict[str, Any], category: str) -> List[float]:
+    out = []
+    for step in (report.get("steps") or {}).get("per_step") or []:
+        if isinstance(step, dict):
+            value = _num((step.get("breakdown_ms") or {}).get(category))
+            out.append(value if value is not None else 0.0)
+    return out
+
+
+def _mean_median(report: Dict[str, Any], times: List[float]) -> Tuple[Optional[float], Optional[float]]:
+    """The report's own mean/median (what the user saw), else computed from the per-step times."""
+    steps = report.get("steps") or {}
+    mean, median = _num(steps.get("mean_ms")), _num(steps.get("median_ms"))
+    if mean is None and times:
+        mean = float(np.mean(times))
+    if median is None and times:
+        median = float(np.median(times))
+    return mean, median
+
+
+def _pct(delta: Optional[float], base: Optional[float]) -> Optional[float]:
+    if delta is None or base is None or base == 0:
+        return None
+    return 100.0 * delta / base
+
+
+def _sub(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return None if a is None or b is None else a - b
+
+
+# ---------------------------------------------------------------------------------------------------
+# The parts of the diff
+
+
+def _step_time(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+    bt, ct = _step_times(base), _step_times(cand)
+    b_mean, b_median = _mean_median(base, bt)
+    c_mean, c_median = _mean_median(cand, ct)
+    delta = _sub(c_mean, b_mean)
+    test = shift_test(bt, ct)
+    significant, reason = _significant(test, len(bt), len(ct), b_median, delta)
+    noise = None
+    if test.ci is not None and b_median:
+        noise = 100.0 * (test.ci[1] - test.ci[0]) / 2.0 / b_median
+    return {
+        "baseline_ms": b_mean,
+        "candidate_ms": c_mean,
+        "delta_ms": delta,
+        "delta_pct": _pct(delta, b_mean),
+        "baseline_median_ms": b_median,
+        "candidate_median_ms": c_median,
+        "median_delta_pct": _pct(_sub(c_median, b_median), b_median),
+        "baseline_steps": len(bt),
+        "candidate_steps": len(ct),
+        "shift_ms": test.shift,
+        "shift_ci_ms": list(test.ci) if test.ci else None,
+        "noise_pct": noise,
+        "p_value": test.p_value,
+        "test": test.test,
+        "significant": significant,
+        "reason": reason,
+    }
+
+
+def _breakdown(
+    base: Dict[str, Any], cand: Dict[str, Any], scale: Optional[float]
+) -> Dict[str, Dict[str, Any]]:
+    b_ms, c_ms = base.get("breakdown_ms") or {}, cand.get("breakdown_ms") or {}
+    keys = [k for k, _ in CATEGORIES] + sorted((set(b_ms) | set(c_ms)) - set(CATEGORY_LABELS))
+    out = {}
+    for key in keys:
+        b, c = _num(b_ms.get(key)), _num(c_ms.get(key))
+        b, c = (b or 0.0), (c or 0.0)
+        bs, cs = _category_series(base, key), _category_series(cand, key)
+        test = shift_test(bs, cs)
+        significant, reason = _significant(test, len(bs), len(cs), scale, c - b)
+        out[key] = {
+            "baseline_ms": b,
+            "candidate_ms": c,
+            "delta_ms": c - b,
+            "delta_pct": _pct(c - b, b),
+            "baseline_pct": _num((base.get("breakdown_pct") or {}).get(key)),
+            "candidate_pct": _num((cand.get("breakdown_pct") or {}).get(key)),
+            "p_value": test.p_value,
+            "significant": significant,
+            "reason": reason,
+        }
+    return out
+
+
+def _shares(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+    b_prec, c_prec = base.get("precision_pct") or {}, cand.get("precision_pct") or {}
+    keys = list(PRECISIONS) + sorted((set(b_prec) | set(c_prec)) - set(PRECISIONS))
+    precision_delta = {}
+    for key in keys:
+        b, c = _num(b_prec.get(key)), _num(c_prec.get(key))
+        if b is None and c is None:
+            continue
+        precision_delta[key] = (c or 0.0) - (b or 0.0)
+    b_tc = _num((base.get("tensor_cores") or {}).get("device_time_pct"))
+    c_tc = _num((cand.get("tensor_cores") or {}).get("device_time_pct"))
+    b_pv = (base.get("precision") or {}).get("verdict")
+    c_pv = (cand.get("precision") or {}).get("verdict")
+    return {
+        "precision_delta_pct": precision_delta,
+        "precision_pct": {"baseline": dict(b_prec), "candidate": dict(c_prec)},
+        "precision_verdict": {"baseline": b_pv, "candidate": c_pv},
+        "tensor_cores_delta_pct": _sub(c_tc, b_tc),
+        "tensor_cores_pct": {"baseline": b_tc, "candidate": c_tc},
+    }
+
+
+def _memory(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+    b, c = base.get("peak_memory_bytes"), cand.get("peak_memory_bytes")
+    b = int(b) if _num(b) is not None else None
+    c = int(c) if _num(c) is not None else None
+    delta = None if b is None or c is None else c - b
+    return {"baseline": b, "candidate": c, "delta_bytes": delta, "delta_pct": _pct(delta, b)}
+
+
+def _kernel_rows(report: Dict[str, Any]) -> List[Dict[str, Any]]:
+    rows = []
+    for k in (report.get("tensor_cores") or {}).get("kernels") or []:
+        if isinstance(k, dict) and k.get("name"):
+            rows.append(
+                {"name": str(k["name"]), "time_ms": _num(k.get("time_ms")) or 0.0, "category": "kernel"}
+            )
+    return rows
+
+
+def match_by_name(
+    baseline: Sequence[Dict[str, Any]], candidate: Sequence[Dict[str, Any]]
+) -> List[Dict[str, Any]]:
+    """Match op (or kernel) rows of two reports by normalised name; sorted by |Δ time per step|.
+
+    Rows sharing a normalised name are one group per side. When both sides hold exactly the same raw
+    names in a group (the usual case: the same script run twice) the group is compared name by name,
+    keeping per-layer detail; otherwise — instance numbers shifted, fusions renumbered — the group is
+    compared as a whole under its normalised name.
+    """
+    groups: Dict[str, List[Dict[str, Dict[str, Any]]]] = {}
+    for side, rows in ((0, baseline), (1, candidate)):
+        for row in rows:
+            name = str(row.get("name", ""))
+            key = normalise_name(name)
+            group = groups.setdefault(key, [{}, {}])
+            entry = group[side].setdefault(
+                name, {"time_ms": 0.0, "count": 0.0, "category": row.get("category")}
+            )
+            entry["time_ms"] += _num(row.get("time_ms")) or 0.0
+            entry["count"] += _num(row.get("count")) or 0.0
+
+    out = []
+    for key, (b_rows, c_rows) in groups.items():
+        if b_rows and set(b_rows) == set(c_rows):
+            for name in b_rows:
+                out.append(_op_row(name, key, {name: b_rows[name]}, {name: c_rows[name]}, "exact"))
+        else:
+            out.append(_op_row(key, key, b_rows, c_rows, "normalised"))
+    out.sort(key=lambda r: (-abs(r["delta_ms"]), -max(r["baseline_ms"], r["candidate_ms"]), r["name"]))
+    return out
+
+
+def _op_row(
+    name: str, key: str, b_rows: Dict[str, Any], c_rows: Dict[str, Any], match: str
+) -> Dict[str, Any]:
+    b = sum(r["time_ms"] for r in b_rows.values())
+    c = sum(r["time_ms"] for r in c_rows.values())
+    category = next(
+        (r["category"] for r in list(b_rows.values()) + list(c_rows.values()) if r["category"]), None
+    )
+    status = "new" if not b_rows else "vanished" if not c_rows else "changed"
+    return {
+        "name": name,
+        "key": key,
+        "category": category,
+        "baseline_ms": b,
+        "candidate_ms": c,
+        "delta_ms": c - b,
+        "delta_pct": _pct(c - b, b),
+        "baseline_count": sum(r["count"] for r in b_rows.values()),
+        "candidate_count": sum(r["count"] for r in c_rows.values()),
+        "status": status,
+        "match": match,
+        "instances": {"baseline": len(b_rows), "candidate": len(c_rows)},
+        "raw_names": sorted(set(b_rows) | set(c_rows))[:5],
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+# The whole diff
+
+
+def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[str, Any]:
+    """Compare two report dicts (`tb-advisor/report/1`) → diff dict (`tb-advisor/diff/1`)."""
+    step_time = _step_time(baseline, candidate)
+    scale = step_time["baseline_median_ms"] or step_time["baseline_ms"]
+    breakdown = _breakdown(baseline, candidate, scale)
+    shares = _shares(baseline, candidate)
+    memory = _memory(baseline, candidate)
+    ops = match_by_name(baseline.get("ops") or [], candidate.get("ops") or [])
+    kernels = match_by_name(_kernel_rows(baseline), _kernel_rows(candidate))
+
+    warnings: List[str] = []
+    for side, report in (("baseline", baseline), ("candidate", candidate)):
+        schema = report.get("schema")
+        if schema and not str(schema).startswith("tb-advisor/report/"):
+            warnings.append(f"{side}: unexpected schema {schema!r}")
+        if not _step_times(report):
+            warnings.append(f"{side}: the report has no per-step times; significance cannot be judged")
+        for w in report.get("warnings") or []:
+            warnings.append(f"{side}: {w}")
+
+    diff = {
+        "schema": SCHEMA,
+        "baseline": baseline.get("run", ""),
+        "candidate": candidate.get("run", ""),
+        "baseline_hosts": list(baseline.get("hosts") or []),
+        "candidate_hosts": list(candidate.get("hosts") or []),
+        "step_time": step_time,
+        "breakdown_delta_ms": {k: v["delta_ms"] for k, v in breakdown.items()},
+        "breakdown": breakdown,
+        "verdict": {
+            "baseline": dict(baseline.get("verdict") or {}),
+            "candidate": dict(candidate.get("verdict") or {}),
+        },
+        **shares,
+        "peak_memory_bytes": memory,
+        "ops": ops,
+        "kernels": kernels,
+        "warnings": warnings,
+    }
+    diff["summary"] = explain(diff)
+    return diff
+
+
+def is_regression(diff: Dict[str, Any], threshold_pct: float) -> bool:
+    """The CI gate: the candidate's step is significantly slower, by more than `threshold_pct`.
+
+    Both the mean and the median must be worse by more than the threshold, so one slow outlier
+    step cannot fail a build, and neither can a change that only moves the mean.
+    """
+    st = diff.get("step_time") or {}
+    if not st.get("significant"):
+        return False
+    mean_pct, median_pct = _num(st.get("delta_pct")), _num(st.get("median_delta_pct"))
+    if mean_pct is None or median_pct is None:
+        return False
+    return min(mean_pct, median_pct) > threshold_pct
+
+
+def diff_runs(
+    baseline: Any,
+    candidate: Any,
+    baseline_host: Optional[str] = None,
+    candidate_host: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Build both runs' reports (RunProfiles → Report) and diff them."""
+    from tb_plugin_advisor.report import build_report  # the engine; imported here to keep layers one-way
+
+    b = build_report(baseline, host=baseline_host).to_json()
+    c = build_report(candidate, host=candidate_host).to_json()
+    return diff_reports(b, c)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The plain-words paragraph. Every clause is computed from the diff's numbers.
+
+
+def fmt_ms(value: float) -> str:
+    a = abs(value)
+    text = f"{a:.0f}" if a >= 100 else f"{a:.1f}" if a >= 10 else f"{a:.2f}" if a >= 0.1 else f"{a:.3f}"
+    return (MINUS if value < 0 and float(text) != 0 else "") + text
+
+
+def fmt_signed_ms(value: float) -> str:
+    text = fmt_ms(value)
+    return text if text.startswith(MINUS) else "+" + text
+
+
+def fmt_signed_pct(value: float) -> str:
+    a = abs(value)
+    text = f"{a:.0f}" if a >= 10 else f"{a:.1f}"
+    if float(text) == 0:
+        return "±0 %"
+    return (MINUS if value < 0 else "+") + text + " %"
+
+
+def fmt_share(value: Optional[float]) -> str:
+    if value is None:
+        return "n/a"
+    a = abs(value)
+    return f"{value:.0f}" if a >= 10 or a == 0 else f"{value:.1f}"
+
+
+def fmt_bytes(value: int) -> str:
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{value} B"
+
+
+def _step_sentence(diff: Dict[str, Any]) -> str:
+    st = diff["step_time"]
+    b, c, pct = st["baseline_ms"], st["candidate_ms"], st["delta_pct"]
+    if b is None or c is None:
+        return (
+            "Step time could not be compared: "
+            + ("the baseline has no steps" if b is None else "the candidate has no steps")
+            + "."
+        )
+    if st["significant"]:
+        quality = "significant"
+    elif (
+        st["baseline_steps"] < SIGNIFICANCE["min_steps"] or st["candidate_steps"] < SIGNIFICANCE["min_steps"]
+    ):
+        quality = "too few steps to call it significant"
+    elif st["noise_pct"] is not None:
+        quality = f"not significant, noise ±{fmt_share(st['noise_pct'])} %"
+    else:
+        quality = "not significant"
+    head = (
+        "Step time unchanged"
+        if pct is None or fmt_signed_pct(pct) == "±0 %"
+        else f"Step time {fmt_signed_pct(pct)}"
+    )
+    sentence = f"{head} ({fmt_ms(b)} {ARROW} {fmt_ms(c)} ms, {quality})"
+
+    drivers = _drivers(diff)
+    if drivers:
+        sentence += ": " + ", ".join(f"{CATEGORY_LABELS.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
+    phrase = _input_phrase(diff)
+    if phrase:
+        sentence += f" {chr(0x2014)} {phrase}"
+    return sentence + "."
+
+
+def _drivers(diff: Dict[str, Any]) -> List[Tuple[str, float]]:
+    """Breakdown categories whose per-step change is large enough to name (and not noise)."""
+    st = diff["step_time"]
+    scale = st["baseline_ms"] or 0.0
+    limit = EXPLAIN["category_min_pct"] / 100.0 * scale
+    rows = []
+    for key, row in diff["breakdown"].items():
+        if abs(row["delta_ms"]) < limit or row["delta_ms"] == 0:
+            continue
+        if not (row["significant"] or st["significant"]):
+            continue  # nothing is significant: do not narrate noise
+        rows.append((key, row["delta_ms"]))
+    rows.sort(key=lambda kv: -abs(kv[1]))
+    return rows[: EXPLAIN["max_categories"]]
+
+
+def _input_phrase(diff: Dict[str, Any]) -> Optional[str]:
+    before = (diff["verdict"]["baseline"] or {}).get("input_bound")
+    after = (diff["verdict"]["candidate"] or {}).get("input_bound")
+    input_row = diff["breakdown"].get("input") or {}
+    for _id, was, now, phrase in INPUT_INTERPRETATIONS:
+        if before in was and after in now:
+            # The verdict moved; only say so when the input wait itself moved the same way, for real.
+            getting_better = after == "low" or (before == "high" and after == "moderate")
+            moved = input_row.get("delta_ms", 0.0)
+            if input_row.get("significant") and ((moved < 0) == getting_better):
+                return phrase
+    return None
+
+
+def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    prec = diff["precision_pct"]
+    parts = []
+    moved = [
+        (k, d)
+        for k, d in diff["precision_delta_pct"].items()
+        if abs(d) >= EXPLAIN["share_min_points"] and k != "unknown"
+    ]
+    # Name what grew (that is the change: "fp16 share 0 → 87 %"); what shrank only if nothing grew.
+    grown = sorted((kd for kd in moved if kd[1] > 0), key=lambda kd: -kd[1])
+    shrunk = sorted((kd for kd in moved if kd[1] < 0), key=lambda kd: kd[1])
+    for key, _delta in (grown or shrunk)[: EXPLAIN["max_shares"]]:
+        b = _num(prec["baseline"].get(key)) or 0.0
+        c = _num(prec["candidate"].get(key)) or 0.0
+        parts.append(f"{key} share {fmt_share(b)} {ARROW} {fmt_share(c)} %")
+    tc = diff["tensor_cores_delta_pct"]
+    if tc is not None and abs(tc) >= EXPLAIN["share_min_points"]:
+        t = diff["tensor_cores_pct"]
+        parts.append(f"Tensor Core share {fmt_share(t['baseline'])} {ARROW} {fmt_share(t['candidate'])} %")
+    if not parts:
+        return None
+    dc = diff["breakdown"].get("device_compute") or {}
+    if dc.get("delta_pct") is not None and abs(dc["delta_pct"]) >= 1.0:
+        return f"Device compute {fmt_signed_pct(dc['delta_pct'])}: " + ", ".join(parts) + "."
+    return "Precision: " + ", ".join(parts) + "."
+
+
+def _verdict_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    b = (diff["verdict"]["baseline"] or {}).get("bottleneck")
+    c = (diff["verdict"]["candidate"] or {}).get("bottleneck")
+    if not b or not c:
+        return None
+    bl, cl = BOTTLENECK_LABELS.get(b, b), BOTTLENECK_LABELS.get(c, c)
+    if b == c:
+        return f"Bottleneck unchanged: {bl}."
+    return f"Bottleneck: {bl} {ARROW} {cl}."
+
+
+def _ops_sentence(diff: Dict[str, Any], key: str, what: str) -> List[str]:
+    scale = diff["step_time"]["baseline_ms"] or 0.0
+    limit = EXPLAIN["op_min_pct"] / 100.0 * scale
+    rows = diff[key]
+    changed = [
+        r for r in rows if r["status"] == "changed" and abs(r["delta_ms"]) >= limit and r["delta_ms"] != 0
+    ]
+    new = [r for r in rows if r["status"] == "new" and r["candidate_ms"] >= limit]
+    gone = [r for r in rows if r["status"] == "vanished" and r["baseline_ms"] >= limit]
+    n = EXPLAIN["max_ops"]
+    out = []
+    if changed:
+        items = ", ".join(f"{r['name']} {fmt_signed_ms(r['delta_ms'])} ms" for r in changed[:n])
+        out.append(f"Largest {what} changes per step: {items}.")
+    if new:
+        new.sort(key=lambda r: -r["candidate_ms"])
+        more = f" and {len(new) - n} more" if len(new) > n else ""
+        out.append(
+            f"New {what}s: "
+            + ", ".join(f"{r['name']} ({fmt_ms(r['candidate_ms'])} ms)" for r in new[:n])
+            + more
+            + "."
+        )
+    if gone:
+        gone.sort(key=lambda r: -r["baseline_ms"])
+        more = f" and {len(gone) - n} more" if len(gone) > n else ""
+        out.append(
+            f"Vanished {what}s: "
+            + ", ".join(f"{r['name']} ({fmt_ms(r['baseline_ms'])} ms)" for r in gone[:n])
+            + more
+            + "."
+        )
+    return out
+
+
+def _memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    m = diff["peak_memory_bytes"]
+    if m["baseline"] is None or m["candidate"] is None or m["delta_pct"] is None:
+        return None
+    if abs(m["delta_pct"]) < EXPLAIN["memory_min_pct"]:
+        return None
+    return (
+        f"Peak device memory {fmt_bytes(m['baseline'])} {ARROW} {fmt_bytes(m['candidate'])} "
+        f"({fmt_signed_pct(m['delta_pct'])})."
+    )
+
+
+def explain(diff: Dict[str, Any]) -> str:
+    """One paragraph in plain words; each clause appears only when its numbers pass EXPLAIN."""
+    sentences: List[Optional[str]] = [_step_sentence(diff), _share_sentence(diff), _verdict_sentence(diff)]
+    sentences += _ops_sentence(diff, "ops", "op")
+    sentences.append(_memory_sentence(diff))
+    st = diff["step_time"]
+    fewest = min(st["baseline_steps"], st["candidate_steps"])
+    if 0 < fewest < SIGNIFICANCE["min_steps"]:
+        sentences.append(
+            f"Only {st['baseline_steps']} and {st['candidate_steps']} steps were profiled; "
+            f"profile at least {SIGNIFICANCE['min_steps']} steps per run to judge a change."
+        )
+    return " ".join(s for s in sentences if s)
