@@ -1,7 +1,7 @@
 """`tb-advisor`: the Advisor for machines without a browser (HPC, CI pipelines).
 
-Dispatch only: each subcommand lives in tb_plugin_advisor.commands.<name> and is imported lazily so
-that `tb-advisor --help` stays fast and a broken optional part never takes the others down.
+Dispatch only: each subcommand lives in tb_plugin_advisor.commands.<name> and only the chosen one is
+imported, so `tb-advisor --help` stays fast and one command's imports never slow down another.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import sys
 from typing import Optional, Sequence
 
 from tb_plugin_advisor import __version__
+from tb_plugin_advisor.errors import AdvisorError
 
 # subcommand -> (module under tb_plugin_advisor.commands, one-line help)
 SUBCOMMANDS = {
@@ -23,7 +24,8 @@ SUBCOMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(chosen: Optional[str] = None) -> argparse.ArgumentParser:
+    """The parser; only `chosen`'s module is imported to add its arguments."""
     parser = argparse.ArgumentParser(
         prog="tb-advisor",
         description="Diagnose TensorFlow/JAX profiles: input pipeline vs compute, mixed precision, "
@@ -33,20 +35,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)
-        module = importlib.import_module(f"tb_plugin_advisor.commands.{module_name}")
-        module.add_arguments(sub_parser)
-        sub_parser.set_defaults(_run=module.run)
+        if name == chosen:
+            module = importlib.import_module(f"tb_plugin_advisor.commands.{module_name}")
+            module.add_arguments(sub_parser)
+            sub_parser.set_defaults(_run=module.run)
     return parser
 
 
+def _chosen_command(argv: Sequence[str]) -> Optional[str]:
+    for token in argv:
+        if not token.startswith("-"):
+            return token if token in SUBCOMMANDS else None
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_chosen_command(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
     try:
         return int(args._run(args) or 0)
+    except AdvisorError as exc:  # bad input: one line that says what and where, no traceback
+        print(f"tb-advisor: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `tb-advisor report … | head`

@@ -122,9 +122,9 @@ def _file_descriptor() -> descriptor_pb2.FileDescriptorProto:
 
 def _message_classes() -> Dict[str, type]:
     pool = descriptor_pool.DescriptorPool()  # private: never clashes with TensorFlow's own XSpace
-    file_descriptor = pool.Add(_file_descriptor())
-    if not hasattr(file_descriptor, "message_types_by_name"):  # protobuf versions where Add returns None
-        file_descriptor = pool.FindFileByName("tb_plugin_advisor/xspace.proto")
+    # AddSerializedFile exists with the same meaning in every runtime (python, cpp, upb) from 4.x to 7.x.
+    pool.AddSerializedFile(_file_descriptor().SerializeToString())
+    file_descriptor = pool.FindFileByName("tb_plugin_advisor/xspace.proto")
     classes = {}
     for name in SCHEMA:
         descriptor = file_descriptor.message_types_by_name[name]
