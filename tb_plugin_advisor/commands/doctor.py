@@ -1,0 +1,34 @@
+"""`tb-advisor doctor LOGDIR [--json]`: what TensorBoard will and won't show, and how to fix it.
+
+Exit status: 0 when every session is fine, 1 when something is wrong (or no profile was found),
+2 when LOGDIR cannot be read at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from tb_plugin_advisor.discovery import is_remote
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
+    parser.add_argument("--json", action="store_true", help="print doctor JSON (tb-advisor/doctor/1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tb_plugin_advisor import doctor
+
+    logdir = args.logdir
+    if not is_remote(logdir) and not os.path.isdir(logdir):
+        print(f"tb-advisor doctor: {logdir} is not a directory", file=sys.stderr)
+        return 2
+    report = doctor.diagnose(logdir)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(doctor.render_text(report))
+    return 0 if report.ok else 1

@@ -1,0 +1,55 @@
+"""`tb-advisor fix-logdir LOGDIR [--dry-run]`: write the missing `.profile-empty` markers.
+
+A run directory holding `plugins/profile/` but no events file is invisible in TensorBoard's run
+list; one small marker file (markers.py) fixes that. Nothing else is written. Exit status: 0 when
+every such directory has (or, with --dry-run, would get) a marker, 1 when a write failed,
+2 when LOGDIR cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from tb_plugin_advisor.discovery import is_remote, join, scan_logdir
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
+    parser.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tb_plugin_advisor import markers
+
+    logdir = args.logdir
+    if not is_remote(logdir) and not os.path.isdir(logdir):
+        print(f"tb-advisor fix-logdir: {logdir} is not a directory", file=sys.stderr)
+        return 2
+    scan = scan_logdir(logdir)
+    missing = markers.missing_markers(scan)
+    if not missing:
+        print(f"Nothing to do: every run directory with profiles under {scan.logdir} has an events file.")
+    failed = 0
+    now = time.time()
+    host = markers.marker_host()
+    for run_dir in missing:
+        sessions = f"{len(run_dir.runs)} profile session{'s' if len(run_dir.runs) != 1 else ''}"
+        if args.dry_run:
+            print(f"would write {join(run_dir.path, markers.marker_name(now, host))}  ({sessions})")
+            continue
+        try:
+            path = markers.write_marker(run_dir.path, now, host)
+        except Exception as e:  # noqa: BLE001 - report every directory, then fail
+            failed += 1
+            print(f"cannot write a marker into {run_dir.path}: {e}", file=sys.stderr)
+            continue
+        print(f"wrote {path}  ({sessions})")
+    if scan.loose:
+        print(
+            f"note: {len(scan.loose)} director{'ies hold' if len(scan.loose) != 1 else 'y holds'} .xplane.pb "
+            "files outside plugins/profile/<session>/; `tb-advisor doctor` shows how to move them."
+        )
+    return 1 if failed else 0

@@ -1,0 +1,129 @@
+"""The TensorBoard plugin: a loader that takes flags, and a thin plugin that wires discovery,
+markers and the HTTP API together.
+
+`is_active()` is called on every plugins-listing request, so it only reads the in-memory scan.
+Scanning (and writing `.profile-empty` markers) happens on a background thread started by load().
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any, Dict
+
+from tensorboard.plugins import base_plugin
+
+from tb_plugin_advisor.api import AdvisorApi, AnalysisService
+from tb_plugin_advisor.discovery import LiveDiscovery
+from tb_plugin_advisor.markers import MarkerWriter
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_NAME = "advisor"
+TAB_NAME = "Advisor"
+FIRST_SCAN_WAIT_S = 2.0  # load() waits this long for the first scan so the tab shows at once
+
+DEFAULTS: Dict[str, Any] = {
+    "advisor_write_markers": True,
+    "advisor_reload_interval": 30.0,
+    "advisor_workers": 2,
+    "advisor_cache_size": 32,
+    "advisor_wait": 2.0,
+}
+
+
+def parse_bool(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+class AdvisorLoader(base_plugin.TBLoader):
+    """Entry point `advisor = tb_plugin_advisor.plugin:AdvisorLoader` (group tensorboard_plugins)."""
+
+    def define_flags(self, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group("advisor plugin")
+        group.add_argument(
+            "--advisor_write_markers",
+            type=parse_bool,
+            nargs="?",
+            const=True,
+            default=DEFAULTS["advisor_write_markers"],
+            metavar="BOOL",
+            help="Write an events.out.tfevents.*.profile-empty marker next to plugins/profile/ in run "
+            "directories that have no events file, so TensorBoard's own run list shows those profile "
+            "runs (default true; the only file the Advisor ever writes into a logdir).",
+        )
+        group.add_argument(
+            "--advisor_reload_interval",
+            type=float,
+            default=DEFAULTS["advisor_reload_interval"],
+            metavar="SECONDS",
+            help="How often the Advisor looks for new profile sessions under the logdir "
+            "(default 30; 0 scans once at startup and then only when an unknown run is requested).",
+        )
+        group.add_argument(
+            "--advisor_workers",
+            type=int,
+            default=DEFAULTS["advisor_workers"],
+            metavar="N",
+            help="Threads that analyse profiles in the background (default 2).",
+        )
+        group.add_argument(
+            "--advisor_cache_size",
+            type=int,
+            default=DEFAULTS["advisor_cache_size"],
+            metavar="N",
+            help="Analysis results kept in memory (default 32).",
+        )
+        group.add_argument(
+            "--advisor_wait",
+            type=float,
+            default=DEFAULTS["advisor_wait"],
+            metavar="SECONDS",
+            help="How long a report/diff request waits for its analysis before answering 202 "
+            '{"status": "running"} (the tab then polls; default 2).',
+        )
+
+    def load(self, context: base_plugin.TBContext) -> AdvisorPlugin:
+        return AdvisorPlugin(context)
+
+
+def _flag(context: base_plugin.TBContext, name: str) -> Any:
+    return getattr(getattr(context, "flags", None), name, DEFAULTS[name])
+
+
+class AdvisorPlugin(base_plugin.TBPlugin):
+    plugin_name = PLUGIN_NAME
+
+    def __init__(self, context: base_plugin.TBContext):
+        self.logdir = getattr(context, "logdir", None) or ""
+        if not self.logdir and getattr(getattr(context, "flags", None), "logdir_spec", ""):
+            logger.warning("advisor: --logdir_spec is not supported; start TensorBoard with --logdir")
+        self.markers = MarkerWriter(enabled=bool(_flag(context, "advisor_write_markers")))
+        self.discovery = LiveDiscovery(
+            self.logdir,
+            interval_s=float(_flag(context, "advisor_reload_interval")),
+            on_scan=self.markers,
+        )
+        self.service = AnalysisService(
+            workers=int(_flag(context, "advisor_workers")),
+            cache_size=int(_flag(context, "advisor_cache_size")),
+            wait_s=float(_flag(context, "advisor_wait")),
+        )
+        self.api = AdvisorApi(self.discovery, self.service)
+        if self.logdir:
+            self.discovery.start()
+            self.discovery.wait_ready(FIRST_SCAN_WAIT_S)
+
+    def get_plugin_apps(self):
+        return self.api.apps()
+
+    def is_active(self) -> bool:
+        return bool(self.discovery.scan.sessions)
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name=TAB_NAME)
