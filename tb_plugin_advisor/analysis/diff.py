@@ -151,7 +151,7 @@ NAME_RULES: Tuple[NameRule, ...] = (
         "underscore_number",
         "instance counters: Keras layer/model suffixes (`conv2d_1`), tf.function ids "
         "(`__inference_train_function_1234`), XLA fusion numbering (`loop_fusion_4`), replica ids",
-        re.compile(r"(?:_\d+)+" + _END),
+        re.compile(r"(?<=[A-Za-z])(?:_\d+)+" + _END),  # after a letter: `WG32_8_1` are tile sizes
         "",
         (
             ("conv2d_1", "conv2d"),
@@ -172,6 +172,7 @@ NAME_RULES_KEEP = (
     "void Eigen::internal::EigenMetaKernel<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16>>(long)",
     "float16",
     "Iterator::Root::Prefetch::ParallelMapV2",
+    "Cijk_Ailk_Bljk_BBS_BH_MT256x128x64_MI16x16x16x1_SN_1LDSB0_WS64_WG32_8_1.kd",  # AMD Tensile
 )
 
 

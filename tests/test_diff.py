@@ -1,0 +1,461 @@
+"""The diff core on report dicts with known per-step numbers: deltas, significance, matching, wording."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
+
+from tb_plugin_advisor.analysis import diff as d
+from tb_plugin_advisor.analysis.diff import diff_reports, is_regression, shift_test
+
+MINUS = "\u2212"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The statistics
+
+
+def test_u_distribution_of_two_by_two_is_the_textbook_one():
+    # Orderings of {x1,x2} vs {y1,y2}: U = 0,1,2,2,3,4 → counts 1,1,2,1,1 of 6.
+    assert np.allclose(d._u_distribution(2, 2), np.array([1, 1, 2, 1, 1]) / 6)
+
+
+def test_u_distribution_sums_to_one_and_is_symmetric():
+    probs = d._u_distribution(7, 4)
+    assert probs.shape == (29,)
+    assert abs(probs.sum() - 1.0) < 1e-12
+    assert np.allclose(probs, probs[::-1])
+
+
+def test_complete_separation_of_five_and_five_steps_has_the_exact_p_value():
+    result = shift_test([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert result.test == "mann_whitney_exact"
+    assert abs(result.p_value - 2 / 252) < 1e-12  # 2 of C(10, 5) orderings are this extreme
+    assert result.shift == 5.0
+    assert result.ci == (1.0, 9.0)
+
+
+def test_a_sample_against_itself_has_no_shift_and_p_one():
+    x = [10.0, 11.5, 9.0, 10.2, 12.0, 9.9, 10.1]
+    result = shift_test(x, x)
+    assert result.test == "mann_whitney_normal"  # every value ties with its twin
+    assert result.p_value == 1.0
+    assert result.shift == 0.0
+    assert result.ci[0] <= 0.0 <= result.ci[1]
+
+
+def test_all_equal_values_are_not_different():
+    result = shift_test([5.0] * 8, [5.0] * 9)
+    assert result.p_value == 1.0 and result.shift == 0.0
+
+
+def test_shift_is_antisymmetric_and_its_interval_holds_the_true_shift():
+    rng = np.random.default_rng(7)
+    base = rng.normal(100.0, 2.0, 40)
+    cand = rng.normal(90.0, 2.0, 40)
+    forward, backward = shift_test(base, cand), shift_test(cand, base)
+    assert abs(forward.shift + backward.shift) < 1e-9
+    assert abs(forward.p_value - backward.p_value) < 1e-12
+    assert forward.ci[0] <= -10.0 <= forward.ci[1]
+    assert abs(forward.shift + 10.0) <= 1.5
+
+
+def test_normal_approximation_agrees_with_the_exact_test_where_both_apply():
+    rng = np.random.default_rng(3)
+    base, cand = rng.normal(100, 1, 40), rng.normal(100.6, 1, 50)
+    exact = shift_test(base, cand)
+    limit = d.SIGNIFICANCE["exact_max_pairs"]
+    try:
+        d.SIGNIFICANCE["exact_max_pairs"] = 0
+        approx = shift_test(base, cand)
+    finally:
+        d.SIGNIFICANCE["exact_max_pairs"] = limit
+    assert exact.test == "mann_whitney_exact" and approx.test == "mann_whitney_normal"
+    assert abs(exact.p_value - approx.p_value) <= 0.1 * exact.p_value
+
+
+def test_many_steps_use_thinned_order_statistics_and_still_find_the_shift():
+    rng = np.random.default_rng(11)
+    base, cand = rng.normal(50, 1, 3000), rng.normal(52, 1, 3000)
+    result = shift_test(base, cand)
+    assert result.test == "mann_whitney_normal"
+    assert abs(result.shift - 2.0) <= 0.15
+    assert result.ci[0] < 2.0 < result.ci[1]
+    assert result.p_value < 1e-12
+
+
+def test_no_steps_means_no_test():
+    assert shift_test([], [1.0, 2.0]).test == "none"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Known deltas
+
+
+def _input_fix_pair(n_base: int = 20, n_cand: int = 30):
+    base = make_report("input_bound", steps(n_base, wobble=3.0, input=40.0, device_compute=60.0), INPUT_HIGH)
+    cand = make_report("fixed", steps(n_cand, wobble=3.0, input=5.0, device_compute=60.0), DEVICE)
+    return base, cand
+
+
+def test_input_fix_is_measured_per_step_with_different_step_counts():
+    base, cand = _input_fix_pair()
+    diff = diff_reports(base, cand)
+    st = diff["step_time"]
+    assert diff["schema"] == "tb-advisor/diff/1"
+    assert (diff["baseline"], diff["candidate"]) == ("input_bound", "fixed")
+    assert (st["baseline_steps"], st["candidate_steps"]) == (20, 30)
+    assert abs(st["baseline_ms"] - 100.0) < 1e-9 and abs(st["candidate_ms"] - 65.0) < 1e-9
+    assert abs(st["delta_pct"] - (-35.0)) <= 0.01
+    assert abs(st["shift_ms"] - (-35.0)) <= 1.0
+    assert st["significant"] is True
+    assert st["p_value"] < 1e-6
+    assert 0 < st["noise_pct"] < 5.0
+    assert abs(diff["breakdown_delta_ms"]["input"] - (-35.0)) <= 1e-9
+    assert abs(diff["breakdown_delta_ms"]["device_compute"]) <= 1e-9
+    assert diff["breakdown"]["input"]["significant"] is True
+    assert diff["breakdown"]["device_compute"]["significant"] is False
+    assert diff["verdict"]["baseline"]["bottleneck"] == "input"
+    assert diff["verdict"]["candidate"]["bottleneck"] == "device"
+
+
+def test_input_fix_is_explained_in_words_that_follow_the_numbers():
+    base, cand = _input_fix_pair()
+    summary = diff_reports(base, cand)["summary"]
+    assert summary.startswith(
+        f"Step time {MINUS}35 % (100 \u2192 65.0 ms, significant): input wait {MINUS}35.0 ms "
+        "\u2014 the input pipeline is no longer on the critical path."
+    )
+    assert "Bottleneck: input pipeline \u2192 device compute." in summary
+
+
+def test_input_regression_is_explained_the_other_way_round():
+    base, cand = _input_fix_pair()
+    diff = diff_reports(cand, base)
+    assert diff["summary"].startswith(
+        "Step time +54 % (65.0 \u2192 100 ms, significant): input wait +35.0 ms "
+        "\u2014 the input pipeline is now on the critical path."
+    )
+
+
+def test_a_run_diffed_with_itself_changes_nothing():
+    base, _ = _input_fix_pair()
+    diff = diff_reports(base, base)
+    st = diff["step_time"]
+    assert st["significant"] is False and st["p_value"] == 1.0
+    assert st["delta_pct"] == 0.0 and st["shift_ms"] == 0.0
+    assert all(v == 0.0 for v in diff["breakdown_delta_ms"].values())
+    assert not any(row["significant"] for row in diff["breakdown"].values())
+    assert diff["summary"].startswith("Step time unchanged (100 \u2192 100 ms, not significant, noise \u00b1")
+    assert "Bottleneck unchanged: input pipeline." in diff["summary"]
+
+
+def test_same_distribution_is_not_significant_and_says_how_noisy():
+    rng = np.random.default_rng(5)
+    base = make_report("a", [{"device_compute": float(v)} for v in rng.normal(100, 5, 25)])
+    cand = make_report("b", [{"device_compute": float(v)} for v in rng.normal(100, 5, 25)])
+    diff = diff_reports(base, cand)
+    st = diff["step_time"]
+    assert st["significant"] is False
+    assert st["p_value"] >= d.SIGNIFICANCE["alpha"]
+    assert 1.0 < st["noise_pct"] < 6.0  # 5 % spread, 25 steps: a few percent
+    assert f"not significant, noise \u00b1{d.fmt_share(st['noise_pct'])} %" in diff["summary"]
+    assert "device compute" not in diff["summary"]  # noise is not narrated
+
+
+def test_few_steps_are_never_significant_however_large_the_change():
+    base = make_report("a", steps(4, wobble=1.0, device_compute=100.0))
+    cand = make_report("b", steps(4, wobble=1.0, device_compute=50.0))
+    diff = diff_reports(base, cand)
+    st = diff["step_time"]
+    assert abs(st["delta_pct"] + 50.0) <= 0.01
+    assert st["significant"] is False
+    assert "too few steps" in st["reason"]
+    assert "too few steps to call it significant" in diff["summary"]
+    assert "Only 4 and 4 steps were profiled" in diff["summary"]
+
+
+def test_a_tiny_but_consistent_shift_is_real_yet_not_called_significant():
+    base = make_report("a", steps(200, wobble=0.05, device_compute=100.0))
+    cand = make_report("b", steps(200, wobble=0.05, device_compute=100.5))
+    st = diff_reports(base, cand)["step_time"]
+    assert st["p_value"] < 1e-10
+    assert abs(st["delta_pct"] - 0.5) <= 0.01
+    assert st["significant"] is False
+    assert "below 1 %" in st["reason"]
+
+
+def test_mean_and_median_moving_apart_is_not_significant():
+    # Most candidate steps are a little faster, but one enormous step makes the mean slower.
+    base = make_report("a", steps(20, wobble=0.2, device_compute=100.0))
+    fast = steps(20, wobble=0.2, device_compute=97.0)
+    fast[0]["device_compute"] = 200.0
+    diff = diff_reports(base, make_report("b", fast))
+    st = diff["step_time"]
+    assert st["delta_pct"] > 0 and st["shift_ms"] < 0 and st["p_value"] < 0.01
+    assert st["significant"] is False
+    assert "opposite directions" in st["reason"]
+
+
+def test_missing_per_step_times_give_no_verdict_and_a_warning():
+    base, cand = _input_fix_pair()
+    for report in (base, cand):
+        report["steps"].pop("times_ms")
+        report["steps"].pop("per_step")
+    diff = diff_reports(base, cand)
+    st = diff["step_time"]
+    assert st["test"] == "none" and st["significant"] is False and st["noise_pct"] is None
+    assert abs(st["delta_pct"] + 35.0) <= 0.01  # the means still compare
+    assert any("no per-step times" in w for w in diff["warnings"])
+
+
+def test_a_run_without_steps_cannot_be_compared_and_says_so():
+    base, _ = _input_fix_pair()
+    empty = make_report("empty", [])
+    empty["steps"].update({"mean_ms": None, "median_ms": None})
+    diff = diff_reports(base, empty)
+    assert diff["step_time"]["candidate_ms"] is None and diff["step_time"]["delta_pct"] is None
+    assert diff["summary"].startswith("Step time could not be compared: the candidate has no steps.")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Precision, Tensor Cores, memory
+
+
+def _precision_pair():
+    base = make_report(
+        "fp32",
+        steps(12, wobble=1.0, device_compute=100.0, host_compute=20.0),
+        DEVICE,
+        precision_pct={"fp32": 100.0, "fp16": 0.0},
+        tensor_core_pct=0.0,
+        peak_memory_bytes=4 * 2**30,
+    )
+    cand = make_report(
+        "amp",
+        steps(12, wobble=1.0, device_compute=54.0, host_compute=20.0),
+        DEVICE,
+        precision_pct={"fp32": 13.0, "fp16": 87.0},
+        tensor_core_pct=71.0,
+        peak_memory_bytes=3 * 2**30,
+    )
+    return base, cand
+
+
+def test_mixed_precision_shows_as_share_deltas_and_in_words():
+    diff = diff_reports(*_precision_pair())
+    assert abs(diff["precision_delta_pct"]["fp16"] - 87.0) < 1e-9
+    assert abs(diff["precision_delta_pct"]["fp32"] + 87.0) < 1e-9
+    assert abs(diff["tensor_cores_delta_pct"] - 71.0) < 1e-9
+    assert diff["tensor_cores_pct"] == {"baseline": 0.0, "candidate": 71.0}
+    assert abs(diff["breakdown"]["device_compute"]["delta_pct"] + 46.0) <= 0.01
+    assert (
+        f"Device compute {MINUS}46 %: fp16 share 0 \u2192 87 %, Tensor Core share 0 \u2192 71 %."
+        in diff["summary"]
+    )
+    assert diff["summary"].startswith(
+        f"Step time {MINUS}38 % (120 \u2192 74.0 ms, significant): device compute"
+    )
+
+
+def test_peak_memory_is_compared_where_both_runs_have_it():
+    diff = diff_reports(*_precision_pair())
+    memory = diff["peak_memory_bytes"]
+    assert memory["baseline"] == 4 * 2**30 and memory["candidate"] == 3 * 2**30
+    assert memory["delta_bytes"] == -(2**30)
+    assert abs(memory["delta_pct"] + 25.0) < 1e-9
+    assert f"Peak device memory 4.0 GiB \u2192 3.0 GiB ({MINUS}25 %)." in diff["summary"]
+
+
+def test_peak_memory_missing_on_one_side_is_not_invented():
+    base, cand = _precision_pair()
+    cand["peak_memory_bytes"] = None
+    diff = diff_reports(base, cand)
+    assert diff["peak_memory_bytes"]["candidate"] is None
+    assert diff["peak_memory_bytes"]["delta_pct"] is None
+    assert "Peak device memory" not in diff["summary"]
+
+
+def test_small_share_moves_are_not_narrated():
+    base, cand = _precision_pair()
+    cand["precision_pct"] = {"fp32": 97.0, "fp16": 3.0}
+    cand["tensor_cores"]["device_time_pct"] = 2.0
+    diff = diff_reports(base, cand)
+    assert abs(diff["precision_delta_pct"]["fp16"] - 3.0) < 1e-9
+    assert "share" not in diff["summary"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Verdict, ops and kernels
+
+
+def test_bottleneck_change_is_named():
+    base = make_report("a", steps(10, wobble=1.0, device_compute=80.0, host_compute=20.0), DEVICE)
+    host = {"bottleneck": "host", "input_bound": "low", "input_pct": 0.0, "summary": ""}
+    cand = make_report("b", steps(10, wobble=1.0, device_compute=30.0, host_compute=70.0), host)
+    summary = diff_reports(base, cand)["summary"]
+    assert "Bottleneck: device compute \u2192 host compute." in summary
+    # Step time is the same; both categories moved for real, so they are named.
+    assert summary.startswith("Step time unchanged (100 \u2192 100 ms, not significant")
+    assert f"device compute {MINUS}50.0 ms" in summary and "host compute +50.0 ms" in summary
+
+
+def _op(name, time_ms, count=1.0, category="device_compute"):
+    return {"name": name, "category": category, "time_ms": time_ms, "count": count}
+
+
+def test_ops_with_renumbered_instances_are_matched_as_one_group():
+    base_ops = [
+        _op("sequential/conv2d/Conv2D:Conv2D", 10.0),
+        _op("sequential/conv2d_1/Conv2D:Conv2D", 20.0),
+        _op("sequential/dense/MatMul:MatMul", 5.0),
+    ]
+    cand_ops = [
+        _op("sequential_1/conv2d_2/Conv2D:Conv2D", 8.0),
+        _op("sequential_1/conv2d_3/Conv2D:Conv2D", 15.0),
+        _op("sequential_1/dense_1/MatMul:MatMul", 5.5),
+    ]
+    base = make_report("a", steps(10, device_compute=100.0), ops=base_ops)
+    cand = make_report("b", steps(10, device_compute=90.0), ops=cand_ops)
+    ops = diff_reports(base, cand)["ops"]
+    assert [r["name"] for r in ops] == ["sequential/conv2d/Conv2D:Conv2D", "sequential/dense/MatMul:MatMul"]
+    conv = ops[0]
+    assert conv["match"] == "normalised" and conv["status"] == "changed"
+    assert conv["instances"] == {"baseline": 2, "candidate": 2}
+    assert (conv["baseline_ms"], conv["candidate_ms"]) == (30.0, 23.0)
+    assert abs(conv["delta_ms"] + 7.0) < 1e-9
+    assert ops[1]["status"] == "changed" and abs(ops[1]["delta_ms"] - 0.5) < 1e-9
+
+
+def test_identical_names_keep_per_layer_detail():
+    names = ["model/layer_0/MatMul:MatMul", "model/layer_1/MatMul:MatMul", "model/layer_2/MatMul:MatMul"]
+    base = make_report("a", steps(10, device_compute=100.0), ops=[_op(n, 10.0) for n in names])
+    cand = make_report(
+        "b", steps(10, device_compute=100.0), ops=[_op(n, t) for n, t in zip(names, (10, 14, 9))]
+    )
+    ops = diff_reports(base, cand)["ops"]
+    assert [r["name"] for r in ops] == [names[1], names[2], names[0]]  # by |Δ|: +4, −1, 0
+    assert all(r["match"] == "exact" and r["key"] == "model/layer/MatMul:MatMul" for r in ops)
+    assert [r["delta_ms"] for r in ops] == [4.0, -1.0, 0.0]
+
+
+def test_new_and_vanished_ops_are_listed_and_narrated():
+    base_ops = [_op("model/conv/Conv2D:Conv2D", 50.0), _op("IteratorGetNext", 30.0, category="input")]
+    cand_ops = [_op("model/conv/Conv2D:Conv2D", 40.0), _op("model/conv/Cast:Cast", 6.0)]
+    base = make_report("a", steps(10, wobble=1.0, device_compute=70.0, input=30.0), INPUT_HIGH, ops=base_ops)
+    cand = make_report("b", steps(10, wobble=1.0, device_compute=56.0), DEVICE, ops=cand_ops)
+    diff = diff_reports(base, cand)
+    by_name = {r["name"]: r for r in diff["ops"]}
+    assert by_name["IteratorGetNext"]["status"] == "vanished"
+    assert by_name["IteratorGetNext"]["candidate_ms"] == 0.0
+    assert by_name["model/conv/Cast:Cast"]["status"] == "new"
+    assert by_name["model/conv/Conv2D:Conv2D"]["status"] == "changed"
+    assert [r["name"] for r in diff["ops"]] == [
+        "IteratorGetNext",
+        "model/conv/Conv2D:Conv2D",
+        "model/conv/Cast:Cast",
+    ]
+    s = diff["summary"]
+    assert f"Largest op changes per step: model/conv/Conv2D:Conv2D {MINUS}10.0 ms." in s
+    assert "New ops: model/conv/Cast:Cast (6.00 ms)." in s
+    assert "Vanished ops: IteratorGetNext (30.0 ms)." in s
+
+
+def test_kernels_are_matched_across_xla_fusion_renumbering():
+    base_k = [{"name": "loop_fusion_4", "uses_tensor_cores": False, "precision": "fp32", "time_ms": 3.0}]
+    base_k.append(
+        {"name": "ampere_sgemm_128x64_nn", "uses_tensor_cores": False, "precision": "fp32", "time_ms": 9.0}
+    )
+    cand_k = [{"name": "loop_fusion_7", "uses_tensor_cores": False, "precision": "bf16", "time_ms": 2.0}]
+    cand_k.append(
+        {"name": "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn", "uses_tensor_cores": True, "time_ms": 4.0}
+    )
+    base = make_report("a", steps(6, device_compute=20.0), kernels=base_k)
+    cand = make_report("b", steps(6, device_compute=10.0), kernels=cand_k)
+    kernels = {r["name"]: r for r in diff_reports(base, cand)["kernels"]}
+    assert kernels["loop_fusion"]["status"] == "changed" and kernels["loop_fusion"]["delta_ms"] == -1.0
+    assert kernels["ampere_sgemm_128x64_nn"]["status"] == "vanished"
+    assert kernels["ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"]["status"] == "new"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The regression gate and the JSON
+
+
+def _slower_pair(pct: float, n: int = 15):
+    base = make_report("a", steps(n, wobble=1.0, device_compute=100.0))
+    cand = make_report("b", steps(n, wobble=1.0, device_compute=100.0 + pct))
+    return diff_reports(base, cand)
+
+
+def test_gate_trips_only_beyond_the_threshold_when_significant():
+    diff = _slower_pair(20.0)
+    assert diff["step_time"]["significant"] is True
+    assert is_regression(diff, 10.0) is True
+    assert is_regression(diff, 19.9) is True
+    assert is_regression(diff, 20.1) is False
+    assert is_regression(diff, 50.0) is False
+
+
+def test_gate_ignores_an_insignificant_slowdown():
+    diff = _slower_pair(20.0, n=4)  # 4 steps: never significant
+    assert abs(diff["step_time"]["delta_pct"] - 20.0) <= 0.01
+    assert is_regression(diff, 5.0) is False
+
+
+def test_gate_ignores_a_faster_candidate():
+    assert is_regression(_slower_pair(-20.0), 0.0) is False
+
+
+def test_gate_ignores_a_mean_pushed_up_by_one_outlier():
+    base = make_report("a", steps(20, wobble=0.5, device_compute=100.0))
+    cand_steps = steps(20, wobble=0.5, device_compute=103.0)
+    cand_steps[0]["device_compute"] = 600.0
+    diff = diff_reports(base, make_report("b", cand_steps))
+    assert diff["step_time"]["delta_pct"] > 20.0
+    assert diff["step_time"]["median_delta_pct"] < 5.0
+    assert is_regression(diff, 10.0) is False
+
+
+def test_the_diff_is_plain_json():
+    diff = diff_reports(*_precision_pair())
+    text = json.dumps(diff, allow_nan=False)
+    again = json.loads(text)
+    assert again["step_time"]["significant"] is True
+    for key in (
+        "baseline_ms",
+        "candidate_ms",
+        "delta_pct",
+        "baseline_median_ms",
+        "candidate_median_ms",
+        "noise_pct",
+    ):
+        assert isinstance(again["step_time"][key], float) and math.isfinite(again["step_time"][key])
+    assert set(again["verdict"]) == {"baseline", "candidate"}
+    assert set(again["peak_memory_bytes"]) >= {"baseline", "candidate"}
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (812.4, "812"),
+        (-296.0, f"{MINUS}296"),
+        (65.0, "65.0"),
+        (6.0, "6.00"),
+        (0.0123, "0.012"),
+        (-0.0001, "0.000"),
+    ],
+)
+def test_ms_formatting(value, text):
+    assert d.fmt_ms(value) == text
+
+
+@pytest.mark.parametrize(
+    "value, text", [(-38.07, f"{MINUS}38 %"), (4.25, "+4.2 %"), (0.01, "\u00b10 %"), (-0.04, "\u00b10 %")]
+)
+def test_pct_formatting(value, text):
+    assert d.fmt_signed_pct(value) == text
