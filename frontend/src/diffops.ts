@@ -1,0 +1,60 @@
+// Diff helpers: ordering ops by how much they changed and the one-line step-time comparison.
+
+import { formatDeltaPct, formatMs } from "./format";
+import type { Diff, DiffOp } from "./types";
+
+function num(x: unknown): number | undefined {
+  return typeof x === "number" && Number.isFinite(x) ? x : undefined;
+}
+
+/** delta_ms from the server, or candidate − baseline when it left the field out. */
+export function opDelta(op: DiffOp): number {
+  const d = num(op.delta_ms);
+  if (d !== undefined) return d;
+  return (num(op.candidate_ms) ?? 0) - (num(op.baseline_ms) ?? 0);
+}
+
+export function opStatus(op: DiffOp): string {
+  if (op.status) return op.status;
+  const b = num(op.baseline_ms) ?? 0;
+  const c = num(op.candidate_ms) ?? 0;
+  if (b === 0 && c > 0) return "new";
+  if (c === 0 && b > 0) return "vanished";
+  return "changed";
+}
+
+/** Largest absolute change first; ties by name so the order is stable between renders. */
+export function sortOpsByChange(ops: readonly DiffOp[] | undefined): DiffOp[] {
+  return [...(ops ?? [])].sort((a, b) => {
+    const d = Math.abs(opDelta(b)) - Math.abs(opDelta(a));
+    if (d !== 0) return d;
+    return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  });
+}
+
+export function stepTimeLine(diff: Diff): string | null {
+  const st = diff.step_time;
+  if (!st || (num(st.baseline_ms) === undefined && num(st.candidate_ms) === undefined)) return null;
+  const sig =
+    st.significant === undefined
+      ? ""
+      : st.significant
+        ? ", significant"
+        : `, within noise${num(st.noise_pct) !== undefined ? ` (±${formatDeltaPct(st.noise_pct).replace(/^\+/, "")})` : ""}`;
+  return `Step time ${formatMs(st.baseline_ms)} → ${formatMs(st.candidate_ms)} (${formatDeltaPct(st.delta_pct)}${sig})`;
+}
+
+export type Change = "faster" | "slower" | "same";
+
+export function stepTimeChange(diff: Diff): Change {
+  const st = diff.step_time;
+  const d = num(st?.delta_pct);
+  if (d === undefined || st?.significant === false || d === 0) return "same";
+  return d < 0 ? "faster" : "slower";
+}
+
+/** Runs arrive newest first (xprof's order): compare the newest (candidate) with the one before. */
+export function defaultDiffPair(names: readonly string[]): [string, string] {
+  if (names.length === 0) return ["", ""];
+  return [names[Math.min(1, names.length - 1)], names[0]];
+}

@@ -1,0 +1,191 @@
+// JSON shapes served by the plugin (DESIGN.md §2 plus the keys agreed in TEAM.md).
+// Every field is optional on purpose: an older or partial report must still render what it has.
+
+export type Category =
+  | "input"
+  | "device_compute"
+  | "host_compute"
+  | "kernel_launch"
+  | "memcpy"
+  | "communication"
+  | "idle"
+  | "other";
+
+export type CategoryMap = Partial<Record<string, number>>;
+
+export interface RunInfo {
+  run: string;
+  hosts?: string[];
+  format?: string;
+  size_bytes?: number;
+}
+
+export interface RunsResponse {
+  runs: RunInfo[];
+}
+
+export interface PerStep {
+  step?: number | null;
+  start_ms?: number;
+  total_ms?: number;
+  breakdown_ms?: CategoryMap;
+}
+
+export interface Steps {
+  count?: number;
+  source?: string;
+  mean_ms?: number;
+  median_ms?: number;
+  p90_ms?: number;
+  times_ms?: number[];
+  numbers?: (number | null)[];
+  per_step?: PerStep[];
+  notes?: string[];
+}
+
+export interface Verdict {
+  bottleneck?: string;
+  input_bound?: string;
+  input_pct?: number;
+  summary?: string;
+}
+
+export interface InputPipeline {
+  dominant_stage?: string;
+  stages_ms?: CategoryMap;
+  parallelism?: number | null;
+  prefetch?: boolean | null;
+  autotune?: boolean | null;
+  evidence?: string[];
+}
+
+export interface Precision {
+  verdict?: string;
+  summary?: string;
+  top_fp32_ops?: { name: string; time_ms: number }[];
+  evidence?: string[];
+}
+
+export interface TensorCoreKernel {
+  name: string;
+  uses_tensor_cores?: boolean;
+  precision?: string;
+  time_ms?: number;
+}
+
+export interface EligibleNotUsing {
+  op?: string;
+  kernel?: string;
+  time_ms?: number;
+  reason?: string;
+}
+
+export interface TensorCores {
+  device_time_pct?: number;
+  eligible_time_pct?: number;
+  kernels?: TensorCoreKernel[];
+  eligible_not_using?: EligibleNotUsing[];
+}
+
+export interface Recommendation {
+  id: string;
+  severity?: string;
+  title?: string;
+  evidence?: string | string[];
+  snippet?: string;
+  snippet_jax?: string;
+}
+
+export interface OpRow {
+  name: string;
+  category?: string;
+  time_ms?: number;
+  count?: number;
+}
+
+export interface Device {
+  name?: string;
+  kind?: string;
+  vendor?: string;
+  model?: string;
+  compute_capability?: string | number | null;
+  core_count?: number | null;
+  kernel_count?: number | null;
+  busy_pct?: number | null;
+}
+
+export interface HostSummary {
+  host: string;
+  steps?: Steps;
+  breakdown_pct?: CategoryMap;
+  verdict?: Verdict;
+}
+
+export interface Report {
+  schema?: string;
+  run: string;
+  hosts?: string[];
+  steps?: Steps;
+  breakdown_ms?: CategoryMap;
+  breakdown_pct?: CategoryMap;
+  verdict?: Verdict;
+  input_pipeline?: InputPipeline;
+  precision_pct?: CategoryMap;
+  precision?: Precision;
+  tensor_cores?: TensorCores;
+  recommendations?: Recommendation[];
+  ops?: OpRow[];
+  devices?: Device[];
+  per_host?: HostSummary[];
+  peak_memory_bytes?: number | null;
+  warnings?: string[];
+}
+
+export interface DiffOp {
+  name: string;
+  baseline_ms?: number;
+  candidate_ms?: number;
+  delta_ms?: number;
+  status?: string;
+}
+
+export interface Diff {
+  schema?: string;
+  baseline: string;
+  candidate: string;
+  step_time?: {
+    baseline_ms?: number;
+    candidate_ms?: number;
+    delta_pct?: number;
+    significant?: boolean;
+    baseline_median_ms?: number;
+    candidate_median_ms?: number;
+    noise_pct?: number;
+  };
+  breakdown_delta_ms?: CategoryMap;
+  precision_delta_pct?: CategoryMap;
+  tensor_cores_delta_pct?: number;
+  ops?: DiffOp[];
+  kernels?: DiffOp[];
+  verdict?: { baseline?: Verdict; candidate?: Verdict };
+  peak_memory_bytes?: { baseline?: number | null; candidate?: number | null };
+  summary?: string;
+}
+
+export interface DoctorSession {
+  run?: string;
+  path?: string;
+  hosts?: string[];
+  format?: string;
+  visible_in_tensorboard_runs?: boolean;
+  has_marker?: boolean;
+  step_markers?: string;
+  problems?: string[];
+  fix?: string;
+}
+
+export interface Doctor {
+  schema?: string;
+  ok?: boolean;
+  sessions?: DoctorSession[];
+}

@@ -1,0 +1,132 @@
+// What the verdict card says and which colour it gets. The server decides the bottleneck;
+// this table only turns its keys into one readable sentence and a severity.
+
+import { categoryLabel } from "./categories";
+import { formatPct } from "./format";
+import type { CategoryMap, Precision, Recommendation, Report, Verdict } from "./types";
+
+export type Severity = "bad" | "warn" | "ok" | "neutral";
+
+interface BottleneckText {
+  label: string;
+  /** Breakdown category whose share of the step the sentence quotes. */
+  category: string | null;
+  phrase: string;
+  severity: Severity;
+}
+
+export const BOTTLENECKS: Readonly<Record<string, BottleneckText>> = {
+  input: { label: "Input-bound", category: "input", phrase: "of each step waits for the input pipeline", severity: "bad" },
+  device: { label: "Compute-bound", category: "device_compute", phrase: "of each step is device compute", severity: "ok" },
+  host: { label: "Host-bound", category: "host_compute", phrase: "of each step is computed on the host CPU", severity: "warn" },
+  launch: { label: "Launch-bound", category: "kernel_launch", phrase: "of each step is spent launching kernels", severity: "warn" },
+  memcpy: { label: "Copy-bound", category: "memcpy", phrase: "of each step copies memory between host and device", severity: "warn" },
+  communication: { label: "Communication-bound", category: "communication", phrase: "of each step is spent communicating between devices", severity: "warn" },
+  balanced: { label: "Balanced", category: null, phrase: "no single part of the step dominates", severity: "ok" },
+  unknown: { label: "No verdict", category: null, phrase: "the profile has no usable steps to diagnose", severity: "neutral" },
+};
+
+/** Severity of the input-bound level alone (high/moderate/low as the server classifies it). */
+export const INPUT_BOUND_SEVERITY: Readonly<Record<string, Severity>> = {
+  high: "bad",
+  moderate: "warn",
+  low: "ok",
+  unknown: "neutral",
+};
+
+const SEVERITY_RANK: Record<Severity, number> = { neutral: 0, ok: 1, warn: 2, bad: 3 };
+
+export function worseSeverity(a: Severity, b: Severity): Severity {
+  return SEVERITY_RANK[a] >= SEVERITY_RANK[b] ? a : b;
+}
+
+export interface VerdictView {
+  headline: string;
+  severity: Severity;
+  /** The server's own sentence, when it says more than the headline. */
+  detail: string | null;
+}
+
+function pctOf(map: CategoryMap | undefined, key: string): number | undefined {
+  const v = map?.[key];
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}
+
+export function verdictView(verdict: Verdict | undefined, breakdownPct?: CategoryMap): VerdictView {
+  const key = verdict?.bottleneck ?? "unknown";
+  const text = BOTTLENECKS[key] ?? {
+    label: `${categoryLabel(key)}-bound`,
+    category: key,
+    phrase: "of each step",
+    severity: "warn" as Severity,
+  };
+  let pct: number | undefined;
+  if (key === "input") pct = verdict?.input_pct ?? pctOf(breakdownPct, "input");
+  else if (text.category) pct = pctOf(breakdownPct, text.category);
+  // Without a share to quote, a category verdict is just its label ("Compute-bound").
+  const headline =
+    pct !== undefined
+      ? `${text.label}: ${formatPct(pct)} ${text.phrase}`
+      : text.category
+        ? text.label
+        : `${text.label}: ${text.phrase}`;
+  const inputSeverity = INPUT_BOUND_SEVERITY[verdict?.input_bound ?? "unknown"] ?? "neutral";
+  let severity = text.severity;
+  // An input-bound verdict is as severe as the input-bound level says (moderate is amber, not red);
+  // a compute-bound step that still waits noticeably on input is not "all good" either.
+  if (key === "input") severity = inputSeverity === "neutral" ? text.severity : inputSeverity;
+  else if (key !== "unknown") severity = worseSeverity(severity, inputSeverity);
+  const summary = verdict?.summary?.trim() || null;
+  return { headline, severity, detail: summary && summary !== headline ? summary : null };
+}
+
+export function inputBoundLine(verdict: Verdict | undefined): string | null {
+  const level = verdict?.input_bound;
+  if (!level || level === "unknown") return null;
+  const pct = verdict?.input_pct;
+  return `Input pipeline: ${level}${typeof pct === "number" ? ` (${formatPct(pct)} of the step)` : ""}`;
+}
+
+export const PRECISION_VERDICTS: Readonly<Record<string, { label: string; severity: Severity }>> = {
+  active: { label: "Mixed precision is active", severity: "ok" },
+  partial: { label: "Mixed precision is partly active", severity: "warn" },
+  not_active: { label: "Mixed precision is not active", severity: "warn" },
+  unknown: { label: "Precision could not be determined", severity: "neutral" },
+};
+
+export function precisionView(p: Precision | undefined): VerdictView {
+  const v = PRECISION_VERDICTS[p?.verdict ?? "unknown"] ?? PRECISION_VERDICTS.unknown;
+  const summary = p?.summary?.trim() || null;
+  return { headline: v.label, severity: v.severity, detail: summary };
+}
+
+export const REC_SEVERITY_ORDER: Readonly<Record<string, number>> = { high: 0, medium: 1, low: 2 };
+
+export function recommendationSeverity(r: Recommendation): Severity {
+  return r.severity === "high" ? "bad" : r.severity === "medium" ? "warn" : "ok";
+}
+
+/** Most severe first; the server's order is kept within a severity. */
+export function sortRecommendations(recs: readonly Recommendation[] | undefined): Recommendation[] {
+  return (recs ?? [])
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => (REC_SEVERITY_ORDER[a.r.severity ?? "low"] ?? 3) - (REC_SEVERITY_ORDER[b.r.severity ?? "low"] ?? 3) || a.i - b.i)
+    .map((x) => x.r);
+}
+
+export function evidenceList(e: string | string[] | undefined): string[] {
+  if (e === undefined || e === null) return [];
+  return (Array.isArray(e) ? e : [e]).map((s) => String(s)).filter((s) => s.trim() !== "");
+}
+
+export function deviceLine(report: Report): string | null {
+  const devs = report.devices ?? [];
+  if (devs.length === 0) return null;
+  const parts = new Map<string, number>();
+  for (const d of devs) {
+    const cc = d.compute_capability ? ` (cc ${d.compute_capability})` : "";
+    const name = (d.model || d.name || d.kind || "device") + cc;
+    parts.set(name, (parts.get(name) ?? 0) + 1);
+  }
+  return [...parts].map(([name, n]) => (n > 1 ? `${n}× ${name}` : name)).join(", ");
+}

@@ -1,0 +1,91 @@
+// The diff view: the server's summary, step time before/after, per-category delta chart and the
+// op table ordered by how much each op changed.
+
+import { barChart, type Chart } from "../charts";
+import { deltaBars, type Theme } from "../chartdata";
+import { opDelta, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine } from "../diffops";
+import { h, table } from "../dom";
+import { formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
+import type { Diff, DiffOp } from "../types";
+import { verdictView, type Severity } from "../verdict";
+import { badge, card, chartBox, note } from "./common";
+
+const CHANGE_SEVERITY: Record<string, Severity> = { faster: "ok", slower: "bad", same: "neutral" };
+
+function opsTable(testid: string, ops: DiffOp[], limit: number): HTMLElement {
+  const sorted = sortOpsByChange(ops).slice(0, limit);
+  return table(
+    testid,
+    ["Name", "Baseline ms", "Candidate ms", "Δ ms", "Status"],
+    sorted.map((o) => {
+      const d = opDelta(o);
+      return [
+        h("span", { class: "adv-name" }, o.name),
+        formatNumber(o.baseline_ms),
+        formatNumber(o.candidate_ms),
+        h("span", { class: d < 0 ? "adv-faster" : d > 0 ? "adv-slower" : "", attrs: { "data-delta": String(d) } }, formatDeltaMs(d)),
+        opStatus(o),
+      ];
+    }),
+    [1, 2, 3],
+  );
+}
+
+export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: () => Chart[] } {
+  const change = stepTimeChange(diff);
+  const line = stepTimeLine(diff);
+  const bars = deltaBars(diff, theme);
+  const { box, canvas } = chartBox("chart-delta", 240, "Change of each category, ms per step");
+  const vb = diff.verdict?.baseline;
+  const vc = diff.verdict?.candidate;
+  const ops = diff.ops ?? [];
+  const kernels = diff.kernels ?? [];
+  const precision = Object.entries(diff.precision_delta_pct ?? {}).filter(([, v]) => typeof v === "number" && Math.abs(v) >= 0.05);
+  const el = h(
+    "div",
+    { class: "adv-report", testid: "diff", attrs: { "data-baseline": diff.baseline, "data-candidate": diff.candidate } },
+    h(
+      "section",
+      { class: `adv-card adv-verdict sev-${CHANGE_SEVERITY[change]}`, testid: "diff-card", attrs: { "data-change": change } },
+      h("h2", null, `${diff.baseline} → ${diff.candidate}`),
+      line ? h("p", { class: "adv-big", testid: "diff-steptime" }, line) : null,
+      diff.summary ? h("p", { testid: "diff-summary" }, diff.summary) : null,
+      vb || vc
+        ? h(
+            "p",
+            { testid: "diff-verdicts" },
+            "Baseline: ",
+            badge(verdictView(vb).headline, verdictView(vb).severity),
+            " Candidate: ",
+            badge(verdictView(vc).headline, verdictView(vc).severity),
+          )
+        : null,
+      precision.length
+        ? note(`Precision change: ${precision.map(([k, v]) => `${k} ${formatDeltaPct(v)}`).join(", ")}`, "diff-precision")
+        : null,
+      typeof diff.tensor_cores_delta_pct === "number" && diff.tensor_cores_delta_pct !== 0
+        ? note(`Tensor Core share of device time: ${formatDeltaPct(diff.tensor_cores_delta_pct)}`)
+        : null,
+    ),
+    card(
+      "Change per category (ms per step)",
+      "diff-delta-card",
+      bars.labels.length ? box : note("No breakdown change in this diff."),
+    ),
+    card(
+      "Ops, largest change first",
+      "diff-ops-card",
+      ops.length ? opsTable("diff-ops", ops, 100) : note("No per-op data in this diff."),
+    ),
+    kernels.length
+      ? card("Kernels", "diff-kernels-card", h("details", null, h("summary", null, `Kernels, largest change first (${kernels.length})`), opsTable("diff-kernels", kernels, 100)))
+      : null,
+  );
+  return {
+    el,
+    draw: () =>
+      bars.labels.length
+        ? [barChart(canvas, bars, theme, { horizontal: true, colors: bars.colors, unit: " ms", legend: false, xTitle: "Δ ms per step (candidate − baseline)" })]
+        : [],
+  };
+}

@@ -1,0 +1,275 @@
+// The report view: verdict, per-step breakdown, recommendations, input pipeline, precision,
+// Tensor Cores, top ops and per-host verdicts. Layout only; the words and numbers come from the
+// pure modules.
+
+import { categoryInfo } from "../categories";
+import { barChart, type Chart } from "../charts";
+import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme } from "../chartdata";
+import { h, table } from "../dom";
+import { formatBytes, formatMs, formatNumber, formatPct } from "../format";
+import type { Report, RunInfo } from "../types";
+import { profileTabUrl, profileTools } from "../urls";
+import {
+  deviceLine,
+  evidenceList,
+  inputBoundLine,
+  precisionView,
+  recommendationSeverity,
+  sortRecommendations,
+  verdictView,
+} from "../verdict";
+import { badge, card, chartBox, list, note, snippet } from "./common";
+
+interface Ctx {
+  theme: Theme;
+  run: RunInfo;
+  host: string;
+}
+
+function verdictCard(r: Report, ctx: Ctx): HTMLElement {
+  const v = verdictView(r.verdict, r.breakdown_pct);
+  const st = r.steps ?? {};
+  const stepsLine =
+    st.count !== undefined
+      ? `${st.count} step${st.count === 1 ? "" : "s"} (${st.source ?? "unknown"} markers) · mean ${formatMs(st.mean_ms)} · median ${formatMs(st.median_ms)} · p90 ${formatMs(st.p90_ms)}`
+      : null;
+  const devices = deviceLine(r);
+  const mem = typeof r.peak_memory_bytes === "number" ? `peak memory ${formatBytes(r.peak_memory_bytes)}` : null;
+  const links = h(
+    "p",
+    { class: "adv-links", testid: "profile-links" },
+    "Open in the Profile tab: ",
+    profileTools(ctx.run.format).map((t, i) => [
+      i > 0 ? " · " : null,
+      h("a", { attrs: { href: profileTabUrl(ctx.run.run, t.tag, ctx.host || null), target: "_parent" }, testid: `profile-link-${t.tag.replace("@", "")}` }, t.label),
+    ]),
+  );
+  return h(
+    "section",
+    { class: `adv-card adv-verdict sev-${v.severity}`, testid: "verdict-card", attrs: { "data-severity": v.severity } },
+    h(
+      "p",
+      { class: "adv-run", testid: "report-run" },
+      h("span", { class: "adv-name" }, ctx.run.run),
+      ctx.host ? ` · host ${ctx.host}` : (r.hosts?.length ?? 0) > 1 ? ` · ${r.hosts?.length} hosts` : null,
+    ),
+    h("h2", { testid: "verdict-headline" }, v.headline),
+    v.detail ? h("p", { testid: "verdict-detail" }, v.detail) : null,
+    inputBoundLine(r.verdict) ? h("p", null, inputBoundLine(r.verdict)) : null,
+    stepsLine ? note(stepsLine, "steps-line") : null,
+    devices || mem ? note([devices, mem].filter(Boolean).join(" · ")) : null,
+    list([...(st.notes ?? []), ...(r.warnings ?? [])], "warnings"),
+    links,
+  );
+}
+
+type Drawers = (() => Chart)[];
+
+function swatch(key: string, theme: Theme): HTMLElement {
+  const el = h("span", { class: "adv-swatch", attrs: { "aria-hidden": "true" } });
+  const c = categoryInfo(key);
+  el.style.background = theme === "dark" ? c.dark : c.light;
+  return el;
+}
+
+function breakdownCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
+  const bars = perStepBars(r, ctx.theme);
+  const rows = breakdownRows(r);
+  const { box, canvas } = chartBox("chart-steps", 280, "Per-step time breakdown");
+  const body =
+    bars.labels.length > 0
+      ? box
+      : note("This profile has no per-step data to chart.", "chart-steps-empty");
+  const el = card(
+    "Where each step's time goes",
+    "breakdown-card",
+    h(
+      "div",
+      { class: "adv-two" },
+      body,
+      rows.length
+        ? table(
+            "breakdown-table",
+            ["Category", "ms per step", "% of step"],
+            rows.map((row) => [
+              h("span", { title: row.help }, swatch(row.key, ctx.theme), row.label),
+              formatNumber(row.ms),
+              formatPct(row.pct),
+            ]),
+            [1, 2],
+          )
+        : note("No breakdown in this report."),
+    ),
+  );
+  if (bars.labels.length > 0) {
+    drawers.push(() => barChart(canvas, bars, ctx.theme, { stacked: true, unit: " ms", xTitle: "step", yTitle: "ms per step" }));
+  }
+  return el;
+}
+
+function recommendationsCard(r: Report): HTMLElement {
+  const recs = sortRecommendations(r.recommendations);
+  return card(
+    "Recommendations",
+    "recommendations",
+    recs.length === 0 ? note("Nothing to recommend for this run.", "no-recommendations") : null,
+    recs.map((rec) =>
+      h(
+        "article",
+        { class: `adv-rec sev-${recommendationSeverity(rec)}`, testid: "rec-card", attrs: { "data-rec-id": rec.id } },
+        h(
+          "header",
+          null,
+          badge(rec.severity ?? "low", recommendationSeverity(rec)),
+          h("h3", null, rec.title ?? rec.id),
+          h("code", { class: "adv-rec-id" }, rec.id),
+        ),
+        list(evidenceList(rec.evidence), "rec-evidence"),
+        rec.snippet ? snippet("TensorFlow / Keras", rec.snippet, "snippet-tf") : null,
+        rec.snippet_jax ? snippet("JAX", rec.snippet_jax, "snippet-jax") : null,
+      ),
+    ),
+  );
+}
+
+function inputPipelineCard(r: Report): HTMLElement | null {
+  const ip = r.input_pipeline;
+  if (!ip) return null;
+  const yn = (b: boolean | null | undefined) => (b === true ? "yes" : b === false ? "no" : "unknown");
+  const stages = Object.entries(ip.stages_ms ?? {}).filter(([, v]) => typeof v === "number" && v > 0);
+  return card(
+    "Input pipeline",
+    "input-pipeline",
+    h(
+      "p",
+      null,
+      `Dominant stage: ${ip.dominant_stage ?? "unknown"} · parallelism ${ip.parallelism ?? "unknown"} · prefetch ${yn(ip.prefetch)} · autotune ${yn(ip.autotune)}`,
+    ),
+    stages.length
+      ? table("input-stages", ["Stage", "ms per step"], stages.map(([k, v]) => [k, formatNumber(v)]), [1])
+      : null,
+    list(ip.evidence ?? []),
+  );
+}
+
+function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
+  const pv = precisionView(r.precision);
+  const bars = precisionBars(r.precision_pct, ctx.theme);
+  const { box, canvas } = chartBox("chart-precision", Math.max(90, 34 * bars.labels.length + 40), "Precision of compute time");
+  const top = r.precision?.top_fp32_ops ?? [];
+  const el = card(
+    "Precision",
+    "precision-card",
+    h("p", { class: `adv-line sev-${pv.severity}`, testid: "precision-verdict" }, badge(pv.headline, pv.severity)),
+    pv.detail ? h("p", null, pv.detail) : null,
+    bars.labels.length
+      ? [box, note(`${formatPct(lowPrecisionPct(r.precision_pct))} of compute time runs in a reduced-precision format.`)]
+      : note("No precision data in this profile.", "chart-precision-empty"),
+    list(r.precision?.evidence ?? []),
+    top.length
+      ? [h("h3", null, "Largest FP32 ops"), table("fp32-ops", ["Op", "ms per step"], top.map((o) => [o.name, formatNumber(o.time_ms)]), [1])]
+      : null,
+  );
+  if (bars.labels.length) {
+    drawers.push(() =>
+      barChart(canvas, bars, ctx.theme, { horizontal: true, colors: bars.colors, unit: " %", legend: false, xTitle: "% of compute time" }),
+    );
+  }
+  return el;
+}
+
+function tensorCoresCard(r: Report): HTMLElement {
+  const tc = r.tensor_cores ?? {};
+  const kernels = [...(tc.kernels ?? [])].sort((a, b) => (b.time_ms ?? 0) - (a.time_ms ?? 0));
+  const eligible = [...(tc.eligible_not_using ?? [])].sort((a, b) => (b.time_ms ?? 0) - (a.time_ms ?? 0));
+  return card(
+    "Tensor Cores",
+    "tensor-cores",
+    kernels.length === 0 && eligible.length === 0
+      ? note("No GPU kernels in this profile, so there is nothing to check for Tensor Core use.", "tc-empty")
+      : h(
+          "p",
+          null,
+          `${formatPct(tc.device_time_pct)} of device time runs on Tensor Cores; ${formatPct(tc.eligible_time_pct)} is in ops that could but do not.`,
+        ),
+    eligible.length
+      ? [
+          h("h3", null, "Eligible but not using Tensor Cores"),
+          table(
+            "tc-eligible",
+            ["Op", "Kernel", "ms per step", "Why not"],
+            eligible.map((e) => [e.op ?? "", e.kernel ?? "", formatNumber(e.time_ms), e.reason ?? ""]),
+            [2],
+          ),
+        ]
+      : null,
+    kernels.length
+      ? [
+          h("h3", null, "Kernels"),
+          table(
+            "tc-kernels",
+            ["Kernel", "Tensor Cores", "Precision", "ms per step"],
+            kernels.slice(0, 50).map((k) => [
+              h("span", { class: "adv-name" }, k.name),
+              k.uses_tensor_cores ? badge("yes", "ok") : badge("no", "neutral"),
+              k.precision ?? "",
+              formatNumber(k.time_ms),
+            ]),
+            [3],
+          ),
+        ]
+      : null,
+  );
+}
+
+function opsCard(r: Report): HTMLElement | null {
+  const ops = r.ops ?? [];
+  if (ops.length === 0) return null;
+  const details = h(
+    "details",
+    null,
+    h("summary", null, `Top ops (${ops.length})`),
+    table(
+      "ops-table",
+      ["Op", "Category", "ms per step", "count per step"],
+      ops.slice(0, 100).map((o) => [h("span", { class: "adv-name" }, o.name), o.category ?? "", formatNumber(o.time_ms), formatNumber(o.count)]),
+      [2, 3],
+    ),
+  );
+  return card("Ops", "ops-card", details);
+}
+
+function perHostCard(r: Report): HTMLElement | null {
+  const hosts = r.per_host ?? [];
+  if (hosts.length < 2) return null;
+  return card(
+    "Per host",
+    "per-host",
+    table(
+      "per-host-table",
+      ["Host", "Verdict", "Median step", "Input"],
+      hosts.map((ph) => {
+        const v = verdictView(ph.verdict, ph.breakdown_pct);
+        return [ph.host, badge(v.headline, v.severity), formatMs(ph.steps?.median_ms), formatPct(ph.breakdown_pct?.input)];
+      }),
+      [2, 3],
+    ),
+  );
+}
+
+/** Build the whole report. Chart.js measures its canvas, so call draw() once `el` is attached. */
+export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () => Chart[] } {
+  const drawers: Drawers = [];
+  const el = h(
+    "div",
+    { class: "adv-report", testid: "report", attrs: { "data-run": ctx.run.run, "data-host": ctx.host } },
+    verdictCard(r, ctx),
+    breakdownCard(r, ctx, drawers),
+    recommendationsCard(r),
+    inputPipelineCard(r),
+    h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
+    perHostCard(r),
+    opsCard(r),
+  );
+  return { el, draw: () => drawers.map((d) => d()) };
+}

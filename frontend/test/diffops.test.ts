@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { defaultDiffPair, opDelta, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine } from "../src/diffops";
+
+describe("sortOpsByChange", () => {
+  it("puts the largest absolute change first, ties by name", () => {
+    const ops = sortOpsByChange([
+      { name: "b", delta_ms: 1 },
+      { name: "a", delta_ms: -1 },
+      { name: "big", delta_ms: -50 },
+      { name: "mid", baseline_ms: 10, candidate_ms: 30 },
+    ]);
+    expect(ops.map((o) => o.name)).toEqual(["big", "mid", "a", "b"]);
+  });
+  it("does not modify its input", () => {
+    const input = [{ name: "x", delta_ms: 1 }, { name: "y", delta_ms: 5 }];
+    sortOpsByChange(input);
+    expect(input[0].name).toBe("x");
+  });
+});
+
+describe("op delta and status", () => {
+  it("computes a missing delta", () => {
+    expect(opDelta({ name: "x", baseline_ms: 3, candidate_ms: 1 })).toBe(-2);
+    expect(opDelta({ name: "x", delta_ms: 7, baseline_ms: 0, candidate_ms: 0 })).toBe(7);
+  });
+  it("derives new/vanished when the server gave no status", () => {
+    expect(opStatus({ name: "x", baseline_ms: 0, candidate_ms: 2 })).toBe("new");
+    expect(opStatus({ name: "x", baseline_ms: 2, candidate_ms: 0 })).toBe("vanished");
+    expect(opStatus({ name: "x", baseline_ms: 2, candidate_ms: 3 })).toBe("changed");
+    expect(opStatus({ name: "x", status: "vanished", baseline_ms: 2, candidate_ms: 3 })).toBe("vanished");
+  });
+});
+
+describe("step time", () => {
+  it("writes a before/after line with significance", () => {
+    expect(
+      stepTimeLine({ baseline: "a", candidate: "b", step_time: { baseline_ms: 200, candidate_ms: 155, delta_pct: -22.5, significant: true } }),
+    ).toBe("Step time 200 ms → 155 ms (-23 %, significant)");
+    expect(
+      stepTimeLine({ baseline: "a", candidate: "b", step_time: { baseline_ms: 100, candidate_ms: 101, delta_pct: 1, significant: false, noise_pct: 3 } }),
+    ).toBe("Step time 100 ms → 101 ms (+1 %, within noise (±3 %))");
+    expect(stepTimeLine({ baseline: "a", candidate: "b" })).toBeNull();
+  });
+  it("classifies the change", () => {
+    expect(stepTimeChange({ baseline: "a", candidate: "b", step_time: { delta_pct: -20, significant: true } })).toBe("faster");
+    expect(stepTimeChange({ baseline: "a", candidate: "b", step_time: { delta_pct: 20, significant: true } })).toBe("slower");
+    expect(stepTimeChange({ baseline: "a", candidate: "b", step_time: { delta_pct: 20, significant: false } })).toBe("same");
+  });
+});
+
+describe("defaultDiffPair", () => {
+  it("compares the newest run with the one before it", () => {
+    expect(defaultDiffPair(["run3", "run2", "run1"])).toEqual(["run2", "run3"]);
+    expect(defaultDiffPair(["only"])).toEqual(["only", "only"]);
+    expect(defaultDiffPair([])).toEqual(["", ""]);
+  });
+});
