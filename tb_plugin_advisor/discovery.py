@@ -309,6 +309,8 @@ def scan_logdir(logdir: str) -> Scan:
             rel = "/".join(parts)
             name = parts[-1] if parts else ""
             loose.append(Session(rel or ".", path, path, rel, name, fmt, hosts, files, layout="loose"))
+    sessions.sort(key=lambda s: s.run, reverse=True)
+    loose.sort(key=lambda s: s.path)
     run_dirs = []
     for parts in listing:
         if len(parts) >= 2 and parts[-2] == PLUGINS_DIR and parts[-1] == PROFILE_DIR:
@@ -320,8 +322,6 @@ def scan_logdir(logdir: str) -> Scan:
             run_dirs.append(RunDir(rel, run_path, events, runs))
     if not listing and errors:
         logger.warning("advisor: cannot list logdir %s", errors[0])
-    sessions.sort(key=lambda s: s.run, reverse=True)
-    loose.sort(key=lambda s: s.path)
     run_dirs.sort(key=lambda r: r.rel)
     return Scan(logdir, tuple(sessions), tuple(loose), tuple(run_dirs), time.time(), tuple(errors))
 
