@@ -33,6 +33,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.model import RunProfiles
+
 SCHEMA = "tb-advisor/diff/1"
 
 # ---------------------------------------------------------------------------------------------------
@@ -577,17 +580,26 @@ def is_regression(diff: Dict[str, Any], threshold_pct: float) -> bool:
 
 
 def diff_runs(
-    baseline: Any,
-    candidate: Any,
+    baseline: RunProfiles,
+    candidate: RunProfiles,
     baseline_host: Optional[str] = None,
     candidate_host: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """Build both runs' reports (RunProfiles → Report) and diff them."""
+    """Build both runs' reports (only the given host of each, when given) and diff them."""
     from tb_plugin_advisor.report import build_report  # the engine; imported here to keep layers one-way
 
-    b = build_report(baseline, host=baseline_host).to_json()
-    c = build_report(candidate, host=candidate_host).to_json()
-    return diff_reports(b, c)
+    reports = []
+    for role, run, host in (("baseline", baseline, baseline_host), ("candidate", candidate, candidate_host)):
+        if host is not None:
+            profiles = [p for p in run.profiles if p.host == host]
+            if not profiles:
+                raise AdvisorError(
+                    f"unknown {role} host '{host}' in run '{run.run}'; its hosts: {', '.join(run.hosts)}"
+                )
+            run = RunProfiles(run=run.run, profiles=profiles)
+        report = build_report(run)
+        reports.append(report.to_json() if hasattr(report, "to_json") else report)
+    return diff_reports(reports[0], reports[1])
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,113 @@
+"""`tb-advisor diff LOGDIR BASELINE CANDIDATE`: what changed between two profile runs, and is it real.
+
+    tb-advisor diff LOGDIR BASELINE CANDIDATE [--baseline-host H] [--candidate-host H]
+                    [--format text|md|json|html] [--output FILE] [--fail-if-slower PCT]
+
+BASELINE and CANDIDATE are run names as `tb-advisor doctor` and the Advisor tab list them; give the
+same run twice with two hosts to compare hosts of one run.
+
+Exit status: 0 when the diff was made (and the gate, if any, passed); 1 when `--fail-if-slower PCT`
+trips (the candidate's step time is significantly slower, mean and median both by more than PCT);
+2 when a run or host is unknown or a profile cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import List, Optional
+
+from tb_plugin_advisor.errors import AdvisorError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
+    parser.add_argument("baseline", metavar="BASELINE", help="the run to compare against (a run name)")
+    parser.add_argument("candidate", metavar="CANDIDATE", help="the run to judge (a run name)")
+    parser.add_argument("--baseline-host", metavar="H", help="only this host of the baseline run")
+    parser.add_argument("--candidate-host", metavar="H", help="only this host of the candidate run")
+    parser.add_argument(
+        "--format", choices=("text", "md", "json", "html"), default="text", help="output format"
+    )
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
+    parser.add_argument("--top", type=int, default=15, metavar="N", help="ops and kernels listed (text, md)")
+    parser.add_argument(
+        "--fail-if-slower",
+        type=float,
+        metavar="PCT",
+        help="exit 1 when the candidate's step time is significantly slower by more than PCT percent "
+        "(a regression gate for CI)",
+    )
+
+
+def load_run(logdir: str, run: str, host: Optional[str], role: str):
+    """RunProfiles of `run` (only `host` when given), found by discovery — never a path from the user."""
+    from tb_plugin_advisor.discovery import scan_logdir
+    from tb_plugin_advisor.model import RunProfiles
+    from tb_plugin_advisor.readers.xplane import read_xplane
+
+    scan = scan_logdir(logdir)
+    session = scan.run(run)
+    if session is None:
+        raise AdvisorError(f"unknown {role} run '{run}' in {logdir}; {_known_runs(scan)}")
+    if session.format != "xplane":
+        raise AdvisorError(
+            f"{role} run '{run}' holds no .xplane.pb profile "
+            f"(found: {', '.join(session.files) or 'nothing'}); "
+            "the Advisor reads XSpace profiles written by TensorFlow >= 2.2 or JAX"
+        )
+    files = list(session.hosts)
+    if host is not None:
+        chosen = session.host(host)
+        if chosen is None:
+            raise AdvisorError(
+                f"unknown {role} host '{host}' in run '{run}'; its hosts: {', '.join(session.host_names)}"
+            )
+        files = [chosen]
+    return RunProfiles(run=session.run, profiles=[read_xplane(f.path) for f in files])
+
+
+def _known_runs(scan) -> str:
+    names: List[str] = [s.run for s in scan.sessions]
+    if not names:
+        return "no profile runs were found there (is it the right logdir? try `tb-advisor doctor LOGDIR`)"
+    shown = ", ".join(f"'{n}'" for n in names[:30])
+    more = f" and {len(names) - 30} more" if len(names) > 30 else ""
+    return f"known runs: {shown}{more}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from tb_plugin_advisor.analysis.diff import diff_runs, is_regression
+    from tb_plugin_advisor.diff_render import render
+
+    if "://" not in args.logdir and not os.path.isdir(args.logdir):
+        raise AdvisorError(f"LOGDIR {args.logdir} is not a directory")
+    baseline = load_run(args.logdir, args.baseline, args.baseline_host, "baseline")
+    candidate = load_run(args.logdir, args.candidate, args.candidate_host, "candidate")
+    diff = diff_runs(baseline, candidate)
+    text = render(diff, args.format, top=max(1, args.top))
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+    if args.fail_if_slower is None:
+        return 0
+    st = diff["step_time"]
+    if is_regression(diff, args.fail_if_slower):
+        print(
+            f"tb-advisor diff: regression: step time {st['delta_pct']:+.1f} % "
+            f"(median {st['median_delta_pct']:+.1f} %, significant) "
+            f"is worse than the allowed {args.fail_if_slower:g} %",
+            file=sys.stderr,
+        )
+        return 1
+    if not st["significant"] and st["delta_pct"] is not None and st["delta_pct"] > args.fail_if_slower:
+        print(
+            f"tb-advisor diff: note: step time {st['delta_pct']:+.1f} % "
+            f"but not significant ({st['reason']}); the gate passes",
+            file=sys.stderr,
+        )
+    return 0
