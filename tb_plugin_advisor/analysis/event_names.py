@@ -1,0 +1,234 @@
+"""What profiler event names mean, as data: which host events are input waits, kernel launches, copies,
+collectives, host compute; which launches mark a step; which tf.data iterators are which stage.
+
+Every entry was read off real profiles (TF 2.21 CPU fixtures, the GPU/TPU/AMD files in the shared
+corpus) or the producers' own naming; tests/test_breakdown_patterns.py holds a real name for each
+entry and fails when an entry matches none. Matching is per distinct name (names are interned per
+plane), never per event.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Dict, Optional, Sequence, Tuple
+
+
+@dataclass(frozen=True)
+class NamePattern:
+    """One regular expression with a stable id (used by tests) and the reason it is in the table."""
+
+    id: str
+    regex: str
+    why: str
+
+    @property
+    def compiled(self) -> re.Pattern:
+        return _compile(self.regex)
+
+
+@cache
+def _compile(regex: str) -> re.Pattern:
+    return re.compile(regex)
+
+
+def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePattern]:
+    for pattern in patterns:
+        if pattern.compiled.search(name):
+            return pattern
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Host events → breakdown category (checked in this order; the first table that matches wins)
+
+HOST_INPUT = (
+    NamePattern("get_next_op", r"^IteratorGetNext\w*Op::DoCompute$",
+                "the kernel of IteratorGetNext(AsOptional): the consumer blocks here until a batch is ready"),
+    NamePattern("get_next_tf_op", r":(IteratorGetNext|IteratorGetNextAsOptional|IteratorGetNextSync)$",
+                "the get-next op as a TF op event `name:Type` (graph mode, GPU host threads)"),
+    NamePattern("get_next_eager", r"^EagerLocalExecute: IteratorGetNext",
+                "next(iterator) in a custom loop: the eager get-next op on the python thread"),
+    NamePattern("multi_device_get_next", r"^MultiDeviceIteratorGetNextFromShard",
+                "tf.distribute's per-replica iterator"),
+    NamePattern("iterator_consumer", r"^Iterator::",
+                "tf.data iterator work on a consumer thread (nested in get-next; never on producer threads)"),
+    NamePattern("jax_device_put", r"^(DevicePut\w*|batched_device_put)$",
+                "JAX copying a step's arrays to the device (jax.device_put / argument transfer)"),
+)
+
+HOST_KERNEL_LAUNCH = (
+    NamePattern("cuda_runtime_launch",
+                r"^cuda(LaunchKernel|LaunchKernelExC|LaunchCooperativeKernel\w*|GraphLaunch|LaunchHostFunc)"
+                r"(_v\d+)?(_ptsz)?$",
+                "CUDA runtime launch APIs recorded by CUPTI"),
+    NamePattern("cuda_driver_launch",
+                r"^cu(LaunchKernel|LaunchKernelEx|LaunchCooperativeKernel\w*|GraphLaunch)(_ptsz)?$",
+                "CUDA driver launch APIs (XLA and TF's StreamExecutor call these)"),
+    NamePattern("hip_launch", r"^hip(LaunchKernel|ModuleLaunchKernel|ExtModuleLaunchKernel|ExtLaunchKernel|"
+                r"HccModuleLaunchKernel|GraphLaunch|LaunchCooperativeKernel\w*)$",
+                "ROCm launch APIs recorded by roctracer"),
+    NamePattern("xla_dispatch",
+                r"^(PjitFunction\(.*\)|PJRT_LoadedExecutable_Execute|"
+                r"(Scheduled )?(PjRt|Tfrt)\w*LoadedExecutable::Execute\w*|GpuExecutable::ExecuteThunks)$",
+                "JAX/PJRT dispatching a compiled XLA program to the device (host-side launch path)"),
+)
+
+# Host-side copy APIs. H2D copies carry the step's input to the device, so they count as input.
+HOST_MEMCPY_H2D = (
+    NamePattern("api_memcpy_h2d", r"^(cuda|cu|hip)Memcpy\w*(HtoD|H2D|HostToDevice)\w*$",
+                "explicit host-to-device copy APIs"),
+    NamePattern("tf_memcpy_h2d", r"^(MemcpyH2D|MEMCPYHToD)$",
+                "older TF GPU profiles name the host side of a copy after the copy"),
+)
+HOST_MEMCPY_OTHER = (
+    NamePattern("api_memcpy", r"^(cuda|cu|hip)(Memcpy|Memset)\w*$", "every other copy / memset API"),
+    NamePattern("tf_memcpy_other", r"^(MemcpyD2H|MemcpyD2D|MemcpyP2P|MEMCPYDToH|MEMCPYDToD)$",
+                "older TF host-side copy events"),
+)
+
+HOST_COMMUNICATION = (
+    NamePattern("nccl_api", r"^(nccl|rccl)[A-Z]\w*$", "NCCL/RCCL API calls on host threads"),
+    NamePattern("tf_collective_op",
+                r":(CollectiveReduceV\d|CollectiveGatherV\d|CollectiveBcast\w*|CollectiveAllToAllV\d|"
+                r"CollectiveReduce|CollectiveGather|NcclAllReduce|NcclReduce|NcclBroadcast)$",
+                "TF collective ops as op events"),
+    NamePattern("tf_collective_executor", r"^BaseCollectiveExecutor::", "TF's collective executor"),
+)
+
+HOST_COMPUTE = (
+    NamePattern("tf_op", r"^[^\s:]+:[A-Z_][A-Za-z0-9_]*$",
+                "a TF op execution, `scope/name:OpType` (tf_Compute threads, eager on the python thread)"),
+    NamePattern("tf_executor", r"^(ExecutorState::Process|ParallelFor)$",
+                "TF's executor running ops (and Eigen's ParallelFor inside a CPU op)"),
+    NamePattern("tf_eager_execute", r"^(EagerLocalExecute: |EagerKernelExecute$|KernelAndDeviceFunc::Run$)",
+                "an eager op or a tf.function call being executed"),
+    NamePattern("xla_cpu_execute", r"^(TfrtCpuExecutable::Execute\w*|PjRtCpu\w*::Execute\w*|"
+                r"ThunkExecutor::Execute\w*)$",
+                "XLA executables running on the CPU backend (JAX on CPU)"),
+)
+
+# Lines (threads) of tf.data's producers: their work runs beside the step (prefetch, parallel map),
+# so it is input work but not time the step waits; it never counts in the step breakdown.
+INPUT_PRODUCER_LINES = (
+    NamePattern("tf_data_producer", r"^tf_data_(?!\w*get_next)",
+                "tf_data_private_threadpool, tf_data_iterator_resource …: background producers"),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# Device kernels / ops → category (names of TPU ops are HLO text: matched on the op's short name)
+
+DEVICE_COMMUNICATION = (
+    NamePattern("nccl_kernel", r"(?i)^(void )?(nccl|rccl)", "NCCL/RCCL kernels (ncclDevKernel_AllReduce…)"),
+    NamePattern("xla_collective",
+                r"(?i)^(all[-_]?reduce|all[-_]?gather|reduce[-_]?scatter|all[-_]?to[-_]?all|"
+                r"collective[-_]?permute)([-_.]|$)",
+                "XLA collectives (`all-reduce`, `all-gather-start` …)"),
+)
+
+DEVICE_MEMCPY = (
+    NamePattern("xla_async_copy", r"^copy-(start|done)(\.\d+)?$", "XLA async copies (TPU host offload)"),
+    NamePattern("rocclr_blit", r"^__amd_rocclr_(copy|fill)\w*", "ROCm's blit kernels that implement copies"),
+)
+
+LAYOUT_TRANSPOSE = (
+    NamePattern("tf_swap_dims", r"SwapDimension\d+And\d+InTensor3", "TF's NCHW<->NHWC transpose kernels"),
+    NamePattern("cudnn_layout", r"(?i)nchwToNhwc|nhwcToNchw", "cuDNN layout conversion kernels"),
+    NamePattern("transpose", r"(?i)transpose", "XLA transpose fusions, generic transpose kernels"),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# Steps without markers: host launches of a compiled step function (group "fn" names the function)
+
+STEP_LAUNCHES = (
+    NamePattern("tf_function_eager", r"^EagerLocalExecute: (?P<fn>__inference_\w+)$",
+                "a tf.function called from Python (custom loops, Keras' train function)"),
+    NamePattern("tf_function_graph", r"^(?P<fn>__inference_\w+)$", "older TF: the function's own event"),
+    NamePattern("jax_pjit", r"^PjitFunction\((?P<fn>[^)]+)\)$", "a jitted JAX function called from Python"),
+    NamePattern("xla_gpu_module", r"^(?P<fn>[^:]+):XLA GPU module$", "an XLA module launched on a GPU"),
+)
+# Device lines whose events are whole XLA module executions (TPU, some GPU writers).
+XLA_MODULE_LINES = ("XLA Modules",)
+XLA_MODULE_NAME = NamePattern("xla_module", r"^(?P<fn>[^(]+)(\(\d+\))?$",
+                              "`jit_f(123…)`: module name (program fingerprint)")
+# xprof's preprocessing may have written its own step grouping into device planes.
+DERIVED_STEPS_LINE = "Steps"
+# A launch name that says "training step" wins over a busier utility function.
+TRAIN_HINT = NamePattern("train_hint", r"(?i)train", "train_step, train_function, jit_train_step …")
+
+# Events TF marks as roots (`_r=1`) that are not steps: tf.data's function runs carry `_r=1` too.
+NOT_STEP_ROOTS = (
+    NamePattern("tf_function_run_root", r"^FunctionRun$",
+                "tf.data/TF function runs, marked _r=1 for event grouping"),
+)
+
+# Eager op executions (not a compiled function): many per step means no tf.function.
+EAGER_OP = NamePattern("eager_op", r"^EagerLocalExecute: (?!__inference_)", "one eager TF op")
+
+# ---------------------------------------------------------------------------------------------------
+# tf.data iterator nodes → pipeline stage (by the node kind: the last `::` part of `Iterator::…`)
+
+TF_DATA_STAGES: Dict[str, Tuple[str, ...]] = {
+    "source": (
+        "TFRecord", "TextLine", "FixedLengthRecord", "TensorSlice", "Tensor", "Range", "Generator",
+        "FlatMap", "Interleave", "ParallelInterleave", "ParallelInterleaveV2", "ParallelInterleaveV3",
+        "ParallelInterleaveV4", "LegacyParallelInterleave", "SSTable", "Csv", "SqlDataset", "ListFiles",
+        "FromGenerator", "Snapshot", "Load", "DataService",
+    ),
+    "map": ("Map", "ParallelMap", "ParallelMapV2", "MapAndBatch", "Filter", "ParallelFilter"),
+    "batch": ("Batch", "BatchV2", "PaddedBatch", "PaddedBatchV2", "ParallelBatch", "Rebatch", "Unbatch"),
+    "prefetch": ("Prefetch",),
+}
+TF_DATA_CACHE_KINDS = ("Cache", "MemoryCache", "CacheDataset")
+TF_DATA_PARALLEL_MAP_KINDS = ("ParallelMap", "ParallelMapV2", "MapAndBatch")
+TF_DATA_SEQUENTIAL_MAP_KINDS = ("Map",)
+TF_DATA_INTERLEAVE_KINDS = ("ParallelInterleave", "ParallelInterleaveV2", "ParallelInterleaveV3",
+                            "ParallelInterleaveV4", "LegacyParallelInterleave", "Interleave")
+TF_DATA_FILE_SOURCE_KINDS = ("TFRecord", "TextLine", "FixedLengthRecord", "SSTable", "Csv")
+
+_ITERATOR_KIND = re.compile(r"^Iterator::(?:.*::)?(?P<kind>[A-Za-z]\w*?)(?:\[\d+\])?$")
+_STAGE_OF_KIND = {kind: stage for stage, kinds in TF_DATA_STAGES.items() for kind in kinds}
+
+
+def iterator_kind(event_name: str) -> Optional[str]:
+    """`Iterator::Root::BatchV2::Map::ForeverRepeat[1]::TensorSlice` → `TensorSlice`."""
+    match = _ITERATOR_KIND.match(event_name)
+    return match.group("kind") if match else None
+
+
+def iterator_parent(event_name: str) -> Optional[str]:
+    """The enclosing iterator's event name (`Iterator::Root::BatchV2::Map` → `Iterator::Root::BatchV2`)."""
+    head, sep, _tail = event_name.rpartition("::")
+    if not sep or head == "Iterator":
+        return None
+    return re.sub(r"\[\d+\]$", "", head)
+
+
+def stage_of_kind(kind: Optional[str]) -> str:
+    """source | map | batch | prefetch | other."""
+    if kind is None:
+        return "other"
+    return _STAGE_OF_KIND.get(kind, "other")
+
+
+def short_op_name(name: str) -> str:
+    """HLO text `%copy-done.2 = f32[…] copy-done(…)` → `copy-done.2`; other names unchanged."""
+    if name.startswith("%"):
+        head, sep, _ = name.partition(" = ")
+        if sep:
+            return head[1:]
+    return name
+
+
+# ---------------------------------------------------------------------------------------------------
+# CUPTI / device tracer problems recorded in XSpace.errors / warnings
+
+CUPTI_PROBLEMS = (
+    NamePattern("cupti_privileges", r"CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+                "GPU performance counters restricted to admin users (NVreg_RestrictProfilingToAdminUsers)"),
+    NamePattern("cupti_missing", r"(?i)(libcupti|cupti could not be loaded|failed to load cupti|"
+                r"CUPTI_ERROR_NOT_INITIALIZED|cupti.*not found)",
+                "libcupti is not on the library path"),
+    NamePattern("cupti_other", r"CUPTI_ERROR_\w+", "any other CUPTI error"),
+)

@@ -1,0 +1,253 @@
+"""Which tf.data stage the step waits for, and how the pipeline is configured (parallelism, prefetch,
+autotune), from the `Iterator::…` events TensorFlow records.
+
+Iterator events nest by name (`Iterator::Root::BatchV2::Map` runs inside `Iterator::Root::BatchV2`),
+so a node's own ("self") time is its total minus its children's totals. Consumer threads (the step's
+get-next) show what the step waits for; when the consumer only waits on a prefetch buffer, the wait
+is shared out over the stages that fill it, as measured on the producer threads. tf.data rewrites
+pipelines (map+batch → MapAndBatch, injected Prefetch), so node kinds can differ from the user's code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import event_names as names
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
+from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.model import Line, Profile
+
+STAGES = ("source", "map", "batch", "prefetch", "other")
+
+
+@dataclass
+class IteratorNode:
+    """One tf.data iterator (by event name), summed over the steady steps."""
+
+    name: str
+    kind: str
+    stage: str
+    role: str  # consumer | producer
+    dataset: str  # the dataset op behind it, e.g. "MapDataset:7" or "fused(ParallelMapDatasetV2:12,…)"
+    total_ns: int = 0
+    self_ns: int = 0
+    count: int = 0
+    parallelism: Optional[int] = None
+    autotune: Optional[bool] = None
+    buffer: Optional[int] = None
+
+
+@dataclass
+class InputPipeline:
+    dominant_stage: str  # source | map | batch | prefetch | other | unknown
+    stages_ms: Dict[str, float]  # per steady step, what the step waits for, by stage
+    parallelism: Optional[int]
+    prefetch: Optional[bool]
+    autotune: Optional[bool]
+    cache: Optional[bool]
+    interleave: Optional[bool]
+    file_source: Optional[bool]
+    sequential_map: Optional[bool]
+    evidence: List[str] = field(default_factory=list)
+    nodes: List[IteratorNode] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "dominant_stage": self.dominant_stage,
+            "stages_ms": {k: round(v, 4) for k, v in self.stages_ms.items()},
+            "parallelism": self.parallelism,
+            "prefetch": self.prefetch,
+            "autotune": self.autotune,
+            "cache": self.cache,
+            "interleave": self.interleave,
+            "sequential_map": self.sequential_map,
+            "evidence": list(self.evidence),
+            "nodes": [
+                {
+                    "name": n.name, "kind": n.kind, "stage": n.stage, "role": n.role, "dataset": n.dataset,
+                    "self_ms": round(n.self_ns / 1e6, 4), "total_ms": round(n.total_ns / 1e6, 4),
+                    "count": n.count, "parallelism": n.parallelism, "autotune": n.autotune,
+                }
+                for n in self.nodes[:20]
+            ],
+        }
+
+
+def analyze_input_pipeline(profile: Profile, breakdown: Breakdown) -> InputPipeline:
+    lo = breakdown.window_start_ns[breakdown.steady]
+    hi = breakdown.window_end_ns[breakdown.steady]
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    per_step = max(int(lo.size), 1)
+    nodes: Dict[tuple, IteratorNode] = {}
+    for plane in profile.host_planes:
+        is_iterator = np.array([n.startswith("Iterator::") for n in plane.event_names] + [False])
+        if not is_iterator.any():
+            continue
+        for line in plane.lines:
+            if len(line) == 0:
+                continue
+            mask = is_iterator[line.metadata_index]
+            if lo.size:
+                mask &= window_index(lo, hi, line.start_ns) >= 0
+            if mask.any():
+                role = "producer" if is_producer_line(line) else "consumer"
+                _collect(line, np.flatnonzero(mask), role, nodes)
+    if not nodes:
+        return InputPipeline("unknown", {s: 0.0 for s in STAGES}, None, None, None, None, None, None, None,
+                             ["No tf.data iterator events in the profiled steps."])
+    _self_times(nodes)
+    stages = _stage_wait(nodes)
+    stages_ms = {s: stages[s] / 1e6 / per_step for s in STAGES}
+    ranked = sorted(nodes.values(), key=lambda n: (-n.self_ns, n.name))
+    kinds = {n.kind for n in nodes.values()}
+    result = InputPipeline(
+        dominant_stage=_dominant(stages_ms),
+        stages_ms=stages_ms,
+        parallelism=_parallelism(nodes),
+        prefetch="Prefetch" in kinds,
+        autotune=any(n.autotune for n in nodes.values()),
+        cache=bool(kinds & set(names.TF_DATA_CACHE_KINDS)),
+        interleave=bool(kinds & set(names.TF_DATA_INTERLEAVE_KINDS)),
+        file_source=bool(kinds & set(names.TF_DATA_FILE_SOURCE_KINDS)),
+        sequential_map=bool(kinds & set(names.TF_DATA_SEQUENTIAL_MAP_KINDS))
+        and not kinds & set(names.TF_DATA_PARALLEL_MAP_KINDS),
+        nodes=ranked,
+    )
+    result.evidence = _evidence(result, ranked)
+    return result
+
+
+def _collect(line: Line, index: np.ndarray, role: str, nodes: Dict[tuple, IteratorNode]) -> None:
+    plane = line.plane
+    meta = line.metadata_index[index]
+    durations = line.duration_ns[index]
+    used, inverse = np.unique(meta, return_inverse=True)
+    totals = np.bincount(inverse, weights=durations, minlength=used.size)
+    counts = np.bincount(inverse, minlength=used.size)
+    firsts = _first_of_each(inverse, used.size)
+    for k, m in enumerate(used.tolist()):
+        event_name = plane.event_names[m]
+        key = (event_name, role)
+        node = nodes.get(key)
+        if node is None:
+            kind = names.iterator_kind(event_name) or "?"
+            dataset = line.stat_value("name", int(index[firsts[k]]))
+            node = nodes[key] = IteratorNode(event_name, kind, names.stage_of_kind(kind), role,
+                                             str(dataset) if dataset is not None else "")
+        node.total_ns += int(totals[k])
+        node.count += int(counts[k])
+        rows = index[inverse == k]
+        node.parallelism = _max_int(node.parallelism, line, "parallelism", rows)
+        node.buffer = _max_int(node.buffer, line, "buffer_limit", rows)
+        autotune = _any_true(line, "autotune", rows)
+        if autotune is not None:
+            node.autotune = bool(node.autotune) or autotune
+
+
+def _first_of_each(inverse: np.ndarray, groups: int) -> np.ndarray:
+    first = np.full(groups, inverse.size, dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(inverse.size))
+    return first
+
+
+def _max_int(current: Optional[int], line: Line, stat: str, rows: np.ndarray) -> Optional[int]:
+    column = line.stats.get(stat)
+    if column is None or column.kind == "str":
+        return current
+    present = column.present[rows]
+    if not present.any():
+        return current
+    value = int(column.values[rows][present].max())
+    return value if current is None else max(current, value)
+
+
+def _any_true(line: Line, stat: str, rows: np.ndarray) -> Optional[bool]:
+    column = line.stats.get(stat)
+    if column is None:
+        return None
+    present = column.present[rows]
+    if not present.any():
+        return None
+    values = column.values[rows][present]
+    if column.kind == "str":
+        strings = line.plane.strings
+        return any(strings[int(v)].lower() in ("true", "1") for v in np.unique(values).tolist())
+    return bool((values != 0).any())
+
+
+def _self_times(nodes: Dict[tuple, IteratorNode]) -> None:
+    children_total: Dict[tuple, int] = {}
+    for (event_name, role), node in nodes.items():
+        parent = names.iterator_parent(event_name)
+        if parent is not None:
+            children_total[(parent, role)] = children_total.get((parent, role), 0) + node.total_ns
+    for key, node in nodes.items():
+        node.self_ns = max(node.total_ns - children_total.get(key, 0), 0)
+
+
+def _stage_wait(nodes: Dict[tuple, IteratorNode]) -> Dict[str, float]:
+    """Self time per stage on consumer threads; prefetch waits shared out by the producers' stages."""
+    consumer = {s: 0.0 for s in STAGES}
+    producer = {s: 0.0 for s in STAGES}
+    for node in nodes.values():
+        target = consumer if node.role == "consumer" else producer
+        if node.kind != "Root":
+            target[node.stage] += node.self_ns
+    if not any(consumer.values()):  # everything ran on producer threads (tf.data service, odd setups)
+        return producer
+    filled = {s: v for s, v in producer.items() if s != "prefetch" and v > 0}
+    total_filled = sum(filled.values())
+    if consumer["prefetch"] > 0 and total_filled > 0:
+        wait = consumer.pop("prefetch")
+        consumer["prefetch"] = 0.0
+        for stage, value in filled.items():
+            consumer[stage] += wait * value / total_filled
+    return consumer
+
+
+def _dominant(stages_ms: Dict[str, float]) -> str:
+    total = sum(stages_ms.values())
+    if total <= 0:
+        return "unknown"
+    stage, value = max(stages_ms.items(), key=lambda kv: kv[1])
+    return stage if value / total >= th.DOMINANT_STAGE_SHARE else "other"
+
+
+def _parallelism(nodes: Dict[tuple, IteratorNode]) -> Optional[int]:
+    maps = [n for n in nodes.values() if n.stage == "map"]
+    parallel = [n.parallelism for n in maps if n.kind in names.TF_DATA_PARALLEL_MAP_KINDS and n.parallelism]
+    if parallel:
+        return max(parallel)
+    if any(n.kind in names.TF_DATA_SEQUENTIAL_MAP_KINDS for n in maps):
+        return 1
+    others = [n.parallelism for n in nodes.values() if n.parallelism]
+    return max(others) if others else None
+
+
+def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
+    out: List[str] = []
+    total = sum(result.stages_ms.values())
+    if total > 0:
+        parts = ", ".join(
+            f"{stage} {ms:.1f} ms ({ms * 100 / total:.0f} %)"
+            for stage, ms in sorted(result.stages_ms.items(), key=lambda kv: -kv[1]) if ms > 0
+        )
+        out.append(f"tf.data time the step waits for, per step, by stage: {parts}.")
+    top = [n for n in ranked if n.self_ns > 0][:3]
+    if top:
+        out.append("Slowest iterators (own time): " + "; ".join(
+            f"{n.name} [{n.dataset or n.kind}, {n.role}] {n.self_ns / 1e6:.1f} ms" for n in top) + ".")
+    if result.sequential_map:
+        out.append("The map runs sequentially (MapDataset without num_parallel_calls).")
+    elif result.parallelism:
+        out.append(f"Map parallelism seen: {result.parallelism}.")
+    out.append("Prefetch is in the pipeline." if result.prefetch else "No Prefetch iterator was seen.")
+    out.append("Autotune is on." if result.autotune else "No iterator reports autotune.")
+    if result.cache:
+        out.append("The pipeline caches (Cache iterator present).")
+    return out

@@ -1,0 +1,383 @@
+"""Find the training steps of a profile: markers first, then a repeating pattern, else none.
+
+Order (DESIGN.md §5): root markers (`_r=1`: tf.profiler `Trace(..., _r=1)`, JAX
+`StepTraceAnnotation`), Keras 3 `Profiled batch`, legacy `TraceContext`. Without markers the steps
+are inferred, in this order, from: host launches of a function whose name says it is the step
+(`__inference_train_step_…`, `PjitFunction(train_step)`); repeated XLA module executions on a
+device (TPU `XLA Modules`); the busiest repeated host launch of any compiled function; xprof's own
+`Steps` line when the file was saved after xprof processed it; a repeating kernel sequence on the
+busiest device. A step then runs from one occurrence to the next.
+
+Averages leave out leading warm-up steps (≥ WARMUP_FACTOR × the median of the rest), and say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import event_names as names
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.intervals import outermost
+from tb_plugin_advisor.model import STEP_SOURCES, Device, Line, Plane, Profile, StepMarker
+
+LineRef = Tuple[int, int]  # (index into profile.planes, index into plane.lines)
+
+
+@dataclass
+class Steps:
+    """The steps of one profile (host), as columns; times in ns."""
+
+    source: str  # root_marker | keras3_marker | legacy_marker | inferred | none
+    method: str  # how they were found, for people ("Trace('train', _r=1) markers on python3")
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+    numbers: List[Optional[int]]
+    step_lines: List[LineRef]  # host threads that run the step (where un-categorised work is "other")
+    warmup: np.ndarray  # bool per step: left out of averages
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return int(self.start_ns.shape[0])
+
+    @property
+    def duration_ns(self) -> np.ndarray:
+        return self.end_ns - self.start_ns
+
+    @property
+    def steady(self) -> np.ndarray:
+        """Mask of the steps that count in averages."""
+        return ~self.warmup
+
+    def stats_ms(self) -> Dict[str, float]:
+        """mean / median / p90 / min / max of the steady steps, in ms (zeros without steps)."""
+        times = self.duration_ns[self.steady] / 1e6
+        if times.size == 0:
+            return {"mean_ms": 0.0, "median_ms": 0.0, "p90_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0}
+        return {
+            "mean_ms": float(times.mean()),
+            "median_ms": float(np.median(times)),
+            "p90_ms": float(np.percentile(times, 90)),
+            "min_ms": float(times.min()),
+            "max_ms": float(times.max()),
+        }
+
+
+def find_steps(profile: Profile) -> Steps:
+    """The steps of `profile`, with notes on warm-up and too few steps."""
+    steps = _from_markers(profile) or _inferred(profile)
+    if steps is None:
+        steps = Steps("none", "no step markers and no repeating launch or kernel pattern",
+                      np.zeros(0, np.int64), np.zeros(0, np.int64), [], [], np.zeros(0, bool))
+    _mark_warmup(steps)
+    _add_notes(steps)
+    return steps
+
+
+# ---------------------------------------------------------------------------------------------------
+# Markers
+
+_MARKER_METHOD = {
+    "root_marker": "root step markers (_r=1: tf.profiler Trace / JAX StepTraceAnnotation)",
+    "keras3_marker": "Keras 3 'Profiled batch' markers",
+    "legacy_marker": "tf.keras 'TraceContext' markers",
+}
+
+
+def _from_markers(profile: Profile) -> Optional[Steps]:
+    for source in STEP_SOURCES:
+        markers = sorted((m for m in profile.step_markers if m.source == source), key=lambda m: m.start_ns)
+        if source == "root_marker":
+            markers = _real_roots(markers)
+        if not markers:
+            continue
+        starts = np.array([m.start_ns for m in markers], dtype=np.int64)
+        ends = np.array([m.end_ns for m in markers], dtype=np.int64)
+        keep = outermost(starts, ends) & (ends > starts)  # a marker nested in another is the same step
+        kept = [m for m, k in zip(markers, keep.tolist()) if k]
+        if not kept:
+            continue
+        labels = sorted({m.line_name for m in kept})
+        marker_names = sorted({m.name for m in kept})
+        return Steps(
+            source=source,
+            method=f"{_MARKER_METHOD[source]}: {', '.join(repr(n) for n in marker_names)} on "
+            f"{', '.join(labels)}",
+            start_ns=starts[keep],
+            end_ns=ends[keep],
+            numbers=[m.step_num for m in kept],
+            step_lines=_lines_labelled(profile, labels),
+            warmup=np.zeros(len(kept), dtype=bool),
+        )
+    return None
+
+
+def _real_roots(markers: List[StepMarker]) -> List[StepMarker]:
+    """Root events that are steps: those with a step number, else any not known to be something else."""
+    numbered = [m for m in markers if m.step_num is not None]
+    if numbered:
+        return numbered
+    return [m for m in markers if names.first_match(names.NOT_STEP_ROOTS, m.name) is None]
+
+
+def _lines_labelled(profile: Profile, labels: List[str]) -> List[LineRef]:
+    wanted = set(labels)
+    return [
+        (p, i)
+        for p, plane in enumerate(profile.planes)
+        if plane.kind == "host"
+        for i, line in enumerate(plane.lines)
+        if line.label in wanted
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Inference
+
+
+@dataclass
+class _Candidate:
+    """Occurrences of one repeated thing that could mark steps."""
+
+    label: str
+    starts: np.ndarray
+    ends: np.ndarray
+    line: Optional[LineRef]
+    total_ns: int
+    hinted: bool
+    exact: bool = False  # the occurrences are the steps themselves (xprof's Steps line)
+
+
+def _inferred(profile: Profile) -> Optional[Steps]:
+    launches = _host_launch_candidates(profile)
+    hinted = [c for c in launches if c.hinted]
+    ordered: List[Tuple[str, Optional[_Candidate]]] = [
+        ("host launches of", _best(hinted)),
+        ("device executions of XLA module", _best(_xla_module_candidates(profile))),
+        ("host launches of", _best(launches)),
+        ("xprof's derived 'Steps' line on", _derived_steps_candidate(profile)),
+        ("a repeating kernel sequence starting with", _kernel_period_candidate(profile)),
+    ]
+    for what, candidate in ordered:
+        if candidate is None:
+            continue
+        starts, ends = _periods(candidate, profile)
+        if starts.size == 0:
+            continue
+        return Steps(
+            source="inferred",
+            method=f"inferred from {what} {candidate.label!r} ({starts.size} occurrences)",
+            start_ns=starts,
+            end_ns=ends,
+            numbers=[None] * int(starts.size),
+            step_lines=[candidate.line] if candidate.line is not None else [],
+            warmup=np.zeros(starts.size, dtype=bool),
+        )
+    return None
+
+
+def _best(candidates: List[_Candidate]) -> Optional[_Candidate]:
+    usable = [c for c in candidates if c.starts.size >= th.INFER_MIN_REPEATS]
+    if not usable:
+        return None
+    return max(usable, key=lambda c: (c.total_ns, c.starts.size, c.label))
+
+
+def _per_name_codes(plane: Plane, patterns) -> Tuple[np.ndarray, List[str]]:
+    """For each distinct event name of the plane: index of the function it launches (-1: none)."""
+    functions: Dict[str, int] = {}
+    codes = np.full(len(plane.event_names) + 1, -1, dtype=np.int64)
+    for i, event_name in enumerate(plane.event_names):
+        for pattern in patterns:
+            match = pattern.compiled.search(event_name)
+            if match:
+                label = event_name
+                codes[i] = functions.setdefault(label, len(functions))
+                break
+    return codes, list(functions)
+
+
+def _host_launch_candidates(profile: Profile) -> List[_Candidate]:
+    out: List[_Candidate] = []
+    for p, plane in enumerate(profile.planes):
+        if plane.kind != "host":
+            continue
+        codes, labels = _per_name_codes(plane, names.STEP_LAUNCHES)
+        if not labels:
+            continue
+        for i, line in enumerate(plane.lines):
+            if len(line) == 0:
+                continue
+            line_codes = codes[line.metadata_index]
+            for code in np.unique(line_codes[line_codes >= 0]).tolist():
+                mask = line_codes == code
+                out.append(_candidate(labels[code], line, mask, (p, i)))
+    return out
+
+
+def _candidate(label: str, line: Line, mask: np.ndarray, ref: Optional[LineRef]) -> _Candidate:
+    starts, ends = line.start_ns[mask], line.end_ns[mask]
+    top = outermost(starts, ends)
+    starts, ends = starts[top], ends[top]
+    return _Candidate(
+        label=label,
+        starts=starts,
+        ends=ends,
+        line=ref,
+        total_ns=int((ends - starts).sum()),
+        hinted=bool(names.TRAIN_HINT.compiled.search(label)),
+    )
+
+
+def _busiest(devices: List[Device]) -> List[Device]:
+    return sorted(devices, key=lambda d: (-d.kernels.total_ns, d.name))
+
+
+def _xla_module_candidates(profile: Profile) -> List[_Candidate]:
+    for device in _busiest(profile.devices):
+        module_lines = [
+            line for line in device.plane.lines if line.name in names.XLA_MODULE_LINES and len(line)
+        ]
+        candidates = []
+        for line in module_lines:
+            for code in np.unique(line.metadata_index).tolist():
+                mask = line.metadata_index == code
+                label = line.plane.event_names[code]
+                match = names.XLA_MODULE_NAME.compiled.search(label)
+                candidates.append(_candidate(match.group("fn") if match else label, line, mask, None))
+        if candidates:
+            return candidates
+    return []
+
+
+def _derived_steps_candidate(profile: Profile) -> Optional[_Candidate]:
+    for device in _busiest(profile.devices):
+        line = device.plane.line_named(names.DERIVED_STEPS_LINE)
+        if line is not None and len(line):
+            return _Candidate(device.name, line.start_ns.copy(), line.end_ns.copy(), None,
+                              int(line.duration_ns.sum()), False, exact=True)
+    return None
+
+
+def _kernel_period_candidate(profile: Profile) -> Optional[_Candidate]:
+    """A kernel that starts each repetition of the device's kernel sequence.
+
+    The step count c is the count reached by the names that hold 95 % of kernel time (in a run of n
+    steps every kernel of the step runs about n times or a multiple); the anchor is the earliest
+    kernel with exactly c occurrences spaced regularly.
+    """
+    devices = [d for d in _busiest(profile.devices) if len(d.kernels)]
+    if not devices:
+        return None
+    kernels = devices[0].kernels
+    counts = np.bincount(kernels.name_index, minlength=len(kernels.names))
+    time_per_name = np.bincount(kernels.name_index, weights=kernels.duration_ns, minlength=len(kernels.names))
+    present = np.flatnonzero(counts)
+    order = present[np.argsort(-counts[present], kind="stable")]
+    share = np.cumsum(time_per_name[order]) / max(time_per_name.sum(), 1.0)
+    reach = int(np.searchsorted(share, 0.95))
+    c = int(counts[order[min(reach, order.size - 1)]])
+    if c < max(th.INFER_MIN_REPEATS, 3):
+        return None
+    names_with_c = np.flatnonzero(counts == c)
+    first_start = {
+        int(n): int(kernels.start_ns[np.argmax(kernels.name_index == n)]) for n in names_with_c[:64]
+    }
+    for n in sorted(first_start, key=first_start.get):
+        starts = kernels.start_ns[kernels.name_index == n]
+        periods = np.diff(starts)
+        if periods.size and periods.mean() > 0 and periods.std() / periods.mean() <= th.INFER_MAX_PERIOD_CV:
+            ends = starts + kernels.duration_ns[kernels.name_index == n]
+            return _Candidate(kernels.names[n], starts, ends, None, int((ends - starts).sum()), False)
+    return None
+
+
+def _periods(candidate: _Candidate, profile: Profile) -> Tuple[np.ndarray, np.ndarray]:
+    """Steps from occurrence i to occurrence i+1; the last one ends with its own work.
+
+    The last occurrence has no successor: it ends at the later of its own end and the device work
+    that follows it, but no later than 1.5 median periods after its start (the profile may run on).
+    """
+    starts = candidate.starts
+    if starts.size == 0:
+        return starts, starts
+    if candidate.exact:
+        return candidate.starts, candidate.ends
+    ends = np.empty_like(starts)
+    ends[:-1] = starts[1:]
+    last_end = int(candidate.ends[-1])
+    if starts.size >= 2:
+        limit = int(starts[-1] + 1.5 * float(np.median(np.diff(starts))))
+        device_end = _device_activity_end_after(profile, int(starts[-1]))
+        if device_end is not None:
+            last_end = max(last_end, min(device_end, limit))
+    ends[-1] = last_end
+    keep = ends > starts
+    return starts[keep], ends[keep]
+
+
+def _device_activity_end_after(profile: Profile, t: int) -> Optional[int]:
+    latest = None
+    for device in profile.devices:
+        for start, duration in ((device.kernels.start_ns, device.kernels.duration_ns),
+                                (device.memcpys.start_ns, device.memcpys.duration_ns)):
+            after = start >= t
+            if after.any():
+                end = int((start[after] + duration[after]).max())
+                latest = end if latest is None else max(latest, end)
+    return latest
+
+
+# ---------------------------------------------------------------------------------------------------
+# Warm-up and notes
+
+
+def _mark_warmup(steps: Steps) -> None:
+    n = steps.count
+    if n < 3:
+        return
+    durations = steps.duration_ns.astype(np.float64)
+    # leading steps much slower than the median of the steps after them
+    for k in range(min(2, n - 2)):
+        rest = np.median(durations[k + 1:])
+        if rest > 0 and durations[k] >= th.WARMUP_FACTOR * rest:
+            steps.warmup[k] = True
+        else:
+            break
+
+
+def _add_notes(steps: Steps) -> None:
+    if steps.source == "none":
+        steps.notes.append(
+            "No step markers and no repeating pattern were found: the breakdown covers the whole "
+            "profiled time as one interval. Wrap each step in tf.profiler.experimental.Trace('train', "
+            "step_num=step, _r=1) (JAX: jax.profiler.StepTraceAnnotation('train', step_num=step))."
+        )
+        return
+    if steps.source == "inferred":
+        steps.notes.append(f"Steps were {steps.method}; no step markers were recorded.")
+    early = [s for s in steps.numbers if s is not None and s <= th.WARMUP_STEP_NUM_MAX]
+    if early:
+        steps.notes.append(
+            f"The profiled range includes step {', '.join(str(s) for s in sorted(set(early)))}: early "
+            "steps trace and compile functions and grow allocators, so they are not representative."
+        )
+    if steps.warmup.any():
+        slow = [
+            f"step {steps.numbers[i] if steps.numbers[i] is not None else f'#{i}'} "
+            f"({steps.duration_ns[i] / 1e6:.1f} ms)"
+            for i in np.flatnonzero(steps.warmup).tolist()
+        ]
+        plural = len(slow) > 1
+        steps.notes.append(
+            f"{' and '.join(slow)} took at least {th.WARMUP_FACTOR:g}× the median of the later steps "
+            f"(warm-up) and {'are' if plural else 'is'} left out of the averages."
+        )
+    if steps.count < th.FEW_STEPS:
+        steps.notes.append(
+            f"Only {steps.count} step{'s' if steps.count != 1 else ''} profiled; profile at least "
+            f"{th.FEW_STEPS} steady steps for stable numbers."
+        )

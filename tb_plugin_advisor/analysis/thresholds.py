@@ -1,0 +1,80 @@
+"""Every number that turns measurements into a verdict, a note or a recommendation — in one place.
+
+The starting points are the built-in Profile tab's own rules (DESIGN.md §6): input ≥ 20 % of the step
+is "highly" and ≥ 5 % "moderately" input-bound; kernel launch / collectives ≥ 15 % high, ≥ 3 %
+moderate. Changing a number here changes the product's advice, so each one says why it is what it is
+and tests assert the behaviour on both sides of it.
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------------------------------------------
+# Verdict
+
+# Share of the step spent waiting for input (percent of step time).
+INPUT_HIGH_PCT = 20.0  # the built-in tab's "HIGHLY input-bound"
+INPUT_MODERATE_PCT = 5.0  # its "MODERATELY input-bound"
+
+# A non-input overhead category (kernel launch, memcpy, communication) names the bottleneck when its
+# share reaches this (the built-in tab's "high" for launch and collectives).
+OVERHEAD_HIGH_PCT = 15.0
+OVERHEAD_MODERATE_PCT = 3.0
+
+# Device or host compute names the bottleneck when it fills at least this share of the step;
+# below it no single category dominates and the run is called "balanced".
+COMPUTE_BOUND_PCT = 50.0
+
+# When idle time (nothing recorded at all) is at least this share, the verdict says so: the profile
+# misses what the step waits for (an unprofiled thread, a sync, a sleep).
+IDLE_NOTE_PCT = 30.0
+
+# ---------------------------------------------------------------------------------------------------
+# Steps
+
+# Fewer profiled steps than this makes means and shares noisy (one slow step moves them a lot).
+FEW_STEPS = 5
+# A leading step this many times slower than the median of the others is warm-up (tracing,
+# compilation, allocator growth) and is left out of the per-step breakdown averages.
+WARMUP_FACTOR = 2.0
+# Step numbers at or below this are warm-up by position (step 0 traces, step 1 often still compiles).
+WARMUP_STEP_NUM_MAX = 1
+
+# Inferred steps: a launch name / kernel must repeat at least this often to define steps, and the
+# spacing of its occurrences must be this regular (coefficient of variation of the periods).
+INFER_MIN_REPEATS = 2
+INFER_MAX_PERIOD_CV = 0.5
+
+# ---------------------------------------------------------------------------------------------------
+# Recommendations
+
+# Input pipeline rules fire when the run is at least moderately input-bound (INPUT_MODERATE_PCT);
+# "high" severity when at least INPUT_HIGH_PCT.
+# The stage that holds at least this share of the input time is called dominant.
+DOMINANT_STAGE_SHARE = 0.4
+
+# Mixed precision: fp32 (incl. tf32) holds at least this share of device compute time, and device
+# compute is at least this share of the step (otherwise precision is not what bounds the step).
+PRECISION_FP32_SHARE_PCT = 50.0
+PRECISION_DEVICE_SHARE_PCT = 30.0
+# Mixed precision pays off from Volta (Tensor Cores for fp16) on; bf16 from Ampere.
+MIXED_PRECISION_MIN_CC = (7, 0)
+TF32_MIN_CC = (8, 0)
+# TF32 advice: fp32 (non-tf32) matmul/conv time on an Ampere+ GPU at least this share of device time.
+TF32_FP32_MATMUL_SHARE_PCT = 10.0
+
+# XLA: many small kernels — at least this many kernels per step with a mean duration below this —
+# or kernel launch at least OVERHEAD_MODERATE_PCT of the step, on a GPU run not compiled with XLA.
+XLA_MIN_KERNELS_PER_STEP = 200
+XLA_MAX_MEAN_KERNEL_US = 20.0
+
+# tf.function: eager op executions per step on the step's thread, with no compiled function call.
+EAGER_OPS_PER_STEP = 50
+
+# Layout transposes: transpose kernels at least this share of device compute time.
+TRANSPOSE_SHARE_PCT = 5.0
+
+# ---------------------------------------------------------------------------------------------------
+# Tables in the report
+
+TOP_OPS = 200
+TOP_KERNELS = 200
