@@ -1,0 +1,139 @@
+"""The real-profile fixtures have the layout DESIGN.md §3 describes and the properties other tests rely on.
+
+TensorFlow's own xplane proto is the oracle here (read in a child process, so the test process stays
+free of TensorFlow): if TF changes what it writes, these tests say so before the Advisor's tests do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tf_profiles as tfp
+
+SESSION_NAME = re.compile(r"^\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}$")
+LOOPS = ("loop_input_bound", "loop_fixed")
+
+
+@pytest.fixture(scope="module")
+def oracle(tf_profiles: tfp.TFProfiles) -> dict:
+    """inspect() of every run's xplane, computed afresh in a child process with TensorFlow's proto."""
+    paths = [str(tf_profiles.xplane(name)) for name in tfp.NAMES]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1")
+    proc = subprocess.run(
+        [sys.executable, tfp.__file__, "inspect", *paths],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    by_path = json.loads(proc.stdout)
+    return {name: by_path[str(tf_profiles.xplane(name))] for name in tfp.NAMES}
+
+
+def _tfevents(directory: Path) -> list:
+    return sorted(p.name for p in directory.iterdir() if p.is_file() and "tfevents" in p.name)
+
+
+def test_keras_fit_layout_has_events_file_and_profile_under_train(tf_profiles):
+    train = tf_profiles.keras_fit / "train"
+    events = _tfevents(train)
+    assert len(events) == 1 and events[0].endswith(".v2"), events
+    sessions = list((train / "plugins" / "profile").iterdir())
+    assert [s.name for s in sessions] == [tf_profiles.session("keras_fit")]
+    assert SESSION_NAME.match(sessions[0].name)
+    assert [p.name for p in sessions[0].glob("*.xplane.pb")] == [f"{tf_profiles.host}.xplane.pb"]
+    assert tf_profiles.xplane("keras_fit") == sessions[0] / f"{tf_profiles.host}.xplane.pb"
+    assert tf_profiles.run_name("keras_fit") == f"keras_fit/train/{sessions[0].name}"
+
+
+@pytest.mark.parametrize("name", LOOPS)
+def test_profiler_api_runs_write_only_the_xplane_and_no_events_file(tf_profiles, name):
+    run_dir = getattr(tf_profiles, name)
+    every_file = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
+    session = tf_profiles.session(name)
+    assert SESSION_NAME.match(session)
+    assert every_file == [f"plugins/profile/{session}/{tf_profiles.host}.xplane.pb"]
+    assert tf_profiles.run_name(name) == f"{name}/{session}"
+
+
+def test_keras_fit_steps_are_profiled_batch_markers_without_r(tf_profiles, oracle):
+    facts = oracle["keras_fit"]
+    assert facts["step_marker"] == "Profiled batch"
+    assert facts["steps_with_r"] == 0
+    first, last = tfp.KERAS_PROFILE_BATCH  # 1-based batches; Keras numbers steps from 0
+    assert facts["step_nums"] == list(range(first - 1, last))
+    assert 8 <= len(facts["step_nums"]) <= 12
+    assert facts["iterator_events"] > 0 and facts["get_next_events"] >= len(facts["step_nums"])
+    assert facts["planes"][0] == "/host:CPU"
+
+
+@pytest.mark.parametrize("name", LOOPS)
+def test_loop_steps_are_root_train_markers_after_warmup(tf_profiles, oracle, name):
+    facts = oracle[name]
+    expected = list(range(tfp.WARMUP_STEPS, tfp.WARMUP_STEPS + tfp.PROFILED_STEPS))
+    assert facts["step_marker"] == "train"
+    assert facts["step_nums"] == expected
+    assert facts["steps_with_r"] == len(expected)
+    assert facts["get_next_events"] >= len(expected)
+    assert facts["iterator_events"] > 0
+    # The xplane's step durations are the ones the loop timed in Python (same interval, 1 ms slack).
+    python_ms = tf_profiles.measured[name]["step_ms"]
+    for xplane_ms, timed_ms in zip(facts["step_ms"], python_ms):
+        assert abs(xplane_ms - timed_ms) <= 1.0, (facts["step_ms"], python_ms)
+
+
+def test_input_bound_loop_waits_at_least_30_pct_in_get_next(tf_profiles, oracle):
+    measured = tf_profiles.measured["loop_input_bound"]
+    facts = oracle["loop_input_bound"]
+    assert measured["input_wait_pct"] >= 30.0, measured
+    assert facts["input_wait_pct"] >= 30.0, facts["per_step_input_wait_pct"]
+    # Not one lucky step: the median step and every step wait too (20 % floor per step).
+    assert statistics.median(facts["per_step_input_wait_pct"]) >= 30.0
+    assert min(facts["per_step_input_wait_pct"]) >= 20.0
+    # Python's and the profile's view agree within 3 points: both time next(it) inside the step.
+    assert abs(measured["input_wait_pct"] - facts["input_wait_pct"]) <= 3.0
+
+
+def test_fixed_loop_waits_less_than_10_pct_in_get_next(tf_profiles, oracle):
+    measured = tf_profiles.measured["loop_fixed"]
+    facts = oracle["loop_fixed"]
+    assert measured["input_wait_pct"] < 10.0, measured
+    assert facts["input_wait_pct"] < 10.0, facts["per_step_input_wait_pct"]
+    assert max(facts["per_step_input_wait_pct"]) < 20.0
+    assert abs(measured["input_wait_pct"] - facts["input_wait_pct"]) <= 3.0
+
+
+def test_manifest_facts_match_a_fresh_inspection(tf_profiles, oracle):
+    for name in tfp.NAMES:
+        assert tf_profiles.facts[name] == oracle[name], name
+
+
+def test_copy_to_gives_an_independent_identical_logdir(tf_profiles, tmp_path):
+    copy = tf_profiles.copy_to(tmp_path / "copy")
+    assert copy.logdir != tf_profiles.logdir
+    for name in tfp.NAMES:
+        assert copy.xplane(name).read_bytes() == tf_profiles.xplane(name).read_bytes()
+        assert copy.run_name(name) == tf_profiles.run_name(name)
+    (copy.loop_fixed / "written-by-a-test").write_text("x")
+    assert not (tf_profiles.loop_fixed / "written-by-a-test").exists()
+
+
+def test_cache_env_reuses_profiles_keyed_by_this_generator(tf_profiles, tmp_path, monkeypatch):
+    key = tfp.cache_key()
+    assert re.fullmatch(r"[0-9a-f]{16}", key)
+    cached = tf_profiles.copy_to(tmp_path / "cache" / f"tf_profiles-{key}")
+    monkeypatch.setenv(tfp.CACHE_ENV, str(tmp_path / "cache"))
+    fresh_root = tmp_path / "fresh"
+    fresh_root.mkdir()
+    loaded = tfp.load_or_generate(fresh_root)
+    assert loaded.logdir == cached.logdir
+    assert loaded.run_name("loop_fixed") == tf_profiles.run_name("loop_fixed")
+    assert list(fresh_root.iterdir()) == []  # nothing generated
