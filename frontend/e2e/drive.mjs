@@ -1,0 +1,382 @@
+// Drives Debian's headless Chromium through TensorBoard's real page into the Advisor tab's iframe.
+//
+//   node e2e/drive.mjs SPEC.json
+//
+// SPEC: {"url": page to open (TensorBoard's root, or a notebook page embedding it),
+//        "screenshots": folder for PNGs, "viewport": [w, h], "colorScheme": "light"|"dark",
+//        "chromium": executable (default /usr/bin/chromium), "timeoutMs": per step (default 90000),
+//        "allowedOrigins": [origins the page may contact; anything else fails the run (offline)],
+//        "steps": [{"do": <action>, ...args}]}
+// Actions are listed in ACTIONS below. The run stops at the first failed step, prints
+// "FAILED step N (<action>): <why>" to stderr and exits 1; on success it prints a JSON summary.
+// Always fails when the page opened a dialog (alert/confirm/prompt) or the Advisor threw.
+
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-default-apps",
+  "--disable-extensions",
+  "--no-default-browser-check",
+];
+
+class StepError extends Error {}
+
+function fail(msg) {
+  throw new StepError(msg);
+}
+
+const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const timeout = spec.timeoutMs ?? 90000;
+const shotsDir = spec.screenshots;
+if (shotsDir) mkdirSync(shotsDir, { recursive: true });
+
+const dialogs = [];
+const advisorErrors = [];
+const foreignRequests = [];
+const summary = { steps: [], screenshots: [], requests: 0 };
+
+/** The frame running TensorBoard's app (the page itself, or an iframe in a notebook page). */
+async function tensorboardFrame(page) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      try {
+        if (await f.evaluate(() => !!document.querySelector("tb-webapp"))) return f;
+      } catch {
+        // frame navigating or detached: look again
+      }
+    }
+    await page.waitForTimeout(250);
+  }
+  fail(`no TensorBoard app (tb-webapp) in any frame of ${page.url()} within ${timeout} ms`);
+}
+
+/** The Advisor's iframe (plugin_entry.html?name=advisor) once its app has rendered. */
+async function advisorFrame(page) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    const f = page.frames().find((fr) => fr.url().includes("plugin_entry.html?name=advisor"));
+    if (f) {
+      try {
+        if (await f.evaluate(() => !!document.querySelector('[data-testid="advisor"]'))) return f;
+      } catch {
+        // still loading
+      }
+    }
+    await page.waitForTimeout(250);
+  }
+  fail("the Advisor iframe (plugin_entry.html?name=advisor) did not render [data-testid=advisor]");
+}
+
+const sel = (testid) => `[data-testid="${testid}"]`;
+
+async function textOf(frame, selector) {
+  const loc = frame.locator(selector).first();
+  await loc.waitFor({ state: "attached", timeout });
+  return ((await loc.textContent()) ?? "").trim();
+}
+
+/** Wait until the panel shows `ready` (a selector) or an error; fail with the error's text. */
+async function waitForPanel(frame, panel, ready) {
+  const handle = await frame.waitForFunction(
+    ([panelSel, readySel]) => {
+      const p = document.querySelector(panelSel);
+      if (!p) return null;
+      if (p.querySelector(readySel)) return { ok: true };
+      const err = p.querySelector('[data-testid="error"]');
+      return err ? { ok: false, error: err.textContent } : null;
+    },
+    [sel(`panel-${panel}`), ready],
+    { timeout, polling: 200 },
+  );
+  const res = await handle.jsonValue();
+  if (!res.ok) fail(`the ${panel} panel shows an error: ${res.error}`);
+}
+
+function cssString(s) {
+  return JSON.stringify(s);
+}
+
+function regex(step) {
+  return new RegExp(step.match, step.flags ?? "");
+}
+
+const ACTIONS = {
+  /** Click TensorBoard's "Advisor" tab and wait for the plugin's iframe to render. */
+  async openAdvisor(ctx) {
+    const tb = await tensorboardFrame(ctx.page);
+    const tab = tb.getByRole("tab", { name: /^advisor$/i });
+    await tab.waitFor({ timeout });
+    await tab.click();
+    ctx.adv = await advisorFrame(ctx.page);
+    ctx.tb = tb;
+    return { tensorboard: tb.url(), advisor: ctx.adv.url() };
+  },
+
+  /** Pick a run (and host) in the Report panel; wait for its report. */
+  async selectRun(ctx, s) {
+    const f = ctx.adv;
+    await f.locator(sel("nav-report")).click();
+    const runSel = f.locator(sel("run-select"));
+    const values = await runSel.evaluate((el) => [...el.options].map((o) => o.value));
+    if (!values.includes(s.run)) fail(`run ${cssString(s.run)} is not in the run selector: ${JSON.stringify(values)}`);
+    if ((await runSel.inputValue()) !== s.run) await runSel.selectOption(s.run);
+    const host = s.host ?? "";
+    if ((await f.locator(sel("host-select")).inputValue()) !== host) await f.locator(sel("host-select")).selectOption(host);
+    await waitForPanel(f, "report", `[data-testid="report"][data-run=${cssString(s.run)}][data-host=${cssString(host)}]`);
+    return { run: s.run, host };
+  },
+
+  /** Text of the first element with data-testid must match a regex. */
+  async expectText(ctx, s) {
+    const text = await textOf(ctx.adv, s.selector ?? sel(s.testid));
+    if (!regex(s).test(text)) fail(`${s.selector ?? s.testid} text ${cssString(text)} does not match /${s.match}/`);
+    return { text };
+  },
+
+  /** Text of the first element must equal a string exactly. */
+  async expectExactText(ctx, s) {
+    const text = await textOf(ctx.adv, s.selector ?? sel(s.testid));
+    if (text !== s.text) fail(`${s.selector ?? s.testid} text is ${cssString(text)}, expected ${cssString(s.text)}`);
+    return { text };
+  },
+
+  /** How many elements match a selector: at least `min` (default 1). */
+  async expectCount(ctx, s) {
+    const n = await ctx.adv.locator(s.selector).count();
+    if (n < (s.min ?? 1) || (s.max !== undefined && n > s.max)) fail(`${s.selector}: ${n} elements, expected ${s.min ?? 1}..${s.max ?? "∞"}`);
+    return { count: n };
+  },
+
+  /** A Chart.js canvas drawn with visible pixels in several colours. */
+  async expectChart(ctx, s) {
+    const canvas = ctx.adv.locator(sel(s.testid)).first();
+    await canvas.waitFor({ state: "visible", timeout });
+    const stats = await canvas.evaluate((c) => {
+      const g = c.getContext("2d");
+      const { data } = g.getImageData(0, 0, c.width, c.height);
+      let painted = 0;
+      const colours = new Set();
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i + 3] > 0) {
+          painted++;
+          if (colours.size < 64) colours.add(`${data[i] >> 4},${data[i + 1] >> 4},${data[i + 2] >> 4}`);
+        }
+      }
+      return { width: c.width, height: c.height, painted, colours: colours.size, points: Number(c.getAttribute("data-chart-ready") || 0) };
+    });
+    if (stats.points < 1) fail(`${s.testid}: the chart has no data points (data-chart-ready=${stats.points})`);
+    if (stats.width < 100 || stats.height < 50) fail(`${s.testid}: canvas is only ${stats.width}x${stats.height}`);
+    if (stats.painted < (s.minPixels ?? 500)) fail(`${s.testid}: only ${stats.painted} painted pixels`);
+    if (stats.colours < (s.minColours ?? 2)) fail(`${s.testid}: only ${stats.colours} colours drawn`);
+    return stats;
+  },
+
+  /** A recommendation card with this id is shown. */
+  async expectRecommendation(ctx, s) {
+    const card = ctx.adv.locator(`[data-testid="rec-card"][data-rec-id=${cssString(s.id)}]`);
+    await card.first().waitFor({ state: "visible", timeout });
+    const title = ((await card.first().locator("h3").textContent()) ?? "").trim();
+    if (s.title && title !== s.title) fail(`recommendation ${s.id} title ${cssString(title)} != ${cssString(s.title)}`);
+    return { id: s.id, title };
+  },
+
+  /** Click the first copy button of a recommendation; the clipboard must then hold the snippet. */
+  async copySnippet(ctx, s) {
+    const card = ctx.adv.locator(`[data-testid="rec-card"][data-rec-id=${cssString(s.id)}]`).first();
+    const block = card.locator(sel("snippet-tf")).first();
+    const code = ((await block.locator("pre").textContent()) ?? "").trim();
+    const button = block.locator(sel("copy-snippet"));
+    await button.click();
+    await ctx.adv.waitForFunction(
+      (el) => el.textContent === "Copied" || el.textContent === "Copy failed",
+      await button.elementHandle(),
+      { timeout: 10000 },
+    );
+    const label = await button.textContent();
+    if (label !== "Copied") fail(`copy button says ${cssString(label)}`);
+    const clip = (await ctx.page.evaluate(() => navigator.clipboard.readText())).trim();
+    if (clip !== code) fail(`clipboard holds ${cssString(clip)}, the snippet is ${cssString(code)}`);
+    return { copied: clip.length };
+  },
+
+  /** Compare two runs in the diff panel. */
+  async diff(ctx, s) {
+    const f = ctx.adv;
+    await f.locator(sel("nav-diff")).click();
+    await f.locator(sel("diff-baseline")).selectOption(s.baseline);
+    await f.locator(sel("diff-candidate")).selectOption(s.candidate);
+    await f.locator(sel("diff-compare")).click();
+    await waitForPanel(
+      f,
+      "diff",
+      `[data-testid="diff"][data-baseline=${cssString(s.baseline)}][data-candidate=${cssString(s.candidate)}]`,
+    );
+    return { baseline: s.baseline, candidate: s.candidate };
+  },
+
+  /** The diff op table is ordered by absolute change, largest first, and has at least `min` rows. */
+  async expectSortedDeltas(ctx, s) {
+    const deltas = await ctx.adv
+      .locator(`${sel(s.testid ?? "diff-ops")} [data-delta]`)
+      .evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-delta"))));
+    if (deltas.length < (s.min ?? 1)) fail(`only ${deltas.length} rows in the op table`);
+    for (let i = 1; i < deltas.length; i++) {
+      if (Math.abs(deltas[i]) > Math.abs(deltas[i - 1]) + 1e-9) fail(`row ${i} (|${deltas[i]}|) is larger than row ${i - 1} (|${deltas[i - 1]}|)`);
+    }
+    return { rows: deltas.length, first: deltas[0] };
+  },
+
+  async doctor(ctx) {
+    await ctx.adv.locator(sel("nav-doctor")).click();
+    await waitForPanel(ctx.adv, "doctor", sel("doctor-status"));
+    return { status: await textOf(ctx.adv, sel("doctor-status")) };
+  },
+
+  /** Switch the browser's colour scheme; the tab must follow (via TensorBoard's body.dark-mode). */
+  async colorScheme(ctx, s) {
+    await ctx.page.emulateMedia({ colorScheme: s.scheme });
+    await ctx.adv.waitForFunction((t) => document.documentElement.dataset.theme === t, s.scheme, { timeout: 15000 });
+    const bg = await ctx.adv.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const tbDark = await ctx.tb.evaluate(() => document.body.classList.contains("dark-mode"));
+    return { theme: s.scheme, background: bg, tensorboardDarkMode: tbDark };
+  },
+
+  /** The run name is shown as literal text and nothing from it became markup. */
+  async expectLiteralRun(ctx, s) {
+    const found = await ctx.adv.evaluate((run) => {
+      const opts = [...document.querySelectorAll('[data-testid="run-select"] option')].map((o) => o.textContent);
+      const shown = document.querySelector('[data-testid="report-run"] .adv-name')?.textContent ?? null;
+      return {
+        inSelect: opts.includes(run),
+        shown,
+        imgs: document.querySelectorAll("img").length,
+        handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
+      };
+    }, s.run);
+    if (!found.inSelect) fail(`no run option with the literal text ${cssString(s.run)}`);
+    if (found.shown !== s.run) fail(`report shows run ${cssString(found.shown)}, expected the literal ${cssString(s.run)}`);
+    if (found.imgs !== 0) fail(`${found.imgs} <img> elements in the Advisor document`);
+    if (found.handlers !== 0) fail(`${found.handlers} elements carry on* attributes`);
+    return found;
+  },
+
+  /** A "open in Profile tab" link resolves to TensorBoard's page with xprof's run/tag/host and #profile. */
+  async expectProfileLink(ctx, s) {
+    const link = ctx.adv.locator(sel(`profile-link-${s.tool.replace("@", "")}`)).first();
+    const { href, target } = await link.evaluate((a) => ({ href: a.href, target: a.target }));
+    const u = new URL(href);
+    const tbUrl = new URL(ctx.tb.url());
+    const problems = [];
+    if (u.origin !== tbUrl.origin || u.pathname !== tbUrl.pathname) problems.push(`points at ${u.origin}${u.pathname}, TensorBoard is at ${tbUrl.origin}${tbUrl.pathname}`);
+    if (u.searchParams.get("run") !== s.run) problems.push(`run=${u.searchParams.get("run")}`);
+    if (u.searchParams.get("tag") !== s.tool) problems.push(`tag=${u.searchParams.get("tag")}`);
+    if (u.hash !== "#profile") problems.push(`hash ${u.hash}`);
+    if (target !== "_parent") problems.push(`target ${target}`);
+    if (problems.length) fail(`profile link ${href}: ${problems.join("; ")}`);
+    if (s.click) {
+      await link.click();
+      await ctx.tb.waitForURL((url) => url.hash === "#profile" && url.searchParams.get("run") === s.run, { timeout });
+    }
+    return { href };
+  },
+
+  async screenshot(ctx, s) {
+    if (!shotsDir) fail("no screenshots folder in the spec");
+    if (s.scrollTo && ctx.adv) await ctx.adv.locator(s.scrollTo).first().scrollIntoViewIfNeeded();
+    if (s.fullAdvisor && ctx.adv) {
+      // Grow the viewport until the whole tab fits: TensorBoard sizes the iframe to the window.
+      const h = await ctx.adv.evaluate(() => document.documentElement.scrollHeight);
+      const vp = ctx.page.viewportSize();
+      await ctx.page.setViewportSize({ width: vp.width, height: Math.min(8000, h + 80) });
+      await ctx.page.waitForTimeout(300);
+      const path = join(shotsDir, `${s.name}.png`);
+      await ctx.page.screenshot({ path });
+      await ctx.page.setViewportSize(vp);
+      summary.screenshots.push(path);
+      return { path };
+    }
+    await ctx.page.waitForTimeout(200);
+    const path = join(shotsDir, `${s.name}.png`);
+    await ctx.page.screenshot({ path });
+    summary.screenshots.push(path);
+    return { path };
+  },
+};
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: spec.chromium ?? "/usr/bin/chromium",
+    args: CHROMIUM_ARGS,
+    timeout: 60000,
+  });
+  let failed = null;
+  try {
+    const [w, h] = spec.viewport ?? [1400, 1000];
+    const context = await browser.newContext({
+      viewport: { width: w, height: h },
+      colorScheme: spec.colorScheme ?? "light",
+      permissions: ["clipboard-read", "clipboard-write"],
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(timeout);
+    const allowed = new Set(spec.allowedOrigins ?? [new URL(spec.url).origin]);
+    page.on("dialog", (d) => {
+      dialogs.push(`${d.type()}: ${d.message()}`);
+      void d.dismiss();
+    });
+    page.on("pageerror", (e) => {
+      if (String(e.stack ?? "").includes("plugin/advisor/")) advisorErrors.push(String(e.stack ?? e.message));
+    });
+    page.on("request", (r) => {
+      summary.requests++;
+      const u = r.url();
+      if (u.startsWith("data:") || u.startsWith("blob:") || u.startsWith("about:")) return;
+      if (!allowed.has(new URL(u).origin)) foreignRequests.push(u);
+    });
+    const ctx = { page, adv: null, tb: null };
+    await page.goto(spec.url, { waitUntil: "load", timeout });
+    for (const [i, step] of (spec.steps ?? []).entries()) {
+      const action = ACTIONS[step.do];
+      if (!action) fail(`unknown action ${step.do}`);
+      try {
+        const result = await action(ctx, step);
+        summary.steps.push({ do: step.do, ...(result ?? {}) });
+      } catch (e) {
+        const why = e instanceof StepError ? e.message : String(e?.stack ?? e).split("\n").slice(0, 6).join("\n");
+        failed = `FAILED step ${i} (${step.do}): ${why}`;
+        if (shotsDir) {
+          const path = join(shotsDir, `failure-${spec.name ?? "run"}.png`);
+          await page.screenshot({ path }).catch(() => {});
+          failed += `\n(screenshot of the failure: ${path})`;
+        }
+        break;
+      }
+    }
+    if (!failed && dialogs.length) failed = `FAILED: the page opened dialogs: ${JSON.stringify(dialogs)}`;
+    if (!failed && advisorErrors.length) failed = `FAILED: the Advisor threw: ${advisorErrors[0]}`;
+    if (!failed && foreignRequests.length) failed = `FAILED: requests left the allowed origins ${JSON.stringify([...allowed])}: ${foreignRequests.slice(0, 5).join(", ")}`;
+  } finally {
+    await browser.close();
+  }
+  summary.dialogs = dialogs;
+  console.log(JSON.stringify(summary, null, 1));
+  if (failed) {
+    console.error(failed);
+    process.exit(1);
+  }
+}
+
+main().catch((e) => {
+  console.error(`FAILED: ${e?.stack ?? e}`);
+  process.exit(1);
+});
