@@ -137,9 +137,10 @@ def _read_profiles(session: Session, host: Optional[str]):
 
 def build_report(session: Session, host: Optional[str]) -> Dict[str, Any]:
     """The engine's report JSON for a session (all hosts, or one)."""
+    profiles = _read_profiles(session, host)
     from tb_plugin_advisor import report as engine
 
-    return to_jsonable(engine.build_report(_read_profiles(session, host)))
+    return to_jsonable(engine.build_report(profiles))
 
 
 def build_diff(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[str, Any]:

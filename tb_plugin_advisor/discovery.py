@@ -338,7 +338,8 @@ class LiveDiscovery:
     - `lookup(run)` falls back to one synchronous rescan when a run is unknown, at most once per
       `min_rescan_s`, so a session written a moment ago is found without waiting for the timer,
       and a stream of bogus names cannot make the server walk the logdir in a loop.
-    - `on_scan(scan)` runs on the scanning thread after every walk (the plugin writes markers there).
+    - `on_scan(scan)` runs on the scanning thread after every walk (the plugin writes markers there);
+      a truthy return value means it changed the logdir, and the walk is repeated once.
     """
 
     def __init__(
@@ -372,7 +373,7 @@ class LiveDiscovery:
     def wait_ready(self, timeout: float) -> bool:
         return self._first.wait(timeout)
 
-    def refresh(self) -> Scan:
+    def refresh(self, _again: bool = True) -> Scan:
         """Walk the logdir now (callers on other threads wait for a walk already under way)."""
         started = time.monotonic()
         with self._scan_lock:
@@ -388,9 +389,12 @@ class LiveDiscovery:
             self._first.set()
         if self._on_scan is not None:
             try:
-                self._on_scan(scan)
+                changed = self._on_scan(scan)
             except Exception:  # noqa: BLE001
                 logger.exception("advisor: post-scan hook failed")
+                changed = False
+            if changed and _again:  # the hook wrote into the logdir (markers): show it at once
+                return self.refresh(_again=False)
         return scan
 
     def lookup(self, run: str) -> Optional[Session]:

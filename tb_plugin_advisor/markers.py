@@ -117,6 +117,10 @@ class MarkerResult:
     written: List[str]
     failed: List[str]  # "<dir>: <why>"
 
+    def __bool__(self) -> bool:
+        """True when something was written (the logdir changed)."""
+        return bool(self.written)
+
 
 class MarkerWriter:
     """Writes missing markers after each scan; remembers failures so a read-only logdir is logged once."""

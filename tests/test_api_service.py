@@ -1,0 +1,97 @@
+"""AnalysisService: shared in-flight analyses, bounded LRU, 202-style timeouts, errors."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from tb_plugin_advisor.api import AnalysisService, ApiError
+
+
+def test_concurrent_requests_share_one_computation():
+    service = AnalysisService(workers=2, wait_s=5)
+    gate = threading.Event()
+    runs = []
+
+    def compute():
+        runs.append(1)
+        gate.wait(5)
+        return {"answer": 42}
+
+    results = []
+    def request():
+        results.append(service.result("k", compute))
+
+    threads = [threading.Thread(target=request) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert results == [(True, {"answer": 42})] * 8
+    assert len(runs) == 1 and service.computed == 1
+    # Finished: answered from the cache, no new computation.
+    assert service.result("k", compute) == (True, {"answer": 42})
+    assert service.computed == 1
+
+
+def test_slow_analysis_answers_not_ready_then_ready_and_does_not_block_others():
+    service = AnalysisService(workers=2, wait_s=0.2)
+    gate = threading.Event()
+
+    def slow():
+        gate.wait(10)
+        return "slow done"
+
+    started = time.monotonic()
+    assert service.result("slow", slow) == (False, None)
+    assert time.monotonic() - started < 1.0
+    # Another analysis runs on the second worker meanwhile.
+    assert service.result("fast", lambda: "fast done") == (True, "fast done")
+    assert service.result("slow", slow) == (False, None)  # still the same in-flight future
+    gate.set()
+    assert service.result("slow", slow, wait_s=5) == (True, "slow done")
+    assert service.computed == 2
+
+
+def test_lru_is_bounded_and_evicts_oldest():
+    service = AnalysisService(workers=1, cache_size=3, wait_s=5)
+    for key in "abcd":
+        assert service.result(key, lambda key=key: key.upper()) == (True, key.upper())
+    deadline = time.monotonic() + 5
+    while service.cached("d") is None:  # the done-callback runs right after the result is set
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert service.cached("a") is None
+    assert [k for k in "bcd" if service.cached(k) is not None] == ["b", "c", "d"]
+    service.result("b", lambda: "B")  # touch b: c becomes the oldest
+    service.result("e", lambda: "E")
+    deadline = time.monotonic() + 5
+    while service.cached("e") is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert service.cached("c") is None and service.cached("b") is not None
+
+
+def test_client_errors_are_remembered_other_failures_retried():
+    service = AnalysisService(workers=1, wait_s=5)
+    calls = {"bad": 0, "flaky": 0}
+
+    def bad():
+        calls["bad"] += 1
+        raise ApiError(422, "corrupt")
+
+    def flaky():
+        calls["flaky"] += 1
+        raise RuntimeError("transient")
+
+    for _ in range(3):
+        with pytest.raises(ApiError):
+            service.result("bad", bad)
+        with pytest.raises(RuntimeError):
+            service.result("flaky", flaky)
+        time.sleep(0.05)
+    assert calls == {"bad": 1, "flaky": 3}

@@ -1,0 +1,254 @@
+"""doctor and fix-logdir: every finding in doctor.FINDINGS is produced by a profile made for it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from synth import XSpaceBuilder
+
+from tb_plugin_advisor import cli, doctor
+from tb_plugin_advisor.discovery import scan_logdir
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+MS = 1_000_000
+T0 = 1_700_000_000 * 1_000_000_000
+
+
+def host_profile(markers: str = "root", steps: int = 4, hostname: str = "h") -> XSpaceBuilder:
+    """A host plane whose steps are marked the way `markers` says (root | keras3 | legacy | iter | none)."""
+    b = XSpaceBuilder(hostnames=[hostname])
+    line = b.plane("/host:CPU").line("python", id=1)
+    for i in range(steps):
+        start = T0 + i * 100 * MS
+        if markers == "root":
+            line.event("train", start, 90 * MS, stats={"step_num": i, "_r": 1})
+        elif markers == "keras3":
+            line.event("Profiled batch", start, 90 * MS, stats={"step_num": i})
+        elif markers == "legacy":
+            line.event("TraceContext", start, 90 * MS, stats={"step_num": i, "graph_type": "train"})
+        elif markers == "iter":
+            line.event("ExecutorState::Process", start, 90 * MS, stats={"iter_num": i})
+        else:
+            line.event("some_function", start, 90 * MS)
+    return b
+
+
+def add_gpus(b: XSpaceBuilder, with_kernels: int, without: int, vendor: str = "Nvidia") -> XSpaceBuilder:
+    for ordinal in range(with_kernels + without):
+        plane = b.gpu_plane(ordinal, vendor=vendor)
+        if ordinal < with_kernels:
+            stream = plane.line("Stream #7(Kernel)", id=7)
+            stream.kernel("ampere_sgemm_128x64_tn", T0 + 5 * MS, 2 * MS, tf_op="model/dense/MatMul:MatMul")
+    return b
+
+
+def session(root: Path, run_dir: str, name: str, events: bool = True) -> Path:
+    base = root / run_dir if run_dir else root
+    path = base / "plugins" / "profile" / name
+    path.mkdir(parents=True)
+    if events:
+        (base / "events.out.tfevents.1.h.v2").write_bytes(b"")
+    return path
+
+
+@pytest.fixture
+def logdir(tmp_path: Path) -> Path:
+    root = tmp_path / "logs"
+    host_profile("root").write(session(root, "good", "s") / "h.xplane.pb")
+    host_profile("keras3").write(session(root, "keras", "s") / "h.xplane.pb")
+    host_profile("legacy").write(session(root, "tfkeras", "s") / "h.xplane.pb")
+    host_profile("none").write(session(root, "nomarkers", "s") / "h.xplane.pb")
+    host_profile("iter").write(session(root, "tf1", "s") / "h.xplane.pb")
+    mixed = session(root, "multihost", "s")
+    host_profile("root", hostname="a").write(mixed / "a.xplane.pb")
+    host_profile("keras3", hostname="b").write(mixed / "b.xplane.pb")
+    add_gpus(host_profile("root"), 0, 2).write(session(root, "nocupti", "s") / "h.xplane.pb")
+    add_gpus(host_profile("root"), 0, 1, vendor="AMD").write(session(root, "rocm", "s") / "h.xplane.pb")
+    add_gpus(host_profile("root"), 1, 3).write(session(root, "idle", "s") / "h.xplane.pb")
+    privileges = add_gpus(host_profile("root"), 0, 1)
+    privileges.error("cuptiActivityEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES")
+    privileges.write(session(root, "privileges", "s") / "h.xplane.pb")
+    cupti = add_gpus(host_profile("root"), 0, 1)
+    cupti.error("cuptiSubscribe: error 15: CUPTI_ERROR_NOT_INITIALIZED")
+    cupti.write(session(root, "cuptierr", "s") / "h.xplane.pb")
+    other = host_profile("root").error("profiler session was stopped early")
+    other.write(session(root, "profilererr", "s") / "h.xplane.pb")
+    (session(root, "corrupt", "s") / "h.xplane.pb").write_bytes(b"\xff\xfe this is not an XSpace \x00\x01")
+    host_profile("root").write(session(root, "", "rootsession", events=False) / "h.xplane.pb")
+    legacy = session(root, "old", "s")
+    (legacy / "10.0.0.1.overview_page.pb").write_bytes(b"o" * 10)
+    session(root, "empty", "s")
+    host_profile("root").write(root / "stray" / "w 1.xplane.pb")
+    return root
+
+
+def by_run(report: doctor.DoctorReport) -> Dict[str, dict]:
+    return {s["run"]: s for s in report.to_json()["sessions"]}
+
+
+EXPECTED: Dict[str, List[str]] = {
+    "good/s": [],
+    "keras/s": ["keras3_markers_only"],
+    "tfkeras/s": [],
+    "nomarkers/s": ["no_step_markers"],
+    "tf1/s": ["loop_steps"],
+    "multihost/s": ["keras3_markers_only"],
+    "nocupti/s": ["no_kernels"],
+    "rocm/s": ["no_kernels_amd"],
+    "idle/s": ["idle_gpus"],
+    "privileges/s": ["cupti_privileges"],
+    "cuptierr/s": ["cupti_error", "no_kernels"],
+    "profilererr/s": ["profiler_errors"],
+    "corrupt/s": ["corrupt"],
+    "rootsession": ["not_visible"],
+    "old/s": ["legacy_format"],
+    "empty/s": ["empty_session"],
+    "stray": ["loose_file"],
+}
+
+
+def test_each_session_gets_exactly_its_findings(logdir: Path):
+    sessions = by_run(doctor.diagnose(str(logdir)))
+    assert {run: s["findings"] for run, s in sessions.items()} == EXPECTED
+
+
+def test_every_finding_in_the_table_is_exercised():
+    assert {f for findings in EXPECTED.values() for f in findings} == set(doctor.FINDINGS)
+
+
+def test_session_fields(logdir: Path):
+    sessions = by_run(doctor.diagnose(str(logdir)))
+    good = sessions["good/s"]
+    assert good["format"] == "xplane" and good["hosts"] == ["h"]
+    assert good["problems"] == [] and good["fix"] == ""
+    assert good["visible_in_tensorboard_runs"] is True and good["has_marker"] is False
+    assert good["step_markers"] == "root_marker" and good["step_count"] == 4
+    assert sessions["keras/s"]["step_markers"] == "keras3_marker"
+    assert sessions["tfkeras/s"]["step_markers"] == "legacy_marker"
+    assert sessions["nomarkers/s"]["step_markers"] == "none"
+    assert sessions["corrupt/s"]["step_markers"] == "unknown"
+    assert sessions["old/s"]["step_markers"] == "unknown" and sessions["old/s"]["format"] == "legacy"
+    assert sessions["nocupti/s"]["devices"] == "2x GPU (NVIDIA A100-SXM4-40GB)"
+    assert sessions["good/s"]["devices"] == "CPU only"
+    assert sessions["stray"]["layout"] == "loose"
+    assert sessions["stray"]["visible_in_tensorboard_runs"] is False
+    root = sessions["rootsession"]
+    assert root["visible_in_tensorboard_runs"] is False and root["has_marker"] is False
+
+
+def test_messages_and_fixes_say_what_to_do(logdir: Path):
+    sessions = by_run(doctor.diagnose(str(logdir)))
+    assert "zero steps" in sessions["keras/s"]["problems"][0]
+    assert "_r=1" in sessions["keras/s"]["fix"]
+    # Only host b of the multi-host run is Keras-only; the message names it.
+    assert "(hosts: b)" in sessions["multihost/s"]["problems"][0]
+    assert sessions["multihost/s"]["step_markers"] == "root_marker"
+    assert 'Trace("train", step_num=step, _r=1)' in sessions["nomarkers/s"]["fix"]
+    assert "CUPTI" in sessions["nocupti/s"]["problems"][0]
+    assert "LD_LIBRARY_PATH" in sessions["nocupti/s"]["fix"]
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in sessions["privileges/s"]["fix"]
+    assert "CUPTI_ERROR_NOT_INITIALIZED" in sessions["cuptierr/s"]["problems"][0]
+    assert "ROCm" in sessions["rocm/s"]["fix"]
+    assert sessions["idle/s"]["problems"] == []
+    assert sessions["idle/s"]["notes"] == ["3 of 4 GPUs recorded no activity"]
+    assert sessions["corrupt/s"]["problems"][0].startswith("h.xplane.pb cannot be read: ")
+    assert sessions["rootsession"]["fix"] == f"tb-advisor fix-logdir {logdir}"
+    assert "xplane.pb" in sessions["old/s"]["problems"][0]
+    stray_fix = sessions["stray"]["fix"]
+    assert re.fullmatch(
+        rf"\(cd {re.escape(str(logdir / 'stray'))} && mkdir -p plugins/profile/\d{{4}}(_\d\d){{5}} && mv "
+        r"'w 1\.xplane\.pb' plugins/profile/\S+/\)",
+        stray_fix,
+    ), stray_fix
+
+
+def test_doctor_json_schema_and_exit_code(logdir: Path, capsys):
+    assert cli.main(["doctor", str(logdir), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == "tb-advisor/doctor/1" and data["ok"] is False
+    required = {"run", "path", "hosts", "format", "visible_in_tensorboard_runs", "has_marker", "step_markers",
+                "problems", "fix"}  # fmt: skip
+    for entry in data["sessions"]:
+        assert required <= set(entry)
+        assert entry["format"] in ("xplane", "legacy", "unknown")
+        assert entry["step_markers"] in ("root_marker", "keras3_marker", "legacy_marker", "none", "unknown")
+    assert data["summary"] == {
+        "sessions": 16,
+        "loose": 1,
+        "with_problems": 13,
+        "by_format": {"xplane": 15, "legacy": 1, "unknown": 1},
+    }
+
+
+def test_doctor_text_has_a_line_per_session_and_prints_code_once(logdir: Path, capsys):
+    assert cli.main(["doctor", str(logdir)]) == 1
+    out = capsys.readouterr().out
+    for run in EXPECTED:
+        assert re.search(rf"^(ok|!!) {re.escape(run)}  \[", out, re.M), run
+    assert out.count('with tf.profiler.experimental.Trace("train", step_num=step, _r=1):') == 1
+    assert "16 session(s), 1 loose profile director(ies)" in out
+
+
+def test_healthy_logdir_exits_zero(tmp_path: Path, capsys):
+    host_profile("root").write(session(tmp_path, "run", "s") / "h.xplane.pb")
+    assert cli.main(["doctor", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "ok run/s  [xplane, 1 host" in out and "All good." in out
+
+
+def test_empty_and_missing_logdirs(tmp_path: Path, capsys):
+    assert cli.main(["doctor", str(tmp_path)]) == 1
+    assert "no profile sessions under" in capsys.readouterr().out
+    assert cli.main(["doctor", str(tmp_path / "missing")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_fix_logdir_dry_run_then_write(logdir: Path, capsys):
+    before = sorted(p for p in logdir.rglob("*"))
+    assert cli.main(["fix-logdir", str(logdir), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    marker = r"events\.out\.tfevents\.\d+\.\S+\.profile-empty"
+    assert re.search(rf"would write {re.escape(str(logdir))}/{marker}", out)
+    assert "1 directory holds .xplane.pb files outside plugins/profile" in out
+    assert sorted(p for p in logdir.rglob("*")) == before
+
+    assert cli.main(["fix-logdir", str(logdir)]) == 0
+    out = capsys.readouterr().out
+    written = re.findall(r"^wrote (\S+)", out, re.M)
+    assert len(written) == 1 and Path(written[0]).parent == logdir
+    assert sorted(p for p in logdir.rglob("*")) == sorted(before + [Path(written[0])])
+    sessions = by_run(doctor.diagnose(str(logdir)))
+    assert sessions["rootsession"]["findings"] == []
+    assert sessions["rootsession"]["visible_in_tensorboard_runs"] and sessions["rootsession"]["has_marker"]
+
+    assert cli.main(["fix-logdir", str(logdir)]) == 0
+    assert "Nothing to do" in capsys.readouterr().out
+
+
+def test_diagnose_scan_uses_the_given_scan(logdir: Path):
+    scan = scan_logdir(str(logdir))
+    report = doctor.diagnose_scan(scan)
+    assert [r.session.run for r in report.sessions] == [s.run for s in scan.sessions] + ["stray"]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside this checkout")
+def test_corpus_every_location_gets_a_sensible_line(capsys):
+    """Real files from other people's machines: legacy-only, multi-host GPU, AMD JAX, TPU, corrupt."""
+    assert cli.main(["doctor", str(CORPUS), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    sessions = {s["run"]: s for s in data["sessions"]}
+    multi = sessions["xprof/demo/GPU-multi-worker"]
+    assert multi["format"] == "xplane" and len(multi["hosts"]) == 2 and multi["visible_in_tensorboard_runs"]
+    assert multi["devices"].startswith("8x GPU")
+    assert sessions["xprof/demo/Cloud-TPU"]["findings"] == ["legacy_format"]
+    assert sessions["_corrupt/xprof"]["findings"] == ["corrupt"]
+    tpu = sessions["xprof/older_01d85de/xprof/convert/test_xplanes"]
+    assert tpu["devices"] == "4x TPU v6 Lite" and "no_step_markers" in tpu["findings"]
+    amd = sessions["tracelens/tests/traces/mi300/jax08_gemm"]
+    assert amd["step_markers"] == "none" and "GPU" in amd["devices"] and "loose_file" in amd["findings"]
+    for run, s in sessions.items():
+        assert s["problems"] or s["notes"] or s["findings"] == [], run
