@@ -284,11 +284,14 @@ def check_host(host: str, path: str, size: int, read: Callable) -> HostCheck:
     except Exception as e:  # noqa: BLE001 - a reader bug must not stop the other sessions
         check.error = f"cannot read profile {path}: {type(e).__name__}: {e}"
         return check
-    sources = {m.source for m in profile.step_markers}
+    # A root event (_r=1) only makes a step for the built-in tab when it carries a step number: TF's
+    # own `FunctionRun` events are roots too (many per step, Keras 3 included) and count for nothing.
+    markers = [m for m in profile.step_markers if m.source != "root_marker" or m.step_num is not None]
+    sources = {m.source for m in markers}
     check.step_sources = tuple(s for s in STEP_SOURCE_ORDER if s in sources)
     if check.step_sources:
         best = check.step_sources[0]
-        check.step_count = sum(1 for m in profile.step_markers if m.source == best)
+        check.step_count = sum(1 for m in markers if m.source == best)
     gpus = profile.gpus
     check.gpus = len(gpus)
     check.gpus_with_kernels = sum(1 for d in gpus if len(d.kernels) > 0)

@@ -26,8 +26,9 @@ def host_profile(markers: str = "root", steps: int = 4, hostname: str = "h") -> 
         start = T0 + i * 100 * MS
         if markers == "root":
             line.event("train", start, 90 * MS, stats={"step_num": i, "_r": 1})
-        elif markers == "keras3":
+        elif markers == "keras3":  # as TF 2.21 writes it: TF's FunctionRun roots carry _r=1 too
             line.event("Profiled batch", start, 90 * MS, stats={"step_num": i})
+            line.event("FunctionRun", start + MS, 80 * MS, stats={"id": 1000 + i, "_r": 1})
         elif markers == "legacy":
             line.event("TraceContext", start, 90 * MS, stats={"step_num": i, "graph_type": "train"})
         elif markers == "iter":
