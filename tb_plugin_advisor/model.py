@@ -18,18 +18,48 @@ import numpy as np
 # Stats
 
 
-@dataclass
 class StatColumn:
-    """One stat across all events of a line.
+    """One stat across the events of a line, stored sparsely (most stats sit on few events).
 
     `kind` is "int", "float" or "str". For "str" the values are int32 ids into the owning plane's
-    `strings` table (ref_value stats are resolved into it by the reader). `present[i]` says whether
-    event i carries the stat at all (either itself or through its metadata).
+    `strings` table (ref_value stats are resolved into it by the reader). `indices` (sorted) are the
+    events that carry the stat, themselves or through their metadata; `data[k]` is the value at
+    `indices[k]`. `values` / `present` give dense per-event arrays, built on first use.
     """
 
-    kind: str
-    values: np.ndarray
-    present: np.ndarray
+    __slots__ = ("kind", "indices", "data", "count", "_dense")
+
+    def __init__(self, kind: str, indices: np.ndarray, data: np.ndarray, count: int):
+        self.kind = kind
+        self.indices = indices
+        self.data = data
+        self.count = count
+        self._dense: Optional[Tuple[np.ndarray, np.ndarray]] = None
+
+    def _materialise(self) -> Tuple[np.ndarray, np.ndarray]:
+        if self._dense is None:
+            fill = -1 if self.kind == "str" else 0
+            values = np.full(self.count, fill, dtype=self.data.dtype)
+            values[self.indices] = self.data
+            present = np.zeros(self.count, dtype=bool)
+            present[self.indices] = True
+            self._dense = (values, present)
+        return self._dense
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._materialise()[0]
+
+    @property
+    def present(self) -> np.ndarray:
+        return self._materialise()[1]
+
+    def get(self, i: int):
+        """The raw value at event i (a string id for kind "str"), or None."""
+        k = int(np.searchsorted(self.indices, i))
+        if k < self.indices.size and int(self.indices[k]) == i:
+            return self.data[k]
+        return None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -96,9 +126,9 @@ class Line:
     def stat_value(self, name: str, i: int) -> Any:
         """The value of stat `name` on event i, or None (strings resolved)."""
         column = self.stats.get(name)
-        if column is None or not column.present[i]:
+        value = column.get(i) if column is not None else None
+        if value is None:
             return None
-        value = column.values[i]
         if column.kind == "str":
             return self.plane.strings[int(value)]
         return int(value) if column.kind == "int" else float(value)
@@ -114,7 +144,7 @@ class Line:
         return [str(v) if p else None for v, p in zip(column.values.tolist(), column.present.tolist())]
 
     def event(self, i: int) -> Event:
-        stats = {name: self.stat_value(name, i) for name, col in self.stats.items() if col.present[i]}
+        stats = {name: value for name in self.stats if (value := self.stat_value(name, i)) is not None}
         return Event(self.name_of(i), int(self.start_ns[i]), int(self.duration_ns[i]), stats)
 
     def events(self) -> Iterator[Event]:

@@ -118,7 +118,7 @@ def test_events_are_sorted_and_name_masks_are_per_event():
         (b"", "empty"),
         (gpu_profile_bytes()[:-7], "truncated"),
         (b"\x0a\xff\xff\xff\xff\x0f" + b"x" * 40, "truncated"),
-        (b"this is not a profile at all, just text\n", "corrupt data"),
+        (b"this is not a profile at all, just text\n", "not an XSpace"),
         (b"\x08\x01", "not an XSpace"),
         (b"\x1f\x8b\x08\x00garbage", "gzip"),
     ],
@@ -190,3 +190,17 @@ def test_real_tensorflow_profiles_load_with_their_step_markers(tf_profiles):
     assert len(batches) >= 3
     assert not [m for m in keras.step_markers if m.source == "root_marker"]
     assert keras.host_plane is not None and keras.host_plane.event_count > 100
+
+
+def test_one_stat_with_values_of_several_kinds_is_decoded_exactly():
+    b = XSpaceBuilder()
+    line = b.plane("/host:CPU").line("t")
+    line.event("a", T0, 10, stats={"x": 5})
+    line.event("a", T0 + 20, 10, stats={"x": 0})  # reads like an unset int: must still count
+    line.event("a", T0 + 40, 10, stats={"x": "text"})
+    line.event("a", T0 + 60, 10, stats={"x": 2.5})
+    line.event("a", T0 + 80, 10)
+    read = read_xplane_bytes(b.to_bytes()).host_plane.lines[0]
+    assert [read.stat_value("x", i) for i in range(5)] == ["5", "0", "text", "2.5", None]
+    assert read.stats["x"].kind == "str"
+    assert read.stats["x"].present.tolist() == [True, True, True, True, False]

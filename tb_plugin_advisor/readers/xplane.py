@@ -8,12 +8,14 @@ dropped before the next — and names and string stats are interned once per pla
 
 from __future__ import annotations
 
+import gc
 import gzip
+import io
 import os
 import re
 import zlib
-from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from operator import attrgetter
+from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -89,13 +91,20 @@ _FLOAT = re.compile(r"^-?\d+\.\d*(?:[eE][-+]?\d+)?$")
 
 
 def read_xplane(path: Union[str, os.PathLike], host: Optional[str] = None) -> Profile:
-    """Read one `.xplane.pb` from a local path or any path TensorBoard's file layer understands."""
+    """Read one `.xplane.pb` from a local path or any path TensorBoard's file layer understands.
+
+    The file is read plane by plane, so the raw bytes of only one plane are in memory at a time.
+    """
     source = os.fspath(path)
     try:
-        data = _read_bytes(source)
+        stream = _open(source)
     except OSError as exc:
         raise ProfileReadError(source, f"cannot open file ({exc})") from exc
-    return read_xplane_bytes(data, source=source, host=host or host_from_filename(source))
+    with stream:
+        stream.seek(0, io.SEEK_END)
+        size = stream.tell()
+        stream.seek(0)
+        return _read_stream(stream, source, host or host_from_filename(source), size)
 
 
 def host_from_filename(path: str) -> str:
@@ -106,48 +115,94 @@ def host_from_filename(path: str) -> str:
 
 def read_xplane_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> Profile:
     """Decode an XSpace held in memory; raises ProfileReadError naming `source` on bad input."""
-    if not data:
-        raise ProfileReadError(source, "the file is empty (0 bytes)")
-    if data[:2] == b"\x1f\x8b":  # some tools gzip profiles; be kind
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ProfileReadError(source, f"gzip data is truncated or corrupt ({exc})") from exc
-    view = memoryview(data)
-    planes: List[Plane] = []
-    errors: List[str] = []
-    warnings: List[str] = []
-    hostnames: List[str] = []
-    try:
-        for number, wire_type, value in _fields(view, 0, len(view), source, "XSpace"):
-            if wire_type != 2:
-                raise ProfileReadError(source, f"not an XSpace: field {number} has wire type {wire_type}")
-            if number == 1:
-                planes.append(_read_plane(view[value[0] : value[1]], source))
-            elif number in (2, 3, 4):
-                text = _utf8(view[value[0] : value[1]], source)
-                (errors, warnings, hostnames)[number - 2].append(text)
-            else:
-                raise ProfileReadError(source, f"not an XSpace: unexpected top-level field {number}")
-    except DecodeError as exc:
-        raise ProfileReadError(source, f"corrupt protobuf data ({exc})") from exc
-    if not planes:
-        raise ProfileReadError(source, "the XSpace holds no planes (an empty or aborted capture)")
-    return _assemble(planes, source, host, len(data), errors, warnings, hostnames)
+    return _read_stream(io.BytesIO(data), source, host, len(data))
 
 
-def _read_bytes(source: str) -> bytes:
+def _open(source: str) -> BinaryIO:
     if "://" not in source:
-        return Path(source).read_bytes()
+        return open(source, "rb")  # noqa: SIM115 - closed by the caller's `with`
     # TensorBoard's own file layer (gs://, s3://, any fsspec scheme). Its stub, never `compat.tf`,
     # which would import TensorFlow when it happens to be installed.
     from tensorboard.compat.tensorflow_stub.io import gfile
 
     try:
-        with gfile.GFile(source, "rb") as handle:
-            return handle.read()
+        return io.BytesIO(gfile.GFile(source, "rb").read())
     except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
         raise OSError(str(exc)) from exc
+
+
+def _read_stream(stream: BinaryIO, source: str, host: str, size: int) -> Profile:
+    head = stream.read(2)
+    if not head:
+        raise ProfileReadError(source, "the file is empty (0 bytes)")
+    if head == b"\x1f\x8b":  # some tools gzip profiles; be kind
+        try:
+            data = gzip.decompress(head + stream.read())
+            stream, size = io.BytesIO(data), len(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ProfileReadError(source, f"gzip data is truncated or corrupt ({exc})") from exc
+    else:
+        stream.seek(0)
+    # Building millions of small containers triggers the cyclic GC over and over; none of them form
+    # cycles, so it stays off while reading (restored after).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_space(stream, source, host, size)
+    except DecodeError as exc:
+        raise ProfileReadError(source, f"corrupt protobuf data ({exc})") from exc
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _stream_varint(stream, source: str) -> Optional[int]:
+    """A varint from the stream; None at a clean end of file."""
+    result = shift = 0
+    while True:
+        byte = stream.read(1)
+        if not byte:
+            if shift == 0:
+                return None
+            raise ProfileReadError(source, "the file is truncated (inside a field header)")
+        result |= (byte[0] & 0x7F) << shift
+        if byte[0] < 0x80:
+            return result
+        shift += 7
+        if shift > 63:
+            raise ProfileReadError(source, "corrupt data in XSpace (bad varint)")
+
+
+def _read_space(stream, source: str, host: str, size: int) -> Profile:
+    planes: List[Plane] = []
+    errors: List[str] = []
+    warnings: List[str] = []
+    hostnames: List[str] = []
+    position = 0
+    while True:
+        key = _stream_varint(stream, source)
+        if key is None:
+            break
+        number, wire_type = key >> 3, key & 7
+        if wire_type != 2 or number not in (1, 2, 3, 4):
+            raise ProfileReadError(
+                source, f"not an XSpace profile (corrupt data: field {number}, wire type {wire_type})"
+            )
+        length = _stream_varint(stream, source) or 0
+        position = stream.tell()
+        if position + length > size:
+            missing = position + length - size
+            raise ProfileReadError(source, f"the file is truncated: a field needs {missing} more bytes")
+        payload = stream.read(length)
+        position += length
+        if number == 1:
+            planes.append(_read_plane(memoryview(payload), source))
+        else:
+            (errors, warnings, hostnames)[number - 2].append(_utf8(memoryview(payload), source))
+        del payload
+    if not planes:
+        raise ProfileReadError(source, "the XSpace holds no planes (an empty or aborted capture)")
+    return _assemble(planes, source, host, size, errors, warnings, hostnames)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -337,6 +392,12 @@ def _raw_field(number: int, wire_type: int, payload: memoryview) -> bytes:
     return key + bytes(payload)
 
 
+# Events are parsed a few MB at a time: a parsed message holds ~7x its bytes, and one GPU stream of a
+# large profile can be hundreds of MB on its own.
+_CHUNK_BYTES = 1 << 20
+_StatPieces = Dict[str, List[Tuple[np.ndarray, str, np.ndarray]]]
+
+
 def _read_line(
     buf: memoryview,
     plane: Plane,
@@ -345,52 +406,195 @@ def _read_line(
     strings: _Interner,
     source: str,
 ) -> Line:
-    line = schema.XLine.FromString(bytes(buf))
-    events = line.events
-    count = len(events)
-    metadata_index = np.empty(count, dtype=np.int32)
-    offset_ps = np.empty(count, dtype=np.int64)
-    duration_ps = np.empty(count, dtype=np.int64)
-    # stat name -> (event indices, values)
-    found: Dict[str, Tuple[List[int], List[Any]]] = {}
-    unknown_metadata = 0
-    for i, event in enumerate(events):
-        index = dense.get(event.metadata_id)
-        if index is None:
-            unknown_metadata += 1
-            index = _placeholder_metadata(plane, dense, event.metadata_id)
-        metadata_index[i] = index
-        offset_ps[i] = event.offset_ps
-        duration_ps[i] = event.duration_ps
-        if event.stats:
-            for stat in event.stats:
-                value = _stat_value(stat, stat_names)
-                if value is None or isinstance(value, bytes):
-                    continue
-                name = stat_names.get(stat.metadata_id, str(stat.metadata_id))
-                slot = found.get(name)
-                if slot is None:
-                    slot = found[name] = ([], [])
-                slot[0].append(i)
-                slot[1].append(value)
-    start_ns = line.timestamp_ns + offset_ps // 1000
-    duration_ns = (duration_ps + 500) // 1000
-    stats = {name: _column(idx, vals, count, strings) for name, (idx, vals) in found.items()}
+    """Parse one XLine chunk by chunk into columns; events and stats are touched by C-level loops only."""
+    header_parts: List[bytes] = []
+    columns: List[np.ndarray] = []  # (n, 3) blocks of metadata_id, offset_ps, duration_ps
+    pieces: _StatPieces = {}
+    count = 0
+    for start, end in _event_chunks(buf, source, header_parts):
+        events = schema.XLine.FromString(bytes(buf[start:end])).events
+        block = np.array([(e.metadata_id, e.offset_ps, e.duration_ps) for e in events], dtype=np.int64)
+        columns.append(block.reshape(len(events), 3))
+        per_event = [event.stats for event in events]
+        stats_per_event = np.fromiter(map(len, per_event), dtype=np.int32, count=len(per_event))
+        flat = [stat for stats in per_event for stat in stats]
+        owners = np.repeat(np.arange(count, count + len(events), dtype=np.int32), stats_per_event)
+        _collect_stats(flat, owners, stat_names, strings, pieces)
+        count += len(events)
+        del events, flat, per_event
+    header = schema.XLine.FromString(b"".join(header_parts))
+    table = np.concatenate(columns) if columns else np.zeros((0, 3), dtype=np.int64)
+    metadata_index = _dense_indices(table[:, 0], plane, dense)
+    start_ns = header.timestamp_ns + table[:, 1] // 1000
+    duration_ns = (table[:, 2] + 500) // 1000
+    del table, columns
+    stats = {name: _combine(parts, count, strings) for name, parts in pieces.items()}
     _merge_metadata_stats(stats, metadata_index, plane, strings)
     if count > 1 and np.any(np.diff(start_ns) < 0):
         order = np.argsort(start_ns, kind="stable")
         start_ns, duration_ns, metadata_index = start_ns[order], duration_ns[order], metadata_index[order]
-        stats = {k: StatColumn(c.kind, c.values[order], c.present[order]) for k, c in stats.items()}
+        stats = {k: _reordered(c, order) for k, c in stats.items()}
     return Line(
-        id=line.id,
-        name=line.name,
-        display_name=line.display_name,
+        id=header.id,
+        name=header.name,
+        display_name=header.display_name,
         plane=plane,
         start_ns=start_ns,
         duration_ns=duration_ns,
-        metadata_index=metadata_index,
+        metadata_index=metadata_index.astype(np.int32),
         stats=stats,
     )
+
+
+def _event_chunks(buf: memoryview, source: str, header_parts: List[bytes]) -> Iterator[Tuple[int, int]]:
+    """Byte ranges of consecutive `events` fields (each range is itself a valid XLine encoding).
+
+    Other XLine fields go to header_parts. The common case — tag 0x22 followed by a one- or two-byte
+    length — is decoded inline: this loop runs once per event.
+    """
+    pos, end = 0, len(buf)
+    chunk_start = -1
+    while pos < end:
+        if buf[pos] == 0x22:  # field 4 (events), length-delimited
+            field_start = pos
+            first = buf[pos + 1] if pos + 1 < end else 0x80
+            if first < 0x80:
+                length, pos = first, pos + 2
+            else:
+                length, pos = _varint(buf, pos + 1, end, source)
+            if pos + length > end:
+                missing = pos + length - end
+                raise ProfileReadError(source, f"the file is truncated: an event needs {missing} more bytes")
+            if chunk_start < 0:
+                chunk_start = field_start
+            pos += length
+            if pos - chunk_start >= _CHUNK_BYTES:
+                yield chunk_start, pos
+                chunk_start = -1
+            continue
+        field_end = _field_end(buf, pos, end, source)
+        header_parts.append(bytes(buf[pos:field_end]))  # a field's raw bytes are a valid encoding
+        pos = field_end
+    if chunk_start >= 0:
+        yield chunk_start, end
+
+
+def _field_end(buf: memoryview, pos: int, end: int, source: str) -> int:
+    """Where the field starting at pos ends."""
+    key, pos = _varint(buf, pos, end, source)
+    wire_type = key & 7
+    if wire_type == 0:
+        return _varint(buf, pos, end, source)[1]
+    if wire_type == 2:
+        length, pos = _varint(buf, pos, end, source)
+        if pos + length > end:
+            raise ProfileReadError(source, "the file is truncated inside a line")
+        return pos + length
+    if wire_type in (1, 5):
+        return pos + (8 if wire_type == 1 else 4)
+    raise ProfileReadError(source, f"corrupt data in XLine (wire type {wire_type})")
+
+
+def _dense_indices(metadata_ids: np.ndarray, plane: Plane, dense: Dict[int, int]) -> np.ndarray:
+    unique, inverse = np.unique(metadata_ids, return_inverse=True)
+    mapped = np.array(
+        [dense[m] if m in dense else _placeholder_metadata(plane, dense, m) for m in unique.tolist()],
+        dtype=np.int64,
+    )
+    return mapped[inverse.reshape(-1)] if unique.size else np.zeros(0, dtype=np.int64)
+
+
+_VALUE_DEFAULTS = {"ref_value": 0, "str_value": "", "int64_value": 0, "uint64_value": 0, "double_value": 0.0}
+
+
+def _collect_stats(flat: List[Any], owners: np.ndarray, stat_names: Dict[int, str], strings: _Interner,
+                   pieces: _StatPieces) -> None:
+    """Group XStats (flat, owned by event `owners[k]`) by stat into typed numpy pieces per stat name.
+
+    One stat id keeps one value kind in practice, so the kind is read once per id and the values with
+    one attribute read each; values equal to the kind's default (what an unset field reads as) are
+    checked one by one, so a stat id whose kind varies is still decoded exactly.
+    """
+    if not flat:
+        return
+    metadata_ids = np.fromiter((stat.metadata_id for stat in flat), dtype=np.int64, count=len(flat))
+    order = np.argsort(metadata_ids, kind="stable")
+    unique, starts = np.unique(metadata_ids[order], return_index=True)
+    bounds = starts.tolist() + [len(flat)]
+    for g, metadata_id in enumerate(unique.tolist()):
+        members = order[bounds[g] : bounds[g + 1]]
+        member_stats = [flat[j] for j in members.tolist()]
+        kind = member_stats[0].WhichOneof("value")
+        by_kind: Dict[Optional[str], Tuple[List[int], List[Any]]] = {}
+        if kind in _VALUE_DEFAULTS:
+            values = list(map(attrgetter(kind), member_stats))
+            default = _VALUE_DEFAULTS[kind]
+            unsure = [k for k, v in enumerate(values) if v == default]
+            sure = np.ones(len(values), dtype=bool)
+            sure[unsure] = False
+            by_kind[kind] = (np.flatnonzero(sure).tolist(), [v for v, ok in zip(values, sure.tolist()) if ok])
+        else:
+            unsure = range(len(member_stats))
+        for k in unsure:
+            real = member_stats[k].WhichOneof("value")
+            slot = by_kind.setdefault(real, ([], []))
+            slot[0].append(k)
+            slot[1].append(getattr(member_stats[k], real) if real else None)
+        name = stat_names.get(metadata_id, str(metadata_id))
+        for value_kind, (local, values) in by_kind.items():
+            if value_kind in (None, "bytes_value") or not local:
+                continue
+            where = owners[members[local]]
+            typed = _typed_values(value_kind, values, stat_names, strings)
+            pieces.setdefault(name, []).append((where, *typed))
+
+
+def _typed_values(kind: str, values: List[Any], stat_names: Dict[int, str],
+                  strings: _Interner) -> Tuple[str, np.ndarray]:
+    if kind == "ref_value":  # the string is the name of the referenced stat metadata
+        refs = np.array(values, dtype=np.uint64)
+        unique, inverse = np.unique(refs, return_inverse=True)
+        ids = np.array([strings.id(stat_names.get(int(r), "")) for r in unique.tolist()], dtype=np.int32)
+        return "str", ids[inverse.reshape(-1)]
+    if kind == "str_value":
+        return "str", np.array([strings.id(v) for v in values], dtype=np.int32)
+    if kind == "double_value":
+        return "float", np.array(values, dtype=np.float64)
+    dtype = np.uint64 if kind == "uint64_value" else np.int64
+    return "int", np.array(values, dtype=dtype).astype(np.int64)  # uint64 ids wrap into int64
+
+
+def _combine(pieces: List[Tuple[np.ndarray, str, np.ndarray]], count: int, strings: _Interner) -> StatColumn:
+    """One sparse column from typed pieces; mixed kinds widen to float, or to strings."""
+    kinds = {kind for _, kind, _ in pieces}
+    kind = "str" if "str" in kinds else "float" if "float" in kinds else "int"
+    where_parts, value_parts = [], []
+    for where, piece_kind, piece in pieces:
+        if kind == "str" and piece_kind != "str":
+            piece = np.array([strings.id(_number_text(v)) for v in piece.tolist()], dtype=np.int32)
+        where_parts.append(where)
+        value_parts.append(piece.astype(np.float64) if kind == "float" else piece)
+    indices = np.concatenate(where_parts)
+    data = np.concatenate(value_parts)
+    order = np.argsort(indices, kind="stable")
+    indices, data = indices[order], data[order]
+    if indices.size > 1:  # an event repeating a stat: keep the first, as the profiler's readers do
+        keep = np.concatenate(([True], np.diff(indices) != 0))
+        indices, data = indices[keep], data[keep]
+    return StatColumn(kind, indices, data, count)
+
+
+def _reordered(column: StatColumn, order: np.ndarray) -> StatColumn:
+    """The column after the line's events were put in `order` (old index at each new position)."""
+    new_position = np.empty_like(order)
+    new_position[order] = np.arange(order.size)
+    indices = new_position[column.indices]
+    by_index = np.argsort(indices, kind="stable")
+    return StatColumn(column.kind, indices[by_index], column.data[by_index], column.count)
+
+
+def _number_text(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _placeholder_metadata(plane: Plane, dense: Dict[int, int], metadata_id: int) -> int:
@@ -402,20 +606,13 @@ def _placeholder_metadata(plane: Plane, dense: Dict[int, int], metadata_id: int)
     return index
 
 
-def _column(indices: List[int], values: List[Any], count: int, strings: _Interner) -> StatColumn:
-    present = np.zeros(count, dtype=bool)
-    present[indices] = True
+def _typed_piece(values: List[Any], strings: _Interner) -> Tuple[str, np.ndarray]:
     if any(isinstance(v, str) for v in values):
-        ids = np.full(count, -1, dtype=np.int32)
-        ids[indices] = [strings.id(v if isinstance(v, str) else str(v)) for v in values]
-        return StatColumn("str", ids, present)
+        return "str", np.array([strings.id(v if isinstance(v, str) else _number_text(v)) for v in values],
+                               dtype=np.int32)
     if any(isinstance(v, float) for v in values):
-        floats = np.zeros(count, dtype=np.float64)
-        floats[indices] = values
-        return StatColumn("float", floats, present)
-    ints = np.zeros(count, dtype=np.int64)
-    ints[indices] = [v if v < (1 << 63) else v - (1 << 64) for v in values]  # uint64 ids wrap
-    return StatColumn("int", ints, present)
+        return "float", np.array(values, dtype=np.float64)
+    return "int", np.array([v if v < (1 << 63) else v - (1 << 64) for v in values], dtype=np.int64)
 
 
 def _merge_metadata_stats(
@@ -424,42 +621,25 @@ def _merge_metadata_stats(
     """Per-op constant stats sit on the event metadata; fill them in where the event has none."""
     if metadata_index.size == 0:
         return
-    used = np.unique(metadata_index)
-    names = {k for m in used.tolist() for k in plane.metadata_stats[m]}
+    used = np.unique(metadata_index).tolist()
+    names = {k for m in used for k in plane.metadata_stats[m]}
+    count = int(metadata_index.size)
     for name in names:
-        per_meta = [(m, plane.metadata_stats[m].get(name)) for m in used.tolist()]
-        per_meta = [(m, v) for m, v in per_meta if v is not None]
-        meta_column = _column(
-            [m for m, _ in per_meta], [v for _, v in per_meta], len(plane.event_names), strings
-        )
-        from_meta = meta_column.present[metadata_index]
+        owners = [m for m in used if name in plane.metadata_stats[m]]
+        kind, per_owner = _typed_piece([plane.metadata_stats[m][name] for m in owners], strings)
+        slot = np.full(len(plane.event_names), -1, dtype=np.int64)
+        slot[owners] = np.arange(len(owners))
+        events = np.flatnonzero(slot[metadata_index] >= 0).astype(np.int32)
         existing = stats.get(name)
+        if existing is not None:
+            events = events[~np.isin(events, existing.indices, assume_unique=True)]
+        if events.size == 0:
+            continue
+        piece = (events, kind, per_owner[slot[metadata_index[events]]])
         if existing is None:
-            stats[name] = StatColumn(meta_column.kind, meta_column.values[metadata_index], from_meta)
-            continue
-        fill = from_meta & ~existing.present
-        if not fill.any():
-            continue
-        if existing.kind != meta_column.kind:
-            existing, meta_column = _as_common_kind(existing, meta_column, plane, strings)
-            stats[name] = existing
-        existing.values[fill] = meta_column.values[metadata_index][fill]
-        existing.present[fill] = True
-
-
-def _as_common_kind(
-    a: StatColumn, b: StatColumn, plane: Plane, strings: _Interner
-) -> Tuple[StatColumn, StatColumn]:
-    def to_str(c: StatColumn) -> StatColumn:
-        if c.kind == "str":
-            return c
-        ids = np.array([strings.id(str(v)) for v in c.values.tolist()], dtype=np.int32)
-        return StatColumn("str", ids, c.present)
-
-    if "str" in (a.kind, b.kind):
-        return to_str(a), to_str(b)
-    return (StatColumn("float", a.values.astype(np.float64), a.present),
-            StatColumn("float", b.values.astype(np.float64), b.present))
+            stats[name] = _combine([piece], count, strings)
+        else:
+            stats[name] = _combine([(existing.indices, existing.kind, existing.data), piece], count, strings)
 
 
 # ---------------------------------------------------------------------------------------------------
