@@ -35,8 +35,16 @@ from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
 # JSON order (DESIGN.md §2) and claim priority (module docstring).
-CATEGORIES = ("input", "device_compute", "host_compute", "kernel_launch", "memcpy", "communication",
-              "idle", "other")
+CATEGORIES = (
+    "input",
+    "device_compute",
+    "host_compute",
+    "kernel_launch",
+    "memcpy",
+    "communication",
+    "idle",
+    "other",
+)
 PRIORITY = ("device_compute", "communication", "memcpy", "input", "kernel_launch", "host_compute", "other")
 
 _H2D = MEMCPY_DIRECTIONS.index("H2D")
@@ -51,8 +59,14 @@ _HOST_TABLES = (
     (_COMM, names.HOST_COMMUNICATION),
     (_HOST, names.HOST_COMPUTE),
 )
-_CODE_CATEGORY = {_INPUT: "input", _LAUNCH: "kernel_launch", _COPY_H2D: "input", _COPY: "memcpy",
-                  _COMM: "communication", _HOST: "host_compute"}
+_CODE_CATEGORY = {
+    _INPUT: "input",
+    _LAUNCH: "kernel_launch",
+    _COPY_H2D: "input",
+    _COPY: "memcpy",
+    _COMM: "communication",
+    _HOST: "host_compute",
+}
 
 
 @dataclass
@@ -133,8 +147,9 @@ def category_intervals(profile: Profile, steps: Steps) -> Dict[str, iv.Intervals
             used = np.unique(device.kernels.name_index)
             kernel_names.update(device.kernels.names[i] for i in used.tolist())
             kernel_correlations.append(device.kernels.correlation_id[device.kernels.correlation_id >= 0])
-    launched = (np.unique(np.concatenate(kernel_correlations)) if kernel_correlations
-                else np.zeros(0, dtype=np.int64))
+    launched = (
+        np.unique(np.concatenate(kernel_correlations)) if kernel_correlations else np.zeros(0, dtype=np.int64)
+    )
     step_lines = set(steps.step_lines)
     for p, plane in enumerate(profile.planes):
         if plane.kind != "host":
@@ -168,14 +183,19 @@ def _device_parts(device: Device, parts: Dict[str, List[iv.Intervals]], h2d_corr
         category_of = np.zeros(len(kernels.names), dtype=np.int8)  # 0 compute, 1 comm, 2 copy
         for n in used.tolist():
             category_of[n] = ("device_compute", "communication", "memcpy").index(
-                device_kernel_category(kernels.names[n]))
+                device_kernel_category(kernels.names[n])
+            )
         per_kernel = category_of[kernels.name_index]
         ends = kernels.start_ns + kernels.duration_ns
         copies = per_kernel == 2
         input_copies = copies & (kernels.correlation_id >= 0)
         input_copies &= np.isin(kernels.correlation_id, h2d_correlations)
-        for mask, category in ((per_kernel == 0, "device_compute"), (per_kernel == 1, "communication"),
-                               (copies & ~input_copies, "memcpy"), (input_copies, "input")):
+        for mask, category in (
+            (per_kernel == 0, "device_compute"),
+            (per_kernel == 1, "communication"),
+            (copies & ~input_copies, "memcpy"),
+            (input_copies, "input"),
+        ):
             if mask.any():
                 parts[category].append((kernels.start_ns[mask], ends[mask]))
     copies = device.memcpys
@@ -200,8 +220,13 @@ def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
     return codes
 
 
-def _host_line_parts(line: Line, codes: np.ndarray, launched: np.ndarray,
-                     parts: Dict[str, List[iv.Intervals]], steps: Optional[Steps]) -> None:
+def _host_line_parts(
+    line: Line,
+    codes: np.ndarray,
+    launched: np.ndarray,
+    parts: Dict[str, List[iv.Intervals]],
+    steps: Optional[Steps],
+) -> None:
     per_event = codes[line.metadata_index]
     correlation = line.stats.get("correlation_id")
     if correlation is not None and correlation.kind == "int" and launched.size:
@@ -234,8 +259,9 @@ def _host_h2d_correlations(profile: Profile) -> np.ndarray:
     """Correlation ids of host H2D copy API calls (their device side may be a blit kernel)."""
     found: List[np.ndarray] = []
     for plane in profile.host_planes:
-        is_h2d = np.array([names.first_match(names.HOST_MEMCPY_H2D, n) is not None for n in plane.event_names]
-                          + [False])
+        is_h2d = np.array(
+            [names.first_match(names.HOST_MEMCPY_H2D, n) is not None for n in plane.event_names] + [False]
+        )
         if not is_h2d.any():
             continue
         for line in plane.lines:
@@ -255,10 +281,12 @@ def _device_busy(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> Dict[str, 
     total = float((hi - lo).sum())
     busy: Dict[str, float] = {}
     for device in profile.devices:
-        merged = iv.union_all([
-            (device.kernels.start_ns, device.kernels.start_ns + device.kernels.duration_ns),
-            (device.memcpys.start_ns, device.memcpys.start_ns + device.memcpys.duration_ns),
-        ])
+        merged = iv.union_all(
+            [
+                (device.kernels.start_ns, device.kernels.start_ns + device.kernels.duration_ns),
+                (device.memcpys.start_ns, device.memcpys.start_ns + device.memcpys.duration_ns),
+            ]
+        )
         busy[device.name] = float(iv.covered(merged, lo, hi).sum()) * 100.0 / total if total > 0 else 0.0
     return busy
 
@@ -269,8 +297,9 @@ def _input_evidence(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[Tu
         return []
     found: Dict[Tuple[str, str], float] = {}
     for plane in profile.host_planes:
-        is_input = np.array([names.first_match(names.HOST_INPUT, n) is not None for n in plane.event_names]
-                            + [False])
+        is_input = np.array(
+            [names.first_match(names.HOST_INPUT, n) is not None for n in plane.event_names] + [False]
+        )
         if not is_input.any():
             continue
         for line in plane.lines:

@@ -44,76 +44,129 @@ def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePatt
 # Host events → breakdown category (checked in this order; the first table that matches wins)
 
 HOST_INPUT = (
-    NamePattern("get_next_op", r"^IteratorGetNext\w*Op::DoCompute$",
-                "the kernel of IteratorGetNext(AsOptional): the consumer blocks here until a batch is ready"),
-    NamePattern("get_next_tf_op", r":(IteratorGetNext|IteratorGetNextAsOptional|IteratorGetNextSync)$",
-                "the get-next op as a TF op event `name:Type` (graph mode, GPU host threads)"),
-    NamePattern("get_next_eager", r"^EagerLocalExecute: IteratorGetNext",
-                "next(iterator) in a custom loop: the eager get-next op on the python thread"),
-    NamePattern("multi_device_get_next", r"^MultiDeviceIteratorGetNextFromShard",
-                "tf.distribute's per-replica iterator"),
-    NamePattern("iterator_consumer", r"^Iterator::",
-                "tf.data iterator work on a consumer thread (nested in get-next; never on producer threads)"),
-    NamePattern("jax_device_put", r"^(DevicePut\w*|batched_device_put)$",
-                "JAX copying a step's arrays to the device (jax.device_put / argument transfer)"),
+    NamePattern(
+        "get_next_op",
+        r"^IteratorGetNext\w*Op::DoCompute$",
+        "the kernel of IteratorGetNext(AsOptional): the consumer blocks here until a batch is ready",
+    ),
+    NamePattern(
+        "get_next_tf_op",
+        r":(IteratorGetNext|IteratorGetNextAsOptional|IteratorGetNextSync)$",
+        "the get-next op as a TF op event `name:Type` (graph mode, GPU host threads)",
+    ),
+    NamePattern(
+        "get_next_eager",
+        r"^EagerLocalExecute: IteratorGetNext",
+        "next(iterator) in a custom loop: the eager get-next op on the python thread",
+    ),
+    NamePattern(
+        "multi_device_get_next",
+        r"^MultiDeviceIteratorGetNextFromShard",
+        "tf.distribute's per-replica iterator",
+    ),
+    NamePattern(
+        "iterator_consumer",
+        r"^Iterator::",
+        "tf.data iterator work on a consumer thread (nested in get-next; never on producer threads)",
+    ),
+    NamePattern(
+        "jax_device_put",
+        r"^(DevicePut\w*|batched_device_put)$",
+        "JAX copying a step's arrays to the device (jax.device_put / argument transfer)",
+    ),
 )
 
 HOST_KERNEL_LAUNCH = (
-    NamePattern("cuda_runtime_launch",
-                r"^cuda(LaunchKernel|LaunchKernelExC|LaunchCooperativeKernel\w*|GraphLaunch|LaunchHostFunc)"
-                r"(_v\d+)?(_ptsz)?$",
-                "CUDA runtime launch APIs recorded by CUPTI"),
-    NamePattern("cuda_driver_launch",
-                r"^cu(LaunchKernel|LaunchKernelEx|LaunchCooperativeKernel\w*|GraphLaunch)(_ptsz)?$",
-                "CUDA driver launch APIs (XLA and TF's StreamExecutor call these)"),
-    NamePattern("hip_launch", r"^hip(LaunchKernel|ModuleLaunchKernel|ExtModuleLaunchKernel|ExtLaunchKernel|"
-                r"HccModuleLaunchKernel|GraphLaunch|LaunchCooperativeKernel\w*)$",
-                "ROCm launch APIs recorded by roctracer"),
-    NamePattern("xla_dispatch",
-                r"^(PjitFunction\(.*\)|PJRT_LoadedExecutable_Execute|"
-                r"(Scheduled )?(PjRt|Tfrt)\w*LoadedExecutable::Execute\w*|GpuExecutable::ExecuteThunks)$",
-                "JAX/PJRT dispatching a compiled XLA program to the device (host-side launch path)"),
+    NamePattern(
+        "cuda_runtime_launch",
+        r"^cuda(LaunchKernel|LaunchKernelExC|LaunchCooperativeKernel\w*|GraphLaunch|LaunchHostFunc)"
+        r"(_v\d+)?(_ptsz)?$",
+        "CUDA runtime launch APIs recorded by CUPTI",
+    ),
+    NamePattern(
+        "cuda_driver_launch",
+        r"^cu(LaunchKernel|LaunchKernelEx|LaunchCooperativeKernel\w*|GraphLaunch)(_ptsz)?$",
+        "CUDA driver launch APIs (XLA and TF's StreamExecutor call these)",
+    ),
+    NamePattern(
+        "hip_launch",
+        r"^hip(LaunchKernel|ModuleLaunchKernel|ExtModuleLaunchKernel|ExtLaunchKernel|"
+        r"HccModuleLaunchKernel|GraphLaunch|LaunchCooperativeKernel\w*)$",
+        "ROCm launch APIs recorded by roctracer",
+    ),
+    NamePattern(
+        "xla_dispatch",
+        r"^(PjitFunction\(.*\)|PJRT_LoadedExecutable_Execute|"
+        r"(Scheduled )?(PjRt|Tfrt)\w*LoadedExecutable::Execute\w*|GpuExecutable::ExecuteThunks)$",
+        "JAX/PJRT dispatching a compiled XLA program to the device (host-side launch path)",
+    ),
 )
 
 # Host-side copy APIs. H2D copies carry the step's input to the device, so they count as input.
 HOST_MEMCPY_H2D = (
-    NamePattern("api_memcpy_h2d", r"^(cuda|cu|hip)Memcpy\w*(HtoD|H2D|HostToDevice)\w*$",
-                "explicit host-to-device copy APIs"),
-    NamePattern("tf_memcpy_h2d", r"^(MemcpyH2D|MEMCPYHToD)$",
-                "older TF GPU profiles name the host side of a copy after the copy"),
+    NamePattern(
+        "api_memcpy_h2d",
+        r"^(cuda|cu|hip)Memcpy\w*(HtoD|H2D|HostToDevice)\w*$",
+        "explicit host-to-device copy APIs",
+    ),
+    NamePattern(
+        "tf_memcpy_h2d",
+        r"^(MemcpyH2D|MEMCPYHToD)$",
+        "older TF GPU profiles name the host side of a copy after the copy",
+    ),
 )
 HOST_MEMCPY_OTHER = (
     NamePattern("api_memcpy", r"^(cuda|cu|hip)(Memcpy|Memset)\w*$", "every other copy / memset API"),
-    NamePattern("tf_memcpy_other", r"^(MemcpyD2H|MemcpyD2D|MemcpyP2P|MEMCPYDToH|MEMCPYDToD)$",
-                "older TF host-side copy events"),
+    NamePattern(
+        "tf_memcpy_other",
+        r"^(MemcpyD2H|MemcpyD2D|MemcpyP2P|MEMCPYDToH|MEMCPYDToD)$",
+        "older TF host-side copy events",
+    ),
 )
 
 HOST_COMMUNICATION = (
     NamePattern("nccl_api", r"^(nccl|rccl)[A-Z]\w*$", "NCCL/RCCL API calls on host threads"),
-    NamePattern("tf_collective_op",
-                r":(CollectiveReduceV\d|CollectiveGatherV\d|CollectiveBcast\w*|CollectiveAllToAllV\d|"
-                r"CollectiveReduce|CollectiveGather|NcclAllReduce|NcclReduce|NcclBroadcast)$",
-                "TF collective ops as op events"),
+    NamePattern(
+        "tf_collective_op",
+        r":(CollectiveReduceV\d|CollectiveGatherV\d|CollectiveBcast\w*|CollectiveAllToAllV\d|"
+        r"CollectiveReduce|CollectiveGather|NcclAllReduce|NcclReduce|NcclBroadcast)$",
+        "TF collective ops as op events",
+    ),
     NamePattern("tf_collective_executor", r"^BaseCollectiveExecutor::", "TF's collective executor"),
 )
 
 HOST_COMPUTE = (
-    NamePattern("tf_op", r"^[^\s:]+:[A-Z_][A-Za-z0-9_]*$",
-                "a TF op execution, `scope/name:OpType` (tf_Compute threads, eager on the python thread)"),
-    NamePattern("tf_executor", r"^(ExecutorState::Process|ParallelFor)$",
-                "TF's executor running ops (and Eigen's ParallelFor inside a CPU op)"),
-    NamePattern("tf_eager_execute", r"^(EagerLocalExecute: |EagerKernelExecute$|KernelAndDeviceFunc::Run$)",
-                "an eager op or a tf.function call being executed"),
-    NamePattern("xla_cpu_execute", r"^(TfrtCpuExecutable::Execute\w*|PjRtCpu\w*::Execute\w*|"
-                r"ThunkExecutor::Execute\w*)$",
-                "XLA executables running on the CPU backend (JAX on CPU)"),
+    NamePattern(
+        "tf_op",
+        r"^[^\s:]+:[A-Z_][A-Za-z0-9_]*$",
+        "a TF op execution, `scope/name:OpType` (tf_Compute threads, eager on the python thread)",
+    ),
+    NamePattern(
+        "tf_executor",
+        r"^(ExecutorState::Process|ParallelFor)$",
+        "TF's executor running ops (and Eigen's ParallelFor inside a CPU op)",
+    ),
+    NamePattern(
+        "tf_eager_execute",
+        r"^(EagerLocalExecute: |EagerKernelExecute$|KernelAndDeviceFunc::Run$)",
+        "an eager op or a tf.function call being executed",
+    ),
+    NamePattern(
+        "xla_cpu_execute",
+        r"^(TfrtCpuExecutable::Execute\w*|PjRtCpu\w*::Execute\w*|"
+        r"ThunkExecutor::Execute\w*)$",
+        "XLA executables running on the CPU backend (JAX on CPU)",
+    ),
 )
 
 # Lines (threads) of tf.data's producers: their work runs beside the step (prefetch, parallel map),
 # so it is input work but not time the step waits; it never counts in the step breakdown.
 INPUT_PRODUCER_LINES = (
-    NamePattern("tf_data_producer", r"^tf_data_(?!\w*get_next)",
-                "tf_data_private_threadpool, tf_data_iterator_resource …: background producers"),
+    NamePattern(
+        "tf_data_producer",
+        r"^tf_data_(?!\w*get_next)",
+        "tf_data_private_threadpool, tf_data_iterator_resource …: background producers",
+    ),
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -121,10 +174,12 @@ INPUT_PRODUCER_LINES = (
 
 DEVICE_COMMUNICATION = (
     NamePattern("nccl_kernel", r"(?i)^(void )?(nccl|rccl)", "NCCL/RCCL kernels (ncclDevKernel_AllReduce…)"),
-    NamePattern("xla_collective",
-                r"(?i)^(all[-_]?reduce|all[-_]?gather|reduce[-_]?scatter|all[-_]?to[-_]?all|"
-                r"collective[-_]?permute)([-_.]|$)",
-                "XLA collectives (`all-reduce`, `all-gather-start` …)"),
+    NamePattern(
+        "xla_collective",
+        r"(?i)^(all[-_]?reduce|all[-_]?gather|reduce[-_]?scatter|all[-_]?to[-_]?all|"
+        r"collective[-_]?permute)([-_.]|$)",
+        "XLA collectives (`all-reduce`, `all-gather-start` …)",
+    ),
 )
 
 DEVICE_MEMCPY = (
@@ -142,16 +197,20 @@ LAYOUT_TRANSPOSE = (
 # Steps without markers: host launches of a compiled step function (group "fn" names the function)
 
 STEP_LAUNCHES = (
-    NamePattern("tf_function_eager", r"^EagerLocalExecute: (?P<fn>__inference_\w+)$",
-                "a tf.function called from Python (custom loops, Keras' train function)"),
+    NamePattern(
+        "tf_function_eager",
+        r"^EagerLocalExecute: (?P<fn>__inference_\w+)$",
+        "a tf.function called from Python (custom loops, Keras' train function)",
+    ),
     NamePattern("tf_function_graph", r"^(?P<fn>__inference_\w+)$", "older TF: the function's own event"),
     NamePattern("jax_pjit", r"^PjitFunction\((?P<fn>[^)]+)\)$", "a jitted JAX function called from Python"),
     NamePattern("xla_gpu_module", r"^(?P<fn>[^:]+):XLA GPU module$", "an XLA module launched on a GPU"),
 )
 # Device lines whose events are whole XLA module executions (TPU, some GPU writers).
 XLA_MODULE_LINES = ("XLA Modules",)
-XLA_MODULE_NAME = NamePattern("xla_module", r"^(?P<fn>[^(]+)(\(\d+\))?$",
-                              "`jit_f(123…)`: module name (program fingerprint)")
+XLA_MODULE_NAME = NamePattern(
+    "xla_module", r"^(?P<fn>[^(]+)(\(\d+\))?$", "`jit_f(123…)`: module name (program fingerprint)"
+)
 # xprof's preprocessing may have written its own step grouping into device planes.
 DERIVED_STEPS_LINE = "Steps"
 # A launch name that says "training step" wins over a busier utility function.
@@ -159,8 +218,9 @@ TRAIN_HINT = NamePattern("train_hint", r"(?i)train", "train_step, train_function
 
 # Events TF marks as roots (`_r=1`) that are not steps: tf.data's function runs carry `_r=1` too.
 NOT_STEP_ROOTS = (
-    NamePattern("tf_function_run_root", r"^FunctionRun$",
-                "tf.data/TF function runs, marked _r=1 for event grouping"),
+    NamePattern(
+        "tf_function_run_root", r"^FunctionRun$", "tf.data/TF function runs, marked _r=1 for event grouping"
+    ),
 )
 
 # Eager op executions (not a compiled function): many per step means no tf.function.
@@ -171,10 +231,28 @@ EAGER_OP = NamePattern("eager_op", r"^EagerLocalExecute: (?!__inference_)", "one
 
 TF_DATA_STAGES: Dict[str, Tuple[str, ...]] = {
     "source": (
-        "TFRecord", "TextLine", "FixedLengthRecord", "TensorSlice", "Tensor", "Range", "Generator",
-        "FlatMap", "Interleave", "ParallelInterleave", "ParallelInterleaveV2", "ParallelInterleaveV3",
-        "ParallelInterleaveV4", "LegacyParallelInterleave", "SSTable", "Csv", "SqlDataset", "ListFiles",
-        "FromGenerator", "Snapshot", "Load", "DataService",
+        "TFRecord",
+        "TextLine",
+        "FixedLengthRecord",
+        "TensorSlice",
+        "Tensor",
+        "Range",
+        "Generator",
+        "FlatMap",
+        "Interleave",
+        "ParallelInterleave",
+        "ParallelInterleaveV2",
+        "ParallelInterleaveV3",
+        "ParallelInterleaveV4",
+        "LegacyParallelInterleave",
+        "SSTable",
+        "Csv",
+        "SqlDataset",
+        "ListFiles",
+        "FromGenerator",
+        "Snapshot",
+        "Load",
+        "DataService",
     ),
     "map": ("Map", "ParallelMap", "ParallelMapV2", "MapAndBatch", "Filter", "ParallelFilter"),
     "batch": ("Batch", "BatchV2", "PaddedBatch", "PaddedBatchV2", "ParallelBatch", "Rebatch", "Unbatch"),
@@ -183,8 +261,14 @@ TF_DATA_STAGES: Dict[str, Tuple[str, ...]] = {
 TF_DATA_CACHE_KINDS = ("Cache", "MemoryCache", "CacheDataset")
 TF_DATA_PARALLEL_MAP_KINDS = ("ParallelMap", "ParallelMapV2", "MapAndBatch")
 TF_DATA_SEQUENTIAL_MAP_KINDS = ("Map",)
-TF_DATA_INTERLEAVE_KINDS = ("ParallelInterleave", "ParallelInterleaveV2", "ParallelInterleaveV3",
-                            "ParallelInterleaveV4", "LegacyParallelInterleave", "Interleave")
+TF_DATA_INTERLEAVE_KINDS = (
+    "ParallelInterleave",
+    "ParallelInterleaveV2",
+    "ParallelInterleaveV3",
+    "ParallelInterleaveV4",
+    "LegacyParallelInterleave",
+    "Interleave",
+)
 TF_DATA_FILE_SOURCE_KINDS = ("TFRecord", "TextLine", "FixedLengthRecord", "SSTable", "Csv")
 
 _ITERATOR_KIND = re.compile(r"^Iterator::(?:.*::)?(?P<kind>[A-Za-z]\w*?)(?:\[\d+\])?$")
@@ -225,10 +309,16 @@ def short_op_name(name: str) -> str:
 # CUPTI / device tracer problems recorded in XSpace.errors / warnings
 
 CUPTI_PROBLEMS = (
-    NamePattern("cupti_privileges", r"CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
-                "GPU performance counters restricted to admin users (NVreg_RestrictProfilingToAdminUsers)"),
-    NamePattern("cupti_missing", r"(?i)(libcupti|cupti could not be loaded|failed to load cupti|"
-                r"CUPTI_ERROR_NOT_INITIALIZED|cupti.*not found)",
-                "libcupti is not on the library path"),
+    NamePattern(
+        "cupti_privileges",
+        r"CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+        "GPU performance counters restricted to admin users (NVreg_RestrictProfilingToAdminUsers)",
+    ),
+    NamePattern(
+        "cupti_missing",
+        r"(?i)(libcupti|cupti could not be loaded|failed to load cupti|"
+        r"CUPTI_ERROR_NOT_INITIALIZED|cupti.*not found)",
+        "libcupti is not on the library path",
+    ),
     NamePattern("cupti_other", r"CUPTI_ERROR_\w+", "any other CUPTI error"),
 )

@@ -64,13 +64,21 @@ class InputPipeline:
             "autotune": self.autotune,
             "cache": self.cache,
             "interleave": self.interleave,
+            "file_source": self.file_source,
             "sequential_map": self.sequential_map,
             "evidence": list(self.evidence),
             "nodes": [
                 {
-                    "name": n.name, "kind": n.kind, "stage": n.stage, "role": n.role, "dataset": n.dataset,
-                    "self_ms": round(n.self_ns / 1e6, 4), "total_ms": round(n.total_ns / 1e6, 4),
-                    "count": n.count, "parallelism": n.parallelism, "autotune": n.autotune,
+                    "name": n.name,
+                    "kind": n.kind,
+                    "stage": n.stage,
+                    "role": n.role,
+                    "dataset": n.dataset,
+                    "self_ms": round(n.self_ns / 1e6, 4),
+                    "total_ms": round(n.total_ns / 1e6, 4),
+                    "count": n.count,
+                    "parallelism": n.parallelism,
+                    "autotune": n.autotune,
                 }
                 for n in self.nodes[:20]
             ],
@@ -98,8 +106,18 @@ def analyze_input_pipeline(profile: Profile, breakdown: Breakdown) -> InputPipel
                 role = "producer" if is_producer_line(line) else "consumer"
                 _collect(line, np.flatnonzero(mask), role, nodes)
     if not nodes:
-        return InputPipeline("unknown", {s: 0.0 for s in STAGES}, None, None, None, None, None, None, None,
-                             ["No tf.data iterator events in the profiled steps."])
+        return InputPipeline(
+            "unknown",
+            {s: 0.0 for s in STAGES},
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            ["No tf.data iterator events in the profiled steps."],
+        )
     _self_times(nodes)
     stages = _stage_wait(nodes)
     stages_ms = {s: stages[s] / 1e6 / per_step for s in STAGES}
@@ -137,8 +155,9 @@ def _collect(line: Line, index: np.ndarray, role: str, nodes: Dict[tuple, Iterat
         if node is None:
             kind = names.iterator_kind(event_name) or "?"
             dataset = line.stat_value("name", int(index[firsts[k]]))
-            node = nodes[key] = IteratorNode(event_name, kind, names.stage_of_kind(kind), role,
-                                             str(dataset) if dataset is not None else "")
+            node = nodes[key] = IteratorNode(
+                event_name, kind, names.stage_of_kind(kind), role, str(dataset) if dataset is not None else ""
+            )
         node.total_ns += int(totals[k])
         node.count += int(counts[k])
         rows = index[inverse == k]
@@ -235,13 +254,17 @@ def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
     if total > 0:
         parts = ", ".join(
             f"{stage} {ms:.1f} ms ({ms * 100 / total:.0f} %)"
-            for stage, ms in sorted(result.stages_ms.items(), key=lambda kv: -kv[1]) if ms > 0
+            for stage, ms in sorted(result.stages_ms.items(), key=lambda kv: -kv[1])
+            if ms > 0
         )
         out.append(f"tf.data time the step waits for, per step, by stage: {parts}.")
     top = [n for n in ranked if n.self_ns > 0][:3]
     if top:
-        out.append("Slowest iterators (own time): " + "; ".join(
-            f"{n.name} [{n.dataset or n.kind}, {n.role}] {n.self_ns / 1e6:.1f} ms" for n in top) + ".")
+        out.append(
+            "Slowest iterators (own time): "
+            + "; ".join(f"{n.name} [{n.dataset or n.kind}, {n.role}] {n.self_ns / 1e6:.1f} ms" for n in top)
+            + "."
+        )
     if result.sequential_map:
         out.append("The map runs sequentially (MapDataset without num_parallel_calls).")
     elif result.parallelism:

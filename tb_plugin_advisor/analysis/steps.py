@@ -70,8 +70,15 @@ def find_steps(profile: Profile) -> Steps:
     """The steps of `profile`, with notes on warm-up and too few steps."""
     steps = _from_markers(profile) or _inferred(profile)
     if steps is None:
-        steps = Steps("none", "no step markers and no repeating launch or kernel pattern",
-                      np.zeros(0, np.int64), np.zeros(0, np.int64), [], [], np.zeros(0, bool))
+        steps = Steps(
+            "none",
+            "no step markers and no repeating launch or kernel pattern",
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            [],
+            [],
+            np.zeros(0, bool),
+        )
     _mark_warmup(steps)
     _add_notes(steps)
     return steps
@@ -257,8 +264,15 @@ def _derived_steps_candidate(profile: Profile) -> Optional[_Candidate]:
     for device in _busiest(profile.devices):
         line = device.plane.line_named(names.DERIVED_STEPS_LINE)
         if line is not None and len(line):
-            return _Candidate(device.name, line.start_ns.copy(), line.end_ns.copy(), None,
-                              int(line.duration_ns.sum()), False, exact=True)
+            return _Candidate(
+                device.name,
+                line.start_ns.copy(),
+                line.end_ns.copy(),
+                None,
+                int(line.duration_ns.sum()),
+                False,
+                exact=True,
+            )
     return None
 
 
@@ -322,8 +336,10 @@ def _periods(candidate: _Candidate, profile: Profile) -> Tuple[np.ndarray, np.nd
 def _device_activity_end_after(profile: Profile, t: int) -> Optional[int]:
     latest = None
     for device in profile.devices:
-        for start, duration in ((device.kernels.start_ns, device.kernels.duration_ns),
-                                (device.memcpys.start_ns, device.memcpys.duration_ns)):
+        for start, duration in (
+            (device.kernels.start_ns, device.kernels.duration_ns),
+            (device.memcpys.start_ns, device.memcpys.duration_ns),
+        ):
             after = start >= t
             if after.any():
                 end = int((start[after] + duration[after]).max())
@@ -342,7 +358,7 @@ def _mark_warmup(steps: Steps) -> None:
     durations = steps.duration_ns.astype(np.float64)
     # leading steps much slower than the median of the steps after them
     for k in range(min(2, n - 2)):
-        rest = np.median(durations[k + 1:])
+        rest = np.median(durations[k + 1 :])
         if rest > 0 and durations[k] >= th.WARMUP_FACTOR * rest:
             steps.warmup[k] = True
         else:

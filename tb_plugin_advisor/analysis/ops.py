@@ -1,0 +1,126 @@
+"""Per-op and per-kernel time tables, per steady step: what the diff matches across runs and people scan.
+
+On accelerators an op is what the kernel's annotation names (the TF op `scope/name:Type`, else the
+XLA `hlo_op`, else the kernel itself) and its time is the device time of its kernels, summed over
+devices. On CPU-only profiles the ops are TF op events on the host's compute threads; ops of the
+tf.data producer threads are listed too, as category `input_pipeline` (they run beside the step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import event_names as names
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.breakdown import Breakdown, device_kernel_category, is_producer_line
+from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.model import Profile
+
+
+@dataclass
+class OpRow:
+    name: str
+    category: str  # device_compute | communication | memcpy | host_compute | input_pipeline
+    time_ms: float  # per steady step
+    count: float  # per steady step
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "name": self.name,
+            "category": self.category,
+            "time_ms": round(self.time_ms, 6),
+            "count": round(self.count, 3),
+        }
+
+
+def _windows(breakdown: Breakdown):
+    lo = breakdown.window_start_ns[breakdown.steady]
+    hi = breakdown.window_end_ns[breakdown.steady]
+    order = np.argsort(lo, kind="stable")
+    return lo[order], hi[order], max(int(lo.size), 1)
+
+
+def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) -> List[OpRow]:
+    """Top ops by time per steady step (see module docstring)."""
+    lo, hi, n = _windows(breakdown)
+    totals: Dict[tuple, List[float]] = {}
+    if any(len(d.kernels) for d in profile.devices):
+        for device in profile.devices:
+            k = device.kernels
+            if not len(k):
+                continue
+            inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
+            if not inside.any():
+                continue
+            keys = np.stack([k.tf_op[inside], k.hlo_op[inside], k.name_index[inside]], axis=1)
+            unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            time = np.bincount(inverse, weights=k.duration_ns[inside], minlength=len(unique))
+            count = np.bincount(inverse, minlength=len(unique))
+            for row, (tf_op, hlo_op, name_index) in enumerate(unique.tolist()):
+                kernel_name = k.names[name_index]
+                if tf_op >= 0:
+                    label = k.strings[tf_op]
+                elif hlo_op >= 0:
+                    label = names.short_op_name(k.strings[hlo_op])
+                else:
+                    label = names.short_op_name(kernel_name)
+                key = (label, device_kernel_category(kernel_name))
+                slot = totals.setdefault(key, [0.0, 0.0])
+                slot[0] += float(time[row])
+                slot[1] += float(count[row])
+    else:
+        _host_ops(profile, lo, hi, totals)
+    rows = [OpRow(name, category, t / 1e6 / n, c / n) for (name, category), (t, c) in totals.items()]
+    rows.sort(key=lambda r: (-r.time_ms, r.name))
+    return rows[:limit]
+
+
+def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tuple, List[float]]) -> None:
+    for plane in profile.host_planes:
+        is_op = np.array(
+            [names.first_match(names.HOST_COMPUTE[:1], n) is not None for n in plane.event_names] + [False]
+        )
+        if not is_op.any():
+            continue
+        for line in plane.lines:
+            if len(line) == 0:
+                continue
+            mask = is_op[line.metadata_index]
+            if lo.size:
+                mask &= window_index(lo, hi, line.start_ns) >= 0
+            if not mask.any():
+                continue
+            category = "input_pipeline" if is_producer_line(line) else "host_compute"
+            meta = line.metadata_index[mask]
+            used, inverse = np.unique(meta, return_inverse=True)
+            time = np.bincount(inverse, weights=line.duration_ns[mask], minlength=used.size)
+            count = np.bincount(inverse, minlength=used.size)
+            for row, m in enumerate(used.tolist()):
+                slot = totals.setdefault((plane.event_names[m], category), [0.0, 0.0])
+                slot[0] += float(time[row])
+                slot[1] += float(count[row])
+
+
+def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KERNELS) -> List[OpRow]:
+    """Top kernels (device ops) by name, time per steady step summed over devices."""
+    lo, hi, n = _windows(breakdown)
+    totals: Dict[tuple, List[float]] = {}
+    for device in profile.devices:
+        k = device.kernels
+        if not len(k):
+            continue
+        inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
+        time = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
+        count = np.bincount(k.name_index[inside], minlength=len(k.names))
+        for i in np.flatnonzero(count).tolist():
+            label = names.short_op_name(k.names[i])
+            slot = totals.setdefault((label, device_kernel_category(k.names[i])), [0.0, 0.0])
+            slot[0] += float(time[i])
+            slot[1] += float(count[i])
+    rows = [OpRow(name, category, t / 1e6 / n, c / n) for (name, category), (t, c) in totals.items()]
+    rows.sort(key=lambda r: (-r.time_ms, r.name))
+    return rows[:limit]

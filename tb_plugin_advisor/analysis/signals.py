@@ -1,0 +1,154 @@
+"""Profile-wide signals the recommendation rules need and no other analysis computes: which framework
+wrote the profile, whether the step is compiled (tf.function / XLA), how many eager ops and kernels a
+step runs, how much device time goes to layout transposes, and CUPTI problems the profiler recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import event_names as names
+from tb_plugin_advisor.analysis.breakdown import Breakdown, device_kernel_category
+from tb_plugin_advisor.analysis.intervals import outermost, window_index
+from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.model import Profile
+
+_TF_HINTS = (
+    "EagerLocalExecute",
+    "ExecutorState::Process",
+    "__inference_",
+    "IteratorGetNext",
+    "Profiled batch",
+    "TraceContext",
+)
+_JAX_HINTS = (
+    "PjitFunction(",
+    "PJRT_LoadedExecutable_Execute",
+    "PjRtStreamExecutorLoadedExecutable",
+    "TfrtTpuLoadedExecutable",
+    "XLA GPU module",
+)
+
+
+@dataclass
+class Signals:
+    framework: str = "unknown"  # tf | jax | unknown
+    device_kind: str = ""  # GPU | TPU | "" (CPU only)
+    compute_capability: Optional[Tuple[int, int]] = None
+    gpu_planes: int = 0
+    active_devices: int = 0
+    kernels_per_step: float = 0.0
+    mean_kernel_us: float = 0.0
+    xla_compiled: bool = False
+    transpose_pct: float = 0.0
+    transpose_kernels: List[str] = field(default_factory=list)
+    eager_ops_per_step: float = 0.0
+    compiled_step: bool = False
+    cupti_problem: str = ""
+    cupti_message: str = ""
+
+
+def collect_signals(profile: Profile, steps: Steps, breakdown: Breakdown) -> Signals:
+    lo = breakdown.window_start_ns[breakdown.steady]
+    hi = breakdown.window_end_ns[breakdown.steady]
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    n = max(int(lo.size), 1)
+    out = Signals(framework=_framework(profile))
+    gpus = [d for d in profile.devices if d.kind == "gpu"]
+    out.gpu_planes = len(gpus)
+    active = [d for d in profile.devices if d.has_activity]
+    out.active_devices = len(active)
+    kinds = {d.kind for d in active} or {d.kind for d in profile.devices}
+    out.device_kind = "GPU" if "gpu" in kinds else "TPU" if "tpu" in kinds else ("Device" if kinds else "")
+    capabilities = sorted({d.compute_capability for d in gpus if d.compute_capability})
+    out.compute_capability = capabilities[0] if capabilities else None
+    _kernel_signals(profile, lo, hi, n, out)
+    _host_signals(profile, steps, lo, hi, n, out)
+    _cupti(profile, out)
+    return out
+
+
+def _framework(profile: Profile) -> str:
+    tf = jax = False
+    for plane in profile.host_planes:
+        for event_name in plane.event_names:
+            tf = tf or any(h in event_name for h in _TF_HINTS)
+            jax = jax or any(h in event_name for h in _JAX_HINTS)
+    if jax and not tf:
+        return "jax"
+    if tf:
+        return "tf"
+    for device in profile.devices:  # device-only evidence: TF annotates kernels with tf_op
+        if len(device.kernels) and (device.kernels.tf_op >= 0).any():
+            return "tf"
+        if len(device.kernels) and (device.kernels.hlo_module >= 0).any():
+            return "jax"
+    return "unknown"
+
+
+def _kernel_signals(profile: Profile, lo, hi, n: int, out: Signals) -> None:
+    busiest_count, total_ns, total_count, module_ns = 0, 0, 0, 0
+    transpose_ns, compute_ns = 0, 0
+    transpose_names: dict = {}
+    for device in profile.devices:
+        k = device.kernels
+        if not len(k):
+            continue
+        inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
+        count = int(inside.sum())
+        busiest_count = max(busiest_count, count)
+        durations = k.duration_ns[inside]
+        total_ns += int(durations.sum())
+        total_count += count
+        module_ns += int(durations[k.hlo_module[inside] >= 0].sum())
+        per_name = np.bincount(k.name_index[inside], weights=durations, minlength=len(k.names))
+        for i in np.flatnonzero(per_name).tolist():
+            kernel_name = k.names[i]
+            if device_kernel_category(kernel_name) != "device_compute":
+                continue
+            compute_ns += int(per_name[i])
+            if names.first_match(names.LAYOUT_TRANSPOSE, names.short_op_name(kernel_name)):
+                transpose_ns += int(per_name[i])
+                transpose_names[kernel_name] = transpose_names.get(kernel_name, 0) + int(per_name[i])
+    out.kernels_per_step = busiest_count / n
+    out.mean_kernel_us = total_ns / total_count / 1e3 if total_count else 0.0
+    out.xla_compiled = total_ns > 0 and module_ns >= 0.5 * total_ns
+    out.transpose_pct = transpose_ns * 100.0 / compute_ns if compute_ns else 0.0
+    out.transpose_kernels = [k for k, _ in sorted(transpose_names.items(), key=lambda kv: -kv[1])[:3]]
+
+
+def _host_signals(profile: Profile, steps: Steps, lo, hi, n: int, out: Signals) -> None:
+    """Eager op dispatches and compiled-function calls on the step's own threads, per step."""
+    if not steps.count or not lo.size:
+        return
+    eager = 0
+    for p, i in steps.step_lines:
+        plane = profile.planes[p]
+        line = plane.lines[i]
+        is_eager = np.array(
+            [names.EAGER_OP.compiled.search(s) is not None for s in plane.event_names] + [False]
+        )
+        is_jax_call = np.array([s.startswith("PjitFunction(") for s in plane.event_names] + [False])
+        is_function = np.array(
+            [names.first_match(names.STEP_LAUNCHES[:2], s) is not None for s in plane.event_names] + [False]
+        )
+        inside = window_index(lo, hi, line.start_ns) >= 0
+        eager += int((is_eager[line.metadata_index] & inside).sum())
+        calls = is_jax_call[line.metadata_index] & inside
+        if calls.any():
+            eager += int(outermost(line.start_ns[calls], line.end_ns[calls]).sum())
+        out.compiled_step = out.compiled_step or bool((is_function[line.metadata_index] & inside).any())
+    out.eager_ops_per_step = eager / n
+
+
+def _cupti(profile: Profile, out: Signals) -> None:
+    for text in list(profile.errors) + list(profile.warnings):
+        pattern = names.first_match(names.CUPTI_PROBLEMS, text)
+        if pattern is not None:
+            out.cupti_problem = pattern.id
+            out.cupti_message = text.strip()[:300]
+            return

@@ -1,0 +1,470 @@
+"""The Report: every analysis of one profile run, as plain data with a stable JSON form.
+
+`build_report(run)` runs the analyses per host profile and, for runs with several hosts, adds an
+all-hosts summary (steps pooled over hosts, categories averaged per step) plus `per_host`. JSON
+follows DESIGN.md §2 (`tb-advisor/report/1`) and the keys agreed in TEAM.md; keys are only ever
+added. Times in JSON are milliseconds, shares percent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import recommend as rec
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.breakdown import CATEGORIES, Breakdown, compute_breakdown
+from tb_plugin_advisor.analysis.inputs import InputPipeline, analyze_input_pipeline
+from tb_plugin_advisor.analysis.memory import device_peak_bytes, peak_by_allocator
+from tb_plugin_advisor.analysis.ops import OpRow, kernel_table, op_table
+from tb_plugin_advisor.analysis.signals import Signals, collect_signals
+from tb_plugin_advisor.analysis.steps import Steps, find_steps
+from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
+from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.model import Device, Profile, RunProfiles
+
+SCHEMA = "tb-advisor/report/1"
+PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "unknown")
+
+
+def _r(value: float, digits: int = 4) -> float:
+    return round(float(value), digits)
+
+
+# ---------------------------------------------------------------------------------------------------
+# One host
+
+
+@dataclass
+class HostReport:
+    """Everything computed for one host's profile (no reference to the Profile: it can be freed)."""
+
+    host: str
+    path: str
+    size_bytes: int
+    steps: Steps
+    breakdown: Breakdown
+    verdict: Verdict
+    input_pipeline: InputPipeline
+    signals: Signals
+    precision_pct: Dict[str, float]
+    precision: Dict[str, Any]
+    tensor_cores: Dict[str, Any]
+    recommendations: List[rec.Recommendation]
+    ops: List[OpRow]
+    kernels: List[OpRow]
+    devices: List[Dict[str, Any]]
+    memory_peaks: Dict[str, int]
+    warnings: List[str] = field(default_factory=list)
+
+    @property
+    def steady_count(self) -> int:
+        return int(self.breakdown.steady.sum())
+
+    def steps_json(self) -> Dict[str, Any]:
+        steps = self.steps
+        stats = steps.stats_ms()
+        origin = int(steps.start_ns.min()) if steps.count else 0
+        per_step = [
+            {
+                "step": steps.numbers[i],
+                "start_ms": _r((int(steps.start_ns[i]) - origin) / 1e6),
+                "total_ms": _r(int(steps.duration_ns[i]) / 1e6),
+                "breakdown_ms": {c: _r(v) for c, v in self.breakdown.per_window_ms(i).items()},
+                "warmup": bool(steps.warmup[i]),
+            }
+            for i in range(steps.count)
+        ]
+        return {
+            "count": steps.count,
+            "source": steps.source,
+            "method": steps.method,
+            **{k: _r(v) for k, v in stats.items()},
+            "steady_count": int(steps.steady.sum()),
+            "times_ms": [_r(d / 1e6) for d in steps.duration_ns.tolist()],
+            "numbers": list(steps.numbers),
+            "per_step": per_step,
+            "notes": list(steps.notes),
+        }
+
+    def summary_json(self) -> Dict[str, Any]:
+        return {
+            "host": self.host,
+            "steps": self.steps_json(),
+            "breakdown_ms": {k: _r(v) for k, v in self.breakdown.mean_ms().items()},
+            "breakdown_pct": {k: _r(v, 2) for k, v in self.breakdown.pct().items()},
+            "verdict": self.verdict.to_json(),
+            "input_pipeline": self.input_pipeline.to_json(),
+            "recommendations": [r.id for r in self.recommendations],
+        }
+
+
+def analyze_profile(profile: Profile) -> HostReport:
+    """Run every analysis on one host's profile."""
+    steps = find_steps(profile)
+    breakdown = compute_breakdown(profile, steps)
+    signals = collect_signals(profile, steps, breakdown)
+    pipeline = analyze_input_pipeline(profile, breakdown)
+    verdict = decide_verdict(breakdown, steps, pipeline, signals.device_kind)
+    precision_pct, precision, tensor_cores = _precision_parts(profile)
+    peaks = peak_by_allocator(profile)
+    report = HostReport(
+        host=profile.host,
+        path=profile.path,
+        size_bytes=profile.size_bytes,
+        steps=steps,
+        breakdown=breakdown,
+        verdict=verdict,
+        input_pipeline=pipeline,
+        signals=signals,
+        precision_pct=precision_pct,
+        precision=precision,
+        tensor_cores=tensor_cores,
+        recommendations=[],
+        ops=op_table(profile, breakdown),
+        kernels=kernel_table(profile, breakdown),
+        devices=[_device_json(d, breakdown) for d in profile.devices],
+        memory_peaks=peaks,
+        warnings=_warnings(profile),
+    )
+    report.recommendations = rec.recommend(_facts(report))
+    return report
+
+
+def _device_json(device: Device, breakdown: Breakdown) -> Dict[str, Any]:
+    cc = device.compute_capability
+    return {
+        "name": device.name,
+        "kind": device.kind,
+        "vendor": device.vendor,
+        "model": device.model,
+        "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
+        "core_count": device.core_count,
+        "kernel_count": len(device.kernels),
+        "memcpy_count": len(device.memcpys),
+        "busy_pct": _r(breakdown.device_busy_pct.get(device.name, 0.0), 2),
+    }
+
+
+def _warnings(profile: Profile) -> List[str]:
+    out = [f"profiler error: {e}" for e in profile.errors]
+    out += list(profile.warnings)
+    return out
+
+
+def _precision_parts(profile: Profile) -> Tuple[Dict[str, float], Dict[str, Any], Dict[str, Any]]:
+    """precision_pct, precision and tensor_cores from the precision helper's analyses."""
+    empty_pct = {p: 0.0 for p in PRECISIONS}
+    precision: Dict[str, Any] = {"verdict": "unknown", "summary": "", "top_fp32_ops": [], "evidence": []}
+    tensor_cores: Dict[str, Any] = {
+        "device_time_pct": 0.0,
+        "eligible_time_pct": 0.0,
+        "kernels": [],
+        "eligible_not_using": [],
+    }
+    try:
+        from tb_plugin_advisor.analysis.precision import analyze_precision
+        from tb_plugin_advisor.analysis.tensor_cores import analyze_tensor_cores
+    except ModuleNotFoundError as exc:  # landing in parallel; the keys stay "unknown" until then
+        if exc.name not in (
+            "tb_plugin_advisor.analysis.precision",
+            "tb_plugin_advisor.analysis.tensor_cores",
+        ):
+            raise
+        return empty_pct, precision, tensor_cores
+    p = analyze_precision(profile).to_json()
+    t = analyze_tensor_cores(profile).to_json()
+    return (
+        dict(p.get("precision_pct") or empty_pct),
+        dict(p.get("precision") or precision),
+        dict(t.get("tensor_cores", t) or tensor_cores),
+    )
+
+
+def _facts(report: HostReport) -> rec.Facts:
+    s, steps, pipeline = report.signals, report.steps, report.input_pipeline
+    pct = report.breakdown.pct()
+    device_ms = report.breakdown.mean_ms()["device_compute"]
+    fp32_matmul_ms = sum(
+        float(e.get("time_ms") or 0.0)
+        for e in report.tensor_cores.get("eligible_not_using") or []
+        if "fp32" in str(e.get("reason", "")).lower() or "tf32" in str(e.get("reason", "")).lower()
+    )
+    return rec.Facts(
+        framework=s.framework,
+        device_kind=s.device_kind,
+        compute_capability=s.compute_capability,
+        breakdown_pct=pct,
+        input_bound=report.verdict.input_bound,
+        bottleneck=report.verdict.bottleneck,
+        step_count=steps.count,
+        step_source=steps.source,
+        early_step_numbers=sorted(
+            {n for n in steps.numbers if n is not None and n <= th.WARMUP_STEP_NUM_MAX}
+        ),
+        warmup_steps=int(steps.warmup.sum()),
+        dominant_stage=pipeline.dominant_stage,
+        sequential_map=pipeline.sequential_map,
+        map_parallelism=pipeline.parallelism,
+        prefetch=pipeline.prefetch,
+        cache=pipeline.cache,
+        interleave=pipeline.interleave,
+        file_source=pipeline.file_source,
+        autotune=pipeline.autotune,
+        precision_pct=report.precision_pct,
+        precision_verdict=str(report.precision.get("verdict", "unknown")),
+        top_fp32_ops=[str(o.get("name")) for o in report.precision.get("top_fp32_ops") or []],
+        fp32_matmul_pct=fp32_matmul_ms * 100.0 / device_ms if device_ms > 0 else 0.0,
+        kernels_per_step=s.kernels_per_step,
+        mean_kernel_us=s.mean_kernel_us,
+        xla_compiled=s.xla_compiled,
+        transpose_pct=s.transpose_pct,
+        transpose_kernels=s.transpose_kernels,
+        eager_ops_per_step=s.eager_ops_per_step,
+        compiled_step=s.compiled_step,
+        gpu_planes=s.gpu_planes,
+        active_devices=s.active_devices,
+        cupti_problem=s.cupti_problem,
+        cupti_message=s.cupti_message,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The run
+
+
+@dataclass
+class Report:
+    """A run's report: one HostReport per host and, for several hosts, an all-hosts summary."""
+
+    run: str
+    hosts: List[str]
+    host_reports: List[HostReport]
+    selected_host: Optional[str] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        if len(self.host_reports) == 1:
+            out = _single_json(self.run, self.hosts, self.host_reports[0])
+        else:
+            out = _combined_json(self.run, self.hosts, self.host_reports)
+        out["host"] = self.selected_host
+        return out
+
+
+def build_report(run: RunProfiles, host: Optional[str] = None) -> Report:
+    """Analyse every host of `run` (or only `host`); raises AdvisorError for an unknown host or no data."""
+    profiles = run.profiles
+    if host is not None:
+        profiles = [p for p in profiles if p.host == host]
+        if not profiles:
+            known = ", ".join(repr(h) for h in run.hosts) or "none"
+            raise AdvisorError(f"run {run.run!r} has no host {host!r}; its hosts: {known}")
+    if not profiles:
+        raise AdvisorError(f"run {run.run!r} has no profile to analyse")
+    reports = [analyze_profile(p) for p in profiles]
+    return Report(run=run.run, hosts=[p.host for p in profiles], host_reports=reports, selected_host=host)
+
+
+def _single_json(run: str, hosts: List[str], r: HostReport) -> Dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "run": run,
+        "hosts": hosts,
+        "steps": r.steps_json(),
+        "breakdown_ms": {k: _r(v) for k, v in r.breakdown.mean_ms().items()},
+        "breakdown_pct": {k: _r(v, 2) for k, v in r.breakdown.pct().items()},
+        "verdict": r.verdict.to_json(),
+        "input_pipeline": r.input_pipeline.to_json(),
+        "precision_pct": dict(r.precision_pct),
+        "precision": dict(r.precision),
+        "tensor_cores": dict(r.tensor_cores),
+        "recommendations": [x.to_json() for x in r.recommendations],
+        "ops": [o.to_json() for o in r.ops],
+        "kernels": [k.to_json() for k in r.kernels],
+        "devices": [dict(d, host=r.host) for d in r.devices],
+        "peak_memory_bytes": device_peak_bytes(r.memory_peaks),
+        "memory_peak_bytes_by_allocator": dict(r.memory_peaks),
+        "framework": r.signals.framework,
+        "profile": {"host": r.host, "path": r.path, "size_bytes": r.size_bytes},
+        "warnings": list(r.warnings),
+    }
+
+
+def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dict[str, Any]:
+    """All hosts: steps pooled (one entry per host and step), categories averaged over pooled steps."""
+    pooled = _pooled_breakdown(reports)
+    steps_part = _pooled_steps_json(reports)
+    pct = pooled.pct()
+    device_kind = next((r.signals.device_kind for r in reports if r.signals.device_kind), "")
+    # the verdict of the pooled numbers, worded from the host whose input pipeline waits most
+    slowest_input = max(reports, key=lambda r: r.breakdown.mean_ms()["input"])
+    verdict = decide_verdict(pooled, _pooled_steps(reports), slowest_input.input_pipeline, device_kind)
+    weights = [max(r.breakdown.mean_ms()["device_compute"] * r.steady_count, 0.0) for r in reports]
+    recommendations = _merged_recommendations(reports)
+    peaks = [p for p in (device_peak_bytes(r.memory_peaks) for r in reports) if p is not None]
+    return {
+        "schema": SCHEMA,
+        "run": run,
+        "hosts": hosts,
+        "steps": steps_part,
+        "breakdown_ms": {k: _r(v) for k, v in pooled.mean_ms().items()},
+        "breakdown_pct": {k: _r(v, 2) for k, v in pct.items()},
+        "verdict": verdict.to_json(),
+        "input_pipeline": slowest_input.input_pipeline.to_json(),
+        "precision_pct": _weighted_pct([r.precision_pct for r in reports], weights),
+        "precision": dict(reports[_argmax(weights)].precision),  # the host with the most device time
+        "tensor_cores": _merged_tensor_cores(reports, weights),
+        "recommendations": [x.to_json() for x in recommendations],
+        "ops": [o.to_json() for o in _merged_rows([r.ops for r in reports], reports, th.TOP_OPS)],
+        "kernels": [k.to_json() for k in _merged_rows([r.kernels for r in reports], reports, th.TOP_KERNELS)],
+        "devices": [dict(d, host=r.host) for r in reports for d in r.devices],
+        "peak_memory_bytes": max(peaks) if peaks else None,
+        "memory_peak_bytes_by_allocator": {
+            f"{r.host}:{k}": v for r in reports for k, v in r.memory_peaks.items()
+        },
+        "framework": reports[0].signals.framework,
+        "profile": [{"host": r.host, "path": r.path, "size_bytes": r.size_bytes} for r in reports],
+        "per_host": [r.summary_json() for r in reports],
+        "warnings": [f"{r.host}: {w}" for r in reports for w in r.warnings],
+    }
+
+
+def _argmax(values: List[float]) -> int:
+    return int(np.argmax(values)) if values else 0
+
+
+def _pooled_breakdown(reports: List[HostReport]) -> Breakdown:
+    pooled = Breakdown(
+        window_start_ns=np.concatenate([r.breakdown.window_start_ns for r in reports]),
+        window_end_ns=np.concatenate([r.breakdown.window_end_ns for r in reports]),
+        per_window_ns=np.concatenate([r.breakdown.per_window_ns for r in reports]),
+        steady=np.concatenate([r.breakdown.steady for r in reports]),
+    )
+    pooled.device_busy_pct = {
+        f"{r.host}:{k}": v for r in reports for k, v in r.breakdown.device_busy_pct.items()
+    }
+    evidence = [
+        (name, f"{r.host} {thread}", ms) for r in reports for name, thread, ms in r.breakdown.input_evidence
+    ]
+    pooled.input_evidence = sorted(evidence, key=lambda e: -e[2])[:5]
+    pooled.has_device_activity = any(r.breakdown.has_device_activity for r in reports)
+    return pooled
+
+
+def _pooled_steps(reports: List[HostReport]) -> Steps:
+    sources = [r.steps.source for r in reports]
+    notes: List[str] = []
+    for r in reports:
+        notes += [f"{r.host}: {n}" for n in r.steps.notes]
+    return Steps(
+        source=max(set(sources), key=sources.count),
+        method="; ".join(f"{r.host}: {r.steps.method}" for r in reports),
+        start_ns=np.concatenate([r.steps.start_ns for r in reports]),
+        end_ns=np.concatenate([r.steps.end_ns for r in reports]),
+        numbers=[n for r in reports for n in r.steps.numbers],
+        step_lines=[],
+        warmup=np.concatenate([r.steps.warmup for r in reports]),
+        notes=notes,
+    )
+
+
+def _pooled_steps_json(reports: List[HostReport]) -> Dict[str, Any]:
+    steps = _pooled_steps(reports)
+    per_step: List[Dict[str, Any]] = []
+    for r in reports:
+        for entry in r.steps_json()["per_step"]:
+            per_step.append(dict(entry, host=r.host))
+    stats = steps.stats_ms()
+    return {
+        "count": steps.count,
+        "source": steps.source,
+        "method": steps.method,
+        **{k: _r(v) for k, v in stats.items()},
+        "steady_count": int(steps.steady.sum()),
+        "times_ms": [_r(d / 1e6) for d in steps.duration_ns.tolist()],
+        "numbers": list(steps.numbers),
+        "hosts_count": {r.host: r.steps.count for r in reports},
+        "per_step": per_step,
+        "notes": steps.notes,
+    }
+
+
+def _weighted_pct(parts: List[Dict[str, float]], weights: List[float]) -> Dict[str, float]:
+    total = sum(weights)
+    keys = list(PRECISIONS) + sorted({k for p in parts for k in p} - set(PRECISIONS))
+    if total <= 0:
+        return {k: _r(sum(p.get(k, 0.0) for p in parts) / max(len(parts), 1), 2) for k in keys}
+    return {k: _r(sum(p.get(k, 0.0) * w for p, w in zip(parts, weights)) / total, 2) for k in keys}
+
+
+def _merged_tensor_cores(reports: List[HostReport], weights: List[float]) -> Dict[str, Any]:
+    total = sum(weights) or 1.0
+    kernels: Dict[str, Dict[str, Any]] = {}
+    for r in reports:
+        for k in r.tensor_cores.get("kernels") or []:
+            entry = kernels.setdefault(k.get("name"), dict(k, time_ms=0.0))
+            entry["time_ms"] = entry["time_ms"] + float(k.get("time_ms") or 0.0) / len(reports)
+    eligible = [dict(e, host=r.host) for r in reports for e in r.tensor_cores.get("eligible_not_using") or []]
+    eligible.sort(key=lambda e: -float(e.get("time_ms") or 0.0))
+    return {
+        "device_time_pct": _r(
+            sum(float(r.tensor_cores.get("device_time_pct") or 0.0) * w for r, w in zip(reports, weights))
+            / total,
+            2,
+        ),
+        "eligible_time_pct": _r(
+            sum(float(r.tensor_cores.get("eligible_time_pct") or 0.0) * w for r, w in zip(reports, weights))
+            / total,
+            2,
+        ),
+        "kernels": sorted(kernels.values(), key=lambda k: -k["time_ms"])[: th.TOP_KERNELS],
+        "eligible_not_using": eligible[: th.TOP_KERNELS],
+    }
+
+
+def _merged_recommendations(reports: List[HostReport]) -> List[rec.Recommendation]:
+    """One recommendation per id: the most severe instance, its evidence naming the hosts it fired on."""
+    by_id: Dict[str, List[Tuple[str, rec.Recommendation]]] = {}
+    for r in reports:
+        for x in r.recommendations:
+            by_id.setdefault(x.id, []).append((r.host, x))
+    out = []
+    for rule_id in rec.RULE_IDS:
+        fired = by_id.get(rule_id)
+        if not fired:
+            continue
+        host, best = min(fired, key=lambda hx: rec.SEVERITIES.index(hx[1].severity))
+        where = ", ".join(h for h, _ in fired)
+        out.append(
+            rec.Recommendation(
+                best.id,
+                best.severity,
+                best.title,
+                best.message,
+                f"{best.evidence} (hosts: {where})",
+                best.snippet,
+                best.snippet_jax,
+            )
+        )
+    out.sort(key=lambda x: rec.SEVERITIES.index(x.severity))
+    return out
+
+
+def _merged_rows(tables: List[List[OpRow]], reports: List[HostReport], limit: int) -> List[OpRow]:
+    """Per-step time over the pooled steps: each host's per-step rows weighted by its step count."""
+    weights = [max(r.steady_count, 1) for r in reports]
+    total = sum(weights)
+    merged: Dict[Tuple[str, str], List[float]] = {}
+    for rows, w in zip(tables, weights):
+        for row in rows:
+            slot = merged.setdefault((row.name, row.category), [0.0, 0.0])
+            slot[0] += row.time_ms * w
+            slot[1] += row.count * w
+    out = [OpRow(n, c, t / total, k / total) for (n, c), (t, k) in merged.items()]
+    out.sort(key=lambda o: (-o.time_ms, o.name))
+    return out[:limit]
+
+
+__all__ = ["SCHEMA", "CATEGORIES", "HostReport", "Report", "analyze_profile", "build_report"]
