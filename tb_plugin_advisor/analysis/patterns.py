@@ -1,0 +1,590 @@
+"""Kernel and op names → precision, Tensor Core / matrix-core use, kernel family, op eligibility.
+
+The one table-driven place for these patterns (DESIGN.md §6 lists what the built-in tab misses: bf16
+counted as 32-bit, TF32 `sm80_xmma_*`, cutlass tensorop, Hopper `nvjet`/`sm90_*`, flash attention,
+Triton and AMD MFMA kernels, and JAX ops never "eligible"). Every rule carries a stable id; the tests
+hold a real kernel or op name for each id and fail when an id is decided by none of them.
+
+Names are classified once per distinct name (`classify_kernel` is cached); analyses map the result
+over the KernelTable columns with numpy, so a million kernels cost one pass over the name table.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------------------
+# Vocabulary
+
+PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "unknown")
+SIXTEEN_BIT = ("fp16", "bf16")
+LOW_PRECISION = ("fp16", "bf16", "fp8", "int8")  # what "mixed precision active" means
+
+# Tensor Core verdicts a rule can give:
+#   yes / no            the name says so
+#   if_low_precision    matrix instructions iff the kernel's inputs are tf32/16-bit/8-bit (xmma, nvjet,
+#                       flash attention: fp32 variants of these run on the FMA units)
+#   if_capable          compiler-generated matrix kernels (Triton, XLA gemm fusions) use MMA/MFMA
+#                       instructions whenever the device has them
+TC_VERDICTS = ("yes", "no", "if_low_precision", "if_capable")
+
+# Kernel families. comm/copy are not compute (left out of the precision and Tensor Core shares);
+# gemm/conv/attention are the Tensor Core targets; gemv is matrix work without a Tensor Core path;
+# helper kernels belong to a matrix op but are not themselves the product (offsets, split-K reduce,
+# im2col, Winograd transforms).
+FAMILIES = ("comm", "copy", "transpose", "helper", "attention", "conv", "gemv", "gemm", "other")
+MATRIX_FAMILIES = ("gemm", "conv", "attention")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern: a stable id, a regular expression, what a match means, and why it is here."""
+
+    id: str
+    regex: str
+    value: str
+    why: str
+    # What the regex is matched against: "name" the whole kernel name, "head" the name without its
+    # parameter list (arguments name unrelated types), "base" the bare function name.
+    on: str = "name"
+    flags: int = re.IGNORECASE
+
+    @property
+    def compiled(self) -> re.Pattern:
+        return _compile(self.regex, self.flags)
+
+
+@cache
+def _compile(regex: str, flags: int) -> re.Pattern:
+    return re.compile(regex, flags)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Precision from library kernel names (first matching rule wins; order matters)
+
+PRECISION_RULES: Tuple[Rule, ...] = (
+    Rule("hlo_text", r"^%?[\w.-]+ = \(?(?P<code>[a-z]+[0-9][a-z0-9]*)\[", "hlo",
+         "TPU op events are HLO text; the result type follows the '=' (bf16[...], f32[...])", flags=0),
+    Rule("tensile_type", r"(?:^|_)Cijk_A[A-Za-z]+_B[A-Za-z]+_(?P<code>4xi8|I8|F8|B8|[SDCZHBX])",
+         "tensile", "rocBLAS/hipBLASLt (Tensile) names carry the A/B data type right after the index "
+         "spelling: S fp32, D fp64, H fp16, B bf16, X xf32, I8 int8, F8/B8 fp8", flags=0),
+    Rule("nvjet_type", r"nvjet_(?:sm\d+_)?(?P<code>[a-z])[a-z]{2}_(?P<tf32>tf32_)?", "nvjet",
+         "cuBLAS nvjet (Hopper+) names start with type letters A/B-compute-C/D: h fp16, t bf16, s fp32 "
+         "(with `_tf32_` when TF32 math is on)", flags=0),
+    Rule("tf32", r"tf32|tfloat32", "tf32", "TF32 kernels say so (sm80_xmma_*tf32*, cutlass *_tf32_)"),
+    Rule("cutlass_f32_tensorop", r"tensorop_s1688(?:gemm|fprop|dgrad|wgrad)(?!_b?f16)", "tf32",
+         "CUTLASS names omit the element type when it equals the accumulator (f32); an fp32 tensorop "
+         "kernel with the 16x8x8 instruction runs TF32"),
+    Rule("fp8", r"(?<![a-z])(?:fp8|e4m3|e5m2|float8)", "fp8", "fp8 GEMMs name their e4m3/e5m2 types"),
+    Rule("bf16", r"(?<![a-z])bf16|bfloat16", "bf16",
+         "bf16 kernels say bf16 (cuBLAS, cuDNN, CUTLASS, MIOpen)"),
+    Rule("int8", r"(?<![a-z])int8|i8816|i16832", "int8", "int8 Tensor Core GEMMs (IMMA 8816/16832 shapes)"),
+    Rule("fp16", r"(?<![a-z])(?:fp16|f16|half)|(?<![a-z])h(?:884|1688|16816)|(?<![a-z])hmma", "fp16",
+         "fp16 kernels say fp16/f16/half, or use the HMMA h884/h1688/h16816 instruction shapes"),
+    Rule("fp32", r"(?<![a-z])(?:s|gc|c)gemm|scudnn|(?<![a-z])f(?:p)?32(?![a-z0-9])", "fp32",
+         "fp32 cuBLAS/cuDNN kernels: sgemm/cgemm (complex fp32), scudnn, or an f32/fp32 type token"),
+)
+
+# Tensile type codes (ROCm Tensile DataType chars) and nvjet type letters → precision.
+TENSILE_TYPE_CODES: Dict[str, str] = {
+    "S": "fp32", "D": "fp64", "C": "fp32", "Z": "fp64", "H": "fp16", "B": "bf16", "X": "tf32",
+    "I8": "int8", "4xi8": "int8", "F8": "fp8", "B8": "fp8",
+}
+NVJET_TYPE_CODES: Dict[str, str] = {"h": "fp16", "t": "bf16", "s": "fp32"}
+HLO_TYPES: Dict[str, str] = {
+    "f64": "fp64", "f32": "fp32", "bf16": "bf16", "f16": "fp16", "s8": "int8", "u8": "int8",
+    "f8e4m3fn": "fp8", "f8e5m2": "fp8", "f8e4m3fnuz": "fp8", "f8e5m2fnuz": "fp8", "f8e4m3b11fnuz": "fp8",
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Precision from C++ template arguments and from `shape` stats: the leftmost element-type token wins
+# (the first template argument is the element type in TF/Eigen, PyTorch, cuDNN and CK kernels; TF's
+# `shape` stat lists the op's inputs, e.g. "(half[4,384,4096];half[])").
+
+DTYPE_TOKEN_RULES: Tuple[Rule, ...] = (
+    Rule("dtype_bf16", r"bfloat16|(?<![a-z])bf16", "bf16", "c10::BFloat16, Eigen::bfloat16, std::bfloat16_t"),
+    Rule("dtype_fp16", r"(?<![a-z])half(?![a-z])|_float16|(?<![a-z])fp16", "fp16",
+         "Eigen::half, __half, c10::Half, cutlass::half_t, _Float16, TF shape `half[...]`"),
+    Rule("dtype_fp8", r"float8|(?<![a-z])fp8|e4m3|e5m2", "fp8", "c10::Float8_e4m3fn, __nv_fp8_e4m3"),
+    Rule("dtype_fp64", r"(?<![a-z])(?:double|float64)(?![a-z])", "fp64", "double"),
+    Rule("dtype_fp32", r"(?<![a-z])float(?:2|4|32)?(?![a-z0-9])", "fp32",
+         "float (and float2/float4 vectors), TF shape `float[...]`"),
+    Rule("dtype_int8", r"(?<![a-z])(?:int8_t|int8|signed char|qint8)(?![a-z0-9])", "int8", "int8_t"),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# Tensor Core / matrix-core use (first matching rule wins; no match → not on Tensor Cores)
+
+TENSOR_CORE_RULES: Tuple[Rule, ...] = (
+    Rule("attention_helper", r"FmhaBwdOGradDotO|FmhaBwdConvert|flash_bwd_dot_do_o|flash_bwd_convert",
+         "no", "flash-attention backward helpers (rowsum(dO*O), dQ conversion) are elementwise"),
+    Rule("simt", r"simt", "no", "CUTLASS SIMT kernels run on the FMA units"),
+    Rule("tensile_mfma", r"Cijk_\w*?_MI[1-9]\d*x\d+x\d+", "yes",
+         "Tensile kernels built on MFMA name the matrix instruction (MI16x16x16, MI32x32x1 …)", flags=0),
+    Rule("tensile_valu", r"Cijk_", "no", "Tensile kernels without an MI token use the vector ALUs", flags=0),
+    Rule("miopen_xdlops", r"igemm_\w+?_gtcx\d*_", "yes",
+         "MIOpen implicit-GEMM assembly convolutions with xdlops (gtcx, gtcx2, gtcx3)"),
+    Rule("ck_xdl", r"xdl", "yes", "composable_kernel xdl / xdlops kernels use MFMA"),
+    Rule("tensorop", r"(?<![a-z])tensorop|OpClassTensorOp|TensorOpMultiplicand", "yes",
+         "CUTLASS tensorop kernels (incl. cutlass3x, and cuDNN's cutlass whose mangled names carry the "
+         "TensorOp operand layouts)"),
+    Rule("attention", r"flash_fwd|flash_bwd|flash::|flash_attn|fmha|_sdpa_|(?<![a-z])attn_(?:fwd|bwd)",
+         "if_low_precision",
+         "flash/memory-efficient attention (FA2, xFormers cutlassF, cuDNN SDPA, CK FMHA, Triton attn)"),
+    Rule("mma_instruction", r"(?<![a-z])(?:hmma|imma|dmma|wmma|wgmma|mfma)(?![a-z])", "yes",
+         "the kernel names its matrix instruction (HMMA, IMMA, WMMA, WGMMA, MFMA)"),
+    Rule("mma_shape", r"(?<![a-z0-9])[hsicz](?:884|1688|16816|8816|16832|161616)(?=gemm|cudnn|fprop|dgrad"
+         r"|wgrad|tf32)", "yes",
+         "cuBLAS/cuDNN names with a Tensor Core instruction shape: h884/s884 (Volta), h1688/s1688 "
+         "(Turing), s16816/i16832 (Ampere), i8816 (int8)"),
+    Rule("xmma", r"xmma", "if_low_precision",
+         "NVIDIA xmma kernels (sm70…sm90) use Tensor Cores for tf32/16-bit/8-bit types"),
+    Rule("nvjet", r"nvjet", "if_low_precision", "cuBLAS nvjet kernels (Hopper, Blackwell)"),
+    Rule("compiler_matmul",
+         r"^triton_tem_fused_\w*?mm|(?:^|_)(?:triton_gemm|gemm_fusion)|triton_\w*?_(?:dot|mma)",
+         "if_capable", "Triton matmul templates (PyTorch Inductor) and XLA's Triton GEMM fusions emit "
+         "MMA/MFMA instructions on devices that have them"),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# Kernel families (first matching rule wins; no match → "other")
+
+FAMILY_RULES: Tuple[Rule, ...] = (
+    Rule("comm", r"nccl|rccl|all[_-]?reduce|all[_-]?gather|reduce[_-]?scatter|all[_-]?to[_-]?all"
+         r"|collective-permute", "comm", "collectives (NCCL/RCCL kernels, XLA all-reduce … ops): "
+         "communication, not compute", on="head"),
+    Rule("copy", r"^__amd_rocclr_(?:copy|fill)|^(?:Memcpy|Memset|Copy(?:Device|Host)To(?:Device|Host))"
+         r"|^%?copy-(?:start|done)", "copy", "runtime copy/fill kernels (ROCm blit kernels, copies "
+         "recorded as kernels) and XLA's asynchronous copies", on="head"),
+    Rule("transpose", r"transpose|nchwtonhwc|nhwctonchw|SwapDimension\d|ShuffleInTensor3", "transpose",
+         "layout transposes (TF SwapDimension…, cuDNN nchwToNhwc, MIOpen/XLA transpose kernels)", on="base"),
+    Rule("eigen_shuffle", r"TensorShufflingOp", "transpose", "Eigen tensor shuffles are transposes",
+         on="head"),
+    Rule("helper", r"Offsets?Kernel|computeWgrad|splitKreduce|ReduceSplitK|Im\dd2Col|im2col|winograd\w*"
+         r"(?:Data|Filter|Delta|Output|Tiles)|flip_filter|scalePackedTensor|epilogue::", "helper",
+         "pieces of a GEMM/convolution that are not the matrix product itself", on="head"),
+    Rule("attention_helper", r"FmhaBwdOGradDotO|FmhaBwdConvert|flash_bwd_dot_do_o|flash_bwd_convert",
+         "helper", "flash-attention backward pre/post-processing (rowsum(dO*O), dQ conversion)", on="head"),
+    Rule("attention", r"flash_fwd|flash_bwd|flash::|flash_attn|fmha|_sdpa_|(?<![a-z])attn_(?:fwd|bwd)",
+         "attention", "fused attention kernels", on="head"),
+    Rule("conv", r"conv(?!ert|ersion)|scudnn|fprop|dgrad|wgrad|igemm_|fft2d|fft1d", "conv",
+         "convolutions: cuDNN (scudnn, xmma fprop/dgrad/wgrad, implicit/explicit_convolve, FFT), "
+         "MIOpen igemm, composable_kernel grouped conv", on="head"),
+    Rule("gemv", r"gemv|gemmk1_kernel|gemmSN_", "gemv",
+         "matrix-vector and k=1 / small-N cuBLAS kernels: no Tensor Core path", on="head"),
+    Rule("gemm", r"(?<!fb)gemm|Cijk_|nvjet|matmul|triton_tem_fused_\w*?mm", "gemm",
+         "GEMMs: cuBLAS/cuBLASLt, CUTLASS, Tensile, XLA/Triton gemm fusions, Inductor mm templates "
+         "(not FBGEMM's embedding kernels)", on="head"),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# Ops that Tensor Cores can serve (TF op types, XLA HLO instruction names)
+
+# TF op types (the part after ':' in `tf_op`, e.g. "model/dense/MatMul:MatMul").
+TF_MATRIX_OP_TYPES = frozenset({
+    "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "_FusedMatMul", "Einsum",
+    "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "Conv3D", "Conv3DBackpropInputV2",
+    "Conv3DBackpropFilterV2", "_FusedConv2D", "FusedConv2DBiasActivation", "Conv",
+    "CudnnRNN", "CudnnRNNV2", "CudnnRNNV3", "CudnnRNNBackprop", "CudnnRNNBackpropV2", "CudnnRNNBackpropV3",
+})
+
+OP_RULES: Tuple[Rule, ...] = (
+    Rule("hlo_matrix_op", r"(?:^|[_.-])(?:dot|convolution|conv|gemm|matmul)(?:$|[_.-])|(?:^|_)attn(?:$|_)",
+         "matrix", "XLA HLO instructions that are matrix products: dot, convolution, cuBLAS/cuDNN "
+         "custom calls named cublas-gemm / cudnn-conv, gemm fusions, fused attention calls"),
+)
+
+# ---------------------------------------------------------------------------------------------------
+# TensorFlow DataType enum (tensorflow/core/framework/types.proto) → precision, for MemoryAllocation
+# events' `data_type` stat. Integer / string / resource types are not floating-point compute.
+TF_DATA_TYPES: Dict[int, str] = {
+    1: "fp32", 2: "fp64", 6: "int8", 8: "fp32", 11: "int8", 14: "bf16", 18: "fp64", 19: "fp16",
+    24: "fp8", 25: "fp8", 26: "fp8", 27: "fp8", 28: "fp8",
+}
+
+# ---------------------------------------------------------------------------------------------------
+# What the device's matrix units can do
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """Matrix-unit capabilities of a GPU generation (None: not known from the profile)."""
+
+    name: str
+    tensor_cores: Optional[bool]
+    tf32: Optional[bool] = False
+    # TPUs: XLA lowers every dot/convolution onto the matrix unit (MXU), so eligible means used.
+    matrix_ops_always: bool = False
+
+
+# NVIDIA by compute capability (the highest entry not above the device's wins).
+NVIDIA_ARCHITECTURES: Tuple[Tuple[Tuple[int, int], Architecture], ...] = (
+    ((0, 0), Architecture("pre-Volta", False)),
+    ((7, 0), Architecture("Volta", True)),
+    ((7, 5), Architecture("Turing", True)),
+    ((8, 0), Architecture("Ampere", True, tf32=True)),
+    ((8, 9), Architecture("Ada", True, tf32=True)),
+    ((9, 0), Architecture("Hopper", True, tf32=True)),
+    ((10, 0), Architecture("Blackwell", True, tf32=True)),
+)
+# AMD: MFMA matrix cores from CDNA (MI100, gfx908) on. ROCm reports gfx9xx as capability 9.x, and
+# 9.0 covers both gfx906 (MI50, no MFMA) and gfx908/gfx90a, so only the model name or ≥ 9.4 decides.
+AMD_MATRIX_MODEL = r"MI\s?(?:1\d\d|2\d\d|3\d\d|4\d\d)"
+AMD_ARCHITECTURES: Tuple[Tuple[Tuple[int, int], Architecture], ...] = (
+    ((9, 4), Architecture("CDNA3", True, tf32=True)),  # gfx942: MI300 (xf32 MFMA)
+    ((9, 5), Architecture("CDNA4", True)),  # gfx950: MI350/MI355
+)
+UNKNOWN_ARCHITECTURE = Architecture("unknown", None, tf32=None)
+
+# Tensor Core GEMM/convolution paths want every matrix dimension to be a multiple of this many
+# elements (NVIDIA's performance guides: 8 for fp16/bf16, 16 for int8/fp8, 4 for TF32).
+TENSOR_CORE_DIM_MULTIPLE: Dict[str, int] = {"fp16": 8, "bf16": 8, "tf32": 4, "int8": 16, "fp8": 16}
+
+
+def architecture(
+    vendor: str, model: str, capability: Optional[Tuple[int, int]], kind: str = "gpu"
+) -> Architecture:
+    """The matrix-unit capabilities of one device, from what its plane records."""
+    vendor_l = (vendor or "").lower()
+    if kind == "tpu" or vendor_l == "google":
+        return Architecture("TPU", True, tf32=False, matrix_ops_always=True)
+    if vendor_l.startswith("amd") or "instinct" in (model or "").lower():
+        chosen = None
+        for min_cc, arch in AMD_ARCHITECTURES:
+            if capability is not None and capability >= min_cc:
+                chosen = arch
+        if chosen is not None:
+            return chosen
+        if re.search(AMD_MATRIX_MODEL, model or ""):
+            return Architecture("CDNA", True)
+        return UNKNOWN_ARCHITECTURE
+    if capability is None:
+        return UNKNOWN_ARCHITECTURE
+    chosen = UNKNOWN_ARCHITECTURE
+    for min_cc, arch in NVIDIA_ARCHITECTURES:
+        if capability >= min_cc:
+            chosen = arch
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------------
+# Applying the tables to one name
+
+
+@dataclass(frozen=True)
+class KernelClass:
+    """What a kernel's name says. `rules` lists the deciding rule ids (for tests and evidence)."""
+
+    precision: str  # one of PRECISIONS ("unknown" when the name carries no type)
+    tensor_cores: str  # one of TC_VERDICTS
+    family: str  # one of FAMILIES
+    rules: Tuple[str, ...]
+
+    @property
+    def is_compute(self) -> bool:
+        return self.family not in ("comm", "copy")
+
+    def uses_tensor_cores(self, arch: Architecture, precision: Optional[str] = None) -> bool:
+        """Resolve the verdict for a device (and a precision learned elsewhere, e.g. from `shape`)."""
+        verdict = self.tensor_cores
+        if verdict == "yes":
+            return True
+        if verdict == "if_low_precision":
+            p = precision or self.precision
+            return p not in ("fp32", "fp64")
+        if verdict == "if_capable":
+            return bool(arch.tensor_cores)
+        return False
+
+
+ANONYMOUS_NAMESPACE = "(anonymous namespace)::"  # demanglers write it; its '(' opens no parameter list
+
+
+def base_name(name: str) -> str:
+    """The function name of a demangled kernel: no `void`, template arguments or parameter list."""
+    text = name[5:] if name.startswith("void ") else name
+    text = text.replace(ANONYMOUS_NAMESPACE, "")
+    cut = len(text)
+    for sep in ("<", "("):
+        i = text.find(sep)
+        if 0 <= i < cut:
+            cut = i
+    return text[:cut]
+
+
+def head_name(name: str) -> str:
+    """The kernel name without its parameter list: up to the first '(' outside template brackets."""
+    depth = 0
+    name = name.replace(ANONYMOUS_NAMESPACE, "")
+    for i, ch in enumerate(name):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif ch == "(" and depth == 0:
+            return name[:i]
+    return name
+
+
+def _first(
+    rules: Sequence[Rule], name: str, base: str, head: str = ""
+) -> Tuple[Optional[Rule], Optional[re.Match]]:
+    for rule in rules:
+        text = base if rule.on == "base" else (head or name) if rule.on == "head" else name
+        match = rule.compiled.search(text)
+        if match:
+            return rule, match
+    return None, None
+
+
+def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
+    """The leftmost element-type token in `text` (template arguments, a `shape` stat) and its rule id."""
+    if not text:
+        return "unknown", None
+    best: Optional[Tuple[int, Rule]] = None
+    for rule in DTYPE_TOKEN_RULES:
+        match = rule.compiled.search(text)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), rule)
+    if best is None:
+        return "unknown", None
+    return best[1].value, best[1].id
+
+
+def _precision_from_name(name: str) -> Tuple[str, Optional[str]]:
+    rule, match = _first(PRECISION_RULES, name, name)
+    if rule is not None and match is not None:
+        if rule.value == "hlo":
+            return HLO_TYPES.get(match.group("code"), "unknown"), rule.id
+        if rule.value == "tensile":
+            return TENSILE_TYPE_CODES.get(match.group("code"), "unknown"), rule.id
+        if rule.value == "nvjet":
+            precision = NVJET_TYPE_CODES.get(match.group("code"), "unknown")
+            if precision == "fp32" and match.group("tf32"):
+                precision = "tf32"
+            return precision, rule.id
+        return rule.value, rule.id
+    # No library token: the element type among the template/parameter types, if any.
+    cut = min((i for i in (name.find("<"), name.find("(")) if i >= 0), default=-1)
+    if cut >= 0:
+        return dtype_in_text(name[cut:])
+    return "unknown", None
+
+
+@lru_cache(maxsize=65536)
+def classify_kernel(name: str) -> KernelClass:
+    """Precision, Tensor Core verdict and family of one kernel name (cached: names repeat a lot)."""
+    base = base_name(name)
+    rules = []
+    family_rule, _ = _first(FAMILY_RULES, name, base, head_name(name))
+    family = family_rule.value if family_rule else "other"
+    if family_rule:
+        rules.append(family_rule.id)
+    precision, precision_rule = _precision_from_name(name)
+    if precision_rule:
+        rules.append(precision_rule)
+    tc_rule, _ = _first(TENSOR_CORE_RULES, name, base)
+    verdict = tc_rule.value if tc_rule else "no"
+    if tc_rule:
+        rules.append(tc_rule.id)
+    return KernelClass(precision, verdict, family, tuple(rules))
+
+
+@lru_cache(maxsize=65536)
+def classify_op(op: str) -> Tuple[bool, Optional[str]]:
+    """Is this op (a `tf_op` "name:Type", or an HLO instruction name) a Tensor Core candidate?
+
+    Returns (eligible, rule id). For TF ops only the type decides; for HLO names the instruction
+    name without its numeric suffix.
+    """
+    if not op:
+        return False, None
+    if ":" in op:
+        op_type = op.rsplit(":", 1)[1].strip()
+        if op_type in TF_MATRIX_OP_TYPES:
+            return True, "tf_matrix_op"
+        if op_type:
+            return False, None
+        op = op.rsplit(":", 1)[0]
+    name = re.sub(r"(?:\.\d+)+$", "", op.rsplit("/", 1)[-1])
+    rule, _ = _first(OP_RULES, name, name)
+    return (True, rule.id) if rule else (False, None)
+
+
+def precision_of_tf_data_type(code: int) -> Optional[str]:
+    """TensorFlow DataType enum value → precision, None for non-floating types (int32, bool …)."""
+    return TF_DATA_TYPES.get(int(code))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Applying the tables to a device's KernelTable (vectorised: one classification per distinct name)
+
+# Stats that name the op a kernel belongs to when neither `tf_op` nor `hlo_op` is recorded (older TF
+# GPU profiles annotate kernels with `level 0` = "scope/op:Type").
+OP_NAME_LINE_STATS = ("level 0",)
+
+
+@dataclass
+class KernelView:
+    """Per-kernel numpy columns derived from the tables for one device.
+
+    `precision` indexes PRECISIONS, `family` indexes FAMILIES; `op` indexes `op_labels` (-1: no op
+    recorded); `compute` is False for collectives and runtime copies.
+    """
+
+    arch: Architecture
+    duration_ns: np.ndarray
+    name_index: np.ndarray
+    names: List[str]
+    classes: Dict[int, KernelClass]
+    precision: np.ndarray
+    family: np.ndarray
+    tensor_cores: np.ndarray
+    compute: np.ndarray
+    op: np.ndarray
+    op_labels: List[str]
+    op_eligible: np.ndarray
+    eligible: np.ndarray
+    precision_from_shape: int  # how many kernels got their precision from a `shape` stat
+
+    def __len__(self) -> int:
+        return int(self.duration_ns.shape[0])
+
+
+def line_stat_strings(device, stat: str, rows: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
+    """String ids (into the plane's `strings`) of a string stat for kernel rows, -1 where absent.
+
+    The KernelTable keeps only the common annotation columns; other stats (`shape`, `level 0`) stay
+    on the plane's lines. Kernels are found on their line by start time (lines are sorted by start).
+    Returns None when no line of the device carries the stat.
+    """
+    table = device.kernels
+    rows = np.arange(len(table)) if rows is None else np.asarray(rows, dtype=np.int64)
+    out = np.full(rows.shape[0], -1, dtype=np.int64)
+    found = False
+    line_of = table.line_index[rows]
+    for line_index in np.unique(line_of).tolist():
+        line = device.plane.lines[int(line_index)]
+        column = line.stats.get(stat)
+        if column is None or column.kind != "str" or len(line) == 0:
+            continue
+        found = True
+        sel = np.nonzero(line_of == line_index)[0]
+        starts = table.start_ns[rows[sel]]
+        pos = np.clip(np.searchsorted(line.start_ns, starts), 0, len(line) - 1)
+        same = (line.start_ns[pos] == starts) & (line.metadata_index[pos] == table.name_index[rows[sel]])
+        ok = same & column.present[pos]
+        out[sel] = np.where(ok, column.values[pos], -1)
+    return out if found else None
+
+
+def _op_columns(device, count: int):
+    """Op label per kernel: `hlo_module/hlo_op` (XLA), else `tf_op`, else an older `level 0` stat."""
+    table = device.kernels
+    strings = table.strings
+    n_strings = len(strings) + 1
+    op = np.full(count, -1, dtype=np.int64)
+    labels: List[str] = []
+    eligible: List[bool] = []
+
+    def add(mask: np.ndarray, keys: np.ndarray, label_of) -> None:
+        if not mask.any():
+            return
+        unique, inverse = np.unique(keys[mask], return_inverse=True)
+        base = len(labels)
+        for key in unique.tolist():
+            label, check = label_of(int(key))
+            labels.append(label)
+            eligible.append(any(classify_op(c)[0] for c in check if c))
+        op[mask] = base + inverse.reshape(-1)
+
+    has_hlo = table.hlo_op >= 0
+    hlo_keys = table.hlo_op.astype(np.int64) * n_strings + (table.hlo_module.astype(np.int64) + 1)
+
+    def hlo_label(key: int):
+        hlo, module = divmod(key, n_strings)
+        hlo_name = strings[hlo]
+        label = f"{strings[module - 1]}/{hlo_name}" if module > 0 else hlo_name
+        return label, (hlo_name,)
+
+    add(has_hlo, hlo_keys, hlo_label)
+    has_tf = ~has_hlo & (table.tf_op >= 0)
+    add(has_tf, table.tf_op.astype(np.int64), lambda key: (strings[key], (strings[key],)))
+    rest = op < 0
+    if rest.any():
+        for stat in OP_NAME_LINE_STATS:
+            ids = line_stat_strings(device, stat, np.nonzero(rest)[0])
+            if ids is None:
+                continue
+            keys = np.full(count, -1, dtype=np.int64)
+            keys[np.nonzero(rest)[0]] = ids
+            add(rest & (keys >= 0), keys, lambda key: (strings[key], (strings[key],)))
+            rest = op < 0
+    return op, labels, np.array(eligible, dtype=bool)
+
+
+def kernel_view(device) -> KernelView:
+    """Classify every kernel of one device: each distinct name once, then numpy gathers."""
+    table = device.kernels
+    arch = architecture(device.vendor, device.model, device.compute_capability, device.kind)
+    count = len(table)
+    names = table.names
+    used = np.unique(table.name_index).tolist() if count else []
+    classes = {i: classify_kernel(names[i]) for i in used}
+    size = len(names) + 1
+    prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)
+    fam_of = np.full(size, FAMILIES.index("other"), dtype=np.int8)
+    tc_of = np.zeros(size, dtype=bool)
+    for i, cls in classes.items():
+        prec_of[i] = PRECISIONS.index(cls.precision)
+        fam_of[i] = FAMILIES.index(cls.family)
+        tc_of[i] = cls.uses_tensor_cores(arch)
+    name_index = table.name_index
+    precision = prec_of[name_index]
+    family = fam_of[name_index]
+    tensor_cores = tc_of[name_index]
+    compute = (family != FAMILIES.index("comm")) & (family != FAMILIES.index("copy"))
+
+    # Kernels whose name has no type: TF's `shape` stat lists the op's input types.
+    from_shape = 0
+    unknown = np.nonzero(compute & (precision == PRECISIONS.index("unknown")))[0]
+    if unknown.size:
+        shape_ids = line_stat_strings(device, "shape", unknown)
+        if shape_ids is not None:
+            known = shape_ids >= 0
+            distinct = np.unique(shape_ids[known]).tolist()
+            code_of = {s: PRECISIONS.index(dtype_in_text(table.strings[s])[0]) for s in distinct}
+            if distinct:
+                lookup_keys = np.array(distinct, dtype=np.int64)
+                lookup_vals = np.array([code_of[s] for s in distinct], dtype=np.int8)
+                rows = unknown[known]
+                codes = lookup_vals[np.searchsorted(lookup_keys, shape_ids[known])]
+                precision[rows] = codes
+                from_shape = int((codes != PRECISIONS.index("unknown")).sum())
+                # A kernel that may use Tensor Cores only for low-precision inputs follows its new type.
+                for i, cls in classes.items():
+                    if cls.tensor_cores == "if_low_precision":
+                        sel = rows[name_index[rows] == i]
+                        if sel.size:
+                            tensor_cores[sel] = [cls.uses_tensor_cores(arch, PRECISIONS[c])
+                                                 for c in precision[sel].tolist()]
+
+    op, op_labels, op_eligible = _op_columns(device, count)
+    matrix = np.isin(family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
+    op_ok = np.zeros(count, dtype=bool)
+    has_op = op >= 0
+    if op_eligible.size:
+        op_ok[has_op] = op_eligible[op[has_op]]
+    eligible = compute & (matrix | op_ok)
+    if arch.matrix_ops_always:
+        tensor_cores = eligible.copy()
+    return KernelView(
+        arch=arch, duration_ns=table.duration_ns, name_index=name_index, names=names, classes=classes,
+        precision=precision, family=family, tensor_cores=tensor_cores & compute, compute=compute, op=op,
+        op_labels=op_labels, op_eligible=op_eligible, eligible=eligible, precision_from_shape=from_shape,
+    )

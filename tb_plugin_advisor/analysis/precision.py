@@ -1,0 +1,377 @@
+"""Numeric precision of the work in a profile, and whether mixed precision is really on.
+
+GPU/TPU: every kernel's precision comes from its name (library type tokens, C++ template types) or,
+failing that, from TF's `shape` stat; shares are of device compute time (collectives and runtime
+copies left out). bf16 counts as 16-bit — the built-in Profile tab counts it as 32-bit (DESIGN.md §6).
+
+CPU-only TF profiles have no kernels and op events carry no dtype; `MemoryAllocation` events do
+(`data_type`, `tf_op`, `region_type`), when the profiled process used TF's BFC allocator on the host
+(TF_CPU_ALLOCATOR_USE_BFC=true; TF 2.21's default CPU allocator records none). An op counts as the
+type of its output tensor, which bounds, not measures, its internal math — the summary says so.
+
+Times: `time_ms` values are totals over the profiled window, or per step when `steps` is given.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis.patterns import (
+    FAMILIES,
+    LOW_PRECISION,
+    MATRIX_FAMILIES,
+    PRECISIONS,
+    SIXTEEN_BIT,
+    classify_op,
+    kernel_view,
+    precision_of_tf_data_type,
+)
+
+# Verdict: share of matrix work (GEMM/convolution/attention, or all compute when the profile has
+# none) in 16-bit/8-bit types, among the work whose type is known. The built-in tab warns below 10 %
+# 16-bit of all compute; judging matrix work instead keeps fp32 softmax/loss/optimizer kernels — which
+# stay fp32 under mixed precision on purpose — from hiding a correct setup.
+VERDICT_THRESHOLDS: Tuple[Tuple[str, float], ...] = (("active", 80.0), ("partial", 20.0))
+# Below this share of compute with a known type there is too little evidence for any verdict.
+MIN_KNOWN_PCT = 5.0
+MAX_TOP_FP32_OPS = 10
+
+# A TF op event on a host thread: "scope/name:Type".
+TF_OP_EVENT = re.compile(r"^[^:\s]+:[A-Za-z_]\w*$")
+ALLOCATION_EVENT = "MemoryAllocation"
+
+
+@dataclass
+class PrecisionResult:
+    """Precision shares of compute time and the mixed-precision verdict.
+
+    basis: "device" (kernel time on GPUs/TPUs), "host" (TF op time on CPU threads, typed by each op's
+    output allocation) or "none" (no compute in the profile).
+    """
+
+    time_ns: Dict[str, int] = field(default_factory=lambda: {p: 0 for p in PRECISIONS})
+    basis: str = "none"
+    verdict: str = "unknown"
+    summary: str = ""
+    evidence: List[str] = field(default_factory=list)
+    top_fp32_ops: List[Tuple[str, int]] = field(default_factory=list)
+    matrix_time_ns: Dict[str, int] = field(default_factory=lambda: {p: 0 for p in PRECISIONS})
+    tf32_possible: bool = False
+    steps: Optional[int] = None
+
+    # -- plain numbers the recommendation rules test ------------------------------------------------
+
+    @property
+    def compute_ns(self) -> int:
+        return int(sum(self.time_ns.values()))
+
+    @property
+    def precision_pct(self) -> Dict[str, float]:
+        return _shares(self.time_ns)
+
+    def share_pct(self, *precisions: str) -> float:
+        total = self.compute_ns
+        return 100.0 * sum(self.time_ns[p] for p in precisions) / total if total else 0.0
+
+    @property
+    def fp32_share_pct(self) -> float:
+        """32-bit float (fp32 and TF32) share of compute time."""
+        return self.share_pct("fp32", "tf32")
+
+    @property
+    def tf32_share_pct(self) -> float:
+        return self.share_pct("tf32")
+
+    @property
+    def sixteen_bit_share_pct(self) -> float:
+        """fp16 + bf16 share of compute time."""
+        return self.share_pct(*SIXTEEN_BIT)
+
+    @property
+    def low_precision_share_pct(self) -> float:
+        """fp16 + bf16 + fp8 + int8 share of compute time."""
+        return self.share_pct(*LOW_PRECISION)
+
+    @property
+    def unknown_share_pct(self) -> float:
+        return self.share_pct("unknown")
+
+    @property
+    def matrix_low_precision_pct(self) -> Optional[float]:
+        """16/8-bit share of matrix work whose type is known (None when there is none)."""
+        known = sum(v for p, v in self.matrix_time_ns.items() if p != "unknown")
+        if not known:
+            return None
+        return 100.0 * sum(self.matrix_time_ns[p] for p in LOW_PRECISION) / known
+
+    def to_json(self) -> Dict[str, Any]:
+        scale = 1e-6 / self.steps if self.steps else 1e-6
+        return {
+            "precision_pct": _rounded_shares(self.time_ns),
+            "precision": {
+                "verdict": self.verdict,
+                "summary": self.summary,
+                "top_fp32_ops": [{"name": n, "time_ms": round(t * scale, 4)} for n, t in self.top_fp32_ops],
+                "evidence": list(self.evidence),
+                "basis": self.basis,
+                "matrix_low_precision_pct": (
+                    None if self.matrix_low_precision_pct is None else round(self.matrix_low_precision_pct, 3)
+                ),
+                "tf32_possible": self.tf32_possible,
+                "time_basis": "per_step" if self.steps else "total",
+            },
+        }
+
+
+def _shares(time_ns: Dict[str, int]) -> Dict[str, float]:
+    total = float(sum(time_ns.values()))
+    return {p: (100.0 * time_ns[p] / total if total else 0.0) for p in PRECISIONS}
+
+
+def _rounded_shares(time_ns: Dict[str, int]) -> Dict[str, float]:
+    """Shares rounded for JSON, nudged so they still add up to exactly 100 (or are all 0)."""
+    shares = {p: round(v, 3) for p, v in _shares(time_ns).items()}
+    total = sum(shares.values())
+    if total:
+        largest = max(shares, key=lambda p: shares[p])
+        shares[largest] = round(shares[largest] + (100.0 - total), 3)
+    return shares
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def analyze_precision(profile, steps: Optional[int] = None) -> PrecisionResult:
+    """Precision shares and the mixed-precision verdict of one Profile (tb_plugin_advisor.model)."""
+    result = PrecisionResult(steps=steps if steps and steps > 0 else None)
+    devices = [d for d in profile.devices if len(d.kernels)]
+    if devices:
+        _device_precision(result, devices)
+    else:
+        _host_precision(result, profile)
+    _decide(result)
+    return result
+
+
+def _device_precision(result: PrecisionResult, devices) -> None:
+    result.basis = "device"
+    fp32_ops: Dict[str, int] = {}
+    excluded_ns = 0
+    shape_typed = 0
+    fp32_matrix_ns = 0
+    by_rule: Dict[str, int] = {}
+    for device in devices:
+        view = kernel_view(device)
+        dur = view.duration_ns.astype(np.float64)
+        compute = view.compute
+        excluded_ns += int(view.duration_ns[~compute].sum())
+        shape_typed += view.precision_from_shape
+        buckets = np.bincount(view.precision[compute], weights=dur[compute], minlength=len(PRECISIONS))
+        matrix = compute & np.isin(view.family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
+        matrix_work = view.eligible | matrix
+        matrix_buckets = np.bincount(view.precision[matrix_work], weights=dur[matrix_work],
+                                     minlength=len(PRECISIONS))
+        for i, p in enumerate(PRECISIONS):
+            result.time_ns[p] += int(buckets[i])
+            result.matrix_time_ns[p] += int(matrix_buckets[i])
+        fp32 = compute & np.isin(view.precision, [PRECISIONS.index("fp32"), PRECISIONS.index("tf32")])
+        if fp32.any():
+            _group_fp32(view, fp32, fp32_ops)
+        if view.arch.tf32 and not device.vendor.lower().startswith("amd"):
+            fp32_matrix = matrix & (view.precision == PRECISIONS.index("fp32")) & ~view.tensor_cores
+            fp32_matrix_ns += int(view.duration_ns[fp32_matrix].sum())
+        per_name = np.bincount(view.name_index, weights=dur * compute, minlength=len(view.names) + 1)
+        for i in np.nonzero(per_name)[0].tolist():
+            for rule in view.classes[i].rules:
+                by_rule[rule] = by_rule.get(rule, 0) + int(per_name[i])
+    result.tf32_possible = fp32_matrix_ns > 0
+    result.top_fp32_ops = sorted(fp32_ops.items(), key=lambda kv: -kv[1])[:MAX_TOP_FP32_OPS]
+    result.evidence.extend(_device_evidence(result, excluded_ns, shape_typed, fp32_matrix_ns))
+
+
+def _group_fp32(view, mask: np.ndarray, out: Dict[str, int]) -> None:
+    """fp32/TF32 kernel time per op (the op's label, or the kernel name when no op is recorded)."""
+    n_ops = len(view.op_labels)
+    keys = np.where(view.op >= 0, view.op, n_ops + view.name_index.astype(np.int64))[mask]
+    totals = np.bincount(keys, weights=view.duration_ns[mask].astype(np.float64))
+    for key in np.nonzero(totals)[0].tolist():
+        label = view.op_labels[key] if key < n_ops else view.names[key - n_ops]
+        out[label] = out.get(label, 0) + int(totals[key])
+
+
+def _device_evidence(
+    result: PrecisionResult, excluded_ns: int, shape_typed: int, fp32_matrix_ns: int
+) -> List[str]:
+    shares = result.precision_pct
+    lines = []
+    present = [f"{p} {shares[p]:.1f} %" for p in PRECISIONS if shares[p] >= 0.05]
+    lines.append("device compute time by precision (from kernel names): " + ", ".join(present))
+    if shares["bf16"] > 0:
+        lines.append(
+            f"bf16 kernels ({shares['bf16']:.1f} %) count as 16-bit here; the built-in Profile tab counts "
+            "bf16 as 32-bit"
+        )
+    if shares["unknown"] >= 0.05:
+        lines.append(
+            f"{shares['unknown']:.1f} % of compute time is in kernels whose names carry no data type "
+            "(elementwise/fusion kernels): counted as unknown"
+        )
+    if shape_typed:
+        lines.append(f"{shape_typed} kernels were typed from the op's `shape` stat (no type in the name)")
+    if excluded_ns:
+        lines.append(
+            f"{excluded_ns / 1e6:.3f} ms of collectives and runtime copy kernels are not compute and are "
+            "left out of the shares"
+        )
+    if fp32_matrix_ns:
+        share = 100.0 * fp32_matrix_ns / result.compute_ns
+        lines.append(
+            f"fp32 GEMM/convolution kernels without TF32 take {share:.1f} % of compute time on a GPU "
+            "that supports TF32"
+        )
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------------
+# CPU-only profiles
+
+
+def _string_id(plane, text: str) -> int:
+    try:
+        return plane.strings.index(text)
+    except ValueError:
+        return -1
+
+
+def _host_precision(result: PrecisionResult, profile) -> None:
+    op_time: Dict[str, int] = {}
+    op_type: Dict[str, str] = {}
+    output_dtype: Dict[str, Tuple[int, int]] = {}  # op name -> (bytes, TF DataType) of its largest output
+    bytes_by_precision: Dict[str, int] = {}
+    allocations = 0
+    for plane in profile.host_planes:
+        output_id = _string_id(plane, "output")
+        for line in plane.lines:
+            if len(line) == 0:
+                continue
+            ops = line.name_mask(lambda n: bool(TF_OP_EVENT.match(n)))
+            if ops.any():
+                per_name = np.bincount(
+                    line.metadata_index[ops],
+                    weights=line.duration_ns[ops].astype(np.float64),
+                    minlength=len(plane.event_names),
+                )
+                for i in np.nonzero(per_name)[0].tolist():
+                    name, kind = plane.event_names[i].rsplit(":", 1)
+                    op_time[name] = op_time.get(name, 0) + int(per_name[i])
+                    op_type[name] = kind
+            allocs = line.name_mask(lambda n: n == ALLOCATION_EVENT)
+            dtype_col, op_col = line.stats.get("data_type"), line.stats.get("tf_op")
+            if not allocs.any() or dtype_col is None or op_col is None or dtype_col.kind == "str":
+                continue
+            rows = np.nonzero(allocs & dtype_col.present)[0]
+            allocations += int(rows.size)
+            region = line.stats.get("region_type")
+            size_col = line.stats.get("requested_bytes")
+            sizes = (size_col.values[rows].astype(np.int64) if size_col is not None and size_col.kind != "str"
+                     else np.ones(rows.size, dtype=np.int64))
+            dtypes = dtype_col.values[rows].astype(np.int64)
+            for code in np.unique(dtypes).tolist():
+                precision = precision_of_tf_data_type(code)
+                if precision:
+                    bytes_by_precision[precision] = bytes_by_precision.get(precision, 0) + int(
+                        sizes[dtypes == code].sum())
+            keep = op_col.present[rows] & (op_col.kind == "str")
+            if region is not None and region.kind == "str" and output_id >= 0:
+                keep &= region.present[rows] & (region.values[rows] == output_id)
+            for r, code, size in zip(rows[keep].tolist(), dtypes[keep].tolist(), sizes[keep].tolist()):
+                name = plane.strings[int(op_col.values[r])]
+                if size >= output_dtype.get(name, (-1, 0))[0]:
+                    output_dtype[name] = (size, code)
+    if not op_time:
+        result.basis = "none"
+        return
+    result.basis = "host"
+    fp32_ops: Dict[str, int] = {}
+    for name, ns in op_time.items():
+        code = output_dtype.get(name, (0, None))[1]
+        precision = precision_of_tf_data_type(code) if code is not None else None
+        precision = precision or "unknown"
+        result.time_ns[precision] += ns
+        if classify_op(f"{name}:{op_type[name]}")[0]:
+            result.matrix_time_ns[precision] += ns
+        if precision in ("fp32", "tf32"):
+            fp32_ops[f"{name}:{op_type[name]}"] = ns
+    result.top_fp32_ops = sorted(fp32_ops.items(), key=lambda kv: -kv[1])[:MAX_TOP_FP32_OPS]
+    result.evidence.extend(_host_evidence(result, allocations, bytes_by_precision))
+
+
+def _host_evidence(
+    result: PrecisionResult, allocations: int, bytes_by_precision: Dict[str, int]
+) -> List[str]:
+    if not allocations:
+        return [
+            "CPU profile without typed MemoryAllocation events: TF op events carry no dtype, so the "
+            "precision of host compute is unknown (the process must run with TF_CPU_ALLOCATOR_USE_BFC=true "
+            "for TensorFlow to record tensor types on the host)"
+        ]
+    total = sum(bytes_by_precision.values())
+    ranked = sorted(bytes_by_precision.items(), key=lambda kv: -kv[1])
+    parts = [f"{p} {100.0 * b / total:.1f} %" for p, b in ranked]
+    shares = result.precision_pct
+    return [
+        f"{allocations} typed MemoryAllocation events; floating-point bytes allocated: " + ", ".join(parts),
+        "host op time by the type of each op's output tensor: "
+        + ", ".join(f"{p} {shares[p]:.1f} %" for p in PRECISIONS if shares[p] >= 0.05),
+        "an op counts as bf16/fp16 when its output is; its internal math (e.g. fp32 accumulation) is not "
+        "recorded, so these shares bound 16-bit compute rather than measure it",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Verdict
+
+
+def _decide(result: PrecisionResult) -> None:
+    total = result.compute_ns
+    if total == 0:
+        result.verdict = "unknown"
+        result.summary = "No compute in this profile: precision cannot be judged."
+        return
+    known = total - result.time_ns["unknown"]
+    matrix_pct = result.matrix_low_precision_pct
+    where = "on the host (CPU ops, typed by their output tensors)" if result.basis == "host" else ""
+    if matrix_pct is not None:
+        basis_pct, basis_text = matrix_pct, "of matrix work (matmul/conv/attention)"
+    elif known and 100.0 * known / total >= MIN_KNOWN_PCT:
+        basis_pct = 100.0 * sum(result.time_ns[p] for p in LOW_PRECISION) / known
+        basis_text = "of compute with a known type (no matmul/conv work in the profile)"
+    else:
+        result.verdict = "unknown"
+        result.summary = (
+            f"Precision unknown: {100.0 * (total - known) / total:.0f} % of compute "
+            f"{where + ' ' if where else ''}has no recorded data type."
+        )
+        return
+    result.verdict = "not_active"
+    for verdict, threshold in VERDICT_THRESHOLDS:
+        if basis_pct >= threshold:
+            result.verdict = verdict
+            break
+    shares = result.precision_pct
+    mix = ", ".join(f"{p} {shares[p]:.0f} %" for p in PRECISIONS if shares[p] >= 0.5)
+    words = {"active": "Mixed precision active", "partial": "Mixed precision partial",
+             "not_active": "Mixed precision not active"}[result.verdict]
+    if result.basis == "host":
+        words = {"active": "bf16/fp16 dominant", "partial": "bf16/fp16 present",
+                 "not_active": "No bf16/fp16"}[result.verdict] + " on the host"
+    summary = f"{words}: {basis_pct:.0f} % {basis_text} runs in 16-bit or 8-bit types ({mix})."
+    if result.verdict != "active" and result.top_fp32_ops:
+        summary += f" Largest fp32 op: {result.top_fp32_ops[0][0]}."
+    if result.basis == "host":
+        summary += " Host shares bound, not measure, 16-bit math."
+    result.summary = summary
