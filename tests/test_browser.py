@@ -98,14 +98,19 @@ def step_result(summary: Dict, action: str, index: int = 0) -> Dict:
 
 
 def make_logdir(tf_profiles, dst: Path) -> SimpleNamespace:
-    """A writable copy of the TF runs plus a run whose directory name is an HTML tag."""
+    """A writable copy of the TF runs plus a run whose directory name is an HTML tag and a corrupt one."""
     profiles = tf_profiles.copy_to(dst)
     session = profiles.session("loop_fixed")
     xss_session = profiles.logdir / XSS_NAME / "plugins" / "profile" / session
     xss_session.mkdir(parents=True)
     shutil.copy2(profiles.xplane("loop_fixed"), xss_session / profiles.xplane("loop_fixed").name)
+    # A profile that cannot be read: the tab must say so instead of showing a stale or blank report.
+    corrupt_session = profiles.logdir / "corrupt" / "plugins" / "profile" / session
+    corrupt_session.mkdir(parents=True)
+    (corrupt_session / f"{profiles.host}.xplane.pb").write_bytes(b"\xff\xfe not an XSpace " * 8)
     return SimpleNamespace(
         logdir=profiles.logdir,
+        corrupt=f"corrupt/{session}",
         keras_fit=profiles.run_name("keras_fit"),
         input_bound=profiles.run_name("loop_input_bound"),
         fixed=profiles.run_name("loop_fixed"),
@@ -161,9 +166,14 @@ def test_routes_answer_json_and_refuse_paths(tb, runs):
         "missing run": ("report", {}, 400),
         "missing candidate": ("diff", {"baseline": runs.fixed}, 400),
         "traversal baseline": ("diff", {"baseline": "../../etc/passwd", "candidate": runs.fixed}, 404),
+        "corrupt profile": ("report", {"run": runs.corrupt}, 422),
     }
     for what, (route, params, expected) in bad.items():
         reply = tb.get(f"/data/plugin/advisor/{route}?{urllib.parse.urlencode(params)}")
+        deadline = time.monotonic() + ANALYSIS_TIMEOUT_S
+        while reply.status == 202 and time.monotonic() < deadline:  # the corrupt file is read first
+            time.sleep(0.5)
+            reply = tb.get(f"/data/plugin/advisor/{route}?{urllib.parse.urlencode(params)}")
         assert reply.status == expected, f"{what}: HTTP {reply.status} {reply.body[:300]!r}"
         assert reply.headers.get("Content-Type", "").startswith("application/json"), what
         body = reply.json()
@@ -195,6 +205,8 @@ def test_advisor_tab_report_diff_doctor(tb, runs, browser_tools, tmp_path):
 
     steps: List[Dict[str, Any]] = [
         {"do": "openAdvisor"},
+        {"do": "selectRun", "run": runs.corrupt, "expectError": "cannot read the profile"},
+        {"do": "screenshot", "name": "advisor-error"},
         {"do": "selectRun", "run": runs.input_bound},
         {"do": "expectText", "testid": "verdict-headline",
          "match": r"^Input-bound: \d+(\.\d)? % of each step waits for the input pipeline$"},
@@ -215,13 +227,13 @@ def test_advisor_tab_report_diff_doctor(tb, runs, browser_tools, tmp_path):
         {"do": "expectSortedDeltas", "min": min(len(diff["ops"]), 100)},
         {"do": "screenshot", "name": "advisor-diff"},
         {"do": "doctor"},
-        {"do": "expectCount", "selector": '[data-testid="doctor-session"]', "min": 4},
+        {"do": "expectCount", "selector": '[data-testid="doctor-session"]', "min": 5},
         {"do": "screenshot", "name": "advisor-doctor"},
-        {"do": "colorScheme", "scheme": "dark"},
+        {"do": "tensorboardTheme", "mode": "dark"},
         {"do": "selectRun", "run": runs.fixed},
         {"do": "expectChart", "testid": "chart-steps", "minPixels": 2000},
         {"do": "screenshot", "name": "advisor-report-dark"},
-        {"do": "colorScheme", "scheme": "light"},
+        {"do": "tensorboardTheme", "mode": "light"},
         {"do": "expectProfileLink", "tool": "trace_viewer@", "run": runs.fixed, "click": True},
     ]  # fmt: skip
     summary = drive(browser_tools, tmp_path, "report", tb.url + "/", steps)
@@ -230,7 +242,7 @@ def test_advisor_tab_report_diff_doctor(tb, runs, browser_tools, tmp_path):
     headline = step_result(summary, "expectText")["text"]
     shown = float(re.search(r"([\d.]+) %", headline).group(1))
     assert abs(shown - verdict["input_pct"]) <= 0.51, (headline, verdict["input_pct"])
-    dark = step_result(summary, "colorScheme", 0)
+    dark = step_result(summary, "tensorboardTheme", 0)
     assert dark["tensorboardDarkMode"] is True and dark["background"] == "rgb(32, 33, 36)", dark
     assert step_result(summary, "expectSortedDeltas")["rows"] >= 1
     for name in ("advisor-report", "advisor-report-full", "advisor-diff", "advisor-doctor",
@@ -261,7 +273,8 @@ def test_run_named_like_markup_is_plain_text(tb, runs, browser_tools, tmp_path):
 
 def test_path_prefix(tf_profiles, browser_tools, tmp_path):
     prefixed = make_logdir(tf_profiles, tmp_path / "logdir")
-    with start_tensorboard(prefixed.logdir, path_prefix=PREFIX) as server:
+    # --advisor_wait=0: every new analysis first answers 202, so the tab must show it and poll.
+    with start_tensorboard(prefixed.logdir, "--advisor_wait=0", path_prefix=PREFIX) as server:
         assert server.url.endswith(PREFIX)
         status, listing = server.plugin("runs")
         assert status == 200 and prefixed.keras_fit in {r["run"] for r in listing["runs"]}
@@ -272,9 +285,11 @@ def test_path_prefix(tf_profiles, browser_tools, tmp_path):
             urllib.request.urlopen(server.base + "/data/plugin/advisor/runs", timeout=30)
         assert outside.value.code == 404
 
+        # The browser prefers dark: TensorBoard starts dark and the tab follows it.
         steps = [
             {"do": "openAdvisor"},
-            {"do": "selectRun", "run": prefixed.keras_fit},
+            {"do": "expectTheme", "mode": "dark"},
+            {"do": "selectRun", "run": prefixed.keras_fit, "expectPending": True},
             {"do": "expectText", "testid": "verdict-headline", "match": r"\S"},
             {"do": "expectChart", "testid": "chart-steps", "minPixels": 1000},
             {"do": "expectProfileLink", "tool": "overview_page", "run": prefixed.keras_fit},
@@ -283,7 +298,8 @@ def test_path_prefix(tf_profiles, browser_tools, tmp_path):
             {"do": "selectRun", "run": prefixed.keras_fit},
             {"do": "screenshot", "name": "advisor-path-prefix"},
         ]
-        summary = drive(browser_tools, tmp_path, "path-prefix", server.url + "/", steps)
+        summary = drive(browser_tools, tmp_path, "path-prefix", server.url + "/", steps, colorScheme="dark")
+        assert step_result(summary, "expectTheme")["tensorboardDarkMode"] is True
         opened = step_result(summary, "openAdvisor")
         assert opened["advisor"].startswith(server.url + "/data/plugin_entry.html?name=advisor"), opened
 
@@ -361,3 +377,20 @@ def test_notebook_tensorboard(tf_profiles, browser_tools, tmp_path, monkeypatch,
         for info in infos:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(info.pid, signal.SIGTERM)
+
+
+def test_empty_logdir_explains_itself(browser_tools, tmp_path):
+    empty = tmp_path / "empty-logdir"
+    empty.mkdir()
+    with start_tensorboard(empty) as server:
+        status, listing = server.plugin("runs")
+        assert status == 200 and listing["runs"] == []
+        # With nothing to show TensorBoard lists the tab as inactive; users reach it by its URL.
+        steps = [
+            {"do": "openAdvisor", "viaUrl": True},
+            {"do": "expectEmpty", "match": "No profile runs found"},
+            {"do": "doctor"},
+            {"do": "expectText", "testid": "doctor-status", "match": "^No profile sessions found"},
+            {"do": "screenshot", "name": "advisor-empty"},
+        ]
+        drive(browser_tools, tmp_path, "empty", server.url + "/#advisor", steps)

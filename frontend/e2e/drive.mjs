@@ -110,30 +110,70 @@ function regex(step) {
   return new RegExp(step.match, step.flags ?? "");
 }
 
+async function themeState(ctx, mode) {
+  await ctx.adv.waitForFunction((t) => document.documentElement.dataset.theme === t, mode, { timeout: 15000 });
+  const background = await ctx.adv.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const tensorboardDarkMode = await ctx.tb.evaluate(() => document.body.classList.contains("dark-mode"));
+  return { theme: mode, background, tensorboardDarkMode };
+}
+
 const ACTIONS = {
   /** Click TensorBoard's "Advisor" tab and wait for the plugin's iframe to render. */
-  async openAdvisor(ctx) {
+  async openAdvisor(ctx, s) {
     const tb = await tensorboardFrame(ctx.page);
-    const tab = tb.getByRole("tab", { name: /^advisor$/i });
-    await tab.waitFor({ timeout });
-    await tab.click();
+    if (!s.viaUrl) {
+      const tab = tb.getByRole("tab", { name: /^advisor$/i });
+      await tab.waitFor({ timeout });
+      await tab.click();
+    }
     ctx.adv = await advisorFrame(ctx.page);
     ctx.tb = tb;
     return { tensorboard: tb.url(), advisor: ctx.adv.url() };
   },
 
-  /** Pick a run (and host) in the Report panel; wait for its report. */
+  /**
+   * Pick a run (and host) in the Report panel and wait for its report. With `expectError` (a
+   * regex) the panel must show that error instead; with `expectPending` the loading line must
+   * have said the analysis is still running (the server answered 202 and the tab polled).
+   */
   async selectRun(ctx, s) {
     const f = ctx.adv;
     await f.locator(sel("nav-report")).click();
+    await f.evaluate(() => {
+      window.__advisorSawPending = false;
+      const status = document.querySelector('[data-testid="report-state"]');
+      new MutationObserver(() => {
+        if (/still running/.test(status.textContent)) window.__advisorSawPending = true;
+      }).observe(status, { childList: true, subtree: true, characterData: true });
+    });
     const runSel = f.locator(sel("run-select"));
     const values = await runSel.evaluate((el) => [...el.options].map((o) => o.value));
     if (!values.includes(s.run)) fail(`run ${cssString(s.run)} is not in the run selector: ${JSON.stringify(values)}`);
     if ((await runSel.inputValue()) !== s.run) await runSel.selectOption(s.run);
     const host = s.host ?? "";
     if ((await f.locator(sel("host-select")).inputValue()) !== host) await f.locator(sel("host-select")).selectOption(host);
+    if (s.expectError) {
+      const err = f.locator(`${sel("panel-report")} ${sel("error")}`);
+      await err.waitFor({ state: "visible", timeout });
+      const text = ((await err.textContent()) ?? "").trim();
+      if (!new RegExp(s.expectError).test(text)) fail(`error ${cssString(text)} does not match /${s.expectError}/`);
+      const leftover = await f.locator(`${sel("panel-report")} ${sel("report")}`).count();
+      if (leftover) fail("an old report is still shown under the error");
+      return { run: s.run, host, error: text };
+    }
     await waitForPanel(f, "report", `[data-testid="report"][data-run=${cssString(s.run)}][data-host=${cssString(host)}]`);
-    return { run: s.run, host };
+    const pending = await f.evaluate(() => window.__advisorSawPending);
+    if (s.expectPending && !pending) fail("the tab never showed that the analysis was still running");
+    return { run: s.run, host, sawPending: pending };
+  },
+
+  /** The panel shows the "nothing found" message (no runs in the logdir). */
+  async expectEmpty(ctx, s) {
+    const empty = ctx.adv.locator(`${sel("panel-report")} ${sel("empty")}`);
+    await empty.waitFor({ state: "visible", timeout });
+    const text = ((await empty.textContent()) ?? "").trim();
+    if (s.match && !new RegExp(s.match).test(text)) fail(`empty message ${cssString(text)} does not match /${s.match}/`);
+    return { text };
   },
 
   /** Text of the first element with data-testid must match a regex. */
@@ -242,13 +282,17 @@ const ACTIONS = {
     return { status: await textOf(ctx.adv, sel("doctor-status")) };
   },
 
-  /** Switch the browser's colour scheme; the tab must follow (via TensorBoard's body.dark-mode). */
-  async colorScheme(ctx, s) {
-    await ctx.page.emulateMedia({ colorScheme: s.scheme });
-    await ctx.adv.waitForFunction((t) => document.documentElement.dataset.theme === t, s.scheme, { timeout: 15000 });
-    const bg = await ctx.adv.evaluate(() => getComputedStyle(document.body).backgroundColor);
-    const tbDark = await ctx.tb.evaluate(() => document.body.classList.contains("dark-mode"));
-    return { theme: s.scheme, background: bg, tensorboardDarkMode: tbDark };
+  /** Use TensorBoard's own light/dark menu in its header; the tab must follow its body.dark-mode. */
+  async tensorboardTheme(ctx, s) {
+    const titles = { dark: "Force dark TensorBoard theme.", light: "Force light TensorBoard theme." };
+    await ctx.tb.locator('button[aria-label="Menu for changing light or dark theme"]').click();
+    await ctx.tb.locator(`button[title=${cssString(titles[s.mode])}]`).click();
+    return await themeState(ctx, s.mode);
+  },
+
+  /** The tab shows this theme (e.g. when TensorBoard started in the browser's dark scheme). */
+  async expectTheme(ctx, s) {
+    return await themeState(ctx, s.mode);
   },
 
   /** The run name is shown as literal text and nothing from it became markup. */

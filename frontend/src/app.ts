@@ -26,7 +26,7 @@ interface Slot {
 function newSlot(name: string): Slot {
   return {
     content: h("div", { testid: `${name}-content` }),
-    status: h("div", { class: "adv-status", testid: `${name}-status`, attrs: { "aria-live": "polite" } }),
+    status: h("div", { class: "adv-status", testid: `${name}-state`, attrs: { "aria-live": "polite" } }),
     charts: [],
     token: 0,
     redraw: null,

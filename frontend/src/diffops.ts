@@ -1,7 +1,7 @@
 // Diff helpers: ordering ops by how much they changed and the one-line step-time comparison.
 
 import { formatDeltaPct, formatMs } from "./format";
-import type { Diff, DiffOp } from "./types";
+import type { CategoryMap, Diff, DiffOp } from "./types";
 
 function num(x: unknown): number | undefined {
   return typeof x === "number" && Number.isFinite(x) ? x : undefined;
@@ -35,12 +35,13 @@ export function sortOpsByChange(ops: readonly DiffOp[] | undefined): DiffOp[] {
 export function stepTimeLine(diff: Diff): string | null {
   const st = diff.step_time;
   if (!st || (num(st.baseline_ms) === undefined && num(st.candidate_ms) === undefined)) return null;
+  const noise = num(st.noise_pct ?? undefined);
   const sig =
     st.significant === undefined
       ? ""
       : st.significant
         ? ", significant"
-        : `, within noise${num(st.noise_pct) !== undefined ? ` (±${formatDeltaPct(st.noise_pct).replace(/^\+/, "")})` : ""}`;
+        : `, within noise${noise !== undefined ? ` (±${formatDeltaPct(noise).replace(/^\+/, "")})` : ""}`;
   return `Step time ${formatMs(st.baseline_ms)} → ${formatMs(st.candidate_ms)} (${formatDeltaPct(st.delta_pct)}${sig})`;
 }
 
@@ -57,4 +58,14 @@ export function stepTimeChange(diff: Diff): Change {
 export function defaultDiffPair(names: readonly string[]): [string, string] {
   if (names.length === 0) return ["", ""];
   return [names[Math.min(1, names.length - 1)], names[0]];
+}
+
+/** One side's breakdown shares from the diff's per-category rows (for that side's verdict line). */
+export function sideBreakdownPct(diff: Diff, side: "baseline" | "candidate"): CategoryMap {
+  const out: CategoryMap = {};
+  for (const [k, row] of Object.entries(diff.breakdown ?? {})) {
+    const v = side === "baseline" ? row.baseline_pct : row.candidate_pct;
+    if (typeof v === "number" && Number.isFinite(v)) out[k] = v;
+  }
+  return out;
 }

@@ -91,6 +91,8 @@ export interface Recommendation {
   id: string;
   severity?: string;
   title?: string;
+  /** Why and what to change, in a sentence or two. */
+  message?: string;
   evidence?: string | string[];
   snippet?: string;
   snippet_jax?: string;
@@ -143,6 +145,7 @@ export interface Report {
 
 export interface DiffOp {
   name: string;
+  category?: string | null;
   baseline_ms?: number;
   candidate_ms?: number;
   delta_ms?: number;
@@ -160,15 +163,22 @@ export interface Diff {
     significant?: boolean;
     baseline_median_ms?: number;
     candidate_median_ms?: number;
-    noise_pct?: number;
+    noise_pct?: number | null;
+    baseline_steps?: number;
+    candidate_steps?: number;
+    p_value?: number | null;
+    reason?: string;
   };
+  /** Per category: both sides' share of the step, so verdicts can quote a percentage. */
+  breakdown?: Record<string, { baseline_pct?: number | null; candidate_pct?: number | null; significant?: boolean }>;
+  warnings?: string[];
   breakdown_delta_ms?: CategoryMap;
   precision_delta_pct?: CategoryMap;
   tensor_cores_delta_pct?: number;
   ops?: DiffOp[];
   kernels?: DiffOp[];
   verdict?: { baseline?: Verdict; candidate?: Verdict };
-  peak_memory_bytes?: { baseline?: number | null; candidate?: number | null };
+  peak_memory_bytes?: { baseline?: number | null; candidate?: number | null; delta_pct?: number | null } | null;
   summary?: string;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultDiffPair, opDelta, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine } from "../src/diffops";
+import { defaultDiffPair, opDelta, sideBreakdownPct, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine } from "../src/diffops";
 
 describe("sortOpsByChange", () => {
   it("puts the largest absolute change first, ties by name", () => {
@@ -53,5 +53,17 @@ describe("defaultDiffPair", () => {
     expect(defaultDiffPair(["run3", "run2", "run1"])).toEqual(["run2", "run3"]);
     expect(defaultDiffPair(["only"])).toEqual(["only", "only"]);
     expect(defaultDiffPair([])).toEqual(["", ""]);
+  });
+});
+
+describe("sideBreakdownPct", () => {
+  it("picks one side's shares and skips missing ones", () => {
+    const diff = {
+      baseline: "a",
+      candidate: "b",
+      breakdown: { input: { baseline_pct: 45, candidate_pct: 0.5 }, idle: { baseline_pct: null, candidate_pct: 2 } },
+    };
+    expect(sideBreakdownPct(diff, "baseline")).toEqual({ input: 45 });
+    expect(sideBreakdownPct(diff, "candidate")).toEqual({ input: 0.5, idle: 2 });
   });
 });

@@ -3,12 +3,12 @@
 
 import { barChart, type Chart } from "../charts";
 import { deltaBars, type Theme } from "../chartdata";
-import { opDelta, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine } from "../diffops";
+import { opDelta, opStatus, sideBreakdownPct, sortOpsByChange, stepTimeChange, stepTimeLine } from "../diffops";
 import { h, table } from "../dom";
-import { formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
+import { formatBytes, formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
 import type { Diff, DiffOp } from "../types";
 import { verdictView, type Severity } from "../verdict";
-import { badge, card, chartBox, note } from "./common";
+import { badge, card, chartBox, list, note } from "./common";
 
 const CHANGE_SEVERITY: Record<string, Severity> = { faster: "ok", slower: "bad", same: "neutral" };
 
@@ -31,6 +31,25 @@ function opsTable(testid: string, ops: DiffOp[], limit: number): HTMLElement {
   );
 }
 
+function verdictsLine(diff: Diff): HTMLElement {
+  const vb = verdictView(diff.verdict?.baseline, sideBreakdownPct(diff, "baseline"));
+  const vc = verdictView(diff.verdict?.candidate, sideBreakdownPct(diff, "candidate"));
+  return h(
+    "p",
+    { testid: "diff-verdicts", class: "adv-verdicts" },
+    h("span", { class: "adv-muted" }, "Baseline "),
+    badge(vb.headline, vb.severity),
+    h("span", { class: "adv-muted" }, " → candidate "),
+    badge(vc.headline, vc.severity),
+  );
+}
+
+function memoryLine(diff: Diff): HTMLElement | null {
+  const m = diff.peak_memory_bytes;
+  if (!m || typeof m.baseline !== "number" || typeof m.candidate !== "number") return null;
+  return note(`Peak memory ${formatBytes(m.baseline)} → ${formatBytes(m.candidate)} (${formatDeltaPct(m.delta_pct ?? null)})`, "diff-memory");
+}
+
 export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: () => Chart[] } {
   const change = stepTimeChange(diff);
   const line = stepTimeLine(diff);
@@ -50,16 +69,9 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
       h("h2", null, `${diff.baseline} → ${diff.candidate}`),
       line ? h("p", { class: "adv-big", testid: "diff-steptime" }, line) : null,
       diff.summary ? h("p", { testid: "diff-summary" }, diff.summary) : null,
-      vb || vc
-        ? h(
-            "p",
-            { testid: "diff-verdicts" },
-            "Baseline: ",
-            badge(verdictView(vb).headline, verdictView(vb).severity),
-            " Candidate: ",
-            badge(verdictView(vc).headline, verdictView(vc).severity),
-          )
-        : null,
+      diff.step_time?.significant === false && diff.step_time.reason ? note(diff.step_time.reason, "diff-reason") : null,
+      vb || vc ? verdictsLine(diff) : null,
+      memoryLine(diff),
       precision.length
         ? note(`Precision change: ${precision.map(([k, v]) => `${k} ${formatDeltaPct(v)}`).join(", ")}`, "diff-precision")
         : null,
@@ -67,6 +79,7 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
         ? note(`Tensor Core share of device time: ${formatDeltaPct(diff.tensor_cores_delta_pct)}`)
         : null,
     ),
+    diff.warnings?.length ? card("Warnings", "diff-warnings", list(diff.warnings)) : null,
     card(
       "Change per category (ms per step)",
       "diff-delta-card",

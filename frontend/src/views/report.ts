@@ -124,6 +124,7 @@ function recommendationsCard(r: Report): HTMLElement {
           h("h3", null, rec.title ?? rec.id),
           h("code", { class: "adv-rec-id" }, rec.id),
         ),
+        rec.message ? h("p", { class: "adv-rec-message" }, rec.message) : null,
         list(evidenceList(rec.evidence), "rec-evidence"),
         rec.snippet ? snippet("TensorFlow / Keras", rec.snippet, "snippet-tf") : null,
         rec.snippet_jax ? snippet("JAX", rec.snippet_jax, "snippet-jax") : null,
