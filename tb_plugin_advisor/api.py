@@ -23,6 +23,7 @@ import json
 import logging
 import mimetypes
 import os
+import queue
 import threading
 import time
 from collections import OrderedDict
@@ -53,6 +54,47 @@ class ApiError(Exception):
 # Shared, bounded, non-blocking analysis results
 
 
+class DaemonPool:
+    """A fixed set of daemon worker threads returning futures.
+
+    concurrent.futures' pool joins its threads at interpreter exit, so Ctrl+C on TensorBoard would
+    wait for a long analysis to finish; nobody needs a half-made report after the server is gone.
+    """
+
+    def __init__(self, workers: int, name: str = "advisor"):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()  # (future, fn) items; None stops a worker
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+            for i in range(max(1, workers))
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((fut, fn))
+        return fut
+
+    def shutdown(self) -> None:
+        for _ in self._threads:
+            self._queue.put(None)
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            fut, fn = item
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn()
+            except BaseException as e:  # noqa: BLE001 - delivered to every waiter
+                fut.set_exception(e)
+            else:
+                fut.set_result(result)
+
+
 class AnalysisService:
     """Runs analyses on a worker pool; remembers finished ones in an LRU; shares in-flight ones.
 
@@ -65,7 +107,7 @@ class AnalysisService:
     def __init__(self, workers: int = 2, cache_size: int = 32, wait_s: float = 2.0):
         self.wait_s = wait_s
         self.cache_size = max(1, cache_size)
-        self._pool = concurrent.futures.ThreadPoolExecutor(max(1, workers), thread_name_prefix="advisor")
+        self._pool = DaemonPool(workers)
         self._lock = threading.RLock()
         self._done: OrderedDict[Hashable, concurrent.futures.Future] = OrderedDict()
         self._running: Dict[Hashable, concurrent.futures.Future] = {}
@@ -80,7 +122,7 @@ class AnalysisService:
             fut = self._running.get(key)
             if fut is not None:
                 return fut
-            fut = self._pool.submit(self._counted, compute)
+            fut = self._pool.submit(lambda: self._counted(compute))
             self._running[key] = fut
             fut.add_done_callback(lambda f, k=key: self._finished(k, f))
             return fut
@@ -95,7 +137,7 @@ class AnalysisService:
             return self._done.get(key)
 
     def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown()
 
     def _counted(self, compute: Callable[[], Any]) -> Any:
         with self._lock:

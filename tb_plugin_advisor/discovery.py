@@ -384,9 +384,9 @@ class LiveDiscovery:
                 scan = self._scan_fn(self.logdir) if self.logdir else EMPTY_SCAN
             except Exception:  # noqa: BLE001 - keep the previous scan; the next cycle retries
                 logger.exception("advisor: scanning %s failed", self.logdir)
+                self._first.set()
                 return self._scan
             self._scan = scan
-            self._first.set()
         if self._on_scan is not None:
             try:
                 changed = self._on_scan(scan)
@@ -395,6 +395,7 @@ class LiveDiscovery:
                 changed = False
             if changed and _again:  # the hook wrote into the logdir (markers): show it at once
                 return self.refresh(_again=False)
+        self._first.set()
         return scan
 
     def lookup(self, run: str) -> Optional[Session]:

@@ -217,6 +217,23 @@ def test_on_scan_hook_runs_after_each_walk(tmp_path: Path):
     assert seen == [1, 1]
 
 
+def test_hook_that_changes_the_logdir_gets_one_more_walk(tmp_path: Path):
+    """The plugin's marker writer returns truthy after writing: the scan must already show the marker."""
+    touch(tmp_path / "plugins/profile/s1/h.xplane.pb")
+    counting = CountingScan()
+
+    def write_marker_once(scan):
+        if scan.run_dirs[0].event_files:
+            return False
+        touch(tmp_path / "events.out.tfevents.1.h.profile-empty")
+        return True
+
+    live = LiveDiscovery(str(tmp_path), interval_s=0, on_scan=write_marker_once, scan_fn=counting)
+    scan = live.refresh()
+    assert counting.calls == 2
+    assert scan.run_dirs[0].has_marker and live.scan is scan and live.ready
+
+
 def test_cache_and_legacy_tables_are_what_discovery_uses():
     assert discovery.is_xprof_cache(".cached_tools.json")
     assert discovery.is_xprof_cache("cache_version.txt")

@@ -63,7 +63,7 @@ def test_is_active_answers_from_memory_without_walking(tmp_path: Path):
     (tmp_path / "a/plugins/profile/s1").mkdir(parents=True)
     (tmp_path / "a/plugins/profile/s1/h.xplane.pb").write_bytes(b"x")
     plugin = make_plugin(tmp_path, advisor_write_markers=False)
-    assert plugin.discovery.ready  # load() waited for the first scan
+    assert plugin.discovery.wait_ready(30)
     walks = []
     real_scan = plugin.discovery._scan_fn
     plugin.discovery._scan_fn = lambda logdir: walks.append(logdir) or real_scan(logdir)
@@ -76,14 +76,17 @@ def test_is_active_answers_from_memory_without_walking(tmp_path: Path):
 
 
 def test_inactive_on_empty_or_missing_logdir(tmp_path: Path):
-    assert make_plugin(tmp_path, advisor_write_markers=False).is_active() is False
-    assert make_plugin(tmp_path / "missing", advisor_write_markers=False).is_active() is False
+    for logdir in (tmp_path, tmp_path / "missing"):
+        plugin = make_plugin(logdir, advisor_write_markers=False)
+        assert plugin.discovery.wait_ready(30)
+        assert plugin.is_active() is False
 
 
 def test_plugin_writes_markers_on_its_scanning_thread(tmp_path: Path):
     (tmp_path / "loop/plugins/profile/s1").mkdir(parents=True)
     (tmp_path / "loop/plugins/profile/s1/h.xplane.pb").write_bytes(b"x")
     plugin = make_plugin(tmp_path)
+    assert plugin.discovery.wait_ready(30)  # load() waits at most 2 s; a loaded machine may need more
     markers = list((tmp_path / "loop").glob("events.out.tfevents.*.profile-empty"))
     assert len(markers) == 1
     # The scan taken right after writing already knows (doctor must not report it missing).
