@@ -19,14 +19,16 @@ from tb_plugin_advisor.analysis.breakdown import CATEGORIES, Breakdown, compute_
 from tb_plugin_advisor.analysis.inputs import InputPipeline, analyze_input_pipeline
 from tb_plugin_advisor.analysis.memory import device_peak_bytes, peak_by_allocator
 from tb_plugin_advisor.analysis.ops import OpRow, kernel_table, op_table
+from tb_plugin_advisor.analysis.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.precision import PrecisionResult, analyze_precision
 from tb_plugin_advisor.analysis.signals import Signals, collect_signals
 from tb_plugin_advisor.analysis.steps import Steps, find_steps
+from tb_plugin_advisor.analysis.tensor_cores import TensorCoreResult, analyze_tensor_cores
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import Device, Profile, RunProfiles
 
 SCHEMA = "tb-advisor/report/1"
-PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "unknown")
 
 
 def _r(value: float, digits: int = 4) -> float:
@@ -49,7 +51,9 @@ class HostReport:
     verdict: Verdict
     input_pipeline: InputPipeline
     signals: Signals
-    precision_pct: Dict[str, float]
+    precision_result: PrecisionResult
+    tensor_core_result: TensorCoreResult
+    precision_pct: Dict[str, float]  # JSON parts of the two results above
     precision: Dict[str, Any]
     tensor_cores: Dict[str, Any]
     recommendations: List[rec.Recommendation]
@@ -108,7 +112,9 @@ def analyze_profile(profile: Profile) -> HostReport:
     signals = collect_signals(profile, steps, breakdown)
     pipeline = analyze_input_pipeline(profile, breakdown)
     verdict = decide_verdict(breakdown, steps, pipeline, signals.device_kind)
-    precision_pct, precision, tensor_cores = _precision_parts(profile)
+    precision_result = analyze_precision(profile, steps=steps.count)
+    tensor_core_result = analyze_tensor_cores(profile, steps=steps.count)
+    precision_json = precision_result.to_json()
     peaks = peak_by_allocator(profile)
     report = HostReport(
         host=profile.host,
@@ -119,9 +125,11 @@ def analyze_profile(profile: Profile) -> HostReport:
         verdict=verdict,
         input_pipeline=pipeline,
         signals=signals,
-        precision_pct=precision_pct,
-        precision=precision,
-        tensor_cores=tensor_cores,
+        precision_result=precision_result,
+        tensor_core_result=tensor_core_result,
+        precision_pct=precision_json["precision_pct"],
+        precision=precision_json["precision"],
+        tensor_cores=tensor_core_result.to_json()["tensor_cores"],
         recommendations=[],
         ops=op_table(profile, breakdown),
         kernels=kernel_table(profile, breakdown),
@@ -154,44 +162,11 @@ def _warnings(profile: Profile) -> List[str]:
     return out
 
 
-def _precision_parts(profile: Profile) -> Tuple[Dict[str, float], Dict[str, Any], Dict[str, Any]]:
-    """precision_pct, precision and tensor_cores from the precision helper's analyses."""
-    empty_pct = {p: 0.0 for p in PRECISIONS}
-    precision: Dict[str, Any] = {"verdict": "unknown", "summary": "", "top_fp32_ops": [], "evidence": []}
-    tensor_cores: Dict[str, Any] = {
-        "device_time_pct": 0.0,
-        "eligible_time_pct": 0.0,
-        "kernels": [],
-        "eligible_not_using": [],
-    }
-    try:
-        from tb_plugin_advisor.analysis.precision import analyze_precision
-        from tb_plugin_advisor.analysis.tensor_cores import analyze_tensor_cores
-    except ModuleNotFoundError as exc:  # landing in parallel; the keys stay "unknown" until then
-        if exc.name not in (
-            "tb_plugin_advisor.analysis.precision",
-            "tb_plugin_advisor.analysis.tensor_cores",
-        ):
-            raise
-        return empty_pct, precision, tensor_cores
-    p = analyze_precision(profile).to_json()
-    t = analyze_tensor_cores(profile).to_json()
-    return (
-        dict(p.get("precision_pct") or empty_pct),
-        dict(p.get("precision") or precision),
-        dict(t.get("tensor_cores", t) or tensor_cores),
-    )
-
-
 def _facts(report: HostReport) -> rec.Facts:
     s, steps, pipeline = report.signals, report.steps, report.input_pipeline
     pct = report.breakdown.pct()
-    device_ms = report.breakdown.mean_ms()["device_compute"]
-    fp32_matmul_ms = sum(
-        float(e.get("time_ms") or 0.0)
-        for e in report.tensor_cores.get("eligible_not_using") or []
-        if "fp32" in str(e.get("reason", "")).lower() or "tf32" in str(e.get("reason", "")).lower()
-    )
+    tc = report.tensor_core_result
+    tf32_off_ns = sum(n.time_ns for n in tc.eligible_not_using if n.reason_id == "fp32_tf32_off")
     return rec.Facts(
         framework=s.framework,
         device_kind=s.device_kind,
@@ -213,15 +188,15 @@ def _facts(report: HostReport) -> rec.Facts:
         interleave=pipeline.interleave,
         file_source=pipeline.file_source,
         autotune=pipeline.autotune,
-        precision_pct=report.precision_pct,
-        precision_verdict=str(report.precision.get("verdict", "unknown")),
-        top_fp32_ops=[str(o.get("name")) for o in report.precision.get("top_fp32_ops") or []],
-        fp32_matmul_pct=fp32_matmul_ms * 100.0 / device_ms if device_ms > 0 else 0.0,
+        precision_pct=dict(report.precision_result.precision_pct),
+        precision_verdict=report.precision_result.verdict,
+        top_fp32_ops=[name for name, _ in report.precision_result.top_fp32_ops],
+        fp32_matmul_pct=tf32_off_ns * 100.0 / tc.compute_ns if tc.compute_ns else 0.0,
         kernels_per_step=s.kernels_per_step,
         mean_kernel_us=s.mean_kernel_us,
         xla_compiled=s.xla_compiled,
-        transpose_pct=s.transpose_pct,
-        transpose_kernels=s.transpose_kernels,
+        transpose_pct=tc.transpose_time_pct,
+        transpose_kernels=[name for name, _ in tc.transposes],
         eager_ops_per_step=s.eager_ops_per_step,
         compiled_step=s.compiled_step,
         gpu_planes=s.gpu_planes,
@@ -301,7 +276,7 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
     # the verdict of the pooled numbers, worded from the host whose input pipeline waits most
     slowest_input = max(reports, key=lambda r: r.breakdown.mean_ms()["input"])
     verdict = decide_verdict(pooled, _pooled_steps(reports), slowest_input.input_pipeline, device_kind)
-    weights = [max(r.breakdown.mean_ms()["device_compute"] * r.steady_count, 0.0) for r in reports]
+    weights = [float(r.tensor_core_result.compute_ns or r.precision_result.compute_ns) for r in reports]
     recommendations = _merged_recommendations(reports)
     peaks = [p for p in (device_peak_bytes(r.memory_peaks) for r in reports) if p is not None]
     return {

@@ -31,6 +31,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
+from tb_plugin_advisor.analysis.patterns import classify_kernel
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
@@ -168,6 +169,11 @@ def is_producer_line(line: Line) -> bool:
 
 def device_kernel_category(kernel_name: str) -> str:
     """device_compute | communication | memcpy for one kernel / device op name."""
+    family = classify_kernel(kernel_name).family
+    if family == "comm":
+        return "communication"
+    if family == "copy":
+        return "memcpy"
     short = names.short_op_name(kernel_name)
     if names.first_match(names.DEVICE_COMMUNICATION, short):
         return "communication"

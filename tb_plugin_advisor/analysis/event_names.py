@@ -172,25 +172,20 @@ INPUT_PRODUCER_LINES = (
 # ---------------------------------------------------------------------------------------------------
 # Device kernels / ops → category (names of TPU ops are HLO text: matched on the op's short name)
 
+# Kernel families (collectives, runtime copies, transposes …) come from patterns.py, the precision
+# analysis' table, so precision shares and the breakdown agree on what is compute. These two add the
+# XLA HLO op names of TPU-style device planes (`%all-reduce = …`, matched on the short name).
 DEVICE_COMMUNICATION = (
-    NamePattern("nccl_kernel", r"(?i)^(void )?(nccl|rccl)", "NCCL/RCCL kernels (ncclDevKernel_AllReduce…)"),
     NamePattern(
         "xla_collective",
-        r"(?i)^(all[-_]?reduce|all[-_]?gather|reduce[-_]?scatter|all[-_]?to[-_]?all|"
-        r"collective[-_]?permute)([-_.]|$)",
-        "XLA collectives (`all-reduce`, `all-gather-start` …)",
+        r"(?i)^(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|collective-broadcast)"
+        r"(-start|-done)?(\.\d+)?$",
+        "XLA collectives as HLO ops (`all-reduce`, `all-gather-start.1` …)",
     ),
 )
 
 DEVICE_MEMCPY = (
     NamePattern("xla_async_copy", r"^copy-(start|done)(\.\d+)?$", "XLA async copies (TPU host offload)"),
-    NamePattern("rocclr_blit", r"^__amd_rocclr_(copy|fill)\w*", "ROCm's blit kernels that implement copies"),
-)
-
-LAYOUT_TRANSPOSE = (
-    NamePattern("tf_swap_dims", r"SwapDimension\d+And\d+InTensor3", "TF's NCHW<->NHWC transpose kernels"),
-    NamePattern("cudnn_layout", r"(?i)nchwToNhwc|nhwcToNchw", "cuDNN layout conversion kernels"),
-    NamePattern("transpose", r"(?i)transpose", "XLA transpose fusions, generic transpose kernels"),
 )
 
 # ---------------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ class InputPipeline:
     sequential_map: Optional[bool]
     evidence: List[str] = field(default_factory=list)
     nodes: List[IteratorNode] = field(default_factory=list)
+    steps: int = 1  # node times are totals over this many steady steps
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -74,9 +75,9 @@ class InputPipeline:
                     "stage": n.stage,
                     "role": n.role,
                     "dataset": n.dataset,
-                    "self_ms": round(n.self_ns / 1e6, 4),
-                    "total_ms": round(n.total_ns / 1e6, 4),
-                    "count": n.count,
+                    "self_ms": round(n.self_ns / 1e6 / self.steps, 4),
+                    "total_ms": round(n.total_ns / 1e6 / self.steps, 4),
+                    "count": round(n.count / self.steps, 3),
                     "parallelism": n.parallelism,
                     "autotune": n.autotune,
                 }
@@ -135,6 +136,7 @@ def analyze_input_pipeline(profile: Profile, breakdown: Breakdown) -> InputPipel
         sequential_map=bool(kinds & set(names.TF_DATA_SEQUENTIAL_MAP_KINDS))
         and not kinds & set(names.TF_DATA_PARALLEL_MAP_KINDS),
         nodes=ranked,
+        steps=per_step,
     )
     result.evidence = _evidence(result, ranked)
     return result
@@ -261,8 +263,11 @@ def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
     top = [n for n in ranked if n.self_ns > 0][:3]
     if top:
         out.append(
-            "Slowest iterators (own time): "
-            + "; ".join(f"{n.name} [{n.dataset or n.kind}, {n.role}] {n.self_ns / 1e6:.1f} ms" for n in top)
+            "Slowest iterators (own time per step): "
+            + "; ".join(
+                f"{n.name} [{n.dataset or n.kind}, {n.role}] {n.self_ns / 1e6 / result.steps:.1f} ms"
+                for n in top
+            )
             + "."
         )
     if result.sequential_map:

@@ -1,17 +1,17 @@
 """Profile-wide signals the recommendation rules need and no other analysis computes: which framework
 wrote the profile, whether the step is compiled (tf.function / XLA), how many eager ops and kernels a
-step runs, how much device time goes to layout transposes, and CUPTI problems the profiler recorded.
+step runs, and CUPTI problems the profiler recorded. (Transposes and TF32 come from tensor_cores.py.)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import event_names as names
-from tb_plugin_advisor.analysis.breakdown import Breakdown, device_kernel_category
+from tb_plugin_advisor.analysis.breakdown import Breakdown
 from tb_plugin_advisor.analysis.intervals import outermost, window_index
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
@@ -43,8 +43,6 @@ class Signals:
     kernels_per_step: float = 0.0
     mean_kernel_us: float = 0.0
     xla_compiled: bool = False
-    transpose_pct: float = 0.0
-    transpose_kernels: List[str] = field(default_factory=list)
     eager_ops_per_step: float = 0.0
     compiled_step: bool = False
     cupti_problem: str = ""
@@ -92,8 +90,6 @@ def _framework(profile: Profile) -> str:
 
 def _kernel_signals(profile: Profile, lo, hi, n: int, out: Signals) -> None:
     busiest_count, total_ns, total_count, module_ns = 0, 0, 0, 0
-    transpose_ns, compute_ns = 0, 0
-    transpose_names: dict = {}
     for device in profile.devices:
         k = device.kernels
         if not len(k):
@@ -105,20 +101,9 @@ def _kernel_signals(profile: Profile, lo, hi, n: int, out: Signals) -> None:
         total_ns += int(durations.sum())
         total_count += count
         module_ns += int(durations[k.hlo_module[inside] >= 0].sum())
-        per_name = np.bincount(k.name_index[inside], weights=durations, minlength=len(k.names))
-        for i in np.flatnonzero(per_name).tolist():
-            kernel_name = k.names[i]
-            if device_kernel_category(kernel_name) != "device_compute":
-                continue
-            compute_ns += int(per_name[i])
-            if names.first_match(names.LAYOUT_TRANSPOSE, names.short_op_name(kernel_name)):
-                transpose_ns += int(per_name[i])
-                transpose_names[kernel_name] = transpose_names.get(kernel_name, 0) + int(per_name[i])
     out.kernels_per_step = busiest_count / n
     out.mean_kernel_us = total_ns / total_count / 1e3 if total_count else 0.0
     out.xla_compiled = total_ns > 0 and module_ns >= 0.5 * total_ns
-    out.transpose_pct = transpose_ns * 100.0 / compute_ns if compute_ns else 0.0
-    out.transpose_kernels = [k for k, _ in sorted(transpose_names.items(), key=lambda kv: -kv[1])[:3]]
 
 
 def _host_signals(profile: Profile, steps: Steps, lo, hi, n: int, out: Signals) -> None:

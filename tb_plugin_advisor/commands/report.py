@@ -1,0 +1,117 @@
+"""`tb-advisor report LOGDIR`: diagnose one profile run in a terminal, or export it.
+
+    tb-advisor report LOGDIR [--run RUN] [--host H] [--format text|md|json|html] [--output FILE]
+    tb-advisor report LOGDIR --list
+
+Runs are found the way the Advisor tab finds them (tb_plugin_advisor.discovery); RUN is a run name
+as `--list`, `tb-advisor doctor` and the tab show it. Without --run the newest run is reported (and
+the others are listed on stderr). Exit status: 0 on success, 2 when the logdir, run or host is unknown
+or a profile cannot be read (one line on stderr says which).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import List
+
+from tb_plugin_advisor.errors import AdvisorError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
+    parser.add_argument("--run", metavar="RUN", help="the run to report (default: the newest)")
+    parser.add_argument("--host", metavar="H", help="only this host of a multi-host run")
+    parser.add_argument(
+        "--format",
+        choices=("text", "md", "json", "html"),
+        default="text",
+        help="output format (default text)",
+    )
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument("--list", action="store_true", help="list the runs found under LOGDIR and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tb_plugin_advisor.discovery import scan_logdir
+
+    if "://" not in args.logdir and not os.path.isdir(args.logdir):
+        raise AdvisorError(f"LOGDIR {args.logdir} is not a directory")
+    scan = scan_logdir(args.logdir)
+    sessions = [s for s in scan.sessions if s.format == "xplane"]
+    if args.list:
+        for session in sessions:
+            print(f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes")
+        return 0
+    if not sessions:
+        others = [s.run for s in scan.sessions]
+        hint = f" (runs without .xplane.pb: {', '.join(others)})" if others else ""
+        raise AdvisorError(
+            f"no XSpace profile (.xplane.pb) found under {args.logdir}{hint}; "
+            f"try `tb-advisor doctor {args.logdir}`"
+        )
+    if args.run is None:
+        session = newest(sessions)
+        if len(sessions) > 1:
+            print(
+                f"tb-advisor report: {len(sessions)} runs in {args.logdir}; reporting the newest, "
+                f"{session.run!r} (choose with --run; list with --list)",
+                file=sys.stderr,
+            )
+    else:
+        session = next((s for s in sessions if s.run == args.run), None)
+        if session is None:
+            raise AdvisorError(f"unknown run '{args.run}' in {args.logdir}; {_known(sessions)}")
+    report = _build(session, args.host)
+    text = _format(report, args.format)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        print(f"tb-advisor report: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def newest(sessions):
+    """The session whose files were written last (session names are capture timestamps otherwise)."""
+
+    def key(session):
+        mtimes = [h.mtime_ns for h in session.hosts if h.mtime_ns is not None]
+        return (max(mtimes) if mtimes else -1, session.name, session.run)
+
+    return max(sessions, key=key)
+
+
+def _known(sessions) -> str:
+    names: List[str] = [s.run for s in sessions]
+    shown = ", ".join(f"'{n}'" for n in names[:30])
+    more = f" and {len(names) - 30} more" if len(names) > 30 else ""
+    return f"known runs: {shown}{more}"
+
+
+def _build(session, host):
+    from tb_plugin_advisor.model import RunProfiles
+    from tb_plugin_advisor.readers.xplane import read_xplane
+    from tb_plugin_advisor.report import build_report
+
+    files = list(session.hosts)
+    if host is not None:
+        chosen = session.host(host)
+        if chosen is None:
+            raise AdvisorError(
+                f"unknown host '{host}' in run '{session.run}'; its hosts: {', '.join(session.host_names)}"
+            )
+        files = [chosen]
+    profiles = RunProfiles(run=session.run, profiles=[read_xplane(f.path, host=f.host) for f in files])
+    return build_report(profiles, host=host).to_json()
+
+
+def _format(report, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=1, allow_nan=False) + "\n"
+    from tb_plugin_advisor.render import render
+
+    return render(report, fmt)

@@ -1,0 +1,448 @@
+"""Report JSON → text (terminal), Markdown, or one self-contained HTML page.
+
+Views only format: everything comes from the report dict (`Report.to_json()`), so a saved JSON
+renders the same. Profile strings (run, host, op and kernel names, evidence) are untrusted: HTML
+escapes every one of them, Markdown escapes table cells, and the page has no script and loads
+nothing from the network.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import textwrap
+from typing import Any, Dict, List, Optional, Sequence
+
+FORMATS = ("text", "md", "json", "html")
+
+CATEGORY_ORDER = (
+    "input",
+    "device_compute",
+    "host_compute",
+    "kernel_launch",
+    "memcpy",
+    "communication",
+    "other",
+    "idle",
+)
+CATEGORY_LABELS = {
+    "input": "Input (waiting for data)",
+    "device_compute": "Device compute",
+    "host_compute": "Host compute",
+    "kernel_launch": "Kernel launch",
+    "memcpy": "Memory copies",
+    "communication": "Communication",
+    "other": "Other host work",
+    "idle": "Idle",
+}
+CATEGORY_COLORS = {
+    "input": "#d9534f",
+    "device_compute": "#2e7d32",
+    "host_compute": "#1565c0",
+    "kernel_launch": "#f0ad4e",
+    "memcpy": "#8e44ad",
+    "communication": "#00838f",
+    "other": "#795548",
+    "idle": "#9e9e9e",
+}
+SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
+TOP_ROWS = 15
+
+
+def _num(value: Any, default: float = 0.0) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _pct_map(report: Dict[str, Any]) -> Dict[str, float]:
+    return {c: _num((report.get("breakdown_pct") or {}).get(c)) for c in CATEGORY_ORDER}
+
+
+def _ms_map(report: Dict[str, Any]) -> Dict[str, float]:
+    return {c: _num((report.get("breakdown_ms") or {}).get(c)) for c in CATEGORY_ORDER}
+
+
+def _device_line(report: Dict[str, Any]) -> str:
+    active = [d for d in report.get("devices") or [] if d.get("kernel_count") or d.get("memcpy_count")]
+    if not active:
+        return "CPU only" if not report.get("devices") else "no device activity recorded"
+    kinds = sorted({_device_label(d) for d in active})
+    return f"{len(active)} active device{'s' if len(active) != 1 else ''}: {', '.join(kinds)}"
+
+
+def _device_label(device: Dict[str, Any]) -> str:
+    label = (
+        str(device.get("model") or "")
+        or f"{device.get('vendor') or ''} {str(device.get('kind', '')).upper()}"
+    )
+    if device.get("compute_capability"):
+        label += f" (compute capability {device['compute_capability']})"
+    return label.strip()
+
+
+def _steps_line(report: Dict[str, Any]) -> str:
+    steps = report.get("steps") or {}
+    count = int(_num(steps.get("count")))
+    if not count:
+        return "no steps found"
+    return (
+        f"{count} steps ({steps.get('source')}): mean {_num(steps.get('mean_ms')):.1f} ms, "
+        f"median {_num(steps.get('median_ms')):.1f} ms, p90 {_num(steps.get('p90_ms')):.1f} ms"
+    )
+
+
+def _precision_line(report: Dict[str, Any]) -> Optional[str]:
+    precision = report.get("precision") or {}
+    if precision.get("summary"):
+        return str(precision["summary"])
+    shares = {k: _num(v) for k, v in (report.get("precision_pct") or {}).items() if _num(v) >= 0.5}
+    if not shares:
+        return None
+    listed = ", ".join(f"{k} {v:.0f} %" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
+    return f"mixed precision {precision.get('verdict', 'unknown')} ({listed})"
+
+
+def _tensor_core_line(report: Dict[str, Any]) -> Optional[str]:
+    tc = report.get("tensor_cores") or {}
+    if not tc.get("kernels") and not _num(tc.get("device_time_pct")):
+        return None
+    return (
+        f"{_num(tc.get('device_time_pct')):.0f} % of device time on Tensor Cores; "
+        f"{_num(tc.get('eligible_time_pct')):.0f} % in ops that could use them"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Text
+
+
+def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
+    """A terminal page: verdict first, then the numbers behind it and what to do."""
+    width = width or min(max(shutil.get_terminal_size((100, 24)).columns, 60), 120)
+    out: List[str] = []
+    verdict = report.get("verdict") or {}
+    hosts = ", ".join(report.get("hosts") or [])
+    hosts = report.get("hosts") or []
+    host_text = f" ({'host' if len(hosts) == 1 else 'hosts'} {', '.join(hosts)})" if hosts else ""
+    out.append(f"tb-advisor report — run {report.get('run', '')}{host_text}")
+    out.append("=" * min(width, 100))
+    out += textwrap.wrap(str(verdict.get("summary", "")), width) or [""]
+    out.append("")
+    for label, text in (
+        ("Steps:", _steps_line(report)),
+        ("Devices:", _device_line(report)),
+        ("Precision:", _precision_line(report)),
+        ("Tensor Cores:", _tensor_core_line(report)),
+    ):
+        if text:
+            out += textwrap.wrap(text, width, initial_indent=f"{label:<14}", subsequent_indent=" " * 14)
+    out.append("")
+    out.append("Where each step's time goes (mean per step):")
+    pct, ms = _pct_map(report), _ms_map(report)
+    bar_width = max(10, min(40, width - 52))
+    for c in CATEGORY_ORDER:
+        if pct[c] < 0.05 and ms[c] <= 0:
+            continue
+        bar = "#" * int(round(pct[c] / 100 * bar_width))
+        out.append(f"  {CATEGORY_LABELS[c]:<26} {ms[c]:>10.2f} ms {pct[c]:>6.1f} %  {bar}")
+    pipeline = report.get("input_pipeline") or {}
+    if verdict.get("input_bound") in ("high", "moderate") and pipeline.get("evidence"):
+        out.append("")
+        out.append("Input pipeline:")
+        for line in pipeline.get("evidence") or []:
+            out += textwrap.wrap(str(line), width, initial_indent="  - ", subsequent_indent="    ")
+    recommendations = report.get("recommendations") or []
+    out.append("")
+    out.append(f"Recommendations ({len(recommendations)}):" if recommendations else "Recommendations: none")
+    for r in recommendations:
+        out.append(f"  [{str(r.get('severity', '')).upper()}] {r.get('title', '')}  ({r.get('id', '')})")
+        for text in (r.get("message"), r.get("evidence")):
+            if text:
+                out += textwrap.wrap(str(text), width, initial_indent="      ", subsequent_indent="      ")
+        if r.get("snippet"):
+            out.append("      TF/Keras:")
+            out += ["        " + s for s in str(r["snippet"]).splitlines()]
+        if r.get("snippet_jax"):
+            out.append("      JAX:")
+            out += ["        " + s for s in str(r["snippet_jax"]).splitlines()]
+    ops = (report.get("ops") or [])[:TOP_ROWS]
+    if ops:
+        out.append("")
+        out.append("Top ops (time per step):")
+        name_width = max(20, width - 36)
+        for op in ops:
+            name = _clip(str(op.get("name", "")), name_width)
+            out.append(f"  {_num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
+    per_host = report.get("per_host") or []
+    if per_host:
+        out.append("")
+        out.append("Per host:")
+        for h in per_host:
+            out.append(f"  {h.get('host')}: {(h.get('verdict') or {}).get('summary', '')}")
+    notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
+    if notes:
+        out.append("")
+        out.append("Notes:")
+        for note in notes:
+            out += textwrap.wrap(str(note), width, initial_indent="  - ", subsequent_indent="    ")
+    return "\n".join(out) + "\n"
+
+
+def _clip(text: str, width: int) -> str:
+    """Keep the end of long op names: `…/conv2d/Conv2DBackpropFilter:Conv2DBackpropFilter`."""
+    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _md(text: Any) -> str:
+    """Escape a profile string for a Markdown table cell or line (no HTML, no links, no emphasis)."""
+    value = html.escape(str(text), quote=False)
+    for ch in "\\`*_{}[]()#+!|<>":
+        value = value.replace(ch, "\\" + ch)
+    return value.replace("\n", " ")
+
+
+def render_markdown(report: Dict[str, Any]) -> str:
+    verdict = report.get("verdict") or {}
+    out = [f"# Advisor report: {_md(report.get('run', ''))}", ""]
+    out.append(f"**{_md(verdict.get('summary', ''))}**")
+    out.append("")
+    out.append(f"- Hosts: {_md(', '.join(report.get('hosts') or []))}")
+    out.append(f"- Steps: {_md(_steps_line(report))}")
+    out.append(f"- Devices: {_md(_device_line(report))}")
+    precision = _precision_line(report)
+    if precision:
+        out.append(f"- Precision: {_md(precision)}")
+    tensor_cores = _tensor_core_line(report)
+    if tensor_cores:
+        out.append(f"- Tensor Cores: {_md(tensor_cores)}")
+    out += ["", "## Step time breakdown", "", "| category | ms per step | % of step |", "|---|---:|---:|"]
+    pct, ms = _pct_map(report), _ms_map(report)
+    for c in CATEGORY_ORDER:
+        out.append(f"| {CATEGORY_LABELS[c]} | {ms[c]:.2f} | {pct[c]:.1f} |")
+    evidence = verdict.get("evidence") or []
+    if evidence:
+        out += ["", "Evidence:", ""] + [f"- {_md(e)}" for e in evidence]
+    pipeline = report.get("input_pipeline") or {}
+    if pipeline.get("evidence") and verdict.get("input_bound") in ("high", "moderate"):
+        out += ["", "## Input pipeline", ""] + [f"- {_md(e)}" for e in pipeline["evidence"]]
+    out += ["", "## Recommendations", ""]
+    recommendations = report.get("recommendations") or []
+    if not recommendations:
+        out.append("None.")
+    for r in recommendations:
+        out.append(f"### {_md(r.get('title', ''))} ({_md(r.get('severity', ''))}, `{r.get('id', '')}`)")
+        out += ["", _md(r.get("message", "")), "", f"Evidence: {_md(r.get('evidence', ''))}", ""]
+        for label, key, lang in (("TF/Keras", "snippet", "python"), ("JAX", "snippet_jax", "python")):
+            if r.get(key):
+                code = str(r[key]).replace("```", "'''")
+                out += [f"{label}:", "", f"```{lang}", code, "```", ""]
+    ops = (report.get("ops") or [])[:TOP_ROWS]
+    if ops:
+        out += ["## Top ops", "", "| op | category | ms per step | count per step |", "|---|---|---:|---:|"]
+        for op in ops:
+            out.append(
+                f"| {_md(op.get('name', ''))} | {_md(op.get('category', ''))} | "
+                f"{_num(op.get('time_ms')):.3f} | {_num(op.get('count')):.1f} |"
+            )
+    per_host = report.get("per_host") or []
+    if per_host:
+        out += ["", "## Per host", ""]
+        out += [
+            f"- {_md(h.get('host'))}: {_md((h.get('verdict') or {}).get('summary', ''))}" for h in per_host
+        ]
+    notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
+    if notes:
+        out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# HTML
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1100px;
+color:#212121;background:#fff;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+.verdict{padding:12px 16px;border-left:6px solid var(--c);background:#fafafa;font-size:16px;margin:12px 0}
+table{border-collapse:collapse;width:100%}td,th{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;
+vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
+.rec{border:1px solid #e0e0e0;border-left:5px solid var(--c);border-radius:4px;padding:8px 12px;margin:10px 0}
+.sev{font-weight:600;color:var(--c);text-transform:uppercase;font-size:12px}
+pre{background:#f5f5f5;padding:8px;overflow-x:auto;border-radius:4px}code{font-size:12px}
+.muted{color:#616161}.name{word-break:break-all;font-family:ui-monospace,monospace;font-size:12px}
+@media (prefers-color-scheme: dark){body{background:#121212;color:#e0e0e0}.verdict{background:#1e1e1e}
+pre{background:#1e1e1e}td,th{border-color:#333}h2{border-color:#333}.rec{border-color:#333}.muted{color:#9e9e9e}}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _stacked_bar_svg(pct: Dict[str, float], width: int = 1000, height: int = 26) -> str:
+    x = 0.0
+    parts = []
+    for c in CATEGORY_ORDER:
+        w = max(pct[c], 0.0) / 100.0 * width
+        if w <= 0:
+            continue
+        parts.append(
+            f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" fill="{CATEGORY_COLORS[c]}">'
+            f"<title>{_e(CATEGORY_LABELS[c])}: {pct[c]:.1f} %</title></rect>"
+        )
+        x += w
+    return (
+        f'<svg role="img" aria-label="step time breakdown" viewBox="0 0 {width} {height}" '
+        f'width="100%" height="{height}" preserveAspectRatio="none">{"".join(parts)}</svg>'
+    )
+
+
+def _per_step_svg(report: Dict[str, Any], width: int = 1000, height: int = 160) -> str:
+    steps: Sequence[Dict[str, Any]] = (report.get("steps") or {}).get("per_step") or []
+    if not steps:
+        return ""
+    steps = steps[:400]
+    longest = max((_num(s.get("total_ms")) for s in steps), default=0.0) or 1.0
+    slot = width / len(steps)
+    bars = []
+    for i, s in enumerate(steps):
+        y = float(height)
+        breakdown = s.get("breakdown_ms") or {}
+        for c in CATEGORY_ORDER:
+            h = _num(breakdown.get(c)) / longest * height
+            if h <= 0:
+                continue
+            y -= h
+            bars.append(
+                f'<rect x="{i * slot + slot * 0.1:.2f}" y="{y:.2f}" width="{slot * 0.8:.2f}" '
+                f'height="{h:.2f}" '
+                f'fill="{CATEGORY_COLORS[c]}"><title>step {_e(s.get("step"))}: {_e(CATEGORY_LABELS[c])} '
+                f"{_num(breakdown.get(c)):.2f} ms</title></rect>"
+            )
+    return (
+        f'<svg role="img" aria-label="per-step breakdown" viewBox="0 0 {width} {height}" width="100%" '
+        f'height="{height}" preserveAspectRatio="none">{"".join(bars)}</svg>'
+        f'<div class="muted">{len(steps)} steps, tallest {longest:.1f} ms</div>'
+    )
+
+
+def render_html(report: Dict[str, Any]) -> str:
+    """One standalone page: inline CSS and SVG, no script, every profile string escaped."""
+    verdict = report.get("verdict") or {}
+    level = verdict.get("input_bound")
+    color = (
+        "#c62828" if verdict.get("bottleneck") == "input" else "#ef6c00" if level == "moderate" else "#2e7d32"
+    )
+    pct, ms = _pct_map(report), _ms_map(report)
+    body = [
+        f"<h1>Advisor report: {_e(report.get('run', ''))}</h1>",
+        f'<div class="muted">hosts: {_e(", ".join(report.get("hosts") or []))} · {_e(_steps_line(report))} · '
+        f"{_e(_device_line(report))}</div>",
+        f'<div class="verdict" style="--c:{color}">{_e(verdict.get("summary", ""))}</div>',
+        "<h2>Step time breakdown</h2>",
+        _stacked_bar_svg(pct),
+        '<table><tr><th>category</th><th class="n">ms per step</th><th class="n">% of step</th></tr>',
+    ]
+    for c in CATEGORY_ORDER:
+        body.append(
+            f'<tr><td><span class="sw" style="background:{CATEGORY_COLORS[c]}"></span>'
+            f'{_e(CATEGORY_LABELS[c])}</td><td class="n">{ms[c]:.2f}</td><td class="n">{pct[c]:.1f}</td></tr>'
+        )
+    body.append("</table>")
+    per_step = _per_step_svg(report)
+    if per_step:
+        body += ["<h2>Per step</h2>", per_step]
+    evidence = verdict.get("evidence") or []
+    if evidence:
+        body.append("<ul>" + "".join(f"<li>{_e(e)}</li>" for e in evidence) + "</ul>")
+    pipeline = report.get("input_pipeline") or {}
+    if pipeline.get("evidence"):
+        body += [
+            "<h2>Input pipeline</h2>",
+            "<ul>" + "".join(f"<li>{_e(e)}</li>" for e in pipeline["evidence"]),
+        ]
+        body.append("</ul>")
+    precision, tensor_cores = _precision_line(report), _tensor_core_line(report)
+    if precision or tensor_cores:
+        body.append("<h2>Precision and Tensor Cores</h2><ul>")
+        body += [f"<li>{_e(x)}</li>" for x in (precision, tensor_cores) if x]
+        body.append("</ul>")
+    body.append("<h2>Recommendations</h2>")
+    recommendations = report.get("recommendations") or []
+    if not recommendations:
+        body.append("<p>None.</p>")
+    for r in recommendations:
+        c = SEVERITY_COLORS.get(str(r.get("severity")), "#546e7a")
+        body.append(
+            f'<div class="rec" style="--c:{c}"><span class="sev">{_e(r.get("severity", ""))}</span> '
+            f"<b>{_e(r.get('title', ''))}</b> <code>{_e(r.get('id', ''))}</code>"
+            f'<p>{_e(r.get("message", ""))}</p><p class="muted">{_e(r.get("evidence", ""))}</p>'
+        )
+        for label, key in (("TF/Keras", "snippet"), ("JAX", "snippet_jax")):
+            if r.get(key):
+                body.append(f"<div>{label}</div><pre><code>{_e(r[key])}</code></pre>")
+        body.append("</div>")
+    ops = (report.get("ops") or [])[: TOP_ROWS * 2]
+    if ops:
+        body.append(
+            '<h2>Top ops</h2><table><tr><th>op</th><th>category</th><th class="n">ms per step</th>'
+            '<th class="n">count per step</th></tr>'
+        )
+        for op in ops:
+            body.append(
+                f'<tr><td class="name">{_e(op.get("name", ""))}</td><td>{_e(op.get("category", ""))}</td>'
+                f'<td class="n">{_num(op.get("time_ms")):.3f}</td>'
+                f'<td class="n">{_num(op.get("count")):.1f}</td></tr>'
+            )
+        body.append("</table>")
+    devices = report.get("devices") or []
+    if devices:
+        body.append(
+            '<h2>Devices</h2><table><tr><th>host</th><th>device</th><th>model</th><th class="n">kernels</th>'
+            '<th class="n">busy %</th></tr>'
+        )
+        for d in devices:
+            body.append(
+                f"<tr><td>{_e(d.get('host', ''))}</td><td>{_e(d.get('name', ''))}</td>"
+                f'<td>{_e(d.get("model", ""))}</td><td class="n">{int(_num(d.get("kernel_count")))}</td>'
+                f'<td class="n">{_num(d.get("busy_pct")):.1f}</td></tr>'
+            )
+        body.append("</table>")
+    per_host = report.get("per_host") or []
+    if per_host:
+        body.append("<h2>Per host</h2><ul>")
+        body += [
+            f"<li><b>{_e(h.get('host'))}</b>: {_e((h.get('verdict') or {}).get('summary', ''))}</li>"
+            for h in per_host
+        ]
+        body.append("</ul>")
+    notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
+    if notes:
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>Advisor report: {_e(report.get('run', ''))}</title><style>{_CSS}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>\n"
+    )
+
+
+def render(report: Dict[str, Any], fmt: str) -> str:
+    """Dispatch on `fmt` (text | md | html); json is the caller's json.dumps."""
+    if fmt == "text":
+        return render_text(report)
+    if fmt == "md":
+        return render_markdown(report)
+    if fmt == "html":
+        return render_html(report)
+    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
