@@ -26,6 +26,8 @@ TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML show
 HTML_MAX_ROWS = 200
 WIDTH = 100
 
+UNCERTAIN_NOTE = "?: the other run's report lists only its top ops; this one may be there below the cut-off"
+
 TEST_NAMES = {
     "mann_whitney_exact": "Mann\u2013Whitney U (exact)",
     "mann_whitney_normal": "Mann\u2013Whitney U (normal approximation)",
@@ -176,7 +178,7 @@ def _op_rows(rows: Sequence[Dict[str, Any]], limit: int) -> List[List[str]]:
                 _signed(r["delta_ms"], 3),
                 _num(r["baseline_ms"], 3),
                 _num(r["candidate_ms"], 3),
-                r["status"],
+                r["status"] + ("?" if r.get("uncertain") else ""),
                 name,
             ]
         )
@@ -247,6 +249,8 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
         shown = min(top, len(rows))
         out.append(f"{what} (time per step, largest change first; {shown} of {len(rows)})")
         out += _table(["delta ms", "baseline", "candidate", "status", "name"], _op_rows(rows, top), "rrrll")
+        if any(r.get("uncertain") for r in rows[:top]):
+            out.append(f"  {UNCERTAIN_NOTE}")
         out.append("")
     if diff.get("warnings"):
         out.append("Warnings")
@@ -302,6 +306,8 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
         out += _md_table(
             ["delta ms", "baseline", "candidate", "status", "name"], _op_rows(rows, top), "rrrll"
         )
+        if any(r.get("uncertain") for r in rows[:top]):
+            out += ["", md_escape(UNCERTAIN_NOTE)]
         out.append("")
     if diff.get("warnings"):
         out += ["## Warnings", ""] + [f"- {md_escape(w)}" for w in diff["warnings"]] + [""]
@@ -420,6 +426,8 @@ def render_html(diff: Dict[str, Any]) -> str:
         shown = min(HTML_MAX_ROWS, len(rows))
         body.append(f"<h2>{what} (time per step, largest change first; {shown} of {len(rows)})</h2>")
         body.append(_op_table_html(_op_rows(rows, HTML_MAX_ROWS)))
+        if any(r.get("uncertain") for r in rows[:HTML_MAX_ROWS]):
+            body.append(f'<p class="muted">{_e(UNCERTAIN_NOTE)}</p>')
     if diff.get("warnings"):
         body.append(
             "<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in diff["warnings"]) + "</ul>"

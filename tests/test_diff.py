@@ -382,6 +382,47 @@ def test_kernels_are_matched_across_xla_fusion_renumbering():
     assert kernels["ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"]["status"] == "new"
 
 
+def test_kernels_fall_back_to_the_tensor_core_list_of_older_reports():
+    k = [{"name": "volta_sgemm_128x64_nn", "uses_tensor_cores": False, "precision": "fp32", "time_ms": 5.0}]
+    base = make_report("a", steps(6, device_compute=20.0), kernels=k)
+    cand = make_report("b", steps(6, device_compute=20.0), kernels=[dict(k[0], time_ms=7.0)])
+    for report in (base, cand):
+        report.pop("kernels")
+    (row,) = diff_reports(base, cand)["kernels"]
+    assert row["name"] == "volta_sgemm_128x64_nn" and row["delta_ms"] == 2.0
+
+
+def test_ops_missing_from_a_cut_list_are_uncertain_and_not_narrated():
+    limit = d.REPORT_LIST_LIMIT
+    full = [_op(f"model/op{i}/Add:AddV2", 1.0 + i / 1000) for i in range(limit)]
+    base = make_report("a", steps(10, device_compute=400.0), ops=full)
+    cand_ops = full[:-1] + [_op("model/extra/Mul:Mul", 8.0)]  # the cut list's last op fell off, one op new
+    cand = make_report("b", steps(10, device_compute=400.0), ops=cand_ops)
+    rows = {r["name"]: r for r in diff_reports(base, cand)["ops"]}
+    extra, last = rows["model/extra/Mul:Mul"], rows[f"model/op{limit - 1}/Add:AddV2"]
+    assert extra["status"] == "new" and extra["uncertain"] is True  # the baseline list was full
+    assert last["status"] == "vanished" and last["uncertain"] is True
+    assert rows["model/op0/Add:AddV2"]["uncertain"] is False
+    summary = diff_reports(base, cand)["summary"]
+    assert "New ops" not in summary and "Vanished ops" not in summary
+    short = make_report("c", steps(10, device_compute=400.0), ops=full[:10])
+    new = [r for r in diff_reports(short, cand)["ops"] if r["status"] == "new"]
+    assert len(new) == limit - 10 and not any(r["uncertain"] for r in new)  # a short list is complete
+
+
+def test_warm_up_steps_are_left_out_as_in_the_report():
+    base = make_report("a", steps(10, wobble=1.0, device_compute=100.0))
+    cand = make_report("b", steps(10, wobble=1.0, device_compute=100.0))
+    for report, slow in ((base, 900.0), (cand, 100.0)):
+        first = report["steps"]["per_step"][0]
+        first["warmup"] = True
+        first["total_ms"] = slow
+        first["breakdown_ms"]["device_compute"] = slow
+    st = diff_reports(base, cand)["step_time"]
+    assert (st["baseline_steps"], st["candidate_steps"]) == (9, 9)
+    assert st["p_value"] > 0.5 and st["significant"] is False
+
+
 # ---------------------------------------------------------------------------------------------------
 # The regression gate and the JSON
 

@@ -79,6 +79,7 @@ def make_report(
         },
         "recommendations": [],
         "ops": ops or [],
+        "kernels": [dict(k, category="device_compute") for k in kernels or []],
         "peak_memory_bytes": peak_memory_bytes,
         "devices": [],
         "warnings": [],

@@ -33,6 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.thresholds import TOP_OPS
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
 
@@ -58,6 +59,8 @@ EXPLAIN = {
     "max_ops": 3,
     "memory_min_pct": 5.0,  # peak memory is mentioned when it moved by ≥ this %
 }
+
+REPORT_LIST_LIMIT = TOP_OPS  # reports list their top ops / kernels only (analysis/thresholds.py)
 
 # Breakdown categories (DESIGN.md §2) and the words used for them in sentences.
 CATEGORIES: Tuple[Tuple[str, str], ...] = (
@@ -320,26 +323,35 @@ def _num(value: Any) -> Optional[float]:
     return out if math.isfinite(out) else None
 
 
+def _steady_steps(report: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The per-step entries the report's means are made of: warm-up steps left out (as the engine does)."""
+    per_step = [s for s in (report.get("steps") or {}).get("per_step") or [] if isinstance(s, dict)]
+    steady = [s for s in per_step if not s.get("warmup")]
+    return steady or per_step
+
+
 def _step_times(report: Dict[str, Any]) -> List[float]:
-    steps = report.get("steps") or {}
-    times = [_num(t) for t in steps.get("times_ms") or []]
-    if not any(t is not None for t in times):
-        times = [_num(s.get("total_ms")) for s in steps.get("per_step") or [] if isinstance(s, dict)]
+    steps = _steady_steps(report)
+    if steps:
+        times = [_num(s.get("total_ms")) for s in steps]
+    else:
+        times = [_num(t) for t in (report.get("steps") or {}).get("times_ms") or []]
     return [t for t in times if t is not None]
 
 
 def _category_series(report: Dict[str, Any], category: str) -> List[float]:
     out = []
-    for step in (report.get("steps") or {}).get("per_step") or []:
-        if isinstance(step, dict):
-            value = _num((step.get("breakdown_ms") or {}).get(category))
-            out.append(value if value is not None else 0.0)
+    for step in _steady_steps(report):
+        value = _num((step.get("breakdown_ms") or {}).get(category))
+        out.append(value if value is not None else 0.0)
     return out
 
 
 def _mean_median(report: Dict[str, Any], times: List[float]) -> Tuple[Optional[float], Optional[float]]:
     """The report's own mean/median (what the user saw), else computed from the per-step times."""
     steps = report.get("steps") or {}
+    if steps.get("count") == 0 and not times:
+        return None, None  # the engine writes 0.0 for "no steps"; that is not a step time
     mean, median = _num(steps.get("mean_ms")), _num(steps.get("median_ms"))
     if mean is None and times:
         mean = float(np.mean(times))
@@ -449,13 +461,13 @@ def _memory(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _kernel_rows(report: Dict[str, Any]) -> List[Dict[str, Any]]:
-    rows = []
-    for k in (report.get("tensor_cores") or {}).get("kernels") or []:
-        if isinstance(k, dict) and k.get("name"):
-            rows.append(
-                {"name": str(k["name"]), "time_ms": _num(k.get("time_ms")) or 0.0, "category": "kernel"}
-            )
-    return rows
+    """The report's kernel table (per step); older reports only list kernels under tensor_cores."""
+    rows = report.get("kernels")
+    if rows is None:
+        rows = (report.get("tensor_cores") or {}).get("kernels") or []
+    return [
+        dict(k, category=k.get("category") or "kernel") for k in rows if isinstance(k, dict) and k.get("name")
+    ]
 
 
 def match_by_name(
@@ -467,7 +479,11 @@ def match_by_name(
     names in a group (the usual case: the same script run twice) the group is compared name by name,
     keeping per-layer detail; otherwise — instance numbers shifted, fusions renumbered — the group is
     compared as a whole under its normalised name.
+
+    Reports list only their top REPORT_LIST_LIMIT rows. An op missing from a full list may sit below
+    its cut-off, so such "new"/"vanished" rows are marked `uncertain` and not narrated.
     """
+    floors = [_list_floor(baseline), _list_floor(candidate)]
     groups: Dict[str, List[Dict[str, Dict[str, Any]]]] = {}
     for side, rows in ((0, baseline), (1, candidate)):
         for row in rows:
@@ -487,8 +503,18 @@ def match_by_name(
                 out.append(_op_row(name, key, {name: b_rows[name]}, {name: c_rows[name]}, "exact"))
         else:
             out.append(_op_row(key, key, b_rows, c_rows, "normalised"))
+    for row in out:
+        missing_side = {"new": 0, "vanished": 1}.get(row["status"])
+        row["uncertain"] = missing_side is not None and floors[missing_side] is not None
     out.sort(key=lambda r: (-abs(r["delta_ms"]), -max(r["baseline_ms"], r["candidate_ms"]), r["name"]))
     return out
+
+
+def _list_floor(rows: Sequence[Dict[str, Any]]) -> Optional[float]:
+    """The smallest listed time when the list is full (so it was cut), else None."""
+    if len(rows) < REPORT_LIST_LIMIT:
+        return None
+    return min((_num(r.get("time_ms")) or 0.0) for r in rows)
 
 
 def _op_row(
@@ -751,8 +777,8 @@ def _ops_sentence(diff: Dict[str, Any], key: str, what: str) -> List[str]:
     changed = [
         r for r in rows if r["status"] == "changed" and abs(r["delta_ms"]) >= limit and r["delta_ms"] != 0
     ]
-    new = [r for r in rows if r["status"] == "new" and r["candidate_ms"] >= limit]
-    gone = [r for r in rows if r["status"] == "vanished" and r["baseline_ms"] >= limit]
+    new = [r for r in rows if r["status"] == "new" and not r["uncertain"] and r["candidate_ms"] >= limit]
+    gone = [r for r in rows if r["status"] == "vanished" and not r["uncertain"] and r["baseline_ms"] >= limit]
     n = EXPLAIN["max_ops"]
     out = []
     if changed:
