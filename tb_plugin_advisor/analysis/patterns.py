@@ -80,12 +80,11 @@ PRECISION_RULES: Tuple[Rule, ...] = (
     Rule("cutlass_f32_tensorop", r"tensorop_s1688(?:gemm|fprop|dgrad|wgrad)(?!_b?f16)", "tf32",
          "CUTLASS names omit the element type when it equals the accumulator (f32); an fp32 tensorop "
          "kernel with the 16x8x8 instruction runs TF32"),
-    Rule("fp8", r"(?<![a-z])(?:fp8|e4m3|e5m2|float8)", "fp8", "fp8 GEMMs name their e4m3/e5m2 types"),
-    Rule("bf16", r"(?<![a-z])bf16|bfloat16", "bf16",
-         "bf16 kernels say bf16 (cuBLAS, cuDNN, CUTLASS, MIOpen)"),
-    Rule("int8", r"(?<![a-z])int8|i8816|i16832", "int8", "int8 Tensor Core GEMMs (IMMA 8816/16832 shapes)"),
-    Rule("fp16", r"(?<![a-z])(?:fp16|f16|half)|(?<![a-z])h(?:884|1688|16816)|(?<![a-z])hmma", "fp16",
-         "fp16 kernels say fp16/f16/half, or use the HMMA h884/h1688/h16816 instruction shapes"),
+    Rule("fp8", r"e4m3|e5m2", "fp8", "fp8 GEMMs name their e4m3/e5m2 types"),
+    Rule("bf16", r"(?<![a-z])bf16", "bf16", "bf16 library kernels say bf16 (cuBLAS, cuDNN, CUTLASS, MIOpen)"),
+    Rule("int8", r"i8816|i16832", "int8", "int8 Tensor Core GEMMs name their IMMA 8816/16832 shapes"),
+    Rule("fp16", r"(?<![a-z])f(?:p)?16|(?<![a-z])h(?:884|1688|16816)|(?<![a-z])hmma", "fp16",
+         "fp16 library kernels say fp16/f16, or use the HMMA h884/h1688/h16816 instruction shapes"),
     Rule("fp32", r"(?<![a-z])(?:s|gc|c)gemm|scudnn|(?<![a-z])f(?:p)?32(?![a-z0-9])", "fp32",
          "fp32 cuBLAS/cuDNN kernels: sgemm/cgemm (complex fp32), scudnn, or an f32/fp32 type token"),
 )
@@ -102,20 +101,23 @@ HLO_TYPES: Dict[str, str] = {
 }
 
 # ---------------------------------------------------------------------------------------------------
-# Precision from C++ template arguments and from `shape` stats: the leftmost element-type token wins
-# (the first template argument is the element type in TF/Eigen, PyTorch, cuDNN and CK kernels; TF's
-# `shape` stat lists the op's inputs, e.g. "(half[4,384,4096];half[])").
+# Precision from type spellings when no library token decides: C++ template arguments, and TF's
+# `shape` stat (the op's inputs, e.g. "(half[4,384,4096];half[])"). The leftmost token wins: the first
+# template argument is the element type in TF/Eigen, PyTorch, cuDNN and CK kernels.
 
 DTYPE_TOKEN_RULES: Tuple[Rule, ...] = (
-    Rule("dtype_bf16", r"bfloat16|(?<![a-z])bf16", "bf16", "c10::BFloat16, Eigen::bfloat16, std::bfloat16_t"),
-    Rule("dtype_fp16", r"(?<![a-z])half(?![a-z])|_float16|(?<![a-z])fp16", "fp16",
-         "Eigen::half, __half, c10::Half, cutlass::half_t, _Float16, TF shape `half[...]`"),
-    Rule("dtype_fp8", r"float8|(?<![a-z])fp8|e4m3|e5m2", "fp8", "c10::Float8_e4m3fn, __nv_fp8_e4m3"),
+    Rule("dtype_bf16", r"bfloat16", "bf16",
+         "c10::BFloat16, Eigen::bfloat16, std::bfloat16_t, cutlass::bfloat16_t"),
+    Rule("dtype_fp16", r"(?<![a-z])half(?![a-z])|_float16", "fp16",
+         "Eigen::half, __half, c10::Half, cutlass::half_t, _Float16, a `_half` suffix, TF shape `half[...]`"),
+    Rule("dtype_fp8", r"float8|(?<![a-z])fp8", "fp8", "c10::Float8_e4m3fn, FBGEMM's FP8 kernels"),
     Rule("dtype_fp64", r"(?<![a-z])(?:double|float64)(?![a-z])", "fp64", "double"),
     Rule("dtype_fp32", r"(?<![a-z])float(?:2|4|32)?(?![a-z0-9])", "fp32",
          "float (and float2/float4 vectors), TF shape `float[...]`"),
-    Rule("dtype_int8", r"(?<![a-z])(?:int8_t|int8|signed char|qint8)(?![a-z0-9])", "int8", "int8_t"),
+    Rule("dtype_int8", r"int8_t|signed char|(?<![a-z])int8(?![a-z0-9])", "int8",
+         "int8_t, TF shape `int8[...]`"),
 )
+
 
 # ---------------------------------------------------------------------------------------------------
 # Tensor Core / matrix-core use (first matching rule wins; no match → not on Tensor Cores)
@@ -163,8 +165,6 @@ FAMILY_RULES: Tuple[Rule, ...] = (
          "recorded as kernels) and XLA's asynchronous copies", on="head"),
     Rule("transpose", r"transpose|nchwtonhwc|nhwctonchw|SwapDimension\d|ShuffleInTensor3", "transpose",
          "layout transposes (TF SwapDimension…, cuDNN nchwToNhwc, MIOpen/XLA transpose kernels)", on="base"),
-    Rule("eigen_shuffle", r"TensorShufflingOp", "transpose", "Eigen tensor shuffles are transposes",
-         on="head"),
     Rule("helper", r"Offsets?Kernel|computeWgrad|splitKreduce|ReduceSplitK|Im\dd2Col|im2col|winograd\w*"
          r"(?:Data|Filter|Delta|Output|Tiles)|flip_filter|scalePackedTensor|epilogue::", "helper",
          "pieces of a GEMM/convolution that are not the matrix product itself", on="head"),
@@ -172,7 +172,7 @@ FAMILY_RULES: Tuple[Rule, ...] = (
          "helper", "flash-attention backward pre/post-processing (rowsum(dO*O), dQ conversion)", on="head"),
     Rule("attention", r"flash_fwd|flash_bwd|flash::|flash_attn|fmha|_sdpa_|(?<![a-z])attn_(?:fwd|bwd)",
          "attention", "fused attention kernels", on="head"),
-    Rule("conv", r"conv(?!ert|ersion)|scudnn|fprop|dgrad|wgrad|igemm_|fft2d|fft1d", "conv",
+    Rule("conv", r"conv(?!ert|ersion)|scudnn|\dcudnn|fprop|dgrad|wgrad|igemm_|fft2d|fft1d", "conv",
          "convolutions: cuDNN (scudnn, xmma fprop/dgrad/wgrad, implicit/explicit_convolve, FFT), "
          "MIOpen igemm, composable_kernel grouped conv", on="head"),
     Rule("gemv", r"gemv|gemmk1_kernel|gemmSN_", "gemv",
@@ -369,11 +369,8 @@ def _precision_from_name(name: str) -> Tuple[str, Optional[str]]:
                 precision = "tf32"
             return precision, rule.id
         return rule.value, rule.id
-    # No library token: the element type among the template/parameter types, if any.
-    cut = min((i for i in (name.find("<"), name.find("(")) if i >= 0), default=-1)
-    if cut >= 0:
-        return dtype_in_text(name[cut:])
-    return "unknown", None
+    # No library token: the leftmost C++/TF type spelling (template arguments, a `_half` suffix …).
+    return dtype_in_text(name)
 
 
 @lru_cache(maxsize=65536)
