@@ -69,3 +69,13 @@ export function sideBreakdownPct(diff: Diff, side: "baseline" | "candidate"): Ca
   }
   return out;
 }
+
+/**
+ * Whether one side ran on an accelerator, judged from its breakdown (a diff carries no device
+ * list): any device compute, kernel launch or copy time says yes. Undefined without a breakdown.
+ */
+export function sideAccelerator(diff: Diff, side: "baseline" | "candidate"): boolean | undefined {
+  const pct = sideBreakdownPct(diff, side);
+  if (Object.keys(pct).length === 0) return undefined;
+  return ["device_compute", "kernel_launch", "memcpy"].some((k) => (pct[k] ?? 0) > 0);
+}

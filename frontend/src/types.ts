@@ -48,6 +48,7 @@ export interface Verdict {
   input_bound?: string;
   input_pct?: number;
   summary?: string;
+  evidence?: string[];
 }
 
 export interface InputPipeline {
@@ -85,6 +86,7 @@ export interface TensorCores {
   eligible_time_pct?: number;
   kernels?: TensorCoreKernel[];
   eligible_not_using?: EligibleNotUsing[];
+  evidence?: string[];
 }
 
 export interface Recommendation {

@@ -2,7 +2,7 @@
 // this table only turns its keys into one readable sentence and a severity.
 
 import { categoryLabel } from "./categories";
-import { formatPct } from "./format";
+import { formatMs, formatPct } from "./format";
 import type { CategoryMap, Precision, Recommendation, Report, Verdict } from "./types";
 
 export type Severity = "bad" | "warn" | "ok" | "neutral";
@@ -41,30 +41,48 @@ export function worseSeverity(a: Severity, b: Severity): Severity {
 }
 
 export interface VerdictView {
+  /** The server's own sentence when it wrote one, else `short`. */
   headline: string;
+  /** Built here from the bottleneck key and its share: "Input-bound: 41 % of each step …". */
+  short: string;
   severity: Severity;
-  /** The server's own sentence, when it says more than the headline. */
-  detail: string | null;
 }
+
+/** On a machine without an accelerator the host *is* the compute: say so, and it is no problem. */
+const CPU_ONLY_HOST: BottleneckText = {
+  label: "Compute-bound",
+  category: "host_compute",
+  phrase: "of each step is computed on the CPU",
+  severity: "ok",
+};
 
 function pctOf(map: CategoryMap | undefined, key: string): number | undefined {
   const v = map?.[key];
   return typeof v === "number" && Number.isFinite(v) ? v : undefined;
 }
 
-export function verdictView(verdict: Verdict | undefined, breakdownPct?: CategoryMap): VerdictView {
+export interface VerdictContext {
+  breakdownPct?: CategoryMap;
+  /** False for CPU-only profiles, true with a GPU/TPU, undefined when the report does not say. */
+  accelerator?: boolean;
+}
+
+export function verdictView(verdict: Verdict | undefined, ctx: VerdictContext = {}): VerdictView {
   const key = verdict?.bottleneck ?? "unknown";
-  const text = BOTTLENECKS[key] ?? {
-    label: `${categoryLabel(key)}-bound`,
-    category: key,
-    phrase: "of each step",
-    severity: "warn" as Severity,
-  };
+  const text =
+    key === "host" && ctx.accelerator === false
+      ? CPU_ONLY_HOST
+      : (BOTTLENECKS[key] ?? {
+          label: `${categoryLabel(key)}-bound`,
+          category: key,
+          phrase: "of each step",
+          severity: "warn" as Severity,
+        });
   let pct: number | undefined;
-  if (key === "input") pct = verdict?.input_pct ?? pctOf(breakdownPct, "input");
-  else if (text.category) pct = pctOf(breakdownPct, text.category);
+  if (key === "input") pct = verdict?.input_pct ?? pctOf(ctx.breakdownPct, "input");
+  else if (text.category) pct = pctOf(ctx.breakdownPct, text.category);
   // Without a share to quote, a category verdict is just its label ("Compute-bound").
-  const headline =
+  const short =
     pct !== undefined
       ? `${text.label}: ${formatPct(pct)} ${text.phrase}`
       : text.category
@@ -76,8 +94,29 @@ export function verdictView(verdict: Verdict | undefined, breakdownPct?: Categor
   // a compute-bound step that still waits noticeably on input is not "all good" either.
   if (key === "input") severity = inputSeverity === "neutral" ? text.severity : inputSeverity;
   else if (key !== "unknown") severity = worseSeverity(severity, inputSeverity);
-  const summary = verdict?.summary?.trim() || null;
-  return { headline, severity, detail: summary && summary !== headline ? summary : null };
+  const summary = verdict?.summary?.trim();
+  return { headline: summary || short, short, severity };
+}
+
+/** Whether the report's devices include an accelerator; undefined when it lists none at all. */
+export function hasAccelerator(report: Report): boolean | undefined {
+  const devs = report.devices;
+  if (!devs) return undefined;
+  return devs.some((d) => d.kind === "gpu" || d.kind === "tpu");
+}
+
+export const STEP_SOURCES: Readonly<Record<string, string>> = {
+  root_marker: "step markers (_r=1)",
+  keras3_marker: "Keras \"Profiled batch\" markers",
+  legacy_marker: "tf.keras TraceContext markers",
+  inferred: "inferred from repeating work, no step markers",
+  none: "no steps found",
+};
+
+export function stepsLine(steps: Report["steps"]): string | null {
+  if (!steps || steps.count === undefined) return null;
+  const source = STEP_SOURCES[steps.source ?? ""] ?? steps.source ?? "unknown source";
+  return `Steps: ${steps.count} (${source}) · mean ${formatMs(steps.mean_ms)} · median ${formatMs(steps.median_ms)} · p90 ${formatMs(steps.p90_ms)}`;
 }
 
 export function inputBoundLine(verdict: Verdict | undefined): string | null {
@@ -94,10 +133,9 @@ export const PRECISION_VERDICTS: Readonly<Record<string, { label: string; severi
   unknown: { label: "Precision could not be determined", severity: "neutral" },
 };
 
-export function precisionView(p: Precision | undefined): VerdictView {
+export function precisionView(p: Precision | undefined): { label: string; severity: Severity; detail: string | null } {
   const v = PRECISION_VERDICTS[p?.verdict ?? "unknown"] ?? PRECISION_VERDICTS.unknown;
-  const summary = p?.summary?.trim() || null;
-  return { headline: v.label, severity: v.severity, detail: summary };
+  return { label: v.label, severity: v.severity, detail: p?.summary?.trim() || null };
 }
 
 export const REC_SEVERITY_ORDER: Readonly<Record<string, number>> = { high: 0, medium: 1, low: 2 };

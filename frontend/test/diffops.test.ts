@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultDiffPair, opDelta, sideBreakdownPct, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine } from "../src/diffops";
+import { defaultDiffPair, opDelta, sideAccelerator, sideBreakdownPct, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine } from "../src/diffops";
 
 describe("sortOpsByChange", () => {
   it("puts the largest absolute change first, ties by name", () => {
@@ -65,5 +65,21 @@ describe("sideBreakdownPct", () => {
     };
     expect(sideBreakdownPct(diff, "baseline")).toEqual({ input: 45 });
     expect(sideBreakdownPct(diff, "candidate")).toEqual({ input: 0.5, idle: 2 });
+  });
+});
+
+describe("sideAccelerator", () => {
+  it("reads accelerator activity from one side's breakdown", () => {
+    const diff = {
+      baseline: "a",
+      candidate: "b",
+      breakdown: {
+        host_compute: { baseline_pct: 97, candidate_pct: 40 },
+        device_compute: { baseline_pct: 0, candidate_pct: 55 },
+      },
+    };
+    expect(sideAccelerator(diff, "baseline")).toBe(false);
+    expect(sideAccelerator(diff, "candidate")).toBe(true);
+    expect(sideAccelerator({ baseline: "a", candidate: "b" }, "baseline")).toBeUndefined();
   });
 });

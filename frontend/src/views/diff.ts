@@ -3,7 +3,7 @@
 
 import { barChart, type Chart } from "../charts";
 import { deltaBars, type Theme } from "../chartdata";
-import { opDelta, opStatus, sideBreakdownPct, sortOpsByChange, stepTimeChange, stepTimeLine } from "../diffops";
+import { opDelta, opStatus, sideAccelerator, sideBreakdownPct, sortOpsByChange, stepTimeChange, stepTimeLine } from "../diffops";
 import { h, table } from "../dom";
 import { formatBytes, formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
 import type { Diff, DiffOp } from "../types";
@@ -32,15 +32,17 @@ function opsTable(testid: string, ops: DiffOp[], limit: number): HTMLElement {
 }
 
 function verdictsLine(diff: Diff): HTMLElement {
-  const vb = verdictView(diff.verdict?.baseline, sideBreakdownPct(diff, "baseline"));
-  const vc = verdictView(diff.verdict?.candidate, sideBreakdownPct(diff, "candidate"));
+  const side = (which: "baseline" | "candidate") =>
+    verdictView(diff.verdict?.[which], { breakdownPct: sideBreakdownPct(diff, which), accelerator: sideAccelerator(diff, which) });
+  const vb = side("baseline");
+  const vc = side("candidate");
   return h(
     "p",
     { testid: "diff-verdicts", class: "adv-verdicts" },
     h("span", { class: "adv-muted" }, "Baseline "),
-    badge(vb.headline, vb.severity),
+    badge(vb.short, vb.severity),
     h("span", { class: "adv-muted" }, " → candidate "),
-    badge(vc.headline, vc.severity),
+    badge(vc.short, vc.severity),
   );
 }
 

@@ -12,10 +12,12 @@ import { profileTabUrl, profileTools } from "../urls";
 import {
   deviceLine,
   evidenceList,
+  hasAccelerator,
   inputBoundLine,
   precisionView,
   recommendationSeverity,
   sortRecommendations,
+  stepsLine,
   verdictView,
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
@@ -27,12 +29,7 @@ interface Ctx {
 }
 
 function verdictCard(r: Report, ctx: Ctx): HTMLElement {
-  const v = verdictView(r.verdict, r.breakdown_pct);
-  const st = r.steps ?? {};
-  const stepsLine =
-    st.count !== undefined
-      ? `${st.count} step${st.count === 1 ? "" : "s"} (${st.source ?? "unknown"} markers) · mean ${formatMs(st.mean_ms)} · median ${formatMs(st.median_ms)} · p90 ${formatMs(st.p90_ms)}`
-      : null;
+  const v = verdictView(r.verdict, { breakdownPct: r.breakdown_pct, accelerator: hasAccelerator(r) });
   const devices = deviceLine(r);
   const mem = typeof r.peak_memory_bytes === "number" ? `peak memory ${formatBytes(r.peak_memory_bytes)}` : null;
   const links = h(
@@ -44,6 +41,7 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
       h("a", { attrs: { href: profileTabUrl(ctx.run.run, t.tag, ctx.host || null), target: "_parent" }, testid: `profile-link-${t.tag.replace("@", "")}` }, t.label),
     ]),
   );
+  const evidence = r.verdict?.evidence ?? [];
   return h(
     "section",
     { class: `adv-card adv-verdict sev-${v.severity}`, testid: "verdict-card", attrs: { "data-severity": v.severity } },
@@ -54,11 +52,13 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
       ctx.host ? ` · host ${ctx.host}` : (r.hosts?.length ?? 0) > 1 ? ` · ${r.hosts?.length} hosts` : null,
     ),
     h("h2", { testid: "verdict-headline" }, v.headline),
-    v.detail ? h("p", { testid: "verdict-detail" }, v.detail) : null,
-    inputBoundLine(r.verdict) ? h("p", null, inputBoundLine(r.verdict)) : null,
-    stepsLine ? note(stepsLine, "steps-line") : null,
+    r.verdict?.summary ? null : inputBoundLine(r.verdict) ? h("p", null, inputBoundLine(r.verdict)) : null,
+    stepsLine(r.steps) ? note(stepsLine(r.steps) ?? "", "steps-line") : null,
     devices || mem ? note([devices, mem].filter(Boolean).join(" · ")) : null,
-    list([...(st.notes ?? []), ...(r.warnings ?? [])], "warnings"),
+    list([...(r.steps?.notes ?? []), ...(r.warnings ?? [])], "warnings"),
+    evidence.length
+      ? h("details", { testid: "verdict-evidence" }, h("summary", null, "How the Advisor decided"), list(evidence))
+      : null,
     links,
   );
 }
@@ -161,7 +161,7 @@ function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
   const el = card(
     "Precision",
     "precision-card",
-    h("p", { class: `adv-line sev-${pv.severity}`, testid: "precision-verdict" }, badge(pv.headline, pv.severity)),
+    h("p", { class: `adv-line sev-${pv.severity}`, testid: "precision-verdict" }, badge(pv.label, pv.severity)),
     pv.detail ? h("p", null, pv.detail) : null,
     bars.labels.length
       ? [box, note(`${formatPct(lowPrecisionPct(r.precision_pct))} of compute time runs in a reduced-precision format.`)]
@@ -187,7 +187,10 @@ function tensorCoresCard(r: Report): HTMLElement {
     "Tensor Cores",
     "tensor-cores",
     kernels.length === 0 && eligible.length === 0
-      ? note("No GPU kernels in this profile, so there is nothing to check for Tensor Core use.", "tc-empty")
+      ? note(
+          tc.evidence?.length ? tc.evidence.join(" ") : "No GPU kernels in this profile, so there is nothing to check for Tensor Core use.",
+          "tc-empty",
+        )
       : h(
           "p",
           null,
@@ -250,8 +253,8 @@ function perHostCard(r: Report): HTMLElement | null {
       "per-host-table",
       ["Host", "Verdict", "Median step", "Input"],
       hosts.map((ph) => {
-        const v = verdictView(ph.verdict, ph.breakdown_pct);
-        return [ph.host, badge(v.headline, v.severity), formatMs(ph.steps?.median_ms), formatPct(ph.breakdown_pct?.input)];
+        const v = verdictView(ph.verdict, { breakdownPct: ph.breakdown_pct, accelerator: hasAccelerator(r) });
+        return [ph.host, badge(v.short, v.severity), formatMs(ph.steps?.median_ms), formatPct(ph.breakdown_pct?.input)];
       }),
       [2, 3],
     ),
