@@ -40,7 +40,7 @@ KERNELS = [
     ("ampere_gcgemm_64x64_nt", "fp32", "no", "gemm"),
     # public code search: a cuBLAS kernel-name list in a GPU-tracing tool ("volta_h884gemm_64x64_nt")
     ("volta_h884gemm_64x64_nt", "fp16", "yes", "gemm"),
-    # public code search: nvprof output pasted in a GitHub issue (cuBLAS int8 GEMM on a Turing GPU)
+    # public code search: nvprof output pasted in a GitHub issue (a Turing GPU)
     ("turing_h1688gemm_128x128_ldg8_nt", "fp16", "yes", "gemm"),
     # public code search: TF mixed-precision guide ("operations with s884cudnn … use Tensor cores") and
     # the autocast nvprof listing in a PyTorch issue
