@@ -209,7 +209,9 @@ XLA_MODULE_NAME = NamePattern(
 # xprof's preprocessing may have written its own step grouping into device planes.
 DERIVED_STEPS_LINE = "Steps"
 # A launch name that says "training step" wins over a busier utility function.
-TRAIN_HINT = NamePattern("train_hint", r"(?i)train", "train_step, train_function, jit_train_step …")
+TRAIN_HINT = NamePattern(
+    "train_hint", r"(?i)train|step", "train_step, train_function, Keras' multi_step_on_iterator …"
+)
 
 # Events TF marks as roots (`_r=1`) that are not steps: tf.data's function runs carry `_r=1` too.
 NOT_STEP_ROOTS = (
