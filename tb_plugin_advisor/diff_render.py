@@ -24,6 +24,7 @@ from tb_plugin_advisor.analysis.diff import (
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)
 HTML_MAX_ROWS = 200
+NAME_CHARS = 120  # op/kernel names in text and Markdown tables
 WIDTH = 100
 
 UNCERTAIN_NOTE = "?: the other run's report lists only its top ops; this one may be there below the cut-off"
@@ -74,6 +75,11 @@ def _p(value: Optional[float]) -> str:
     if value is None:
         return "n/a"
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _wrap(text: str, width: int) -> List[str]:
+    """Wrap at spaces only: op names keep their hyphens and long names stay whole."""
+    return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
 
 
 def _title(diff: Dict[str, Any]) -> str:
@@ -156,7 +162,11 @@ def _verdict_line(verdict: Dict[str, Any]) -> str:
 
 
 def _precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
+    """Rows per precision; none when neither run has a known precision (CPU-only profiles)."""
     prec = diff["precision_pct"]
+    known = [k for k in diff["precision_delta_pct"] if k != "unknown"]
+    if not any(prec["baseline"].get(k) or prec["candidate"].get(k) for k in known):
+        return []
     rows = []
     for key, delta in diff["precision_delta_pct"].items():
         b, c = prec["baseline"].get(key), prec["candidate"].get(key)
@@ -166,10 +176,28 @@ def _precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
     return rows
 
 
-def _op_rows(rows: Sequence[Dict[str, Any]], limit: int) -> List[List[str]]:
+def short_name(name: str, limit: int = NAME_CHARS) -> str:
+    """A readable kernel/op name for text tables: C++ `void ` and the argument list dropped (they
+    repeat the template arguments), the middle elided when still too long. HTML shows full names."""
+    if name.startswith("void ") and "<" in name:
+        name = name[5:]
+    if name.endswith(")") and "(" in name and "<" in name:
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i] if i > 0 else name
+                break
+    if len(name) > limit:
+        keep = limit - 1
+        name = name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
+    return name
+
+
+def _op_rows(rows: Sequence[Dict[str, Any]], limit: int, full_names: bool = False) -> List[List[str]]:
     out = []
     for r in rows[:limit]:
-        name = r["name"]
+        name = r["name"] if full_names else short_name(r["name"])
         inst = r.get("instances") or {}
         if r.get("match") == "normalised" and max(inst.get("baseline", 0), inst.get("candidate", 0)) > 1:
             name += f"  [{inst.get('baseline', 0)}\u00d7 / {inst.get('candidate', 0)}\u00d7 merged]"
@@ -196,8 +224,8 @@ def _memory_line(diff: Dict[str, Any]) -> Optional[str]:
 
 def _tc_line(diff: Dict[str, Any]) -> Optional[str]:
     t = diff["tensor_cores_pct"]
-    if t["baseline"] is None and t["candidate"] is None:
-        return None
+    if not t["baseline"] and not t["candidate"] and not diff["kernels"]:
+        return None  # no device kernels on either side: nothing to say
     return (
         f"{_num(t['baseline'])} {ARROW} {_num(t['candidate'])} % of device time"
         f" ({_signed(diff['tensor_cores_delta_pct'])} points)"
@@ -223,10 +251,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> 
 def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     st = diff["step_time"]
     out = [f"tb-advisor diff: {_title(diff)}", ""]
-    out += textwrap.wrap(diff["summary"], WIDTH) + [""]
+    out += _wrap(diff["summary"], WIDTH) + [""]
     out.append("Step time")
     out += _table(["", "baseline", "candidate", "delta", "delta %"], _step_rows(st), "lrrrr")
-    out += ["  " + line for line in textwrap.wrap(_test_line(st), WIDTH - 2)] + [""]
+    out += ["  " + line for line in _wrap(_test_line(st), WIDTH - 2)] + [""]
     rows = _breakdown_rows(diff)
     if rows:
         out.append("Breakdown per step (ms)")
@@ -425,7 +453,7 @@ def render_html(diff: Dict[str, Any]) -> str:
             continue
         shown = min(HTML_MAX_ROWS, len(rows))
         body.append(f"<h2>{what} (time per step, largest change first; {shown} of {len(rows)})</h2>")
-        body.append(_op_table_html(_op_rows(rows, HTML_MAX_ROWS)))
+        body.append(_op_table_html(_op_rows(rows, HTML_MAX_ROWS, full_names=True)))
         if any(r.get("uncertain") for r in rows[:HTML_MAX_ROWS]):
             body.append(f'<p class="muted">{_e(UNCERTAIN_NOTE)}</p>')
     if diff.get("warnings"):

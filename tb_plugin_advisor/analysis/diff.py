@@ -819,10 +819,11 @@ def _memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
 
 def explain(diff: Dict[str, Any]) -> str:
     """One paragraph in plain words; each clause appears only when its numbers pass EXPLAIN."""
-    sentences: List[Optional[str]] = [_step_sentence(diff), _share_sentence(diff), _verdict_sentence(diff)]
-    sentences += _ops_sentence(diff, "ops", "op")
-    sentences.append(_memory_sentence(diff))
     st = diff["step_time"]
+    sentences: List[Optional[str]] = [_step_sentence(diff), _share_sentence(diff), _verdict_sentence(diff)]
+    if st["significant"] or any(row["significant"] for row in diff["breakdown"].values()):
+        sentences += _ops_sentence(diff, "ops", "op")  # op moves are only worth naming behind a real change
+    sentences.append(_memory_sentence(diff))
     fewest = min(st["baseline_steps"], st["candidate_steps"])
     if 0 < fewest < SIGNIFICANCE["min_steps"]:
         sentences.append(
