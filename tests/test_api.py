@@ -115,7 +115,7 @@ def test_json_headers(tb):
 def test_odd_run_names_round_trip(tb, name):
     assert f"{name}/s1" in run_names(tb)
     status, body = poll(tb, "report", run=f"{name}/s1")
-    assert status != 404, body
+    assert status == 200 and body["run"] == f"{name}/s1", body
     status, body = tb.plugin("report", run=f"{name}/s1", host="nohost")
     assert status == 404 and "nohost" in body["error"]
 
@@ -140,6 +140,38 @@ def test_missing_and_repeated_parameters_are_400_json(tb):
         assert status == 400 and body["error"], (path, body)
     status, body = tb.get_json("/data/plugin/advisor/report")
     assert body == {"error": "missing query parameter 'run'"}
+
+
+def test_report_for_a_run_and_for_one_host(tb):
+    status, body = poll(tb, "report", run="train/2024_02_02_00_00_00")
+    assert status == 200, body
+    assert body["schema"] == "tb-advisor/report/1"
+    assert body["run"] == "train/2024_02_02_00_00_00" and body["hosts"] == ["host0"]
+    assert body["steps"]["count"] >= 1
+    status, body = poll(tb, "report", run="multi/2024_03_03_00_00_00")
+    assert status == 200 and body["hosts"] == ["worker-0", "worker-1"]
+    status, body = poll(tb, "report", run="multi/2024_03_03_00_00_00", host="worker-1")
+    assert status == 200 and body["hosts"] == ["worker-1"]
+    # Finished analyses come from the cache: the same bytes, at once.
+    started = time.monotonic()
+    again = tb.get("/data/plugin/advisor/report?run=multi%2F2024_03_03_00_00_00&host=worker-1")
+    assert again.status == 200 and again.json() == body
+    assert time.monotonic() - started < 1.0
+
+
+def test_diff_of_two_runs(tb):
+    status, body = poll(tb, "diff", baseline="train/2024_02_02_00_00_00", candidate="2024_01_01_00_00_00")
+    assert status == 200, body
+    assert body["schema"] == "tb-advisor/diff/1"
+    assert body["baseline"] == "train/2024_02_02_00_00_00" and body["candidate"] == "2024_01_01_00_00_00"
+    status, body = poll(
+        tb, "diff", baseline="multi/2024_03_03_00_00_00", candidate="multi/2024_03_03_00_00_00",
+        baseline_host="worker-0", candidate_host="worker-1",
+    )  # fmt: skip
+    assert status == 200 and body["step_time"]["significant"] is False
+    status, body = tb.plugin("diff", baseline="train/2024_02_02_00_00_00", candidate="2024_01_01_00_00_00",
+                             candidate_host="nope")  # fmt: skip
+    assert status == 404 and "nope" in body["error"]
 
 
 def test_corrupt_profile_is_422_and_tensorboard_keeps_serving(tb):

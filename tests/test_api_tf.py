@@ -74,3 +74,17 @@ def test_doctor_over_tf_profiles(tb, no_events_logdir):
         assert loop["step_count"] == len(no_events_logdir.steps(name))
         assert loop["findings"] == ["not_visible"]
         assert loop["fix"] == f"tb-advisor fix-logdir {no_events_logdir.logdir}"
+
+
+def test_reports_and_diff_over_tf_profiles(tb, no_events_logdir):
+    for name in NAMES:
+        status, body = poll(tb, "report", run=no_events_logdir.run_name(name))
+        assert status == 200, body
+        assert body["run"] == no_events_logdir.run_name(name) and body["hosts"] == [no_events_logdir.host]
+        assert body["steps"]["count"] >= 5, body["steps"]
+    slow, fast = no_events_logdir.run_name("loop_input_bound"), no_events_logdir.run_name("loop_fixed")
+    status, body = poll(tb, "diff", baseline=slow, candidate=fast)
+    assert status == 200, body
+    assert body["baseline"] == slow and body["candidate"] == fast
+    # loop_fixed waits < 10 % of each step for input, loop_input_bound >= 30 % (checked at generation).
+    assert body["step_time"]["delta_pct"] < 0, body["step_time"]
