@@ -1,0 +1,243 @@
+"""Every recommendation rule: a case that makes it fire and a case right beside it that must not."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.recommend import RULE_IDS, RULES, SEVERITIES, Facts, recommend
+
+DESIGN_IDS = (
+    "input.parallel_map",
+    "input.prefetch",
+    "input.cache",
+    "input.interleave",
+    "input.preprocess_offline",
+    "precision.mixed",
+    "precision.tf32",
+    "compile.xla",
+    "host.tf_function",
+    "layout.transpose",
+    "device.no_kernels",
+    "profile.warmup_step",
+    "profile.few_steps",
+)
+
+# A healthy, marker-profiled GPU run: no rule fires on it.
+QUIET = Facts(
+    framework="tf",
+    device_kind="GPU",
+    compute_capability=(8, 0),
+    breakdown_pct={"input": 1.0, "device_compute": 90.0, "kernel_launch": 1.0, "host_compute": 2.0},
+    input_bound="low",
+    bottleneck="device",
+    step_count=20,
+    step_source="root_marker",
+    dominant_stage="map",
+    sequential_map=False,
+    map_parallelism=8,
+    prefetch=True,
+    cache=True,
+    interleave=True,
+    file_source=True,
+    autotune=True,
+    precision_pct={"bf16": 80.0, "fp32": 20.0},
+    precision_verdict="active",
+    kernels_per_step=100,
+    mean_kernel_us=200.0,
+    xla_compiled=False,
+    gpu_planes=1,
+    active_devices=1,
+)
+INPUT_HIGH = {
+    "input_bound": "high",
+    "bottleneck": "input",
+    "breakdown_pct": {"input": 45.0, "device_compute": 50.0},
+}
+INPUT_MODERATE = {"input_bound": "moderate", "breakdown_pct": {"input": 8.0, "device_compute": 85.0}}
+
+# (rule id, changes that make it fire, expected severity, changes that keep it quiet)
+CASES = [
+    (
+        "input.parallel_map",
+        {**INPUT_HIGH, "sequential_map": True, "map_parallelism": 1},
+        "high",
+        {**INPUT_HIGH, "sequential_map": False, "map_parallelism": 4},
+    ),
+    (
+        "input.parallel_map",
+        {**INPUT_MODERATE, "sequential_map": True, "map_parallelism": 1},
+        "medium",
+        {"sequential_map": True, "map_parallelism": 1},
+    ),  # not input-bound
+    ("input.prefetch", {**INPUT_HIGH, "prefetch": False}, "high", {**INPUT_HIGH, "prefetch": True}),
+    ("input.prefetch", {**INPUT_MODERATE, "prefetch": False}, "medium", {**INPUT_HIGH, "prefetch": None}),
+    (
+        "input.cache",
+        {**INPUT_HIGH, "dominant_stage": "source", "file_source": True, "cache": False},
+        "medium",
+        {**INPUT_HIGH, "dominant_stage": "source", "file_source": True, "cache": True},
+    ),
+    (
+        "input.cache",
+        {**INPUT_HIGH, "dominant_stage": "map", "cache": False},
+        "low",
+        {**INPUT_HIGH, "dominant_stage": "batch", "cache": False},
+    ),
+    (
+        "input.interleave",
+        {**INPUT_HIGH, "dominant_stage": "source", "file_source": True, "interleave": False},
+        "high",
+        {**INPUT_HIGH, "dominant_stage": "source", "file_source": False, "interleave": False},
+    ),
+    (
+        "input.preprocess_offline",
+        {**INPUT_HIGH, "dominant_stage": "map", "map_parallelism": 8},
+        "high",
+        {**INPUT_HIGH, "dominant_stage": "map", "sequential_map": True, "map_parallelism": 1},
+    ),
+    (
+        "precision.mixed",
+        {"precision_pct": {"fp32": 90.0, "unknown": 10.0}, "breakdown_pct": {"device_compute": 85.0}},
+        "high",
+        {
+            "precision_pct": {"fp32": 90.0},
+            "breakdown_pct": {"device_compute": th.PRECISION_DEVICE_SHARE_PCT - 1},
+        },
+    ),
+    (
+        "precision.mixed",
+        {
+            "precision_pct": {"fp32": 60.0, "tf32": 30.0},
+            "breakdown_pct": {"device_compute": 85.0},
+            "bottleneck": "balanced",
+        },
+        "medium",
+        {
+            "precision_pct": {"fp32": 90.0},
+            "breakdown_pct": {"device_compute": 85.0},
+            "compute_capability": (6, 1),
+        },
+    ),
+    (
+        "precision.tf32",
+        {"fp32_matmul_pct": 30.0, "precision_pct": {"fp32": 60.0}},
+        "medium",
+        {"fp32_matmul_pct": 30.0, "precision_pct": {"fp32": 60.0}, "compute_capability": (7, 0)},
+    ),
+    (
+        "precision.tf32",
+        {"fp32_matmul_pct": th.TF32_FP32_MATMUL_SHARE_PCT},
+        "medium",
+        {"fp32_matmul_pct": th.TF32_FP32_MATMUL_SHARE_PCT - 0.1},
+    ),
+    (
+        "compile.xla",
+        {"kernels_per_step": 3000, "mean_kernel_us": 6.0},
+        "medium",
+        {"kernels_per_step": 3000, "mean_kernel_us": 6.0, "xla_compiled": True},
+    ),
+    (
+        "compile.xla",
+        {"breakdown_pct": {"kernel_launch": 20.0, "device_compute": 60.0}, "bottleneck": "launch"},
+        "high",
+        {"breakdown_pct": {"kernel_launch": 20.0}, "framework": "jax"},
+    ),
+    (
+        "host.tf_function",
+        {"eager_ops_per_step": 300, "compiled_step": False, "bottleneck": "host"},
+        "high",
+        {"eager_ops_per_step": 300, "compiled_step": True},
+    ),
+    (
+        "host.tf_function",
+        {"eager_ops_per_step": th.EAGER_OPS_PER_STEP},
+        "medium",
+        {"eager_ops_per_step": th.EAGER_OPS_PER_STEP - 1},
+    ),
+    (
+        "layout.transpose",
+        {"transpose_pct": 12.0, "transpose_kernels": ["SwapDimension1And2InTensor3UsingTiles"]},
+        "medium",
+        {"transpose_pct": th.TRANSPOSE_SHARE_PCT - 0.1},
+    ),
+    (
+        "device.no_kernels",
+        {"gpu_planes": 2, "active_devices": 0},
+        "high",
+        {"gpu_planes": 2, "active_devices": 1},
+    ),
+    (
+        "device.no_kernels",
+        {"cupti_problem": "cupti_privileges", "cupti_message": "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"},
+        "high",
+        {"gpu_planes": 0, "active_devices": 0, "device_kind": ""},
+    ),
+    ("profile.warmup_step", {"early_step_numbers": [0, 1]}, "low", {"early_step_numbers": []}),
+    ("profile.warmup_step", {"warmup_steps": 1}, "low", {"warmup_steps": 0}),
+    ("profile.few_steps", {"step_count": th.FEW_STEPS - 1}, "low", {"step_count": th.FEW_STEPS}),
+    (
+        "profile.few_steps",
+        {"step_count": 1, "step_source": "inferred"},
+        "low",
+        {"step_count": 0, "step_source": "none"},
+    ),
+    ("profile.step_markers", {"step_source": "inferred"}, "low", {"step_source": "keras3_marker"}),
+]
+
+
+def facts(**changes) -> Facts:
+    return dataclasses.replace(QUIET, **changes)
+
+
+def fired(f: Facts):
+    return {r.id: r for r in recommend(f)}
+
+
+def test_the_quiet_run_gets_no_advice():
+    assert recommend(QUIET) == []
+
+
+@pytest.mark.parametrize(("rule_id", "fire", "severity", "quiet"), CASES)
+def test_rule_fires_and_stays_quiet(rule_id, fire, severity, quiet):
+    on = fired(facts(**fire))
+    assert rule_id in on, f"{rule_id} should fire on {fire}"
+    assert on[rule_id].severity == severity
+    assert on[rule_id].evidence and on[rule_id].title and on[rule_id].message
+    assert rule_id not in fired(facts(**quiet)), f"{rule_id} should not fire on {quiet}"
+
+
+def test_every_rule_has_a_case_and_every_design_id_is_a_rule():
+    assert set(DESIGN_IDS) <= set(RULE_IDS)
+    assert {case[0] for case in CASES} == set(RULE_IDS)
+    assert len(RULE_IDS) == len(set(RULE_IDS)), "rule ids are unique"
+
+
+def test_every_rule_has_a_tf_snippet_and_jax_snippets_where_they_apply():
+    for rule in RULES:
+        assert rule.snippet.strip(), rule.id
+        if rule.id != "compile.xla":  # JAX always compiles with XLA
+            assert rule.snippet_jax.strip(), rule.id
+
+
+def test_recommendations_are_sorted_by_severity_and_serialise():
+    out = recommend(
+        facts(
+            **INPUT_HIGH,
+            sequential_map=True,
+            map_parallelism=1,
+            prefetch=False,
+            step_count=2,
+            early_step_numbers=[0],
+        )
+    )
+    order = [SEVERITIES.index(r.severity) for r in out]
+    assert order == sorted(order)
+    payload = out[0].to_json()
+    assert set(payload) == {"id", "severity", "title", "message", "evidence", "snippet", "snippet_jax"}
+    assert (
+        "num_parallel_calls=tf.data.AUTOTUNE"
+        in fired(facts(**INPUT_HIGH, sequential_map=True))["input.parallel_map"].snippet
+    )
