@@ -98,12 +98,19 @@ def step_result(summary: Dict, action: str, index: int = 0) -> Dict:
 
 
 def make_logdir(tf_profiles, dst: Path) -> SimpleNamespace:
-    """A writable copy of the TF runs plus a run whose directory name is an HTML tag and a corrupt one."""
+    """A writable copy of the TF runs plus runs made from them: one whose directory name is an HTML
+    tag, one with two hosts, and one whose profile is corrupt."""
     profiles = tf_profiles.copy_to(dst)
     session = profiles.session("loop_fixed")
     xss_session = profiles.logdir / XSS_NAME / "plugins" / "profile" / session
     xss_session.mkdir(parents=True)
     shutil.copy2(profiles.xplane("loop_fixed"), xss_session / profiles.xplane("loop_fixed").name)
+    # Two workers in one session (multi-host layout): copies of the input-bound profile.
+    bound_session = profiles.session("loop_input_bound")
+    two_session = profiles.logdir / "two_workers" / "plugins" / "profile" / bound_session
+    two_session.mkdir(parents=True)
+    for worker in ("worker0", "worker1"):
+        shutil.copy2(profiles.xplane("loop_input_bound"), two_session / f"{worker}.xplane.pb")
     # A profile that cannot be read: the tab must say so instead of showing a stale or blank report.
     corrupt_session = profiles.logdir / "corrupt" / "plugins" / "profile" / session
     corrupt_session.mkdir(parents=True)
@@ -111,6 +118,7 @@ def make_logdir(tf_profiles, dst: Path) -> SimpleNamespace:
     return SimpleNamespace(
         logdir=profiles.logdir,
         corrupt=f"corrupt/{session}",
+        two_workers=f"two_workers/{bound_session}",
         keras_fit=profiles.run_name("keras_fit"),
         input_bound=profiles.run_name("loop_input_bound"),
         fixed=profiles.run_name("loop_fixed"),
@@ -219,6 +227,13 @@ def test_advisor_tab_report_diff_doctor(tb, runs, browser_tools, tmp_path):
         *([{"do": "expectChart", "testid": "chart-precision", "minPixels": 200, "minColours": 1}]
           if has_precision else []),
         {"do": "expectProfileLink", "tool": "input_pipeline_analyzer", "run": runs.input_bound},
+        {"do": "selectRun", "run": runs.two_workers},
+        {"do": "expectText", "testid": "report-run", "match": "· 2 hosts$"},
+        {"do": "expectCount", "selector": '[data-testid="per-host-table"] tbody tr', "min": 2, "max": 2},
+        {"do": "selectRun", "run": runs.two_workers, "host": "worker1"},
+        {"do": "expectText", "testid": "report-run", "match": "· host worker1$"},
+        {"do": "expectProfileLink", "tool": "trace_viewer@", "run": runs.two_workers, "host": "worker1"},
+        {"do": "selectRun", "run": runs.input_bound},
         {"do": "screenshot", "name": "advisor-report"},
         {"do": "screenshot", "name": "advisor-report-full", "fullAdvisor": True},
         {"do": "diff", "baseline": runs.input_bound, "candidate": runs.fixed},

@@ -324,6 +324,7 @@ const ACTIONS = {
     if (u.origin !== tbUrl.origin || u.pathname !== tbUrl.pathname) problems.push(`points at ${u.origin}${u.pathname}, TensorBoard is at ${tbUrl.origin}${tbUrl.pathname}`);
     if (u.searchParams.get("run") !== s.run) problems.push(`run=${u.searchParams.get("run")}`);
     if (u.searchParams.get("tag") !== s.tool) problems.push(`tag=${u.searchParams.get("tag")}`);
+    if ((u.searchParams.get("host") ?? undefined) !== s.host) problems.push(`host=${u.searchParams.get("host")}`);
     if (u.hash !== "#profile") problems.push(`hash ${u.hash}`);
     if (target !== "_parent") problems.push(`target ${target}`);
     if (problems.length) fail(`profile link ${href}: ${problems.join("; ")}`);

@@ -163,7 +163,9 @@ export function deviceLine(report: Report): string | null {
   const parts = new Map<string, number>();
   for (const d of devs) {
     const cc = d.compute_capability ? ` (cc ${d.compute_capability})` : "";
-    const name = (d.model || d.name || d.kind || "device") + cc;
+    // Group by what the device is, not its index: "16× Nvidia GPU (cc 7.0)", not 16 names.
+    const what = d.model || [d.vendor, d.kind?.toUpperCase()].filter(Boolean).join(" ") || d.name || "device";
+    const name = what + cc;
     parts.set(name, (parts.get(name) ?? 0) + 1);
   }
   return [...parts].map(([name, n]) => (n > 1 ? `${n}× ${name}` : name)).join(", ");

@@ -123,7 +123,12 @@ describe("small verdict helpers", () => {
         { kind: "cpu" },
       ],
     });
-    expect(line).toBe("2× NVIDIA A100 (cc 8.0), cpu");
+    expect(line).toBe("2× NVIDIA A100 (cc 8.0), CPU");
+    const unnamed = deviceLine({
+      run: "r",
+      devices: [0, 1, 2].map((i) => ({ name: `/device:GPU:${i}`, kind: "gpu", vendor: "Nvidia", model: "", compute_capability: "7.0" })),
+    });
+    expect(unnamed).toBe("3× Nvidia GPU (cc 7.0)");
     expect(deviceLine({ run: "r" })).toBeNull();
   });
 });

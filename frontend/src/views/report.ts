@@ -168,7 +168,7 @@ function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
       : note("No precision data in this profile.", "chart-precision-empty"),
     list(r.precision?.evidence ?? []),
     top.length
-      ? [h("h3", null, "Largest FP32 ops"), table("fp32-ops", ["Op", "ms per step"], top.map((o) => [o.name, formatNumber(o.time_ms)]), [1])]
+      ? [h("h3", null, "Largest FP32 ops"), table("fp32-ops", ["Op", "ms per step"], top.map((o) => [h("span", { class: "adv-name" }, o.name), formatNumber(o.time_ms)]), [1])]
       : null,
   );
   if (bars.labels.length) {
@@ -188,7 +188,11 @@ function tensorCoresCard(r: Report): HTMLElement {
     "tensor-cores",
     kernels.length === 0 && eligible.length === 0
       ? note(
-          tc.evidence?.length ? tc.evidence.join(" ") : "No GPU kernels in this profile, so there is nothing to check for Tensor Core use.",
+          tc.evidence?.length
+            ? tc.evidence.join(" ")
+            : hasAccelerator(r)
+              ? "This report lists no GPU kernels to check for Tensor Core use."
+              : "No GPU in this profile, so there is nothing to check for Tensor Core use.",
           "tc-empty",
         )
       : h(
@@ -202,7 +206,7 @@ function tensorCoresCard(r: Report): HTMLElement {
           table(
             "tc-eligible",
             ["Op", "Kernel", "ms per step", "Why not"],
-            eligible.map((e) => [e.op ?? "", e.kernel ?? "", formatNumber(e.time_ms), e.reason ?? ""]),
+            eligible.map((e) => [h("span", { class: "adv-name" }, e.op ?? ""), h("span", { class: "adv-name" }, e.kernel ?? ""), formatNumber(e.time_ms), e.reason ?? ""]),
             [2],
           ),
         ]
