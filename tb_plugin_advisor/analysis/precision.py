@@ -344,7 +344,6 @@ def _decide(result: PrecisionResult) -> None:
         return
     known = total - result.time_ns["unknown"]
     matrix_pct = result.matrix_low_precision_pct
-    where = "on the host (CPU ops, typed by their output tensors)" if result.basis == "host" else ""
     if matrix_pct is not None:
         basis_pct, basis_text = matrix_pct, "of matrix work (matmul/conv/attention)"
     elif known and 100.0 * known / total >= MIN_KNOWN_PCT:
@@ -352,10 +351,16 @@ def _decide(result: PrecisionResult) -> None:
         basis_text = "of compute with a known type (no matmul/conv work in the profile)"
     else:
         result.verdict = "unknown"
-        result.summary = (
-            f"Precision unknown: {100.0 * (total - known) / total:.0f} % of compute "
-            f"{where + ' ' if where else ''}has no recorded data type."
-        )
+        if result.basis == "host" and not known:
+            result.summary = (
+                "Precision unknown: this CPU profile records no tensor types (no typed MemoryAllocation "
+                "events), so bf16/fp16 use cannot be seen."
+            )
+        else:
+            result.summary = (
+                f"Precision unknown: {100.0 * (total - known) / total:.0f} % of compute has no recorded "
+                "data type (kernel names without types)."
+            )
         return
     result.verdict = "not_active"
     for verdict, threshold in VERDICT_THRESHOLDS:
