@@ -19,12 +19,13 @@ from tb_plugin_advisor.analysis.diff import (
     MINUS,
     SIGNIFICANCE,
     fmt_bytes,
+    short_name,
 )
 
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)
 HTML_MAX_ROWS = 200
-NAME_CHARS = 120  # op/kernel names in text and Markdown tables
+TABLE_NAME_CHARS = 120  # op/kernel names in text and Markdown tables (HTML shows them whole)
 WIDTH = 100
 
 UNCERTAIN_NOTE = "?: the other run's report lists only its top ops; this one may be there below the cut-off"
@@ -176,28 +177,10 @@ def _precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
     return rows
 
 
-def short_name(name: str, limit: int = NAME_CHARS) -> str:
-    """A readable kernel/op name for text tables: C++ `void ` and the argument list dropped (they
-    repeat the template arguments), the middle elided when still too long. HTML shows full names."""
-    if name.startswith("void ") and "<" in name:
-        name = name[5:]
-    if name.endswith(")") and "(" in name and "<" in name:
-        depth = 0
-        for i in range(len(name) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(name[i], 0)
-            if depth == 0:
-                name = name[:i] if i > 0 else name
-                break
-    if len(name) > limit:
-        keep = limit - 1
-        name = name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
-    return name
-
-
 def _op_rows(rows: Sequence[Dict[str, Any]], limit: int, full_names: bool = False) -> List[List[str]]:
     out = []
     for r in rows[:limit]:
-        name = r["name"] if full_names else short_name(r["name"])
+        name = r["name"] if full_names else short_name(r["name"], TABLE_NAME_CHARS)
         inst = r.get("instances") or {}
         if r.get("match") == "normalised" and max(inst.get("baseline", 0), inst.get("candidate", 0)) > 1:
             name += f"  [{inst.get('baseline', 0)}\u00d7 / {inst.get('candidate', 0)}\u00d7 merged]"
@@ -357,7 +340,7 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 1.6em; }
 p.summary { font-size: 1.05em; border-left: 4px solid var(--cand); padding-left: .8em; }
 table { border-collapse: collapse; margin: .4em 0; }
 td, th { padding: .2em .7em; border-bottom: 1px solid var(--line); }
-th { text-align: left; color: var(--muted); font-weight: 600; }
+th { white-space: nowrap; text-align: left; color: var(--muted); font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.name { font-family: ui-monospace, monospace; word-break: break-all; }
 .good { color: var(--good); } .bad { color: var(--bad); } .muted { color: var(--muted); }

@@ -60,6 +60,7 @@ EXPLAIN = {
     "max_ops": 3,
     "memory_min_pct": 5.0,  # peak memory is mentioned when it moved by ≥ this %
 }
+SENTENCE_NAME_CHARS = 80  # op names in the summary are shortened to this (tables show more)
 
 REPORT_LIST_LIMIT = TOP_OPS  # reports list their top ops / kernels only (analysis/thresholds.py)
 
@@ -639,6 +640,24 @@ def diff_runs(
 # The plain-words paragraph. Every clause is computed from the diff's numbers.
 
 
+def short_name(name: str, limit: int = SENTENCE_NAME_CHARS) -> str:
+    """A readable kernel/op name for sentences and text tables: C++ `void ` and the argument list
+    dropped (they repeat the template arguments), the middle elided when still too long."""
+    if name.startswith("void ") and "<" in name:
+        name = name[5:]
+    if name.endswith(")") and "(" in name and "<" in name:
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i] if i > 0 else name
+                break
+    if len(name) > limit:
+        keep = limit - 1
+        name = name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
+    return name
+
+
 def fmt_ms(value: float) -> str:
     a = abs(value)
     text = f"{a:.0f}" if a >= 100 else f"{a:.1f}" if a >= 10 else f"{a:.2f}" if a >= 0.1 else f"{a:.3f}"
@@ -789,14 +808,14 @@ def _ops_sentence(diff: Dict[str, Any], key: str, what: str) -> List[str]:
     n = EXPLAIN["max_ops"]
     out = []
     if changed:
-        items = ", ".join(f"{r['name']} {fmt_signed_ms(r['delta_ms'])} ms" for r in changed[:n])
+        items = ", ".join(f"{short_name(r['name'])} {fmt_signed_ms(r['delta_ms'])} ms" for r in changed[:n])
         out.append(f"Largest {what} changes per step: {items}.")
     if new:
         new.sort(key=lambda r: -r["candidate_ms"])
         more = f" and {len(new) - n} more" if len(new) > n else ""
         out.append(
             f"New {what}s: "
-            + ", ".join(f"{r['name']} ({fmt_ms(r['candidate_ms'])} ms)" for r in new[:n])
+            + ", ".join(f"{short_name(r['name'])} ({fmt_ms(r['candidate_ms'])} ms)" for r in new[:n])
             + more
             + "."
         )
@@ -805,7 +824,7 @@ def _ops_sentence(diff: Dict[str, Any], key: str, what: str) -> List[str]:
         more = f" and {len(gone) - n} more" if len(gone) > n else ""
         out.append(
             f"Vanished {what}s: "
-            + ", ".join(f"{r['name']} ({fmt_ms(r['baseline_ms'])} ms)" for r in gone[:n])
+            + ", ".join(f"{short_name(r['name'])} ({fmt_ms(r['baseline_ms'])} ms)" for r in gone[:n])
             + more
             + "."
         )

@@ -1,0 +1,96 @@
+"""The diff views on hand-built diffs: escaping, name shortening, what is shown and what is left out."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pytest
+from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
+
+from tb_plugin_advisor import diff_render as view
+from tb_plugin_advisor.analysis import diff as d
+from tb_plugin_advisor.analysis.diff import diff_reports
+
+KERNEL = "Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::half>, long>"
+EIGEN = f"void {KERNEL}(Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::half>, Eigen::GpuDevice>, long)"
+
+
+def _op(name, ms):
+    return {"name": name, "category": "device_compute", "time_ms": ms, "count": 1.0}
+
+
+def _diff(base_ops=(), cand_ops=(), cpu=False):
+    precision = None if cpu else {"fp32": 100.0}
+    base = make_report("a|b", steps(8, wobble=1.0, input=40.0, device_compute=60.0), INPUT_HIGH,
+                       precision_pct=precision, ops=list(base_ops))  # fmt: skip
+    cand = make_report("<c>", steps(8, wobble=1.0, input=2.0, device_compute=60.0), DEVICE,
+                       precision_pct=precision, ops=list(cand_ops))  # fmt: skip
+    if cpu:
+        for r in (base, cand):
+            r["precision_pct"] = {"unknown": 100.0}
+            r["tensor_cores"]["device_time_pct"] = 0.0
+    return diff_reports(base, cand)
+
+
+def test_md_escape_makes_profile_text_literal():
+    assert view.md_escape("a|b*c_<x>&[y](z)`q`") == "a\\|b\\*c\\_&lt;x&gt;&amp;\\[y\\](z)\\`q\\`"
+
+
+def test_markdown_table_survives_a_pipe_in_an_op_name():
+    md = view.render(
+        _diff([_op("scope/a|b/MatMul:MatMul", 5.0)], [_op("scope/a|b/MatMul:MatMul", 7.0)]), "md"
+    )
+    row = next(line for line in md.splitlines() if "MatMul" in line and line.startswith("|"))
+    assert row.count(" | ") == 4  # five cells: the name's pipe is escaped
+    assert "scope/a\\|b/MatMul:MatMul" in row
+    assert "# Profile diff: a\\|b (host host0) \u2192 &lt;c&gt; (host host0)" in md
+
+
+def test_html_is_self_contained_and_escapes_everything():
+    page = view.render(_diff([_op("<script>alert(1)</script>", 5.0)], []), "html")
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert "<link" not in page and "src=" not in page
+
+
+def test_short_name_drops_the_argument_list_and_elides_the_middle():
+    short = d.short_name(EIGEN)
+    assert short == KERNEL
+    long_name = "x" * 300
+    elided = d.short_name(long_name, limit=50)
+    assert len(elided) == 50 and "\u2026" in elided
+    assert d.short_name("jit(train)/dot_general") == "jit(train)/dot_general"  # not C++: kept
+
+
+def test_text_tables_use_short_names_and_html_full_ones():
+    diff = _diff([_op(EIGEN, 5.0)], [_op(EIGEN, 9.0)])
+    assert f"{KERNEL} +4.00 ms" in diff["summary"]  # the summary names the kernel, not its arguments
+    assert "(Eigen::TensorEvaluator" not in view.render(diff, "text")
+    assert "(Eigen::TensorEvaluator" in view.render(diff, "html")
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "html"])
+def test_cpu_only_runs_show_no_precision_or_tensor_core_sections(fmt):
+    out = view.render(_diff(cpu=True), fmt)
+    assert "Precision (% of device compute)" not in out
+    assert "Tensor Cores" not in out
+
+
+def test_uncertain_rows_are_marked_with_the_reason():
+    full = [_op(f"model/op{i}/Add:AddV2", 1.0 + i / 1000) for i in range(d.REPORT_LIST_LIMIT)]
+    diff = _diff(full, full[:-1] + [_op("model/extra/Mul:Mul", 30.0)])
+    text = view.render(diff, "text", top=1)
+    assert "new?" in text and view.UNCERTAIN_NOTE in text
+    assert html.escape(view.UNCERTAIN_NOTE) in view.render(diff, "html")
+
+
+def test_json_view_round_trips():
+    diff = _diff([_op("a", 1.0)], [_op("a", 2.0)])
+    assert json.loads(view.render(diff, "json")) == json.loads(json.dumps(diff))
+
+
+def test_unknown_format_is_refused():
+    with pytest.raises(ValueError, match="choose one of text, md, json, html"):
+        view.render(_diff(), "pdf")
