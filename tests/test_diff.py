@@ -500,3 +500,24 @@ def test_ms_formatting(value, text):
 )
 def test_pct_formatting(value, text):
     assert d.fmt_signed_pct(value) == text
+
+
+@pytest.mark.parametrize("rule", d.INPUT_INTERPRETATIONS, ids=[r[0] for r in d.INPUT_INTERPRETATIONS])
+def test_each_input_interpretation_follows_the_verdicts_and_the_input_wait(rule):
+    _id, was, now, phrase = rule
+    better = now[0] == "low" or (was[0] == "high" and now[0] == "moderate")
+    before_ms, after_ms = (40.0, 5.0) if better else (5.0, 40.0)
+
+    def verdict(level):
+        return {
+            "bottleneck": "input" if level == "high" else "device",
+            "input_bound": level,
+            "input_pct": 0.0,
+        }
+
+    base = make_report("a", steps(10, wobble=1.0, input=before_ms, device_compute=60.0), verdict(was[0]))
+    cand = make_report("b", steps(10, wobble=1.0, input=after_ms, device_compute=60.0), verdict(now[0]))
+    assert f"\u2014 {phrase}." in diff_reports(base, cand)["summary"]
+    # Same verdicts, but the measured input wait did not move: the phrase would not follow the numbers.
+    flat = make_report("c", steps(10, wobble=1.0, input=before_ms, device_compute=60.0), verdict(now[0]))
+    assert phrase not in diff_reports(base, flat)["summary"]
