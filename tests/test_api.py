@@ -235,31 +235,38 @@ def test_new_session_appears_while_running(tb, logdir):
     assert "later/2030_01_01_00_00_00" in run_names(tb)
 
 
-def test_markers_flag_off_writes_nothing(tmp_path):
-    root = tmp_path / "logs"
+@pytest.fixture(scope="module")
+def quiet(tmp_path_factory):
+    """A second server: markers off, and no waiting for analyses (every first request answers 202)."""
+    root = tmp_path_factory.mktemp("quiet") / "logs"
     write_profile(root / "plugins/profile/s1/host0.xplane.pb")
     before = sorted(root.rglob("*"))
-    with start_tensorboard(root, "--reload_interval=1", "--advisor_write_markers=false") as server:
-        assert [r["run"] for r in server.plugin("runs")[1]["runs"]] == ["s1"]
-        time.sleep(2.5)  # two reload cycles of TensorBoard
-        assert server.get_json("/data/runs") == (200, [])
+    flags = ("--reload_interval=1", "--advisor_write_markers=false", "--advisor_wait=0")
+    with start_tensorboard(root, *flags) as tb:
+        yield tb, root, before
+
+
+def test_markers_flag_off_writes_nothing(quiet):
+    server, root, before = quiet
+    assert [r["run"] for r in server.plugin("runs")[1]["runs"]] == ["s1"]
+    time.sleep(2.5)  # two reload cycles of TensorBoard
+    assert server.get_json("/data/runs") == (200, [])  # without the marker TensorBoard does not list it
     assert sorted(root.rglob("*")) == before
 
 
-def test_slow_analysis_answers_202_then_result(tmp_path):
-    root = tmp_path / "logs"
-    write_profile(root / "plugins/profile/s1/host0.xplane.pb")
-    with start_tensorboard(root, "--advisor_wait=0", "--advisor_write_markers=false") as server:
-        status, body = server.plugin("report", run="s1")
-        assert status == 202 and body == {"status": "running", "run": "s1"}
-        status, body = server.plugin("doctor")
-        assert status == 202 and body == {"status": "running"}
-        deadline = time.monotonic() + 60
-        while server.plugin("doctor")[0] == 202:
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
-        status, body = server.plugin("doctor")
-        assert status == 200 and [s["run"] for s in body["sessions"]] == ["s1"]
+def test_slow_analysis_answers_202_then_result(quiet):
+    server, _root, _before = quiet
+    status, body = server.plugin("report", run="s1")
+    assert status == 202 and body == {"status": "running", "run": "s1"}
+    status, body = poll(server, "report", run="s1")
+    assert status == 200 and body["run"] == "s1"
+    status, body = server.plugin("diff", baseline="s1", candidate="s1", candidate_host="host0")
+    assert status == 202 and body == {"status": "running", "baseline": "s1", "candidate": "s1"}
+    assert poll(server, "diff", baseline="s1", candidate="s1", candidate_host="host0")[0] == 200
+    status, body = server.plugin("doctor")
+    assert status == 202 and body == {"status": "running"}
+    status, body = poll(server, "doctor")
+    assert status == 200 and [s["run"] for s in body["sessions"]] == ["s1"]
 
 
 def test_query_encoding_of_run_names(tb):
