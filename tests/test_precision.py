@@ -95,6 +95,19 @@ def test_fp32_elementwise_work_beside_bf16_matmuls_keeps_the_verdict_active():
     assert result.matrix_low_precision_pct == pytest.approx(100.0)
 
 
+def test_fp32_split_k_reduction_of_a_bf16_matmul_does_not_lower_the_verdict():
+    split_k = ("void splitKreduce_kernel<float, float, float>(cublasSplitKParams<float>, float const*,"
+               " float const*, float*, float const*, float const*)")
+    profile = gpu_profile([
+        (BF16_GEMM, 60.0, "m/dense/MatMul:MatMul", None),
+        (split_k, 40.0, "m/dense/MatMul:MatMul", None),
+    ])
+    result = analyze_precision(profile)
+    assert abs(result.precision_pct["fp32"] - 40.0) <= 0.5
+    assert result.matrix_low_precision_pct == pytest.approx(100.0)
+    assert result.verdict == "active"
+
+
 def test_collectives_and_copy_kernels_are_not_compute():
     profile = gpu_profile([
         (BF16_GEMM, 50.0, "m/MatMul:MatMul", None),

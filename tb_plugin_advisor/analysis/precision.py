@@ -172,7 +172,10 @@ def _device_precision(result: PrecisionResult, devices) -> None:
         shape_typed += view.precision_from_shape
         buckets = np.bincount(view.precision[compute], weights=dur[compute], minlength=len(PRECISIONS))
         matrix = compute & np.isin(view.family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
-        matrix_work = view.eligible | matrix
+        # The verdict judges the matrix products themselves: an eligible op's split-K reduction or
+        # layout transpose may stay fp32 under mixed precision.
+        side_work = np.isin(view.family, [FAMILIES.index(f) for f in ("helper", "transpose")])
+        matrix_work = view.eligible & ~side_work
         matrix_buckets = np.bincount(view.precision[matrix_work], weights=dur[matrix_work],
                                      minlength=len(PRECISIONS))
         for i, p in enumerate(PRECISIONS):
