@@ -20,8 +20,23 @@ from typing import List, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
 
+EPILOG = """\
+Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`). Give the same
+run twice with --baseline-host/--candidate-host to compare two hosts of one run.
+
+A change is "significant" when a Mann-Whitney U test on the per-step times gives p < {alpha:g}, each
+run has at least {min_steps} steps, and the shift is at least {min_effect_pct:g} % of the baseline step.
+
+exit status: 0 diff made (gate passed); 1 --fail-if-slower tripped; 2 unknown run or host, or a
+profile that cannot be read.
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tb_plugin_advisor.analysis.diff import SIGNIFICANCE
+
+    parser.epilog = EPILOG.format(**SIGNIFICANCE)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
     parser.add_argument("baseline", metavar="BASELINE", help="the run to compare against (a run name)")
     parser.add_argument("candidate", metavar="CANDIDATE", help="the run to judge (a run name)")
