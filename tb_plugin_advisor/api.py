@@ -249,6 +249,25 @@ def static_files(directory: str = STATIC_DIR) -> Dict[str, str]:
     return table
 
 
+class BoundedDict(OrderedDict):
+    """A thread-safe mapping that forgets its oldest entries beyond `limit`."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+        self._lock = threading.Lock()
+
+    def get(self, key, default=None):
+        with self._lock:
+            return super().get(key, default)
+
+    def __setitem__(self, key, value) -> None:
+        with self._lock:
+            super().__setitem__(key, value)
+            while len(self) > self.limit:
+                self.popitem(last=False)
+
+
 class AdvisorApi:
     """The route handlers; `apps()` is what the plugin's get_plugin_apps() returns."""
 
@@ -257,6 +276,7 @@ class AdvisorApi:
         self.service = service
         self.static_dir = static_dir
         self.static = static_files(static_dir)
+        self._host_checks = BoundedDict(4096)  # doctor's per-file results, by (path, size, mtime)
 
     def apps(self) -> Dict[str, Callable]:
         routes = {
@@ -361,7 +381,11 @@ class AdvisorApi:
             tuple(s.cache_key for s in scan.sessions + scan.loose),
             tuple((r.path, r.event_files) for r in scan.run_dirs),
         )
-        ready, value = self.service.result(key, lambda: doctor.diagnose_scan(scan).to_json())
+
+        def compute():
+            return doctor.diagnose_scan(scan, memo=self._host_checks).to_json()
+
+        ready, value = self.service.result(key, compute)
         return self._answer(request, ready, value, {})
 
     def static_file(self, request: wrappers.Request) -> wrappers.Response:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
 
 from tb_plugin_advisor.discovery import Scan, Session, scan_logdir
 
@@ -390,8 +390,14 @@ def _session_stamp(session: Session) -> str:
     return time.strftime("%Y_%m_%d_%H_%M_%S", time.localtime(when))
 
 
-def diagnose_scan(scan: Scan, read: Optional[Callable] = None) -> DoctorReport:
-    """Doctor over an existing scan (the plugin passes its cached one)."""
+def diagnose_scan(
+    scan: Scan, read: Optional[Callable] = None, memo: Optional[MutableMapping[Tuple, HostCheck]] = None
+) -> DoctorReport:
+    """Doctor over an existing scan (the plugin passes its cached one).
+
+    `memo` maps HostFile.cache_key -> HostCheck across calls, so a server re-reads only files that
+    are new or changed when the logdir grows.
+    """
     if read is None:
         from tb_plugin_advisor.readers.xplane import read_xplane as read
     started = time.monotonic()
@@ -404,7 +410,13 @@ def diagnose_scan(scan: Scan, read: Optional[Callable] = None) -> DoctorReport:
             has_marker=bool(run_dir and run_dir.has_marker),
         )
         if session.format == "xplane":
-            report.hosts = [check_host(h.host, h.path, h.size_bytes, read) for h in session.hosts]
+            for h in session.hosts:
+                check = memo.get(h.cache_key) if memo is not None else None
+                if check is None:
+                    check = check_host(h.host, h.path, h.size_bytes, read)
+                    if memo is not None:
+                        memo[h.cache_key] = check
+                report.hosts.append(check)
         _session_findings(report, scan.logdir)
         reports.append(report)
     return DoctorReport(scan.logdir, reports, scan.errors, time.monotonic() - started)

@@ -230,6 +230,26 @@ def test_fix_logdir_dry_run_then_write(logdir: Path, capsys):
     assert "Nothing to do" in capsys.readouterr().out
 
 
+def test_memo_reads_each_unchanged_file_once(logdir: Path):
+    from tb_plugin_advisor.readers.xplane import read_xplane
+
+    reads = []
+
+    def counting_read(path):
+        reads.append(path)
+        return read_xplane(path)
+
+    memo: dict = {}
+    first = doctor.diagnose_scan(scan_logdir(str(logdir)), read=counting_read, memo=memo)
+    count = len(reads)
+    assert count == 16  # every xplane host file once (the stray one included)
+    host_profile("keras3").write(logdir / "good/plugins/profile/s/h.xplane.pb")  # rewritten: new key
+    second = doctor.diagnose_scan(scan_logdir(str(logdir)), read=counting_read, memo=memo)
+    assert reads[count:] == [str(logdir / "good/plugins/profile/s/h.xplane.pb")]
+    assert by_run(first)["good/s"]["findings"] == []
+    assert by_run(second)["good/s"]["findings"] == ["keras3_markers_only"]
+
+
 def test_diagnose_scan_uses_the_given_scan(logdir: Path):
     scan = scan_logdir(str(logdir))
     report = doctor.diagnose_scan(scan)
