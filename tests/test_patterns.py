@@ -12,10 +12,13 @@ import pytest
 
 from tb_plugin_advisor.analysis.patterns import (
     DTYPE_TOKEN_RULES,
+    FAMILIES,
     FAMILY_RULES,
     NVJET_TYPE_CODES,
     OP_RULES,
     PRECISION_RULES,
+    PRECISIONS,
+    TC_VERDICTS,
     TENSILE_TYPE_CODES,
     TENSOR_CORE_RULES,
     TF_DATA_TYPES,
@@ -304,10 +307,15 @@ def test_every_rule_is_decided_by_a_real_name_above():
     assert "tf_matrix_op" in used
 
 
-def test_rule_ids_are_unique_within_each_table():
-    for table in (PRECISION_RULES, DTYPE_TOKEN_RULES, TENSOR_CORE_RULES, FAMILY_RULES, OP_RULES):
-        ids = [r.id for r in table]
-        assert len(ids) == len(set(ids))
+def test_rule_ids_are_unique_and_values_are_known():
+    tables = (PRECISION_RULES, DTYPE_TOKEN_RULES, TENSOR_CORE_RULES, FAMILY_RULES, OP_RULES)
+    ids = [r.id for table in tables for r in table]
+    assert len(ids) == len(set(ids))
+    assert {r.value for r in TENSOR_CORE_RULES} <= set(TC_VERDICTS)
+    assert {r.value for r in FAMILY_RULES} <= set(FAMILIES)
+    assert {r.value for r in DTYPE_TOKEN_RULES} <= set(PRECISIONS)
+    coded = {"hlo", "tensile", "nvjet"}  # resolved through HLO_TYPES / TENSILE_TYPE_CODES / NVJET_TYPE_CODES
+    assert {r.value for r in PRECISION_RULES} <= set(PRECISIONS) | coded
 
 
 def test_tensile_and_nvjet_type_codes_used_by_real_names():

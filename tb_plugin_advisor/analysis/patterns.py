@@ -122,8 +122,13 @@ DTYPE_TOKEN_RULES: Tuple[Rule, ...] = (
 # ---------------------------------------------------------------------------------------------------
 # Tensor Core / matrix-core use (first matching rule wins; no match → not on Tensor Cores)
 
+# Fused attention kernels, and the elementwise passes around a flash-attention backward (used by the
+# Tensor Core rules and the family rules alike).
+ATTENTION = r"flash_fwd|flash_bwd|flash::|flash_attn|fmha|_sdpa_|(?<![a-z])attn_(?:fwd|bwd)"
+ATTENTION_PASSES = r"FmhaBwdOGradDotO|FmhaBwdConvert|flash_bwd_dot_do_o|flash_bwd_convert"
+
 TENSOR_CORE_RULES: Tuple[Rule, ...] = (
-    Rule("attention_helper", r"FmhaBwdOGradDotO|FmhaBwdConvert|flash_bwd_dot_do_o|flash_bwd_convert",
+    Rule("attention_helper", ATTENTION_PASSES,
          "no", "flash-attention backward helpers (rowsum(dO*O), dQ conversion) are elementwise"),
     Rule("simt", r"simt", "no", "CUTLASS SIMT kernels run on the FMA units"),
     Rule("tensile_mfma", r"Cijk_\w*?_MI[1-9]\d*x\d+x\d+", "yes",
@@ -135,7 +140,7 @@ TENSOR_CORE_RULES: Tuple[Rule, ...] = (
     Rule("tensorop", r"(?<![a-z])tensorop|OpClassTensorOp|TensorOpMultiplicand", "yes",
          "CUTLASS tensorop kernels (incl. cutlass3x, and cuDNN's cutlass whose mangled names carry the "
          "TensorOp operand layouts)"),
-    Rule("attention", r"flash_fwd|flash_bwd|flash::|flash_attn|fmha|_sdpa_|(?<![a-z])attn_(?:fwd|bwd)",
+    Rule("attention", ATTENTION,
          "if_low_precision",
          "flash/memory-efficient attention (FA2, xFormers cutlassF, cuDNN SDPA, CK FMHA, Triton attn)"),
     Rule("mma_instruction", r"(?<![a-z])(?:hmma|imma|dmma|wmma|wgmma|mfma)(?![a-z])", "yes",
@@ -168,9 +173,9 @@ FAMILY_RULES: Tuple[Rule, ...] = (
     Rule("helper", r"Offsets?Kernel|computeWgrad|splitKreduce|ReduceSplitK|Im\dd2Col|im2col|winograd\w*"
          r"(?:Data|Filter|Delta|Output|Tiles)|flip_filter|scalePackedTensor|epilogue::", "helper",
          "pieces of a GEMM/convolution that are not the matrix product itself", on="head"),
-    Rule("attention_helper", r"FmhaBwdOGradDotO|FmhaBwdConvert|flash_bwd_dot_do_o|flash_bwd_convert",
+    Rule("attention_passes", ATTENTION_PASSES,
          "helper", "flash-attention backward pre/post-processing (rowsum(dO*O), dQ conversion)", on="head"),
-    Rule("attention", r"flash_fwd|flash_bwd|flash::|flash_attn|fmha|_sdpa_|(?<![a-z])attn_(?:fwd|bwd)",
+    Rule("attention_kernel", ATTENTION,
          "attention", "fused attention kernels", on="head"),
     Rule("conv", r"conv(?!ert|ersion)|scudnn|\dcudnn|fprop|dgrad|wgrad|igemm_|fft2d|fft1d", "conv",
          "convolutions: cuDNN (scudnn, xmma fprop/dgrad/wgrad, implicit/explicit_convolve, FFT), "
