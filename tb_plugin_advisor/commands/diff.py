@@ -56,16 +56,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_run(logdir: str, run: str, host: Optional[str], role: str):
-    """RunProfiles of `run` (only `host` when given), found by discovery — never a path from the user."""
-    from tb_plugin_advisor.discovery import scan_logdir
+def load_run(scan, run: str, host: Optional[str], role: str):
+    """RunProfiles of `run` (only `host` when given), found in the scan — never a path from the user."""
     from tb_plugin_advisor.model import RunProfiles
     from tb_plugin_advisor.readers.xplane import read_xplane
 
-    scan = scan_logdir(logdir)
     session = scan.run(run)
     if session is None:
-        raise AdvisorError(f"unknown {role} run '{run}' in {logdir}; {_known_runs(scan)}")
+        raise AdvisorError(f"unknown {role} run '{run}' in {scan.logdir}; {_known_runs(scan)}")
     if session.format != "xplane":
         raise AdvisorError(
             f"{role} run '{run}' holds no .xplane.pb profile "
@@ -95,11 +93,13 @@ def _known_runs(scan) -> str:
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.analysis.diff import diff_runs, is_regression
     from tb_plugin_advisor.diff_render import render
+    from tb_plugin_advisor.discovery import scan_logdir
 
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise AdvisorError(f"LOGDIR {args.logdir} is not a directory")
-    baseline = load_run(args.logdir, args.baseline, args.baseline_host, "baseline")
-    candidate = load_run(args.logdir, args.candidate, args.candidate_host, "candidate")
+    scan = scan_logdir(args.logdir)
+    baseline = load_run(scan, args.baseline, args.baseline_host, "baseline")
+    candidate = load_run(scan, args.candidate, args.candidate_host, "candidate")
     diff = diff_runs(baseline, candidate)
     text = render(diff, args.format, top=max(1, args.top))
     if args.output:
