@@ -218,6 +218,10 @@ export class AdvisorApp {
   /** GET with 202 polling, showing a loading line meanwhile; null when failed or superseded. */
   private async poll<T>(slot: Slot, url: string, what: string): Promise<T | null> {
     const token = ++slot.token;
+    // Never leave another run's results under the loading line: they would read as this run's.
+    this.clearCharts(slot);
+    replace(slot.content);
+    slot.redraw = null;
     this.setLoading(slot, `${what}…`);
     const res: ApiResult<T> = await getJson<T>(url, {
       cancelled: () => token !== slot.token,
