@@ -377,7 +377,7 @@ def _decide(result: PrecisionResult) -> None:
     if result.basis == "host":
         words = {"active": "bf16/fp16 dominant", "partial": "bf16/fp16 present",
                  "not_active": "No bf16/fp16"}[result.verdict] + " on the host"
-    summary = f"{words}: {basis_pct:.0f} % {basis_text} runs in 16-bit or 8-bit types ({mix})."
+    summary = f"{words}: {basis_pct:.0f} % {basis_text} runs in 16-bit or 8-bit types; all compute: {mix}."
     if result.verdict != "active" and result.top_fp32_ops:
         summary += f" Largest fp32 op: {result.top_fp32_ops[0][0]}."
     if result.basis == "host":
