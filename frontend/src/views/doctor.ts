@@ -1,7 +1,7 @@
 // The doctor panel: for each profile session found under the logdir, whether TensorBoard lists it,
 // what is wrong, and the command or change that fixes it.
 
-import { h } from "../dom";
+import { h, table } from "../dom";
 import type { Doctor } from "../types";
 import { badge, card, list, note, snippet } from "./common";
 
@@ -13,6 +13,8 @@ export function renderDoctor(d: Doctor): HTMLElement {
   const sessions = d.sessions ?? [];
   const problems = doctorProblemCount(d);
   const ok = d.ok ?? problems === 0;
+  const bad = sessions.filter((s) => (s.problems?.length ?? 0) > 0);
+  const good = sessions.filter((s) => (s.problems?.length ?? 0) === 0);
   return h(
     "div",
     { class: "adv-report", testid: "doctor" },
@@ -34,14 +36,15 @@ export function renderDoctor(d: Doctor): HTMLElement {
           )
         : null,
     ),
-    sessions.map((s) =>
+    // Problems first, one card each with its fix; sessions that are fine share one compact table.
+    bad.map((s) =>
       card(
         s.run ?? s.path ?? "session",
         "doctor-session",
         h(
           "p",
           null,
-          s.problems && s.problems.length ? badge(`${s.problems.length} problem${s.problems.length === 1 ? "" : "s"}`, "warn") : badge("ok", "ok"),
+          badge(`${s.problems?.length ?? 0} problem${s.problems?.length === 1 ? "" : "s"}`, "warn"),
           " ",
           badge(s.visible_in_tensorboard_runs ? "listed in TensorBoard's runs" : "not in TensorBoard's run list", s.visible_in_tensorboard_runs ? "ok" : "neutral"),
           " ",
@@ -55,5 +58,22 @@ export function renderDoctor(d: Doctor): HTMLElement {
         s.fix ? snippet("Fix", s.fix, "doctor-fix") : null,
       ),
     ),
+    good.length
+      ? card(
+          `Sessions without problems (${good.length})`,
+          "doctor-ok-sessions",
+          table(
+            "doctor-ok-table",
+            ["Run", "Hosts", "Format", "Step markers", "In TensorBoard's runs"],
+            good.map((s) => [
+              h("span", { class: "adv-name", testid: "doctor-session" }, s.run ?? s.path ?? "session"),
+              (s.hosts ?? []).join(", "),
+              s.format ?? "unknown",
+              s.step_markers ?? "unknown",
+              s.visible_in_tensorboard_runs ? "yes" : "no",
+            ]),
+          ),
+        )
+      : null,
   );
 }
