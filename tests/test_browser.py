@@ -49,7 +49,7 @@ RUN_SHOWN = '[data-testid="report-run"] .adv-name'  # where the report names its
 DIFF_TITLE = '[data-testid="diff-card"] h2'  # "baseline → candidate"
 ANALYSIS_TIMEOUT_S = 300.0
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = pytest.mark.browser  # pytest.ini: -m "not browser" leaves these out
 
 
 # ---------------------------------------------------------------------------------------------------
