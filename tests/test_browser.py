@@ -272,11 +272,11 @@ def test_run_named_like_markup_is_plain_text(tb, runs, browser_tools, tmp_path):
         {"do": "openAdvisor"},
         {"do": "selectRun", "run": runs.xss},
         {"do": "expectLiteralRun", "run": runs.xss},
+        {"do": "screenshot", "name": "advisor-markup-run"},
         {"do": "diff", "baseline": runs.xss, "candidate": runs.fixed},
         {"do": "expectExactText", "selector": DIFF_TITLE, "text": f"{runs.xss} → {runs.fixed}"},
         {"do": "doctor"},
         {"do": "expectCount", "selector": "img", "max": 0, "min": 0},
-        {"do": "screenshot", "name": "advisor-markup-run"},
     ]
     summary = drive(browser_tools, tmp_path, "xss", tb.url + "/", steps)
     assert summary["dialogs"] == []
