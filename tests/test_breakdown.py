@@ -267,3 +267,24 @@ def test_interval_primitives_scale_to_a_million_events():
     assert elapsed < 2.0, f"union + 1000 windows over 1 M intervals took {elapsed:.2f} s"
     assert iv.total(merged) <= int((ends - starts).sum())
     assert set(PRIORITY) | {"idle"} == set(CATEGORIES)
+
+
+def test_time_slices_give_the_same_numbers(monkeypatch):
+    """Large profiles are claimed one time slice at a time; slicing must not change any number."""
+    import tb_plugin_advisor.analysis.breakdown as module
+
+    def step(t, host, python, stream):
+        python.event("IteratorGetNextOp::DoCompute", t, 30 * MS)
+        host.line("tf_Compute", id=2).event("model/x:AddV2", t + 25 * MS, 20 * MS)
+        kernels(stream, t + 40 * MS, 50, each_ms=5)
+        stream.memcpy("MemcpyD2H", t + 95 * MS, 2 * MS, bytes=4)
+
+    builder = gpu_run(step)
+    whole = analyse(builder)
+    monkeypatch.setattr(module, "SLICE_EVENTS", 3)  # ~40 slices, many cutting through events
+    sliced = analyse(builder)
+    profile = read_xplane_bytes(builder.to_bytes(), source="synthetic", host="h")
+    steps = find_steps(profile)
+    assert len(module._time_slices(steps.start_ns, steps.end_ns, module.event_sources(profile, steps))) > 10
+    assert sliced.per_window_ns.tolist() == whole.per_window_ns.tolist()
+    assert sliced.device_busy_pct == pytest.approx(whole.device_busy_pct)

@@ -115,42 +115,78 @@ def compute_breakdown(profile: Profile, steps: Steps) -> Breakdown:
         lo = np.array([first], dtype=np.int64)
         hi = np.array([last], dtype=np.int64)
         steady = np.array([last > first])
-    sets = category_intervals(profile, steps)
+    sources = event_sources(profile, steps)
     per_window = np.zeros((lo.size, len(CATEGORIES)), dtype=np.int64)
-    claimed = iv.EMPTY
-    claimed_before = np.zeros(lo.size, dtype=np.int64)
-    for category in PRIORITY:
-        claimed = iv.union_all([claimed, sets.get(category, iv.EMPTY)])
-        now = iv.covered(claimed, lo, hi)
-        per_window[:, CATEGORIES.index(category)] = now - claimed_before
-        claimed_before = now
-    per_window[:, CATEGORIES.index("idle")] = (hi - lo) - claimed_before
+    busy_ns: Dict[str, int] = {d.name: 0 for d in profile.devices}
+    for a, b in _time_slices(lo, hi, sources):
+        _claim_slice(sources, a, b, lo, hi, steady, per_window, busy_ns)
+    per_window[:, CATEGORIES.index("idle")] = (hi - lo) - per_window.sum(axis=1)
     result = Breakdown(lo, hi, per_window, steady)
     result.has_device_activity = any(d.has_activity for d in profile.devices)
-    result.device_busy_pct = _device_busy(profile, lo[steady], hi[steady])
+    steady_ns = float((hi[steady] - lo[steady]).sum())
+    result.device_busy_pct = {
+        name: (value * 100.0 / steady_ns if steady_ns > 0 else 0.0) for name, value in busy_ns.items()
+    }
     result.input_evidence = _input_evidence(profile, lo[steady], hi[steady])
     return result
 
 
 # ---------------------------------------------------------------------------------------------------
-# Events → category intervals
+# Event sources: every line / device table as sorted columns plus a category code per event
 
 
-def category_intervals(profile: Profile, steps: Steps) -> Dict[str, iv.Intervals]:
-    """Merged intervals per category (before priority), from devices and host threads."""
-    parts: Dict[str, List[iv.Intervals]] = {c: [] for c in PRIORITY}
+@dataclass
+class EventSource:
+    """Events of one host line or device table: sorted starts, durations, category (index into
+    PRIORITY, -1 = not counted), and the device whose busy time they make (None for host lines)."""
+
+    starts: np.ndarray
+    durations: np.ndarray
+    codes: np.ndarray  # int8
+    device: Optional[str] = None
+    long_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    max_short_ns: int = 0
+
+    def split_long(self, span_ns: int) -> None:
+        """Events longer than a time slice are few (markers, function calls): keep them apart so a
+        slice finds its short events by binary search on the start."""
+        is_long = self.durations > span_ns
+        self.long_index = np.flatnonzero(is_long)
+        short = self.durations[~is_long]
+        self.max_short_ns = int(short.max()) if short.size else 0
+
+    def in_slice(self, a: int, b: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(starts, ends, codes) of the counted events overlapping [a, b), clipped to it."""
+        first = int(np.searchsorted(self.starts, a - self.max_short_ns, side="left"))
+        last = int(np.searchsorted(self.starts, b, side="left"))
+        index = np.arange(first, last)
+        if self.long_index.size:
+            long_ = self.long_index
+            hit = long_[(self.starts[long_] < b) & (self.starts[long_] + self.durations[long_] > a)]
+            index = np.union1d(index, hit) if hit.size else index
+        starts = self.starts[index]
+        ends = starts + self.durations[index]
+        codes = self.codes[index]
+        keep = (ends > a) & (codes >= 0)
+        return np.maximum(starts[keep], a), np.minimum(ends[keep], b), codes[keep]
+
+
+_P = {c: i for i, c in enumerate(PRIORITY)}
+
+
+def event_sources(profile: Profile, steps: Steps) -> List[EventSource]:
+    """Every device table and host line that can claim step time, with per-event categories."""
+    sources: List[EventSource] = []
     h2d_correlations = _host_h2d_correlations(profile)
     kernel_names: Set[str] = set()
     kernel_correlations: List[np.ndarray] = []
     for device in profile.devices:
-        _device_parts(device, parts, h2d_correlations)
+        sources += _device_sources(device, h2d_correlations)
         if len(device.kernels):
-            used = np.unique(device.kernels.name_index)
+            used = used_names(device.kernels.name_index, len(device.kernels.names))
             kernel_names.update(device.kernels.names[i] for i in used.tolist())
             kernel_correlations.append(device.kernels.correlation_id[device.kernels.correlation_id >= 0])
-    launched = (
-        np.unique(np.concatenate(kernel_correlations)) if kernel_correlations else np.zeros(0, dtype=np.int64)
-    )
+    launched = np.concatenate(kernel_correlations) if kernel_correlations else np.zeros(0, dtype=np.int64)
     step_lines = set(steps.step_lines)
     for p, plane in enumerate(profile.planes):
         if plane.kind != "host":
@@ -159,8 +195,15 @@ def category_intervals(profile: Profile, steps: Steps) -> Dict[str, iv.Intervals
         for i, line in enumerate(plane.lines):
             if len(line) == 0 or is_producer_line(line):
                 continue
-            _host_line_parts(line, codes, launched, parts, steps if (p, i) in step_lines else None)
-    return {c: iv.union_all(p) for c, p in parts.items()}
+            source = _host_source(line, codes, launched, steps if (p, i) in step_lines else None)
+            if source is not None:
+                sources.append(source)
+    return sources
+
+
+def used_names(name_index: np.ndarray, count: int) -> np.ndarray:
+    """The distinct name ids present (bincount: linear, no sort of millions of events)."""
+    return np.flatnonzero(np.bincount(name_index, minlength=count))
 
 
 def is_producer_line(line: Line) -> bool:
@@ -182,34 +225,24 @@ def device_kernel_category(kernel_name: str) -> str:
     return "device_compute"
 
 
-def _device_parts(device: Device, parts: Dict[str, List[iv.Intervals]], h2d_correlations: np.ndarray) -> None:
+def _device_sources(device: Device, h2d_correlations: np.ndarray) -> List[EventSource]:
+    out: List[EventSource] = []
     kernels = device.kernels
     if len(kernels):
-        used = np.unique(kernels.name_index)
-        category_of = np.zeros(len(kernels.names), dtype=np.int8)  # 0 compute, 1 comm, 2 copy
-        for n in used.tolist():
-            category_of[n] = ("device_compute", "communication", "memcpy").index(
-                device_kernel_category(kernels.names[n])
-            )
-        per_kernel = category_of[kernels.name_index]
-        ends = kernels.start_ns + kernels.duration_ns
-        copies = per_kernel == 2
-        input_copies = copies & (kernels.correlation_id >= 0)
-        input_copies &= np.isin(kernels.correlation_id, h2d_correlations)
-        for mask, category in (
-            (per_kernel == 0, "device_compute"),
-            (per_kernel == 1, "communication"),
-            (copies & ~input_copies, "memcpy"),
-            (input_copies, "input"),
-        ):
-            if mask.any():
-                parts[category].append((kernels.start_ns[mask], ends[mask]))
+        category_of = np.full(len(kernels.names), _P["device_compute"], dtype=np.int8)
+        for n in used_names(kernels.name_index, len(kernels.names)).tolist():
+            category_of[n] = _P[device_kernel_category(kernels.names[n])]
+        codes = category_of[kernels.name_index]
+        # a copy kernel (ROCm blit) whose host API call was a host-to-device copy carries input
+        rows = np.flatnonzero((codes == _P["memcpy"]) & (kernels.correlation_id >= 0))
+        if rows.size and h2d_correlations.size:
+            codes[rows[np.isin(kernels.correlation_id[rows], h2d_correlations)]] = _P["input"]
+        out.append(EventSource(kernels.start_ns, kernels.duration_ns, codes, device.name))
     copies = device.memcpys
     if len(copies):
-        ends = copies.start_ns + copies.duration_ns
-        h2d = copies.direction == _H2D
-        parts["input"].append((copies.start_ns[h2d], ends[h2d]))
-        parts["memcpy"].append((copies.start_ns[~h2d], ends[~h2d]))
+        codes = np.where(copies.direction == _H2D, _P["input"], _P["memcpy"]).astype(np.int8)
+        out.append(EventSource(copies.start_ns, copies.duration_ns, codes, device.name))
+    return out
 
 
 def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
@@ -226,29 +259,95 @@ def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
     return codes
 
 
-def _host_line_parts(
-    line: Line,
-    codes: np.ndarray,
-    launched: np.ndarray,
-    parts: Dict[str, List[iv.Intervals]],
-    steps: Optional[Steps],
-) -> None:
+_HOST_CODE_TO_PRIORITY = np.full(7, -1, dtype=np.int8)
+for _code, _category in _CODE_CATEGORY.items():
+    _HOST_CODE_TO_PRIORITY[_code] = _P[_category]
+
+
+def _host_source(
+    line: Line, codes: np.ndarray, launched: np.ndarray, steps: Optional[Steps]
+) -> Optional[EventSource]:
     per_event = codes[line.metadata_index]
     correlation = line.stats.get("correlation_id")
     if correlation is not None and correlation.kind == "int" and launched.size:
         # a CUPTI/roctracer API call whose correlation id names a kernel is that kernel's launch
-        api = correlation.present & np.isin(correlation.values, launched)
-        per_event = np.where(api & ((per_event == _NONE) | (per_event == _HOST)), _LAUNCH, per_event)
-    starts, ends = line.start_ns, line.end_ns
-    for code, category in _CODE_CATEGORY.items():
-        mask = per_event == code
-        if mask.any():
-            parts[category].append((starts[mask], ends[mask]))
+        # (only events not already named as something else are looked up)
+        rows = np.flatnonzero(correlation.present & ((per_event == _NONE) | (per_event == _HOST)))
+        if rows.size:
+            per_event[rows[np.isin(correlation.values[rows], launched)]] = _LAUNCH
+    categories = _HOST_CODE_TO_PRIORITY[per_event]
     if steps is not None and steps.count:
-        rest = per_event == _NONE
-        rest &= ~_contains_a_step(starts, ends, steps)
-        if rest.any():
-            parts["other"].append((starts[rest], ends[rest]))
+        rest = np.flatnonzero(per_event == _NONE)
+        if rest.size:
+            ends = line.start_ns[rest] + line.duration_ns[rest]
+            inner = rest[~_contains_a_step(line.start_ns[rest], ends, steps)]
+            categories[inner] = _P["other"]
+    if not (categories >= 0).any():
+        return None
+    return EventSource(line.start_ns, line.duration_ns, categories)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Claiming time, one time slice at a time
+
+# A slice of the timeline holds about this many events: the unions of a multi-million-event profile
+# are built a slice at a time, so memory stays bounded whatever the file size.
+SLICE_EVENTS = 1 << 19
+
+
+def _time_slices(lo: np.ndarray, hi: np.ndarray, sources: List[EventSource]) -> List[Tuple[int, int]]:
+    if lo.size == 0:
+        return []
+    first, last = int(lo.min()), int(hi.max())
+    total = sum(int(s.starts.size) for s in sources)
+    count = max(1, min(total // SLICE_EVENTS + 1, 4096))
+    edges = np.linspace(first, last, count + 1).astype(np.int64)
+    edges[-1] = last
+    span = int(edges[1] - edges[0]) if count > 0 else last - first
+    for source in sources:
+        source.split_long(max(span, 1))
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def _claim_slice(
+    sources: List[EventSource],
+    a: int,
+    b: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    steady: np.ndarray,
+    per_window: np.ndarray,
+    busy_ns: Dict[str, int],
+) -> None:
+    """Add the slice [a, b)'s share of each window's categories (priority order) and device busy time."""
+    windows = np.flatnonzero((lo < b) & (hi > a))
+    if windows.size == 0:
+        return
+    w_lo, w_hi = np.maximum(lo[windows], a), np.minimum(hi[windows], b)
+    parts: Dict[int, List[iv.Intervals]] = {k: [] for k in range(len(PRIORITY))}
+    per_device: Dict[str, List[iv.Intervals]] = {}
+    for source in sources:
+        starts, ends, codes = source.in_slice(a, b)
+        if starts.size == 0:
+            continue
+        present = np.flatnonzero(np.bincount(codes, minlength=len(PRIORITY)))
+        for k in present.tolist():
+            mask = codes == k
+            parts[k].append(iv.union(starts[mask], ends[mask]))
+        if source.device is not None:
+            per_device.setdefault(source.device, []).append(iv.union(starts, ends))
+    claimed = iv.EMPTY
+    before = np.zeros(windows.size, dtype=np.int64)
+    for k, category in enumerate(PRIORITY):
+        if parts[k]:
+            claimed = iv.merge(claimed, iv.union_all(parts[k]))
+            now = iv.covered(claimed, w_lo, w_hi)
+            per_window[windows, CATEGORIES.index(category)] += now - before
+            before = now
+    steady_windows = steady[windows]
+    for device, pieces in per_device.items():
+        merged = iv.union_all(pieces)
+        busy_ns[device] += int(iv.covered(merged, w_lo[steady_windows], w_hi[steady_windows]).sum())
 
 
 def _contains_a_step(starts: np.ndarray, ends: np.ndarray, steps: Steps) -> np.ndarray:
@@ -281,20 +380,6 @@ def _host_h2d_correlations(profile: Profile) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------------
 # Per-device busy time and input evidence
-
-
-def _device_busy(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> Dict[str, float]:
-    total = float((hi - lo).sum())
-    busy: Dict[str, float] = {}
-    for device in profile.devices:
-        merged = iv.union_all(
-            [
-                (device.kernels.start_ns, device.kernels.start_ns + device.kernels.duration_ns),
-                (device.memcpys.start_ns, device.memcpys.start_ns + device.memcpys.duration_ns),
-            ]
-        )
-        busy[device.name] = float(iv.covered(merged, lo, hi).sum()) * 100.0 / total if total > 0 else 0.0
-    return busy
 
 
 def _input_evidence(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[str, str, float]]:

@@ -26,27 +26,63 @@ def union(starts: np.ndarray, ends: np.ndarray) -> Intervals:
         starts, ends = starts[keep], ends[keep]
     if starts.size == 0:
         return EMPTY
-    order = np.argsort(starts, kind="stable")
-    starts, ends = starts[order], ends[order]
+    if starts.size > 1 and not bool((starts[1:] >= starts[:-1]).all()):  # kernels, lines: sorted already
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
+    return _blocks(starts, ends)
+
+
+def _blocks(starts: np.ndarray, ends: np.ndarray) -> Intervals:
+    """Merge intervals sorted by start into disjoint blocks."""
     running_end = np.maximum.accumulate(ends)
     # a new block starts where the interval begins after everything before it has ended
     new_block = np.empty(starts.size, dtype=bool)
     new_block[0] = True
-    new_block[1:] = starts[1:] > running_end[:-1]
+    np.greater(starts[1:], running_end[:-1], out=new_block[1:])
     block_starts = starts[new_block]
-    last_in_block = np.flatnonzero(np.r_[new_block[1:], True])
-    block_ends = running_end[last_in_block]
+    new_block[:-1] = new_block[1:]
+    new_block[-1] = True  # now: "last interval of its block"
+    block_ends = running_end[new_block]
     return block_starts, block_ends
 
 
+def merge(a: Intervals, b: Intervals) -> Intervals:
+    """Union of two merged sets in linear time (an interleave by binary search, no sort)."""
+    if a[0].size == 0:
+        return b
+    if b[0].size == 0:
+        return a
+    n, m = a[0].size, b[0].size
+    at_b = np.searchsorted(a[0], b[0], side="right") + np.arange(m)
+    is_b = np.zeros(n + m, dtype=bool)
+    is_b[at_b] = True
+    starts = np.empty(n + m, dtype=np.int64)
+    ends = np.empty(n + m, dtype=np.int64)
+    starts[at_b], ends[at_b] = b
+    starts[~is_b], ends[~is_b] = a
+    del is_b, at_b
+    return _blocks(starts, ends)
+
+
 def union_all(parts: Iterable[Intervals]) -> Intervals:
-    """Union of several interval sets (merged or not)."""
-    parts = [p for p in parts if p[0].size]
-    if not parts:
+    """Union of several interval sets (merged or not): each part merged, then pairwise merges."""
+    merged = [union(*p) for p in parts if p[0].size]
+    if not merged:
         return EMPTY
-    if len(parts) == 1:
-        return union(*parts[0])
-    return union(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    while len(merged) > 1:  # a balanced tree of merges: O(N log k)
+        merged = [
+            merge(merged[i], merged[i + 1]) if i + 1 < len(merged) else merged[i]
+            for i in range(0, len(merged), 2)
+        ]
+    return merged[0]
+
+
+def clip(merged: Intervals, lo: int, hi: int) -> Intervals:
+    """The blocks of a merged set that overlap [lo, hi] — views, no copy."""
+    starts, ends = merged
+    first = int(np.searchsorted(ends, lo, side="left"))
+    last = int(np.searchsorted(starts, hi, side="right"))
+    return starts[first:last], ends[first:last]
 
 
 def covered(merged: Intervals, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

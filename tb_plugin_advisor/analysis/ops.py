@@ -55,17 +55,24 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
             if not inside.any():
                 continue
-            keys = np.stack([k.tf_op[inside], k.hlo_op[inside], k.name_index[inside]], axis=1)
-            unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+            # one integer per (op label, kernel): the label is the tf_op, else the hlo_op, else the kernel
+            span = len(k.strings) + 1
+            tf_op, hlo_op, name_index = k.tf_op[inside], k.hlo_op[inside], k.name_index[inside]
+            label_id = np.where(
+                tf_op >= 0, tf_op, np.where(hlo_op >= 0, span + hlo_op, 2 * span + name_index)
+            )
+            keys = label_id.astype(np.int64) * len(k.names) + name_index
+            unique, inverse = np.unique(keys, return_inverse=True)
             inverse = inverse.reshape(-1)
             time = np.bincount(inverse, weights=k.duration_ns[inside], minlength=len(unique))
             count = np.bincount(inverse, minlength=len(unique))
-            for row, (tf_op, hlo_op, name_index) in enumerate(unique.tolist()):
-                kernel_name = k.names[name_index]
-                if tf_op >= 0:
-                    label = k.strings[tf_op]
-                elif hlo_op >= 0:
-                    label = names.short_op_name(k.strings[hlo_op])
+            for row, key_value in enumerate(unique.tolist()):
+                label_value, name_value = divmod(key_value, len(k.names))
+                kernel_name = k.names[name_value]
+                if label_value < span:
+                    label = k.strings[label_value]
+                elif label_value < 2 * span:
+                    label = names.short_op_name(k.strings[label_value - span])
                 else:
                     label = names.short_op_name(kernel_name)
                 key = (label, device_kernel_category(kernel_name))
