@@ -1,7 +1,9 @@
 """The real-profile fixtures have the layout DESIGN.md §3 describes and the properties other tests rely on.
 
-TensorFlow's own xplane proto is the oracle here (read in a child process, so the test process stays
-free of TensorFlow): if TF changes what it writes, these tests say so before the Advisor's tests do.
+The facts come from TensorFlow's own xplane proto (tf_profiles.inspect, run when the profiles were
+written and stored in the manifest, so these checks also run where TensorFlow is absent); one test
+re-reads every file with that proto in a child process and compares. If TensorFlow changes what it
+writes, these tests say so before the Advisor's tests do.
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ SESSION_NAME = re.compile(r"^\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}$")
 LOOPS = ("loop_input_bound", "loop_fixed")
 
 
-@pytest.fixture(scope="module")
-def oracle(tf_profiles: tfp.TFProfiles) -> dict:
+def fresh_inspection(tf_profiles: tfp.TFProfiles) -> dict:
     """inspect() of every run's xplane, computed afresh in a child process with TensorFlow's proto."""
     paths = [str(tf_profiles.xplane(name)) for name in tfp.NAMES]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1")
@@ -64,8 +65,8 @@ def test_profiler_api_runs_write_only_the_xplane_and_no_events_file(tf_profiles,
     assert tf_profiles.run_name(name) == f"{name}/{session}"
 
 
-def test_keras_fit_steps_are_profiled_batch_markers_without_r(tf_profiles, oracle):
-    facts = oracle["keras_fit"]
+def test_keras_fit_steps_are_profiled_batch_markers_without_r(tf_profiles):
+    facts = tf_profiles.facts["keras_fit"]
     assert facts["step_marker"] == "Profiled batch"
     assert facts["steps_with_r"] == 0
     first, last = tfp.KERAS_PROFILE_BATCH  # 1-based batches; Keras numbers steps from 0
@@ -76,8 +77,8 @@ def test_keras_fit_steps_are_profiled_batch_markers_without_r(tf_profiles, oracl
 
 
 @pytest.mark.parametrize("name", LOOPS)
-def test_loop_steps_are_root_train_markers_after_warmup(tf_profiles, oracle, name):
-    facts = oracle[name]
+def test_loop_steps_are_root_train_markers_after_warmup(tf_profiles, name):
+    facts = tf_profiles.facts[name]
     expected = list(range(tfp.WARMUP_STEPS, tfp.WARMUP_STEPS + tfp.PROFILED_STEPS))
     assert facts["step_marker"] == "train"
     assert facts["step_nums"] == expected
@@ -90,9 +91,9 @@ def test_loop_steps_are_root_train_markers_after_warmup(tf_profiles, oracle, nam
         assert abs(xplane_ms - timed_ms) <= 1.0, (facts["step_ms"], python_ms)
 
 
-def test_input_bound_loop_waits_at_least_30_pct_in_get_next(tf_profiles, oracle):
+def test_input_bound_loop_waits_at_least_30_pct_in_get_next(tf_profiles):
     measured = tf_profiles.measured["loop_input_bound"]
-    facts = oracle["loop_input_bound"]
+    facts = tf_profiles.facts["loop_input_bound"]
     assert measured["input_wait_pct"] >= 30.0, measured
     assert facts["input_wait_pct"] >= 30.0, facts["per_step_input_wait_pct"]
     # Not one lucky step: the median step and every step wait too (20 % floor per step).
@@ -102,18 +103,20 @@ def test_input_bound_loop_waits_at_least_30_pct_in_get_next(tf_profiles, oracle)
     assert abs(measured["input_wait_pct"] - facts["input_wait_pct"]) <= 3.0
 
 
-def test_fixed_loop_waits_less_than_10_pct_in_get_next(tf_profiles, oracle):
+def test_fixed_loop_waits_less_than_10_pct_in_get_next(tf_profiles):
     measured = tf_profiles.measured["loop_fixed"]
-    facts = oracle["loop_fixed"]
+    facts = tf_profiles.facts["loop_fixed"]
     assert measured["input_wait_pct"] < 10.0, measured
     assert facts["input_wait_pct"] < 10.0, facts["per_step_input_wait_pct"]
     assert max(facts["per_step_input_wait_pct"]) < 20.0
     assert abs(measured["input_wait_pct"] - facts["input_wait_pct"]) <= 3.0
 
 
-def test_manifest_facts_match_a_fresh_inspection(tf_profiles, oracle):
+@pytest.mark.needs_tensorflow
+def test_manifest_facts_match_a_fresh_inspection_with_tensorflows_proto(tf_profiles):
+    fresh = fresh_inspection(tf_profiles)
     for name in tfp.NAMES:
-        assert tf_profiles.facts[name] == oracle[name], name
+        assert tf_profiles.facts[name] == fresh[name], name
 
 
 def test_copy_to_gives_an_independent_identical_logdir(tf_profiles, tmp_path):
@@ -137,3 +140,17 @@ def test_cache_env_reuses_profiles_keyed_by_this_generator(tf_profiles, tmp_path
     assert loaded.logdir == cached.logdir
     assert loaded.run_name("loop_fixed") == tf_profiles.run_name("loop_fixed")
     assert list(fresh_root.iterdir()) == []  # nothing generated
+
+
+def test_cached_profiles_are_rewritten_only_for_another_tensorflow(tf_profiles, tmp_path, monkeypatch):
+    copy = tf_profiles.copy_to(tmp_path / "copy")
+    root = copy.logdir.parent
+    writer = tf_profiles.manifest["tensorflow_dist"]
+    assert writer and writer.split("==")[1] == tf_profiles.manifest["tensorflow"]
+    monkeypatch.setattr(tfp, "tensorflow_version", lambda: writer)
+    assert tfp._cached_is_current(root)
+    monkeypatch.setattr(tfp, "tensorflow_version", lambda: "tensorflow==0.0.1")
+    assert not tfp._cached_is_current(root)
+    monkeypatch.setattr(tfp, "tensorflow_version", lambda: None)  # no TensorFlow: use what is there
+    assert tfp._cached_is_current(root)
+    assert not tfp._cached_is_current(tmp_path / "nothing-here")
