@@ -86,5 +86,7 @@ def test_reports_and_diff_over_tf_profiles(tb, no_events_logdir):
     status, body = poll(tb, "diff", baseline=slow, candidate=fast)
     assert status == 200, body
     assert body["baseline"] == slow and body["candidate"] == fast
-    # loop_fixed waits < 10 % of each step for input, loop_input_bound >= 30 % (checked at generation).
-    assert body["step_time"]["delta_pct"] < 0, body["step_time"]
+    # loop_fixed waits < 10 % of each step for input, loop_input_bound >= 30 % (checked at generation);
+    # step times themselves depend on the machine's load, the input share does not.
+    assert body["step_time"]["baseline_ms"] > 0 and body["step_time"]["candidate_ms"] > 0
+    assert body["breakdown_delta_ms"]["input"] < 0, body["breakdown_delta_ms"]
