@@ -184,6 +184,7 @@ def test_train_hint_and_step_launch_function_names():
             "source",
         ),
         ("Iterator::Root::Shuffle", "Shuffle", "Iterator::Root", "other"),
+        ("Iterator::Prefetch::Generator", "Generator", "Iterator::Prefetch", "other"),
         ("Iterator::Root", "Root", None, "other"),
     ],
 )

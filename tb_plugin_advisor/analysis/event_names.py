@@ -234,7 +234,6 @@ TF_DATA_STAGES: Dict[str, Tuple[str, ...]] = {
         "TensorSlice",
         "Tensor",
         "Range",
-        "Generator",
         "FlatMap",
         "Interleave",
         "ParallelInterleave",
@@ -246,7 +245,6 @@ TF_DATA_STAGES: Dict[str, Tuple[str, ...]] = {
         "Csv",
         "SqlDataset",
         "ListFiles",
-        "FromGenerator",
         "Snapshot",
         "Load",
         "DataService",
@@ -255,6 +253,9 @@ TF_DATA_STAGES: Dict[str, Tuple[str, ...]] = {
     "batch": ("Batch", "BatchV2", "PaddedBatch", "PaddedBatchV2", "ParallelBatch", "Rebatch", "Unbatch"),
     "prefetch": ("Prefetch",),
 }
+# `Generator` nodes (Dataset.from_generator, and tf.distribute's per-device iterators that pull from
+# the host pipeline) hide whatever runs inside them: their time stays stage "other".
+TF_DATA_OPAQUE_KINDS = ("Generator", "FromGenerator")
 TF_DATA_CACHE_KINDS = ("Cache", "MemoryCache", "CacheDataset")
 TF_DATA_PARALLEL_MAP_KINDS = ("ParallelMap", "ParallelMapV2", "MapAndBatch")
 TF_DATA_SEQUENTIAL_MAP_KINDS = ("Map",)

@@ -259,7 +259,7 @@ def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
             for stage, ms in sorted(result.stages_ms.items(), key=lambda kv: -kv[1])
             if ms > 0
         )
-        out.append(f"tf.data time the step waits for, per step, by stage: {parts}.")
+        out.append(f"Time in tf.data iterators on the get-next path, per step, by stage: {parts}.")
     top = [n for n in ranked if n.self_ns > 0][:3]
     if top:
         out.append(
@@ -269,6 +269,12 @@ def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
                 for n in top
             )
             + "."
+        )
+    opaque = [n for n in top if n.kind in names.TF_DATA_OPAQUE_KINDS]
+    if opaque and result.dominant_stage == "other":
+        out.append(
+            f"The step mostly waits on a generator node ({opaque[0].name}): Dataset.from_generator or "
+            "tf.distribute's per-device iterator, whose own stages the profile does not show."
         )
     if result.sequential_map:
         out.append("The map runs sequentially (MapDataset without num_parallel_calls).")
