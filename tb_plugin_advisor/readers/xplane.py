@@ -8,14 +8,15 @@ dropped before the next — and names and string stats are interned once per pla
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import gzip
-import io
+import mmap
 import os
 import re
 import zlib
 from operator import attrgetter
-from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -93,18 +94,28 @@ _FLOAT = re.compile(r"^-?\d+\.\d*(?:[eE][-+]?\d+)?$")
 def read_xplane(path: Union[str, os.PathLike], host: Optional[str] = None) -> Profile:
     """Read one `.xplane.pb` from a local path or any path TensorBoard's file layer understands.
 
-    The file is read plane by plane, so the raw bytes of only one plane are in memory at a time.
+    Local files are memory-mapped and the pages already decoded are handed back to the kernel as the
+    reader moves on, so the file's bytes never sit in memory all at once.
     """
     source = os.fspath(path)
+    host = host or host_from_filename(source)
+    if "://" in source:
+        return read_xplane_bytes(_read_remote(source), source=source, host=host)
     try:
-        stream = _open(source)
+        handle = open(source, "rb")  # noqa: SIM115 - closed below, after the mapping
     except OSError as exc:
         raise ProfileReadError(source, f"cannot open file ({exc})") from exc
-    with stream:
-        stream.seek(0, io.SEEK_END)
-        size = stream.tell()
-        stream.seek(0)
-        return _read_stream(stream, source, host or host_from_filename(source), size)
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0 or handle.read(2) == b"\x1f\x8b":  # empty, or gzip: the in-memory path says why
+            handle.seek(0)
+            return read_xplane_bytes(handle.read(), source=source, host=host)
+        mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            return _decode(memoryview(mapping), source, host, _PageReleaser(mapping))
+        finally:
+            with contextlib.suppress(BufferError):  # a slice still referenced: the GC closes it later
+                mapping.close()
 
 
 def host_from_filename(path: str) -> str:
@@ -115,94 +126,96 @@ def host_from_filename(path: str) -> str:
 
 def read_xplane_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> Profile:
     """Decode an XSpace held in memory; raises ProfileReadError naming `source` on bad input."""
-    return _read_stream(io.BytesIO(data), source, host, len(data))
+    if not data:
+        raise ProfileReadError(source, "the file is empty (0 bytes)")
+    if data[:2] == b"\x1f\x8b":  # some tools gzip profiles; be kind
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ProfileReadError(source, f"gzip data is truncated or corrupt ({exc})") from exc
+    return _decode(memoryview(data), source, host, None)
 
 
-def _open(source: str) -> BinaryIO:
-    if "://" not in source:
-        return open(source, "rb")  # noqa: SIM115 - closed by the caller's `with`
+def _read_remote(source: str) -> bytes:
     # TensorBoard's own file layer (gs://, s3://, any fsspec scheme). Its stub, never `compat.tf`,
     # which would import TensorFlow when it happens to be installed.
     from tensorboard.compat.tensorflow_stub.io import gfile
 
     try:
-        return io.BytesIO(gfile.GFile(source, "rb").read())
+        with gfile.GFile(source, "rb") as handle:
+            return handle.read()
     except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
-        raise OSError(str(exc)) from exc
+        raise ProfileReadError(source, f"cannot open file ({exc})") from exc
 
 
-def _read_stream(stream: BinaryIO, source: str, host: str, size: int) -> Profile:
-    head = stream.read(2)
-    if not head:
-        raise ProfileReadError(source, "the file is empty (0 bytes)")
-    if head == b"\x1f\x8b":  # some tools gzip profiles; be kind
-        try:
-            data = gzip.decompress(head + stream.read())
-            stream, size = io.BytesIO(data), len(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ProfileReadError(source, f"gzip data is truncated or corrupt ({exc})") from exc
-    else:
-        stream.seek(0)
+class _PageReleaser:
+    """Tells the kernel that mapped pages before an offset will not be read again.
+
+    The reader moves forward through the file; dropping what it has decoded keeps the resident part
+    of a multi-GB mapping to a few MB. Pages touched again are simply read back from the file.
+    """
+
+    def __init__(self, mapping: mmap.mmap):
+        self._mapping = mapping
+        self._done = 0
+        self._can = hasattr(mapping, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+
+    def upto(self, offset: int) -> None:
+        end = offset - offset % mmap.PAGESIZE
+        if self._can and end - self._done >= 16 * mmap.PAGESIZE:
+            self._mapping.madvise(mmap.MADV_DONTNEED, self._done, end - self._done)
+            self._done = end
+
+
+def _decode(view: memoryview, source: str, host: str, releaser: Optional[_PageReleaser]) -> Profile:
     # Building millions of small containers triggers the cyclic GC over and over; none of them form
     # cycles, so it stays off while reading (restored after).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _read_space(stream, source, host, size)
+        return _read_space(view, source, host, releaser)
     except DecodeError as exc:
         raise ProfileReadError(source, f"corrupt protobuf data ({exc})") from exc
     finally:
+        view.release()
         if gc_was_enabled:
             gc.enable()
 
 
-def _stream_varint(stream, source: str) -> Optional[int]:
-    """A varint from the stream; None at a clean end of file."""
-    result = shift = 0
-    while True:
-        byte = stream.read(1)
-        if not byte:
-            if shift == 0:
-                return None
-            raise ProfileReadError(source, "the file is truncated (inside a field header)")
-        result |= (byte[0] & 0x7F) << shift
-        if byte[0] < 0x80:
-            return result
-        shift += 7
-        if shift > 63:
-            raise ProfileReadError(source, "corrupt data in XSpace (bad varint)")
-
-
-def _read_space(stream, source: str, host: str, size: int) -> Profile:
+def _read_space(view: memoryview, source: str, host: str, releaser: Optional[_PageReleaser]) -> Profile:
     planes: List[Plane] = []
     errors: List[str] = []
     warnings: List[str] = []
     hostnames: List[str] = []
-    position = 0
-    while True:
-        key = _stream_varint(stream, source)
-        if key is None:
-            break
-        number, wire_type = key >> 3, key & 7
+    for number, wire_type, value in _fields(view, 0, len(view), source, "XSpace"):
         if wire_type != 2 or number not in (1, 2, 3, 4):
             raise ProfileReadError(
                 source, f"not an XSpace profile (corrupt data: field {number}, wire type {wire_type})"
             )
-        length = _stream_varint(stream, source) or 0
-        position = stream.tell()
-        if position + length > size:
-            missing = position + length - size
-            raise ProfileReadError(source, f"the file is truncated: a field needs {missing} more bytes")
-        payload = stream.read(length)
-        position += length
-        if number == 1:
-            planes.append(_read_plane(memoryview(payload), source))
-        else:
-            (errors, warnings, hostnames)[number - 2].append(_utf8(memoryview(payload), source))
-        del payload
+        start, end = value
+        with view[start:end] as payload:
+            if number == 1:
+                planes.append(_read_plane(payload, source, _Offset(releaser, start)))
+            else:
+                (errors, warnings, hostnames)[number - 2].append(_utf8(payload, source))
     if not planes:
         raise ProfileReadError(source, "the XSpace holds no planes (an empty or aborted capture)")
-    return _assemble(planes, source, host, size, errors, warnings, hostnames)
+    return _assemble(planes, source, host, len(view), errors, warnings, hostnames)
+
+
+class _Offset:
+    """A releaser seen from inside a slice that starts `base` bytes into the file."""
+
+    def __init__(self, releaser: Optional[_PageReleaser], base: int):
+        self.releaser = releaser
+        self.base = base
+
+    def at(self, offset: int) -> _Offset:
+        return _Offset(self.releaser, self.base + offset)
+
+    def done(self, offset: int) -> None:
+        if self.releaser is not None:
+            self.releaser.upto(self.base + offset)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -228,7 +241,7 @@ def _fields(buf: memoryview, pos: int, end: int, source: str, where: str) -> Ite
         key, pos = _varint(buf, pos, end, source)
         number, wire_type = key >> 3, key & 7
         if number == 0:
-            raise ProfileReadError(source, f"corrupt data in {where} (field number 0)")
+            raise ProfileReadError(source, f"{_corrupt(where)} (field number 0 at byte {pos})")
         if wire_type == 0:
             value, pos = _varint(buf, pos, end, source)
             yield number, 0, value
@@ -247,7 +260,11 @@ def _fields(buf: memoryview, pos: int, end: int, source: str, where: str) -> Ite
             yield number, wire_type, (pos, pos + size)
             pos += size
         else:
-            raise ProfileReadError(source, f"corrupt data in {where} (wire type {wire_type})")
+            raise ProfileReadError(source, f"{_corrupt(where)} (wire type {wire_type} at byte {pos})")
+
+
+def _corrupt(where: str) -> str:
+    return "not an XSpace profile" if where == "XSpace" else f"corrupt data in {where}"
 
 
 def _utf8(raw: memoryview, source: str) -> str:
@@ -316,7 +333,7 @@ def _stat_value(stat, stat_names: Dict[int, str]) -> Any:
     return None
 
 
-def _read_plane(buf: memoryview, source: str) -> Plane:
+def _read_plane(buf: memoryview, source: str, offset: _Offset) -> Plane:
     header_parts: List[bytes] = []
     line_slices: List[Tuple[int, int]] = []
     for number, wire_type, value in _fields(buf, 0, len(buf), source, "XPlane"):
@@ -364,7 +381,11 @@ def _read_plane(buf: memoryview, source: str) -> Plane:
     )
     del header
     for start, end in line_slices:
-        plane.lines.append(_read_line(buf[start:end], plane, dense, stat_names, strings, source))
+        with buf[start:end] as line_bytes:
+            plane.lines.append(
+                _read_line(line_bytes, plane, dense, stat_names, strings, source, offset.at(start))
+            )
+    offset.done(len(buf))
     return plane
 
 
@@ -405,29 +426,41 @@ def _read_line(
     stat_names: Dict[int, str],
     strings: _Interner,
     source: str,
+    offset: _Offset,
 ) -> Line:
     """Parse one XLine chunk by chunk into columns; events and stats are touched by C-level loops only."""
     header_parts: List[bytes] = []
-    columns: List[np.ndarray] = []  # (n, 3) blocks of metadata_id, offset_ps, duration_ps
+    chunks = list(_event_chunks(buf, source, header_parts))  # one walk; sizes the columns up front
+    total = sum(n for _, _, n in chunks)
+    metadata_ids = np.empty(total, dtype=np.int64)
+    start_ns = np.empty(total, dtype=np.int64)  # offset_ps until converted below
+    duration_ns = np.empty(total, dtype=np.int64)  # duration_ps until converted below
     pieces: _StatPieces = {}
     count = 0
-    for start, end in _event_chunks(buf, source, header_parts):
+    for start, end, _ in chunks:
         events = schema.XLine.FromString(bytes(buf[start:end])).events
+        n = len(events)
         block = np.array([(e.metadata_id, e.offset_ps, e.duration_ps) for e in events], dtype=np.int64)
-        columns.append(block.reshape(len(events), 3))
+        block = block.reshape(n, 3)
+        metadata_ids[count : count + n] = block[:, 0]
+        start_ns[count : count + n] = block[:, 1]
+        duration_ns[count : count + n] = block[:, 2]
+        del block
         per_event = [event.stats for event in events]
-        stats_per_event = np.fromiter(map(len, per_event), dtype=np.int32, count=len(per_event))
+        stats_per_event = np.fromiter(map(len, per_event), dtype=np.int32, count=n)
         flat = [stat for stats in per_event for stat in stats]
-        owners = np.repeat(np.arange(count, count + len(events), dtype=np.int32), stats_per_event)
+        owners = np.repeat(np.arange(count, count + n, dtype=np.int32), stats_per_event)
         _collect_stats(flat, owners, stat_names, strings, pieces)
-        count += len(events)
+        count += n
         del events, flat, per_event
+        offset.done(end)
     header = schema.XLine.FromString(b"".join(header_parts))
-    table = np.concatenate(columns) if columns else np.zeros((0, 3), dtype=np.int64)
-    metadata_index = _dense_indices(table[:, 0], plane, dense)
-    start_ns = header.timestamp_ns + table[:, 1] // 1000
-    duration_ns = (table[:, 2] + 500) // 1000
-    del table, columns
+    metadata_index = _dense_indices(metadata_ids, plane, dense)
+    del metadata_ids
+    start_ns //= 1000
+    start_ns += header.timestamp_ns
+    duration_ns += 500
+    duration_ns //= 1000
     stats = {name: _combine(parts, count, strings) for name, parts in pieces.items()}
     _merge_metadata_stats(stats, metadata_index, plane, strings)
     if count > 1 and np.any(np.diff(start_ns) < 0):
@@ -441,19 +474,22 @@ def _read_line(
         plane=plane,
         start_ns=start_ns,
         duration_ns=duration_ns,
-        metadata_index=metadata_index.astype(np.int32),
+        metadata_index=metadata_index,
         stats=stats,
     )
 
 
-def _event_chunks(buf: memoryview, source: str, header_parts: List[bytes]) -> Iterator[Tuple[int, int]]:
-    """Byte ranges of consecutive `events` fields (each range is itself a valid XLine encoding).
+def _event_chunks(
+    buf: memoryview, source: str, header_parts: List[bytes]
+) -> Iterator[Tuple[int, int, int]]:
+    """(start, end, event count) of runs of consecutive `events` fields; each is a valid XLine encoding.
 
     Other XLine fields go to header_parts. The common case — tag 0x22 followed by a one- or two-byte
     length — is decoded inline: this loop runs once per event.
     """
     pos, end = 0, len(buf)
     chunk_start = -1
+    in_chunk = 0
     while pos < end:
         if buf[pos] == 0x22:  # field 4 (events), length-delimited
             field_start = pos
@@ -468,15 +504,16 @@ def _event_chunks(buf: memoryview, source: str, header_parts: List[bytes]) -> It
             if chunk_start < 0:
                 chunk_start = field_start
             pos += length
+            in_chunk += 1
             if pos - chunk_start >= _CHUNK_BYTES:
-                yield chunk_start, pos
-                chunk_start = -1
+                yield chunk_start, pos, in_chunk
+                chunk_start, in_chunk = -1, 0
             continue
         field_end = _field_end(buf, pos, end, source)
         header_parts.append(bytes(buf[pos:field_end]))  # a field's raw bytes are a valid encoding
         pos = field_end
     if chunk_start >= 0:
-        yield chunk_start, end
+        yield chunk_start, end, in_chunk
 
 
 def _field_end(buf: memoryview, pos: int, end: int, source: str) -> int:
@@ -496,12 +533,30 @@ def _field_end(buf: memoryview, pos: int, end: int, source: str) -> int:
 
 
 def _dense_indices(metadata_ids: np.ndarray, plane: Plane, dense: Dict[int, int]) -> np.ndarray:
-    unique, inverse = np.unique(metadata_ids, return_inverse=True)
-    mapped = np.array(
-        [dense[m] if m in dense else _placeholder_metadata(plane, dense, m) for m in unique.tolist()],
-        dtype=np.int64,
-    )
-    return mapped[inverse.reshape(-1)] if unique.size else np.zeros(0, dtype=np.int64)
+    """Metadata ids → dense int32 indices into the plane's name table (via a lookup table: no sort)."""
+    if metadata_ids.size == 0:
+        return np.zeros(0, dtype=np.int32)
+    low, high = int(metadata_ids.min()), int(metadata_ids.max())
+    if low < 0 or high > 4 * (len(dense) + metadata_ids.size):  # sparse or odd ids: sort instead
+        unique, inverse = np.unique(metadata_ids, return_inverse=True)
+        mapped = np.array([_dense_index(m, plane, dense) for m in unique.tolist()], dtype=np.int32)
+        return mapped[inverse.reshape(-1)]
+    table = np.full(high + 1, -1, dtype=np.int32)
+    for metadata_id, index in dense.items():
+        if 0 <= metadata_id <= high:
+            table[metadata_id] = index
+    result = table[metadata_ids]
+    missing = np.unique(metadata_ids[result < 0])
+    if missing.size:
+        for metadata_id in missing.tolist():
+            table[metadata_id] = _dense_index(metadata_id, plane, dense)
+        result = table[metadata_ids]
+    return result
+
+
+def _dense_index(metadata_id: int, plane: Plane, dense: Dict[int, int]) -> int:
+    found = dense.get(metadata_id)
+    return found if found is not None else _placeholder_metadata(plane, dense, metadata_id)
 
 
 _VALUE_DEFAULTS = {"ref_value": 0, "str_value": "", "int64_value": 0, "uint64_value": 0, "double_value": 0.0}
@@ -574,10 +629,11 @@ def _combine(pieces: List[Tuple[np.ndarray, str, np.ndarray]], count: int, strin
             piece = np.array([strings.id(_number_text(v)) for v in piece.tolist()], dtype=np.int32)
         where_parts.append(where)
         value_parts.append(piece.astype(np.float64) if kind == "float" else piece)
-    indices = np.concatenate(where_parts)
-    data = np.concatenate(value_parts)
-    order = np.argsort(indices, kind="stable")
-    indices, data = indices[order], data[order]
+    indices = np.concatenate(where_parts) if len(where_parts) > 1 else where_parts[0]
+    data = np.concatenate(value_parts) if len(value_parts) > 1 else value_parts[0]
+    if indices.size > 1 and not np.all(indices[1:] > indices[:-1]):  # chunks usually arrive in order
+        order = np.argsort(indices, kind="stable")
+        indices, data = indices[order], data[order]
     if indices.size > 1:  # an event repeating a stat: keep the first, as the profiler's readers do
         keep = np.concatenate(([True], np.diff(indices) != 0))
         indices, data = indices[keep], data[keep]
@@ -714,20 +770,31 @@ def _string_ids(line: Line, stat: str, strings: _Interner, plane: Plane) -> np.n
     column = line.stats.get(stat)
     if column is None:
         return np.full(len(line), -1, dtype=np.int32)
+    ids = np.full(len(line), -1, dtype=np.int32)
     if column.kind == "str":
-        ids = np.where(column.present, column.values, -1).astype(np.int32)
-        return ids  # plane strings == device table strings (shared list)
-    return np.array(
-        [strings.id(str(v)) if p else -1 for v, p in zip(column.values.tolist(), column.present.tolist())],
-        dtype=np.int32,
-    )
+        ids[column.indices] = column.data  # plane strings == device table strings (shared list)
+    else:
+        ids[column.indices] = [strings.id(_number_text(v)) for v in column.data.tolist()]
+    return ids
 
 
 def _int_stat(line: Line, stat: str) -> np.ndarray:
     column = line.stats.get(stat)
-    if column is None or column.kind == "str":
-        return np.full(len(line), -1, dtype=np.int64)
-    return np.where(column.present, column.values, -1).astype(np.int64)
+    values = np.full(len(line), -1, dtype=np.int64)
+    if column is not None and column.kind != "str":
+        values[column.indices] = column.data
+    return values
+
+
+def _copy_sizes(line: Line, details: Optional[StatColumn]) -> np.ndarray:
+    """Bytes per event from `memcpy_details` (parsed once per distinct string), -1 where unknown."""
+    sizes = np.full(len(line), -1, dtype=np.int64)
+    if details is None or details.kind != "str":
+        return sizes
+    unique, inverse = np.unique(details.data, return_inverse=True)
+    parsed = np.array([parse_memcpy_bytes(line.plane.strings[i]) for i in unique.tolist()], dtype=np.int64)
+    sizes[details.indices] = parsed[inverse.reshape(-1)]
+    return sizes
 
 
 def _build_device(plane: Plane) -> Device:
@@ -751,10 +818,10 @@ def _build_device(plane: Plane) -> Device:
         line = plane.lines[line_index]
         if len(line) == 0:
             continue
-        copies = is_memcpy[line.metadata_index]
+        copies = is_memcpy[line.metadata_index]  # fancy indexing: a fresh array, safe to modify
         details_column = line.stats.get("memcpy_details")
         if details_column is not None:  # any event CUPTI/ROCm describes as a copy is one
-            copies = copies | details_column.present
+            copies[details_column.indices] = True
         kernels = ~copies
         if kernels.any():
             kernel_parts["start"].append(line.start_ns[kernels])
@@ -769,16 +836,23 @@ def _build_device(plane: Plane) -> Device:
             copy_parts["start"].append(line.start_ns[copies])
             copy_parts["dur"].append(line.duration_ns[copies])
             copy_parts["dir"].append(direction_of[line.metadata_index[copies]])
-            details = line.stat_strings("memcpy_details")
-            sizes = np.array([parse_memcpy_bytes(d) if d else -1 for d in details], dtype=np.int64)
-            copy_parts["bytes"].append(sizes[copies])
+            copy_parts["bytes"].append(_copy_sizes(line, details_column)[copies])
             copy_parts["line"].append(np.full(int(copies.sum()), line_index, dtype=np.int32))
 
     def cat(parts: List[np.ndarray], dtype) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+        if not parts:
+            return np.zeros(0, dtype=dtype)
+        joined = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        return joined.astype(dtype, copy=False)
+
+    def in_order(starts: np.ndarray) -> Any:
+        """The permutation that sorts by start, or a no-op slice when already sorted (one stream)."""
+        if starts.size < 2 or np.all(starts[1:] >= starts[:-1]):
+            return slice(None)
+        return np.argsort(starts, kind="stable")
 
     k_start = cat(kernel_parts["start"], np.int64)
-    k_order = np.argsort(k_start, kind="stable")
+    k_order = in_order(k_start)
     kernels = KernelTable(
         names=plane.event_names,
         strings=plane.strings,
@@ -793,7 +867,7 @@ def _build_device(plane: Plane) -> Device:
         correlation_id=cat(kernel_parts["corr"], np.int64)[k_order],
     )
     c_start = cat(copy_parts["start"], np.int64)
-    c_order = np.argsort(c_start, kind="stable")
+    c_order = in_order(c_start)
     memcpys = MemcpyTable(
         start_ns=c_start[c_order],
         duration_ns=cat(copy_parts["dur"], np.int64)[c_order],
@@ -839,9 +913,10 @@ def _build_device(plane: Plane) -> Device:
 def _root_mask(line: Line) -> np.ndarray:
     """Events carrying `_r=1`: TraceMe root events that mark a step."""
     root = line.stats.get("_r")
-    if root is None or root.kind == "str":
-        return np.zeros(len(line), dtype=bool)
-    return root.present & (root.values.astype(np.float64) == 1)
+    mask = np.zeros(len(line), dtype=bool)
+    if root is not None and root.kind != "str":
+        mask[root.indices[root.data.astype(np.float64) == 1]] = True
+    return mask
 
 
 def _marker_source(event_name: str) -> str:
