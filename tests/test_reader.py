@@ -85,7 +85,8 @@ def test_traceme_encoded_names_become_stats_and_markers_of_every_kind():
     line.event("train#step_num=5,_r=1#", T0, 1_000)
     line.event("Profiled batch", T0 + 2_000, 1_000, stats={"step_num": 6})
     line.event("TraceContext", T0 + 4_000, 1_000, stats={"graph_type": "train", "step_num": 7})
-    line.event("IteratorGetNext", T0 + 6_000, 500, metadata_stats={"tf_op": "IteratorGetNext:IteratorGetNext"})
+    get_next_op = {"tf_op": "IteratorGetNext:IteratorGetNext"}
+    line.event("IteratorGetNext", T0 + 6_000, 500, metadata_stats=get_next_op)
     profile = read_xplane_bytes(b.to_bytes())
     assert [(m.source, m.name, m.step_num) for m in profile.step_markers] == [
         ("root_marker", "train", 5),
