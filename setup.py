@@ -13,7 +13,7 @@ setup(
         "A TensorBoard 'Advisor' tab and tb-advisor CLI that read TensorFlow/JAX profiles and say "
         "what bounds the step time, whether mixed precision and Tensor Cores are used, and what to change."
     ),
-    long_description=(HERE / "README.md").read_text(encoding="utf-8") if (HERE / "README.md").exists() else "",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.9",
@@ -32,8 +32,8 @@ setup(
         "numpy>=1.21",
     ],
     extras_require={
-        "demo": ["tensorflow-cpu>=2.15", "pillow"],
-        "test": ["pytest>=7", "pytest-timeout", "fsspec", "ruff", "tensorflow-cpu>=2.15", "pillow"],
+        "demo": ["tensorflow-cpu>=2.15"],
+        "test": ["pytest>=7", "pytest-timeout", "fsspec", "ruff", "tensorflow-cpu>=2.15"],
     },
     entry_points={
         "tensorboard_plugins": ["advisor = tb_plugin_advisor.plugin:AdvisorLoader"],

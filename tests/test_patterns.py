@@ -325,7 +325,8 @@ def test_tensile_and_nvjet_type_codes_used_by_real_names():
 
 
 def test_tf_data_type_codes_match_tensorflow():
-    from tensorflow.core.framework import types_pb2
+    # TensorBoard ships TensorFlow's own types.proto, so this needs no TensorFlow install
+    from tensorboard.compat.proto import types_pb2
 
     expected = {
         "DT_FLOAT": "fp32", "DT_DOUBLE": "fp64", "DT_HALF": "fp16", "DT_BFLOAT16": "bf16", "DT_INT8": "int8",

@@ -17,6 +17,8 @@ import pytest
 from tb_plugin_advisor.analysis.precision import analyze_precision
 from tb_plugin_advisor.readers.xplane import read_xplane
 
+pytestmark = pytest.mark.needs_tensorflow  # runs TensorFlow itself (in a child process)
+
 CHILD = r"""
 import os, sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

