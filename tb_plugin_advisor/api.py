@@ -163,18 +163,12 @@ class AnalysisService:
 
 def _read_profiles(session: Session, host: Optional[str]):
     from tb_plugin_advisor.errors import ProfileReadError
-    from tb_plugin_advisor.model import RunProfiles
-    from tb_plugin_advisor.readers.xplane import read_xplane
+    from tb_plugin_advisor.runs import load_run
 
-    files = [session.host(host)] if host else list(session.hosts)
-    profiles = []
-    for host_file in files:
-        try:
-            profiles.append(read_xplane(host_file.path))
-        except ProfileReadError as e:
-            where = f"run '{session.run}', host '{host_file.host}'"
-            raise ApiError(422, f"cannot read the profile of {where}: {e}") from None
-    return RunProfiles(run=session.run, profiles=profiles)
+    try:
+        return load_run(session, host)  # the host was validated by the route
+    except ProfileReadError as e:
+        raise ApiError(422, f"cannot read the profile of run '{session.run}': {e}") from None
 
 
 def build_report(session: Session, host: Optional[str]) -> Dict[str, Any]:

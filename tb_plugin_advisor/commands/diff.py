@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
 
@@ -56,50 +55,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_run(scan, run: str, host: Optional[str], role: str):
-    """RunProfiles of `run` (only `host` when given), found in the scan — never a path from the user."""
-    from tb_plugin_advisor.model import RunProfiles
-    from tb_plugin_advisor.readers.xplane import read_xplane
-
-    session = scan.run(run)
-    if session is None:
-        raise AdvisorError(f"unknown {role} run '{run}' in {scan.logdir}; {_known_runs(scan)}")
-    if session.format != "xplane":
-        raise AdvisorError(
-            f"{role} run '{run}' holds no .xplane.pb profile "
-            f"(found: {', '.join(session.files) or 'nothing'}); "
-            "the Advisor reads XSpace profiles written by TensorFlow >= 2.2 or JAX"
-        )
-    files = list(session.hosts)
-    if host is not None:
-        chosen = session.host(host)
-        if chosen is None:
-            raise AdvisorError(
-                f"unknown {role} host '{host}' in run '{run}'; its hosts: {', '.join(session.host_names)}"
-            )
-        files = [chosen]
-    return RunProfiles(run=session.run, profiles=[read_xplane(f.path) for f in files])
-
-
-def _known_runs(scan) -> str:
-    names: List[str] = [s.run for s in scan.sessions]
-    if not names:
-        return "no profile runs were found there (is it the right logdir? try `tb-advisor doctor LOGDIR`)"
-    shown = ", ".join(f"'{n}'" for n in names[:30])
-    more = f" and {len(names) - 30} more" if len(names) > 30 else ""
-    return f"known runs: {shown}{more}"
-
-
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.analysis.diff import diff_runs, is_regression
     from tb_plugin_advisor.diff_render import render
     from tb_plugin_advisor.discovery import scan_logdir
+    from tb_plugin_advisor.runs import find_run, load_run
 
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise AdvisorError(f"LOGDIR {args.logdir} is not a directory")
     scan = scan_logdir(args.logdir)
-    baseline = load_run(scan, args.baseline, args.baseline_host, "baseline")
-    candidate = load_run(scan, args.candidate, args.candidate_host, "candidate")
+    baseline = load_run(find_run(scan, args.baseline, "baseline"), args.baseline_host, "baseline")
+    candidate = load_run(find_run(scan, args.candidate, "candidate"), args.candidate_host, "candidate")
     diff = diff_runs(baseline, candidate)
     text = render(diff, args.format, top=max(1, args.top))
     if args.output:

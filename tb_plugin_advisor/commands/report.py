@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import sys
-from typing import List
 
 from tb_plugin_advisor.errors import AdvisorError
 
@@ -36,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.discovery import scan_logdir
+    from tb_plugin_advisor.runs import known_runs
 
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise AdvisorError(f"LOGDIR {args.logdir} is not a directory")
@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         session = next((s for s in sessions if s.run == args.run), None)
         if session is None:
-            raise AdvisorError(f"unknown run '{args.run}' in {args.logdir}; {_known(sessions)}")
+            raise AdvisorError(
+                f"unknown run '{args.run}' in {args.logdir}; {known_runs(s.run for s in sessions)}"
+            )
     report = _build(session, args.host)
     text = _format(report, args.format)
     if args.output:
@@ -85,28 +87,11 @@ def newest(sessions):
     return max(sessions, key=key)
 
 
-def _known(sessions) -> str:
-    names: List[str] = [s.run for s in sessions]
-    shown = ", ".join(f"'{n}'" for n in names[:30])
-    more = f" and {len(names) - 30} more" if len(names) > 30 else ""
-    return f"known runs: {shown}{more}"
-
-
 def _build(session, host):
-    from tb_plugin_advisor.model import RunProfiles
-    from tb_plugin_advisor.readers.xplane import read_xplane
     from tb_plugin_advisor.report import build_report
+    from tb_plugin_advisor.runs import load_run
 
-    files = list(session.hosts)
-    if host is not None:
-        chosen = session.host(host)
-        if chosen is None:
-            raise AdvisorError(
-                f"unknown host '{host}' in run '{session.run}'; its hosts: {', '.join(session.host_names)}"
-            )
-        files = [chosen]
-    profiles = RunProfiles(run=session.run, profiles=[read_xplane(f.path, host=f.host) for f in files])
-    return build_report(profiles, host=host).to_json()
+    return build_report(load_run(session, host), host=host).to_json()
 
 
 def _format(report, fmt: str) -> str:
