@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import shutil
+import functools
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -47,6 +48,9 @@ CATEGORY_COLORS = {
 }
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
 TOP_ROWS = 15
+
+# Op and kernel names are long single tokens: keep them whole on their own line rather than cut them.
+_wrap = functools.partial(textwrap.wrap, break_long_words=False, break_on_hyphens=False)
 
 
 def _num(value: Any, default: float = 0.0) -> float:
@@ -128,7 +132,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
     host_text = f" ({'host' if len(hosts) == 1 else 'hosts'} {', '.join(hosts)})" if hosts else ""
     out.append(f"tb-advisor report — run {report.get('run', '')}{host_text}")
     out.append("=" * min(width, 100))
-    out += textwrap.wrap(str(verdict.get("summary", "")), width) or [""]
+    out += _wrap(str(verdict.get("summary", "")), width) or [""]
     out.append("")
     for label, text in (
         ("Steps:", _steps_line(report)),
@@ -137,7 +141,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         ("Tensor Cores:", _tensor_core_line(report)),
     ):
         if text:
-            out += textwrap.wrap(text, width, initial_indent=f"{label:<14}", subsequent_indent=" " * 14)
+            out += _wrap(text, width, initial_indent=f"{label:<14}", subsequent_indent=" " * 14)
     out.append("")
     out.append("Where each step's time goes (mean per step):")
     pct, ms = _pct_map(report), _ms_map(report)
@@ -152,7 +156,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         out.append("")
         out.append("Input pipeline:")
         for line in pipeline.get("evidence") or []:
-            out += textwrap.wrap(str(line), width, initial_indent="  - ", subsequent_indent="    ")
+            out += _wrap(str(line), width, initial_indent="  - ", subsequent_indent="    ")
     recommendations = report.get("recommendations") or []
     out.append("")
     out.append(f"Recommendations ({len(recommendations)}):" if recommendations else "Recommendations: none")
@@ -160,7 +164,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         out.append(f"  [{str(r.get('severity', '')).upper()}] {r.get('title', '')}  ({r.get('id', '')})")
         for text in (r.get("message"), r.get("evidence")):
             if text:
-                out += textwrap.wrap(str(text), width, initial_indent="      ", subsequent_indent="      ")
+                out += _wrap(str(text), width, initial_indent="      ", subsequent_indent="      ")
         if r.get("snippet"):
             out.append("      TF/Keras:")
             out += ["        " + s for s in str(r["snippet"]).splitlines()]
@@ -186,7 +190,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         out.append("")
         out.append("Notes:")
         for note in notes:
-            out += textwrap.wrap(str(note), width, initial_indent="  - ", subsequent_indent="    ")
+            out += _wrap(str(note), width, initial_indent="  - ", subsequent_indent="    ")
     return "\n".join(out) + "\n"
 
 
