@@ -8,9 +8,9 @@ nothing from the network.
 
 from __future__ import annotations
 
+import functools
 import html
 import shutil
-import functools
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
