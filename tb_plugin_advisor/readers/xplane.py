@@ -248,9 +248,9 @@ def _fields(buf: memoryview, pos: int, end: int, source: str, where: str) -> Ite
         elif wire_type == 2:
             length, pos = _varint(buf, pos, end, source)
             if pos + length > end:
-                raise ProfileReadError(
-                    source, f"the file is truncated: a {where} field needs {pos + length - end} more bytes"
-                )
+                missing = pos + length - end
+                problem = f"the file is truncated: a field of the {where} needs {missing} more bytes"
+                raise ProfileReadError(source, problem)
             yield number, 2, (pos, pos + length)
             pos += length
         elif wire_type in (1, 5):
