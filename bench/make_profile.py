@@ -33,17 +33,7 @@ WIDE = 10  # bytes of a fixed-width varint
 FIRST_STEP = 100  # profiled steps start after warm-up
 
 
-def varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
+varint = schema.encode_varint
 
 
 def wide_varint_columns(values: np.ndarray) -> np.ndarray:

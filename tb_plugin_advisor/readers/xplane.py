@@ -389,27 +389,14 @@ def _read_plane(buf: memoryview, source: str, offset: _Offset) -> Plane:
     return plane
 
 
-def _encode_varint(value: int) -> bytes:
-    out = bytearray()
-    value &= (1 << 64) - 1
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _encode_varint_field(number: int, value: int) -> bytes:
-    return _encode_varint(number << 3) + _encode_varint(value)
+    return schema.encode_varint(number << 3) + schema.encode_varint(value)
 
 
 def _raw_field(number: int, wire_type: int, payload: memoryview) -> bytes:
-    key = _encode_varint((number << 3) | wire_type)
+    key = schema.encode_varint((number << 3) | wire_type)
     if wire_type == 2:
-        return key + _encode_varint(len(payload)) + bytes(payload)
+        return key + schema.encode_varint(len(payload)) + bytes(payload)
     return key + bytes(payload)
 
 

@@ -84,6 +84,19 @@ SCHEMA: Dict[str, List[Tuple[str, int, str, bool, str]]] = {
 MAP_ENTRIES = {"EventMetadataEntry": "XEventMetadata", "StatMetadataEntry": "XStatMetadata"}
 
 
+def encode_varint(value: int) -> bytes:
+    """A protobuf varint (negative int64 values as their 64-bit two's complement, as protobuf does)."""
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if not value:
+            out.append(byte)
+            return bytes(out)
+        out.append(byte | 0x80)
+
+
 def _add_field(message: descriptor_pb2.DescriptorProto, name: str, number: int, type_name: str,
                repeated: bool, oneof_index=None) -> None:
     field = message.field.add(name=name, number=number, label=_REPEATED if repeated else _OPTIONAL)
