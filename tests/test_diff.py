@@ -521,3 +521,22 @@ def test_each_input_interpretation_follows_the_verdicts_and_the_input_wait(rule)
     # Same verdicts, but the measured input wait did not move: the phrase would not follow the numbers.
     flat = make_report("c", steps(10, wobble=1.0, input=before_ms, device_compute=60.0), verdict(now[0]))
     assert phrase not in diff_reports(base, flat)["summary"]
+
+
+def test_sixteen_bit_that_made_host_compute_slower_is_called_emulated():
+    cpu = {"bottleneck": "host", "input_bound": "low", "input_pct": 1.0, "summary": "host-bound"}
+    base = make_report("fp32", steps(10, wobble=1.0, host_compute=60.0), cpu, precision_pct={"fp32": 100.0})
+    slower = make_report(
+        "bf16", steps(10, wobble=1.0, host_compute=480.0), cpu, precision_pct={"fp32": 11.0, "bf16": 89.0}
+    )
+    diff = diff_reports(base, slower)
+    assert "The 16-bit ops got slower, not faster: this CPU does not run bf16 natively" in diff["summary"]
+    # the same bf16 share with compute getting faster is the normal case: no such sentence
+    faster = make_report(
+        "bf16", steps(10, wobble=1.0, host_compute=30.0), cpu, precision_pct={"fp32": 11.0, "bf16": 89.0}
+    )
+    assert "got slower" not in diff_reports(base, faster)["summary"]
+    # and a slower step without a 16-bit change is not blamed on precision
+    same_precision = make_report("fp32b", steps(10, wobble=1.0, host_compute=480.0), cpu,
+                                 precision_pct={"fp32": 100.0})
+    assert "got slower" not in diff_reports(base, same_precision)["summary"]

@@ -60,6 +60,15 @@ EXPLAIN = {
     "max_ops": 3,
     "memory_min_pct": 5.0,  # peak memory is mentioned when it moved by ≥ this %
 }
+# When the 16-bit share grew but the compute that runs it got significantly slower, the hardware is
+# emulating 16-bit math (CPUs without AVX512-BF16/AMX, GPUs without Tensor Cores): say so.
+SLOWER_16BIT = (
+    "The 16-bit ops got slower, not faster: this {where} does not run {kinds} natively (CPUs need "
+    "AVX512-BF16 or AMX, GPUs Tensor Cores), so keep float32 here and use mixed precision where it is "
+    "supported."
+)
+SIXTEEN_BIT = ("fp16", "bf16")
+
 SENTENCE_NAME_CHARS = 80  # op names in the summary are shortened to this (tables show more)
 
 REPORT_LIST_LIMIT = TOP_OPS  # reports list their top ops / kernels only (analysis/thresholds.py)
@@ -785,6 +794,17 @@ def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
     return "Precision: " + ", ".join(parts) + "."
 
 
+def _slower_16bit_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    grown = [k for k in SIXTEEN_BIT if diff["precision_delta_pct"].get(k, 0.0) >= EXPLAIN["share_min_points"]]
+    if not grown:
+        return None
+    for category, where in (("device_compute", "accelerator"), ("host_compute", "CPU")):
+        row = diff["breakdown"].get(category) or {}
+        if row.get("significant") and row.get("delta_ms", 0.0) > 0 and (row.get("delta_pct") or 0.0) >= 10.0:
+            return SLOWER_16BIT.format(where=where, kinds="/".join(grown))
+    return None
+
+
 def _verdict_sentence(diff: Dict[str, Any]) -> Optional[str]:
     b = (diff["verdict"]["baseline"] or {}).get("bottleneck")
     c = (diff["verdict"]["candidate"] or {}).get("bottleneck")
@@ -846,7 +866,12 @@ def _memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
 def explain(diff: Dict[str, Any]) -> str:
     """One paragraph in plain words; each clause appears only when its numbers pass EXPLAIN."""
     st = diff["step_time"]
-    sentences: List[Optional[str]] = [_step_sentence(diff), _share_sentence(diff), _verdict_sentence(diff)]
+    sentences: List[Optional[str]] = [
+        _step_sentence(diff),
+        _share_sentence(diff),
+        _slower_16bit_sentence(diff),
+        _verdict_sentence(diff),
+    ]
     if st["significant"] or any(row["significant"] for row in diff["breakdown"].values()):
         sentences += _ops_sentence(diff, "ops", "op")  # op moves are only worth naming behind a real change
     sentences.append(_memory_sentence(diff))
