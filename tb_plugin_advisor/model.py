@@ -10,7 +10,7 @@ Times are int64 nanoseconds since the Unix epoch (the clock of the profiled host
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -156,6 +156,28 @@ class Line:
 # Planes
 
 
+class StringTable(List[str]):
+    """A list of distinct strings that hands out each string's index: string stat columns and kernel
+    tables hold these small ints instead of one Python string per event."""
+
+    def __init__(self, strings: Iterable[str] = ()):
+        super().__init__(strings)
+        self._index: Dict[str, int] = {text: i for i, text in enumerate(self)}
+
+    def intern(self, text: str) -> int:
+        found = self._index.get(text)
+        if found is None:
+            found = self._index[text] = len(self)
+            self.append(text)
+        return found
+
+    def intern_value(self, value: Any) -> int:
+        """Intern any stat value as text (a stat whose values mix numbers and strings becomes text)."""
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return self.intern(value if isinstance(value, str) else str(value))
+
+
 @dataclass
 class Plane:
     """One XPlane: a host (all its threads), a device, or bookkeeping (metadata, task environment)."""
@@ -166,7 +188,7 @@ class Plane:
     event_display_names: List[str]
     metadata_stats: List[Dict[str, Any]]  # dense metadata index -> per-op constant stats (resolved)
     stats: Dict[str, Any]  # plane-level stats, e.g. GPU properties
-    strings: List[str]  # string stat values, referenced by StatColumn(kind="str")
+    strings: StringTable  # string stat values, referenced by StatColumn(kind="str")
     lines: List[Line] = field(default_factory=list)
 
     @property

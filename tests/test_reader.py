@@ -10,8 +10,8 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS
+from tb_plugin_advisor.readers.devices import parse_kernel_details
 from tb_plugin_advisor.readers.xplane import (
-    parse_kernel_details,
     read_xplane,
     read_xplane_bytes,
     split_traceme_name,

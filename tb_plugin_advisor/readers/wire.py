@@ -1,0 +1,166 @@
+"""The protobuf wire format, just enough to split an XSpace without parsing it whole.
+
+A parsed message holds ~7x its bytes, so the reader cuts planes, lines and runs of events out of the
+file at this level and hands only those pieces to the protobuf runtime.
+"""
+
+from __future__ import annotations
+
+import mmap
+from typing import Any, Iterator, List, Optional, Tuple
+
+from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.readers import xspace_schema as schema
+
+# Events are parsed a few MB at a time: one GPU stream of a large profile can be hundreds of MB.
+CHUNK_BYTES = 1 << 20
+
+
+def varint(buf: memoryview, pos: int, end: int, source: str) -> Tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= end or shift > 63:
+            raise ProfileReadError(source, "truncated or corrupt data (bad varint)")
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+
+
+def fields(buf: memoryview, pos: int, end: int, source: str, where: str) -> Iterator[Tuple[int, int, Any]]:
+    """Yield (field number, wire type, value) where value is an int or a (start, end) slice."""
+    while pos < end:
+        key, pos = varint(buf, pos, end, source)
+        number, wire_type = key >> 3, key & 7
+        if number == 0:
+            raise ProfileReadError(source, f"{_corrupt(where)} (field number 0 at byte {pos})")
+        if wire_type == 0:
+            value, pos = varint(buf, pos, end, source)
+            yield number, 0, value
+        elif wire_type == 2:
+            length, pos = varint(buf, pos, end, source)
+            if pos + length > end:
+                missing = pos + length - end
+                problem = f"the file is truncated: a field of the {where} needs {missing} more bytes"
+                raise ProfileReadError(source, problem)
+            yield number, 2, (pos, pos + length)
+            pos += length
+        elif wire_type in (1, 5):
+            size = 8 if wire_type == 1 else 4
+            if pos + size > end:
+                raise ProfileReadError(source, f"the file is truncated inside {where}")
+            yield number, wire_type, (pos, pos + size)
+            pos += size
+        else:
+            raise ProfileReadError(source, f"{_corrupt(where)} (wire type {wire_type} at byte {pos})")
+
+
+def _corrupt(where: str) -> str:
+    return "not an XSpace profile" if where == "XSpace" else f"corrupt data in {where}"
+
+
+def utf8(raw: memoryview, source: str) -> str:
+    try:
+        return bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProfileReadError(source, f"corrupt text field ({exc})") from exc
+
+
+def encode_varint_field(number: int, value: int) -> bytes:
+    return schema.encode_varint(number << 3) + schema.encode_varint(value)
+
+
+def raw_field(number: int, wire_type: int, payload: memoryview) -> bytes:
+    key = schema.encode_varint((number << 3) | wire_type)
+    if wire_type == 2:
+        return key + schema.encode_varint(len(payload)) + bytes(payload)
+    return key + bytes(payload)
+
+
+def event_chunks(
+    buf: memoryview, source: str, header_parts: List[bytes]
+) -> Iterator[Tuple[int, int, int]]:
+    """(start, end, event count) of runs of consecutive `events` fields; each is a valid XLine encoding.
+
+    Other XLine fields go to header_parts. The common case — tag 0x22 followed by a one- or two-byte
+    length — is decoded inline: this loop runs once per event.
+    """
+    pos, end = 0, len(buf)
+    chunk_start = -1
+    in_chunk = 0
+    while pos < end:
+        if buf[pos] == 0x22:  # field 4 (events), length-delimited
+            field_start = pos
+            first = buf[pos + 1] if pos + 1 < end else 0x80
+            if first < 0x80:
+                length, pos = first, pos + 2
+            else:
+                length, pos = varint(buf, pos + 1, end, source)
+            if pos + length > end:
+                missing = pos + length - end
+                raise ProfileReadError(source, f"the file is truncated: an event needs {missing} more bytes")
+            if chunk_start < 0:
+                chunk_start = field_start
+            pos += length
+            in_chunk += 1
+            if pos - chunk_start >= CHUNK_BYTES:
+                yield chunk_start, pos, in_chunk
+                chunk_start, in_chunk = -1, 0
+            continue
+        stop = field_end(buf, pos, end, source)
+        header_parts.append(bytes(buf[pos:stop]))  # a field's raw bytes are a valid encoding
+        pos = stop
+    if chunk_start >= 0:
+        yield chunk_start, end, in_chunk
+
+
+def field_end(buf: memoryview, pos: int, end: int, source: str) -> int:
+    """Where the field starting at pos ends."""
+    key, pos = varint(buf, pos, end, source)
+    wire_type = key & 7
+    if wire_type == 0:
+        return varint(buf, pos, end, source)[1]
+    if wire_type == 2:
+        length, pos = varint(buf, pos, end, source)
+        if pos + length > end:
+            raise ProfileReadError(source, "the file is truncated inside a line")
+        return pos + length
+    if wire_type in (1, 5):
+        return pos + (8 if wire_type == 1 else 4)
+    raise ProfileReadError(source, f"corrupt data in XLine (wire type {wire_type})")
+
+
+class PageReleaser:
+    """Tells the kernel that mapped pages before an offset will not be read again.
+
+    The reader moves forward through the file; dropping what it has decoded keeps the resident part
+    of a multi-GB mapping to a few MB. Pages touched again are simply read back from the file.
+    """
+
+    def __init__(self, mapping: mmap.mmap):
+        self._mapping = mapping
+        self._done = 0
+        self._can = hasattr(mapping, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+
+    def upto(self, offset: int) -> None:
+        end = offset - offset % mmap.PAGESIZE
+        if self._can and end - self._done >= 16 * mmap.PAGESIZE:
+            self._mapping.madvise(mmap.MADV_DONTNEED, self._done, end - self._done)
+            self._done = end
+
+
+class Offset:
+    """A releaser seen from inside a slice that starts `base` bytes into the file."""
+
+    def __init__(self, releaser: Optional[PageReleaser], base: int):
+        self.releaser = releaser
+        self.base = base
+
+    def at(self, offset: int) -> Offset:
+        return Offset(self.releaser, self.base + offset)
+
+    def done(self, offset: int) -> None:
+        if self.releaser is not None:
+            self.releaser.upto(self.base + offset)
