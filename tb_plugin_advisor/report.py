@@ -69,7 +69,6 @@ class HostReport:
 
     def steps_json(self) -> Dict[str, Any]:
         steps = self.steps
-        stats = steps.stats_ms()
         origin = int(steps.start_ns.min()) if steps.count else 0
         per_step = [
             {
@@ -81,17 +80,7 @@ class HostReport:
             }
             for i in range(steps.count)
         ]
-        return {
-            "count": steps.count,
-            "source": steps.source,
-            "method": steps.method,
-            **{k: _r(v) for k, v in stats.items()},
-            "steady_count": int(steps.steady.sum()),
-            "times_ms": [_r(d / 1e6) for d in steps.duration_ns.tolist()],
-            "numbers": list(steps.numbers),
-            "per_step": per_step,
-            "notes": list(steps.notes),
-        }
+        return _steps_summary(steps, per_step=per_step)
 
     def summary_json(self) -> Dict[str, Any]:
         return {
@@ -351,18 +340,21 @@ def _pooled_steps_json(reports: List[HostReport]) -> Dict[str, Any]:
     for r in reports:
         for entry in r.steps_json()["per_step"]:
             per_step.append(dict(entry, host=r.host))
-    stats = steps.stats_ms()
+    return _steps_summary(steps, hosts_count={r.host: r.steps.count for r in reports}, per_step=per_step)
+
+
+def _steps_summary(steps: Steps, **extra: Any) -> Dict[str, Any]:
+    """The report's `steps` object (DESIGN.md §2 plus times, numbers, notes), one host or pooled."""
     return {
         "count": steps.count,
         "source": steps.source,
         "method": steps.method,
-        **{k: _r(v) for k, v in stats.items()},
+        **{k: _r(v) for k, v in steps.stats_ms().items()},
         "steady_count": int(steps.steady.sum()),
         "times_ms": [_r(d / 1e6) for d in steps.duration_ns.tolist()],
         "numbers": list(steps.numbers),
-        "hosts_count": {r.host: r.steps.count for r in reports},
-        "per_step": per_step,
-        "notes": steps.notes,
+        **extra,
+        "notes": list(steps.notes),
     }
 
 
