@@ -14,10 +14,9 @@ trips (the candidate's step time is significantly slower, mean and median both b
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.commands import require_logdir
 
 EPILOG = """\
 Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`). Give the same
@@ -61,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.discovery import scan_logdir
     from tb_plugin_advisor.runs import find_run, load_run
 
-    if "://" not in args.logdir and not os.path.isdir(args.logdir):
-        raise AdvisorError(f"LOGDIR {args.logdir} is not a directory")
+    require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
     baseline = load_run(find_run(scan, args.baseline, "baseline"), args.baseline_host, "baseline")
     candidate = load_run(find_run(scan, args.candidate, "candidate"), args.candidate_host, "candidate")

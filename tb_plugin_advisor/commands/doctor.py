@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 
-from tb_plugin_advisor.discovery import is_remote
+from tb_plugin_advisor.commands import require_logdir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor import doctor
 
     logdir = args.logdir
-    if not is_remote(logdir) and not os.path.isdir(logdir):
-        print(f"tb-advisor doctor: {logdir} is not a directory", file=sys.stderr)
-        return 2
+    require_logdir(logdir)
     report = doctor.diagnose(logdir)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

@@ -9,11 +9,11 @@ every such directory has (or, with --dry-run, would get) a marker, 1 when a writ
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
-from tb_plugin_advisor.discovery import is_remote, join, scan_logdir
+from tb_plugin_advisor.commands import require_logdir
+from tb_plugin_advisor.discovery import join, scan_logdir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,9 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor import markers
 
     logdir = args.logdir
-    if not is_remote(logdir) and not os.path.isdir(logdir):
-        print(f"tb-advisor fix-logdir: {logdir} is not a directory", file=sys.stderr)
-        return 2
+    require_logdir(logdir)
     scan = scan_logdir(logdir)
     missing = markers.missing_markers(scan)
     if not missing:

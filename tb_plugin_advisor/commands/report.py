@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
+from tb_plugin_advisor.commands import require_logdir
 from tb_plugin_advisor.errors import AdvisorError
 
 
@@ -37,8 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.discovery import scan_logdir
     from tb_plugin_advisor.runs import known_runs
 
-    if "://" not in args.logdir and not os.path.isdir(args.logdir):
-        raise AdvisorError(f"LOGDIR {args.logdir} is not a directory")
+    require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
     sessions = [s for s in scan.sessions if s.format == "xplane"]
     if args.list:
