@@ -13,9 +13,9 @@ from typing import Any, Dict
 
 from tensorboard.plugins import base_plugin
 
-from tb_plugin_advisor.api import AdvisorApi, AnalysisService
-from tb_plugin_advisor.discovery import LiveDiscovery
-from tb_plugin_advisor.markers import MarkerWriter
+from tb_plugin_advisor.sources.discovery import LiveDiscovery
+from tb_plugin_advisor.sources.markers import MarkerWriter
+from tb_plugin_advisor.views.api import AdvisorApi, AnalysisService
 
 logger = logging.getLogger(__name__)
 

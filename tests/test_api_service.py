@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tb_plugin_advisor.api import AnalysisService, ApiError
+from tb_plugin_advisor.views.api import AnalysisService, ApiError
 
 
 def test_concurrent_requests_share_one_computation():

@@ -14,7 +14,7 @@ import pytest
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis.diff import fmt_signed_ms
-from tb_plugin_advisor.cli import main
+from tb_plugin_advisor.views.cli import main
 
 MS = 1_000_000
 T0 = 1_700_000_000_000_000_000

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from tb_plugin_advisor.analysis.diff import diff_runs, fmt_signed_ms
-from tb_plugin_advisor.cli import main
-from tb_plugin_advisor.diff_render import render
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.views.cli import main
+from tb_plugin_advisor.views.diff_render import render
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 MULTI_WORKER = CORPUS / "xprof" / "demo" / "plugins" / "profile" / "GPU-multi-worker"

@@ -8,9 +8,9 @@ import json
 import pytest
 from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
 
-from tb_plugin_advisor import diff_render as view
 from tb_plugin_advisor.analysis import diff as d
 from tb_plugin_advisor.analysis.diff import diff_reports
+from tb_plugin_advisor.views import diff_render as view
 
 KERNEL = "Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::half>, long>"
 EIGEN = f"void {KERNEL}(Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::half>, Eigen::GpuDevice>, long)"

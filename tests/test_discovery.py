@@ -11,8 +11,8 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from tb_plugin_advisor import discovery
-from tb_plugin_advisor.discovery import LiveDiscovery, scan_logdir
+from tb_plugin_advisor.sources import discovery
+from tb_plugin_advisor.sources.discovery import LiveDiscovery, scan_logdir
 
 
 def touch(path: Path, data: bytes = b"x") -> Path:

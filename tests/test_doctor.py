@@ -10,8 +10,9 @@ from typing import Dict, List
 import pytest
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor import cli, doctor
-from tb_plugin_advisor.discovery import scan_logdir
+from tb_plugin_advisor.sources import doctor
+from tb_plugin_advisor.sources.discovery import scan_logdir
+from tb_plugin_advisor.views import cli
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 MS = 1_000_000

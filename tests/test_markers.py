@@ -16,8 +16,8 @@ from tensorboard.compat.proto import event_pb2
 from tensorboard.compat.tensorflow_stub import errors as tb_errors
 from tensorboard.compat.tensorflow_stub import pywrap_tensorflow as tb_records
 
-from tb_plugin_advisor import markers
-from tb_plugin_advisor.discovery import scan_logdir
+from tb_plugin_advisor.sources import markers
+from tb_plugin_advisor.sources.discovery import scan_logdir
 
 
 def read_records(path: Path):
@@ -135,7 +135,8 @@ def read_only(directory: Path):
 def test_read_only_directory_is_logged_once_and_the_rest_continues(tmp_path: Path, caplog):
     root = make_logdir(tmp_path / "logs")
     writer = markers.MarkerWriter()
-    with read_only(root / "loop"), caplog.at_level(logging.WARNING, logger="tb_plugin_advisor.markers"):
+    logger = "tb_plugin_advisor.sources.markers"
+    with read_only(root / "loop"), caplog.at_level(logging.WARNING, logger=logger):
         first = writer(scan_logdir(str(root)))
         second = writer(scan_logdir(str(root)))
         assert [Path(p).parent for p in first.written] == [root]

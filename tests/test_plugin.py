@@ -95,8 +95,9 @@ def test_plugin_writes_markers_on_its_scanning_thread(tmp_path: Path):
 
 def test_plugin_modules_never_import_tensorflow():
     code = (
-        "import sys, tb_plugin_advisor.plugin, tb_plugin_advisor.doctor, tb_plugin_advisor.markers, "
-        "tb_plugin_advisor.discovery, tb_plugin_advisor.api, tb_plugin_advisor.cli; "
+        "import sys, tb_plugin_advisor.plugin, tb_plugin_advisor.sources.doctor, "
+        "tb_plugin_advisor.sources.markers, tb_plugin_advisor.sources.discovery, "
+        "tb_plugin_advisor.views.api, tb_plugin_advisor.views.cli; "
         "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

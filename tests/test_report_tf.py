@@ -13,8 +13,8 @@ import pytest
 
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.render import render_text
 from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.views.render import render_text
 
 TOLERANCE_POINTS = 1.5
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from tb_plugin_advisor.commands import require_logdir
+from tb_plugin_advisor.views.commands import require_logdir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor import doctor
+    from tb_plugin_advisor.sources import doctor
 
     logdir = args.logdir
     require_logdir(logdir)

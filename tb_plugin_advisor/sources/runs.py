@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from tb_plugin_advisor.discovery import Scan, Session
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.sources.discovery import Scan, Session
 
 _SHOWN = 30
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tb_plugin_advisor.commands import require_logdir
+from tb_plugin_advisor.views.commands import require_logdir
 
 EPILOG = """\
 Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`). Give the same
@@ -56,9 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.analysis.diff import diff_runs, is_regression
-    from tb_plugin_advisor.diff_render import render
-    from tb_plugin_advisor.discovery import scan_logdir
-    from tb_plugin_advisor.runs import find_run, load_run
+    from tb_plugin_advisor.sources.discovery import scan_logdir
+    from tb_plugin_advisor.sources.runs import find_run, load_run
+    from tb_plugin_advisor.views.diff_render import render
 
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)

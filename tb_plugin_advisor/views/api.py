@@ -31,13 +31,13 @@ from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
 from werkzeug import wrappers
 
-from tb_plugin_advisor.discovery import LiveDiscovery, Session
+from tb_plugin_advisor.sources.discovery import LiveDiscovery, Session
 
 logger = logging.getLogger(__name__)
 
 JSON = "application/json"
 MAX_PARAM_CHARS = 4096
-STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 STATIC_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": JSON}
 
 
@@ -163,7 +163,7 @@ class AnalysisService:
 
 def _read_profiles(session: Session, host: Optional[str]):
     from tb_plugin_advisor.errors import ProfileReadError
-    from tb_plugin_advisor.runs import load_run
+    from tb_plugin_advisor.sources.runs import load_run
 
     try:
         return load_run(session, host)  # the host was validated by the route
@@ -367,7 +367,7 @@ class AdvisorApi:
         return self._answer(request, ready, value, running)
 
     def doctor(self, request: wrappers.Request) -> wrappers.Response:
-        from tb_plugin_advisor import doctor
+        from tb_plugin_advisor.sources import doctor
 
         scan = self.discovery.scan
         key = (

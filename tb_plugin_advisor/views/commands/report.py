@@ -3,7 +3,7 @@
     tb-advisor report LOGDIR [--run RUN] [--host H] [--format text|md|json|html] [--output FILE]
     tb-advisor report LOGDIR --list
 
-Runs are found the way the Advisor tab finds them (tb_plugin_advisor.discovery); RUN is a run name
+Runs are found the way the Advisor tab finds them (tb_plugin_advisor.sources.discovery); RUN is a run name
 as `--list`, `tb-advisor doctor` and the tab show it. Without --run the newest run is reported (and
 the others are listed on stderr). Exit status: 0 on success, 2 when the logdir, run or host is unknown
 or a profile cannot be read (one line on stderr says which).
@@ -15,8 +15,8 @@ import argparse
 import json
 import sys
 
-from tb_plugin_advisor.commands import require_logdir
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.views.commands import require_logdir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor.discovery import scan_logdir
-    from tb_plugin_advisor.runs import known_runs
+    from tb_plugin_advisor.sources.discovery import scan_logdir
+    from tb_plugin_advisor.sources.runs import known_runs
 
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
@@ -88,7 +88,7 @@ def newest(sessions):
 
 def _build(session, host):
     from tb_plugin_advisor.report import build_report
-    from tb_plugin_advisor.runs import load_run
+    from tb_plugin_advisor.sources.runs import load_run
 
     return build_report(load_run(session, host), host=host).to_json()
 
@@ -96,6 +96,6 @@ def _build(session, host):
 def _format(report, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, indent=1, allow_nan=False) + "\n"
-    from tb_plugin_advisor.render import render
+    from tb_plugin_advisor.views.render import render
 
     return render(report, fmt)

@@ -26,7 +26,7 @@ from typing import List, Optional, Set
 from tensorboard.compat.proto import event_pb2
 from tensorboard.compat.tensorflow_stub.io import gfile
 
-from tb_plugin_advisor.discovery import MARKER_SUFFIX, RunDir, Scan, is_remote, join
+from tb_plugin_advisor.sources.discovery import MARKER_SUFFIX, RunDir, Scan, is_remote, join
 
 logger = logging.getLogger(__name__)
 

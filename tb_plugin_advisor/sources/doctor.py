@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
 
-from tb_plugin_advisor.discovery import Scan, Session, scan_logdir
+from tb_plugin_advisor.sources.discovery import Scan, Session, scan_logdir
 
 SCHEMA = "tb-advisor/doctor/1"
 

@@ -12,8 +12,8 @@ import argparse
 import sys
 import time
 
-from tb_plugin_advisor.commands import require_logdir
-from tb_plugin_advisor.discovery import join, scan_logdir
+from tb_plugin_advisor.sources.discovery import join, scan_logdir
+from tb_plugin_advisor.views.commands import require_logdir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor import markers
+    from tb_plugin_advisor.sources import markers
 
     logdir = args.logdir
     require_logdir(logdir)
