@@ -178,6 +178,9 @@ class XSpaceBuilder:
         compute_capability: Tuple[int, int] = (8, 0),
         vendor: str = "Nvidia",
         core_count: int = 108,
+        memory_size: int = 40 * (1 << 30),
+        memory_bandwidth: int = 1_555_000_000_000,
+        clock_rate_khz: int = 1410000,
     ) -> PlaneBuilder:
         plane = self.plane(f"/device:GPU:{ordinal}")
         plane.set_stats(
@@ -187,9 +190,9 @@ class XSpaceBuilder:
                 "compute_cap_major": compute_capability[0],
                 "compute_cap_minor": compute_capability[1],
                 "core_count": core_count,
-                "clock_rate": 1410000,
-                "memory_size": 40 * (1 << 30),
-                "memory_bandwidth": 1_555_000_000_000,
+                "clock_rate": clock_rate_khz,
+                "memory_size": memory_size,
+                "memory_bandwidth": memory_bandwidth,
             }
         )
         return plane

@@ -1,0 +1,174 @@
+"""Findings of the deeper views (kernels, memory, collectives, roofline): thresholds and wording, one place.
+
+Each finding has a stable id (scripts test for it, like recommendation ids), a severity, a title, a
+message saying what to do, and evidence with the numbers that fired it. The rules are small functions
+over the views' results so that every threshold here is asserted on both sides by a test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+if TYPE_CHECKING:  # only for type hints: the views import this module, not the other way round
+    from tb_plugin_advisor.analysis.kernel_stats import KernelStats
+
+# ---------------------------------------------------------------------------------------------------
+# Thresholds
+
+KERNEL_STATS_TOP = 200  # kernel names listed in the report (the rest are counted in the totals)
+TINY_KERNEL_US = 10.0  # a launch costs ~5 µs of host time: kernels shorter than ~2 launches are "tiny"
+TINY_LAUNCH_SHARE_PCT = 50.0  # tiny kernels dominate when they are at least half of the launches …
+TINY_MIN_LAUNCHES_PER_STEP = 100  # … and numerous enough to cost ≥ ~0.5 ms of launch time per step
+TINY_MIN_LAUNCHES = 1000  # the same without steps: launches in the whole profile
+HOT_KERNEL_PCT = 5.0  # a kernel is hot with at least this share of the host's kernel time
+LOW_OCCUPANCY_PCT = 25.0  # below a quarter of the SM's warps, latency is rarely hidden (non-GEMM kernels)
+
+MEMORY_TIMELINE_POINTS = 2000  # points per allocator curve in the report (the tab draws them)
+MEMORY_TOP_LIVE = 10  # largest live allocations listed at the peak
+MEMORY_LOW_HEADROOM_PCT = 10.0  # peak within 10 % of the device's memory: one larger batch will OOM
+MEMORY_FRAGMENTATION_PCT = 30.0  # allocator fragmentation at the peak worth a note
+
+COLLECTIVES_EXPOSED_PCT = 10.0  # exposed communication ≥ 10 % of the step: worth overlapping
+COLLECTIVES_EXPOSED_HIGH_PCT = 25.0
+COLLECTIVES_SMALL_MESSAGE_BYTES = 1 << 20  # mean message < 1 MiB with many calls: latency-bound
+COLLECTIVES_SMALL_MIN_PER_STEP = 20
+COLLECTIVES_SKEW_PCT = 20.0  # the slowest rank's collective time ≥ 20 % above the median rank's
+
+ROOFLINE_FAR_BELOW_PCT = 10.0  # an op reaching < 10 % of its roof …
+ROOFLINE_MIN_TIME_PCT = 5.0  # … with at least 5 % of the device time is worth a look
+ROOFLINE_TOP_OPS = 200
+LOW_MFU_PCT = 20.0  # model FLOPs utilisation below this on a GPU/TPU: say so (informational)
+
+SEVERITIES = ("high", "medium", "low")
+# Matrix kernels (cuBLAS, cuDNN, flash attention) trade occupancy for large tiles on purpose: low
+# occupancy there is no finding.
+LIBRARY_TILED_FAMILIES = ("gemm", "conv", "attention")
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: str
+    title: str
+    message: str
+    evidence: str
+    snippet: Optional[str] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        out = {"id": self.id, "severity": self.severity, "title": self.title, "message": self.message,
+               "evidence": self.evidence}
+        if self.snippet:
+            out["snippet"] = self.snippet
+        return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Kernels
+
+FUSE_SNIPPET = (
+    "# TF/Keras: compile the step with XLA\n"
+    "model.compile(..., jit_compile=True)   # or @tf.function(jit_compile=True)\n"
+    "# JAX: jit the whole step, not its pieces\n"
+    "step = jax.jit(train_step)\n"
+    "# PyTorch: fuse and capture in a CUDA graph\n"
+    "model = torch.compile(model, mode=\"reduce-overhead\")"
+)
+
+
+def kernel_findings(stats: KernelStats) -> List[Finding]:
+    out: List[Finding] = []
+    if not stats.launches:
+        return out
+    total = stats.total_ns or 1
+    tiny = [k for k in stats.kernels if k.mean_ns < TINY_KERNEL_US * 1e3]
+    tiny_launches = sum(k.launches for k in tiny)
+    share = 100.0 * tiny_launches / stats.launches
+    per_step = sum(k.steady_launches for k in tiny) / stats.steps if stats.steps else None
+    if per_step is not None:
+        numerous = per_step >= TINY_MIN_LAUNCHES_PER_STEP
+    else:
+        numerous = tiny_launches >= TINY_MIN_LAUNCHES
+    if share >= TINY_LAUNCH_SHARE_PCT and numerous:
+        count_text = f"{per_step:.0f} per step" if per_step is not None else f"{tiny_launches} in the profile"
+        out.append(Finding(
+            "kernels.tiny_launches", "medium", "Tiny kernels dominate the launches",
+            "Most launches are kernels shorter than the time it takes to launch one, so the GPU waits on "
+            "the host between them. Fuse them (XLA / torch.compile) or capture the step in a CUDA graph.",
+            f"{share:.0f} % of {stats.launches} launches are kernels under {TINY_KERNEL_US:g} µs "
+            f"({count_text}); they are {100.0 * sum(k.total_ns for k in tiny) / total:.1f} % of kernel time",
+            FUSE_SNIPPET,
+        ))
+    for k in stats.kernels:
+        pct = 100.0 * k.total_ns / total
+        if pct < HOT_KERNEL_PCT:
+            break
+        if k.occupancy_pct is None or k.occupancy_pct >= LOW_OCCUPANCY_PCT:
+            continue
+        if k.family in LIBRARY_TILED_FAMILIES:
+            continue
+        why = f", limited by {k.limiter.replace('_', ' ')}" if k.limiter else ""
+        out.append(Finding(
+            "kernels.low_occupancy", "medium", f"Low occupancy in a hot kernel: {_short(k.name)}",
+            "This kernel keeps few warps resident per SM, so memory latency is poorly hidden. Fewer "
+            "registers per thread (__launch_bounds__, -maxrregcount), less shared memory per block, or "
+            "larger blocks raise it; for framework kernels, a different batch/feature size often does.",
+            f"{k.name}: {pct:.1f} % of kernel time, occupancy {k.occupancy_pct:.1f} % "
+            f"({(k.occupancy_source or '').replace('_', ' ')}{why}); block {k.threads_per_block} threads, "
+            f"{k.details.registers_per_thread} registers/thread, {k.shared_bytes or 0} B shared memory",
+        ))
+    return out
+
+
+def _short(name: str, limit: int = 60) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Memory
+
+SHRINK_MEMORY_SNIPPET = (
+    "# TF/Keras: bf16/fp16 activations halve their memory\n"
+    "keras.mixed_precision.set_global_policy(\"mixed_bfloat16\")\n"
+    "# PyTorch: autocast, and recompute activations instead of storing them\n"
+    "with torch.autocast(\"cuda\", dtype=torch.bfloat16): loss = model(x)\n"
+    "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)\n"
+    "# JAX: rematerialise a block's activations\n"
+    "block = jax.checkpoint(block)"
+)
+
+
+def memory_findings(timeline: Any) -> List[Finding]:
+    out: List[Finding] = []
+    for a in timeline.allocators:
+        if a.kind != "device":
+            continue
+        headroom = a.headroom_pct
+        if headroom is not None and headroom < MEMORY_LOW_HEADROOM_PCT:
+            out.append(Finding(
+                "memory.low_headroom", "high", f"Peak memory is close to the limit of {a.allocator}",
+                "A larger batch, a longer sequence or a fragmentation spike will run out of memory. Reduce "
+                "activation memory (mixed precision, activation checkpointing) before scaling up.",
+                f"peak {_gib(a.peak_bytes)} of {_gib(a.capacity_bytes)} "
+                f"({a.capacity_source.replace('_', ' ')}): {headroom:.1f} % headroom"
+                + (f"; at the peak: {a.peak_op}" if a.peak_op else ""),
+                SHRINK_MEMORY_SNIPPET,
+            ))
+        if a.fragmentation_pct is not None and a.fragmentation_pct >= MEMORY_FRAGMENTATION_PCT:
+            out.append(Finding(
+                "memory.fragmentation", "low", f"The allocator {a.allocator} is fragmented at the peak",
+                "Free memory is split into pieces too small for the next large tensor. Allocating "
+                "long-lived tensors first, fixed shapes, or PyTorch's "
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduce it.",
+                f"fragmentation {a.fragmentation_pct:.1f} % "
+                f"({(a.fragmentation_source or '').replace('_', ' ')}) at the peak of {_gib(a.peak_bytes)}",
+            ))
+    return out
+
+
+def _gib(value: Optional[int]) -> str:
+    if value is None:
+        return "unknown"
+    if value >= 1 << 30:
+        return f"{value / (1 << 30):.2f} GiB"
+    return f"{value / (1 << 20):.1f} MiB"

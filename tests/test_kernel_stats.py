@@ -1,0 +1,176 @@
+"""Kernel statistics and occupancy on synthetic profiles whose every number is known by construction."""
+
+from __future__ import annotations
+
+import pytest
+from synth import XSpaceBuilder
+
+from tb_plugin_advisor.analysis import findings as fd
+from tb_plugin_advisor.analysis.kernel_stats import kernel_stats
+from tb_plugin_advisor.analysis.occupancy import sm_limits, theoretical_occupancy
+from tb_plugin_advisor.analysis.steps import find_steps
+from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+
+T0 = 1_700_000_000_000_000_000
+MS = 1_000_000
+US = 1_000
+
+BF16_GEMM = "ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_stages_64x3_tn"
+ELEMENTWISE = "void tensorflow::functor::BlockReduceKernel<float*, float*, 256>(float*, float*, int)"
+TINY = "void Eigen::internal::EigenMetaKernel<Eigen::TensorAssignOp<float>>(int)"
+
+
+def details(regs, grid, block, static=0, dynamic=0, occ=None):
+    text = (f"regs:{regs} static_shared:{static} dynamic_shared:{dynamic} "
+            f"grid:{','.join(map(str, grid))} block:{','.join(map(str, block))}")
+    return text + (f" occ_pct:{occ}" if occ is not None else "")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Occupancy arithmetic (each expected value worked by hand from the per-SM limits)
+
+A100 = sm_limits("Nvidia", (8, 0))
+V100 = sm_limits("Nvidia", (7, 0))
+T4 = sm_limits("Nvidia", (7, 5))
+MI300 = sm_limits("AMD", (9, 4))
+
+
+@pytest.mark.parametrize(
+    "limits, threads, regs, shared, pct, limiter",
+    [
+        # 256 threads = 8 warps; 64 regs → 2048 per warp → 32 warps per SM → 4 blocks → 32/64 warps
+        (A100, 256, 64, 0, 50.0, "registers"),
+        # 32 regs → 1024 per warp → 64 warps → 8 blocks; warps allow 64/8 = 8 too: 100 %
+        (A100, 256, 32, 0, 100.0, "warps"),
+        # 128 threads, 48 KB + 1 KB reserved = 50176 B per block → 167936 // 50176 = 3 blocks → 12/64
+        (A100, 128, 32, 48 * 1024, 18.75, "shared_memory"),
+        # 32 threads: 1 warp per block, at most 32 blocks → 32/64 warps
+        (A100, 32, 16, 0, 50.0, "blocks"),
+        # V100, 1024 threads = 32 warps, 40 regs → 1280 per warp → 51 warps → 1 block → 32/64
+        (V100, 1024, 40, 0, 50.0, "registers"),
+        # T4: 32 warps per SM; 512 threads (16 warps), 32 regs → 64 warps by registers → 2 blocks → 100 %
+        (T4, 512, 32, 0, 100.0, "warps"),
+        # 255 regs/thread at 1024 threads cannot launch at all
+        (A100, 1024, 255, 0, 0.0, "registers"),
+        # MI300: wave64; 256 threads = 4 waves; 128 VGPRs → 512//128 = 4 waves/SIMD → 16/CU → 4 blocks → 16/32
+        (MI300, 256, 128, 0, 50.0, "registers"),
+    ],
+)
+def test_theoretical_occupancy_matches_hand_computation(limits, threads, regs, shared, pct, limiter):
+    occ = theoretical_occupancy(limits, threads, regs, shared)
+    assert occ is not None
+    assert occ.pct == pytest.approx(pct, abs=1e-9)
+    assert occ.limiter == limiter
+
+
+def test_limits_follow_the_device_properties_when_the_profile_has_them():
+    # Kineto deviceProperties as the reader names them: a 48-warp SM with 100 KB shared memory
+    limits = sm_limits("Nvidia", (8, 0), {"max_threads_per_sm": 1536, "shared_memory_per_sm": 102400})
+    assert limits.max_warps == 48 and limits.shared_bytes == 102400
+    assert sm_limits("Nvidia", None) is None
+    assert sm_limits("Nvidia", (5, 2)) is None  # older than the table: unknown, not guessed
+
+
+# ---------------------------------------------------------------------------------------------------
+# Per-kernel statistics
+
+
+def profile_with(kernels, steps=4, step_ms=10, model="NVIDIA A100-SXM4-40GB", cc=(8, 0)):
+    """`kernels` = [(name, duration_us, details_text)] launched, in order, inside each step."""
+    b = XSpaceBuilder(hostnames=["h"])
+    python = b.plane("/host:CPU").line("python", id=1)
+    stream = b.gpu_plane(0, model=model, compute_capability=cc).line("Stream #7(Kernel)", id=7)
+    for s in range(steps):
+        t = T0 + s * step_ms * MS
+        python.event("train", t, step_ms * MS - 1, stats={"step_num": s + 1, "_r": 1})
+        k = t + 10 * US
+        for name, dur_us, text in kernels:
+            stream.kernel(name, k, int(dur_us * US), details=text)
+            k += int(dur_us * US) + 2 * US
+    return read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+
+
+def test_launches_times_shape_and_reported_occupancy():
+    gemm = details(168, (40, 8, 1), (256, 1, 1), dynamic=73728, occ=12.5)
+    reduce = details(64, (108, 1, 1), (256, 1, 1))
+    profile = profile_with([(BF16_GEMM, 500, gemm), (ELEMENTWISE, 100, reduce), (ELEMENTWISE, 300, reduce)])
+    steps = find_steps(profile)
+    out = kernel_stats(profile, steps).to_json()
+    assert out["launches"] == 12 and out["distinct"] == 2 and out["steps"] == 4
+    assert out["total_ms"] == pytest.approx(4 * 0.9, abs=1e-9)
+    assert out["launches_per_step"] == pytest.approx(3.0)
+    gemm_row, reduce_row = out["kernels"]
+    assert gemm_row["name"] == BF16_GEMM
+    assert gemm_row["launches"] == 4 and gemm_row["total_ms"] == pytest.approx(2.0)
+    assert gemm_row["mean_us"] == pytest.approx(500.0) and gemm_row["min_us"] == gemm_row["max_us"] == 500.0
+    assert gemm_row["time_pct"] == pytest.approx(100 * 500 / 900, abs=1e-3)
+    assert gemm_row["per_step_ms"] == pytest.approx(0.5)
+    assert gemm_row["launches_per_step"] == pytest.approx(1.0)
+    assert gemm_row["grid"] == [40, 8, 1] and gemm_row["block"] == [256, 1, 1]
+    assert gemm_row["threads_per_block"] == 256 and gemm_row["registers_per_thread"] == 168
+    assert gemm_row["shared_memory_bytes"] == 73728
+    # the profile's own value wins and is labelled; ours is given beside it:
+    # 168 regs → 5376 per warp → 12 warps → 1 block of 8 warps → 8/64 = 12.5 %
+    assert gemm_row["occupancy_pct"] == pytest.approx(12.5)
+    assert gemm_row["occupancy_source"] == "profile_theoretical"
+    assert gemm_row["theoretical_occupancy_pct"] == pytest.approx(12.5)
+    assert gemm_row["tensor_cores"] is True and gemm_row["tensor_core_pct"] == pytest.approx(100.0)
+    assert gemm_row["precision"] == "bf16" and gemm_row["family"] == "gemm"
+    assert reduce_row["launches"] == 8 and reduce_row["mean_us"] == pytest.approx(200.0)
+    assert reduce_row["min_us"] == pytest.approx(100.0) and reduce_row["max_us"] == pytest.approx(300.0)
+    # no occ_pct in its details: computed (64 regs at 256 threads on an A100 → 50 %) and labelled so
+    assert reduce_row["occupancy_pct"] == pytest.approx(50.0)
+    assert reduce_row["occupancy_source"] == "computed_theoretical"
+    assert reduce_row["occupancy_limiter"] == "registers"
+    assert reduce_row["tensor_cores"] is False and reduce_row["tensor_core_pct"] == 0.0
+    # time-weighted occupancy over both names: (12.5·2.0 + 50·1.6) / 3.6
+    assert out["occupancy_pct"] == pytest.approx((12.5 * 2.0 + 50 * 1.6) / 3.6, abs=0.01)
+    assert out["tensor_core_time_pct"] == pytest.approx(100 * 2.0 / 3.6, abs=0.01)
+    assert out["findings"] == []  # the hot low-occupancy kernel is a GEMM: large tiles by design
+
+
+def test_dominant_configuration_and_count_of_configurations():
+    small = details(32, (10, 1, 1), (128, 1, 1))
+    large = details(32, (1000, 1, 1), (128, 1, 1))
+    profile = profile_with([(ELEMENTWISE, 50, small), (ELEMENTWISE, 400, large)], steps=2)
+    (row,) = kernel_stats(profile, find_steps(profile)).to_json()["kernels"]
+    assert row["configs"] == 2 and row["grid"] == [1000, 1, 1]  # the configuration with the most time
+
+
+def test_low_occupancy_finding_fires_on_a_hot_non_gemm_kernel_only_below_the_threshold():
+    # 256 threads, 128 regs → 4096 per warp → 16 warps → 2 blocks → 16/64 = 25 %: exactly at the threshold
+    at = details(128, (108, 1, 1), (256, 1, 1))
+    # 136 regs → 4352 per warp → 15 warps → 1 block → 8/64 = 12.5 %: below
+    below = details(136, (108, 1, 1), (256, 1, 1))
+    ids = lambda p: [f["id"] for f in kernel_stats(p, find_steps(p)).to_json()["findings"]]  # noqa: E731
+    assert "kernels.low_occupancy" not in ids(profile_with([(ELEMENTWISE, 400, at)]))
+    fired = kernel_stats(p := profile_with([(ELEMENTWISE, 400, below)]), find_steps(p)).to_json()["findings"]
+    (finding,) = [f for f in fired if f["id"] == "kernels.low_occupancy"]
+    assert "12.5 %" in finding["evidence"] and "registers" in finding["evidence"]
+    # the same kernel with < 5 % of kernel time is not hot: no finding
+    big = details(32, (108, 1, 1), (256, 1, 1))
+    cold = profile_with([(ELEMENTWISE, 20, below), (BF16_GEMM, 1000, big)])
+    assert "kernels.low_occupancy" not in [f["id"] for f in kernel_stats(cold, find_steps(cold)).findings]
+
+
+def test_tiny_kernels_finding_needs_a_majority_of_launches_and_enough_of_them_per_step():
+    shape = details(32, (1, 1, 1), (128, 1, 1))
+    big = details(32, (108, 1, 1), (256, 1, 1))
+
+    def fired(n_tiny, n_big):
+        kernels = [(TINY, 3, shape)] * n_tiny + [(BF16_GEMM, 50, big)] * n_big
+        p = profile_with(kernels, steps=2, step_ms=20)
+        return [f.id for f in kernel_stats(p, find_steps(p)).findings]
+
+    assert "kernels.tiny_launches" in fired(fd.TINY_MIN_LAUNCHES_PER_STEP, 10)
+    assert "kernels.tiny_launches" not in fired(fd.TINY_MIN_LAUNCHES_PER_STEP - 1, 10)  # too few per step
+    many_big = fd.TINY_MIN_LAUNCHES_PER_STEP + 1  # tiny kernels no longer the majority
+    assert "kernels.tiny_launches" not in fired(fd.TINY_MIN_LAUNCHES_PER_STEP, many_big)
+
+
+def test_no_gpu_no_kernel_stats():
+    b = XSpaceBuilder(hostnames=["h"])
+    b.plane("/host:CPU").line("python", id=1).event("train", T0, MS, stats={"_r": 1})
+    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    out = kernel_stats(profile, find_steps(profile)).to_json()
+    assert out["launches"] == 0 and out["kernels"] == [] and out["occupancy_pct"] is None
