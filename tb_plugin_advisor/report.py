@@ -27,6 +27,7 @@ from tb_plugin_advisor.analysis.tensor_cores import TensorCoreResult, analyze_te
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import Device, Profile, RunProfiles
+from tb_plugin_advisor.report_deep import DeepViews, analyze_deep, combined_deep_json, deep_json
 
 SCHEMA = "tb-advisor/report/1"
 
@@ -62,6 +63,7 @@ class HostReport:
     devices: List[Dict[str, Any]]
     memory_peaks: Dict[str, int]
     warnings: List[str] = field(default_factory=list)
+    deep: Optional[DeepViews] = None  # kernel statistics, memory over time … (report_deep.py)
 
     @property
     def steady_count(self) -> int:
@@ -125,6 +127,7 @@ def analyze_profile(profile: Profile) -> HostReport:
         devices=[_device_json(d, breakdown) for d in profile.devices],
         memory_peaks=peaks,
         warnings=_warnings(profile),
+        deep=analyze_deep(profile, steps),
     )
     report.recommendations = rec.recommend(_facts(report))
     return report
@@ -253,6 +256,7 @@ def _single_json(run: str, hosts: List[str], r: HostReport) -> Dict[str, Any]:
         "framework": r.signals.framework,
         "profile": {"host": r.host, "path": r.path, "size_bytes": r.size_bytes},
         "warnings": list(r.warnings),
+        **(deep_json(r.deep) if r.deep else {}),
     }
 
 
@@ -292,6 +296,7 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
         "profile": [{"host": r.host, "path": r.path, "size_bytes": r.size_bytes} for r in reports],
         "per_host": [r.summary_json() for r in reports],
         "warnings": [f"{r.host}: {w}" for r in reports for w in r.warnings],
+        **combined_deep_json([(r.host, r.deep) for r in reports if r.deep]),
     }
 
 

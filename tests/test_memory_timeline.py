@@ -65,6 +65,7 @@ def test_peak_step_op_live_set_and_headroom():
     assert a["allocator_peak_bytes"] == 2 * GiB  # the allocator's own figure, kept apart
     # live at the peak: B (300, bf16), D (200, fp32), C (50, bf16); A was freed before D reused its address
     assert a["live_at_peak_count"] == 3 and a["live_at_peak_bytes"] == 550 * MiB
+    assert a["live_at_peak_unrecorded_bytes"] == 0
     assert [x["bytes"] for x in a["live_at_peak"]] == [300 * MiB, 200 * MiB, 50 * MiB]
     assert [x["op"] for x in a["live_at_peak"]] == ["m/conv2/Conv2D", "m/big/Concat", "m/dense/MatMul"]
     assert a["live_at_peak"][0]["dtype"] == "bfloat16" and a["live_at_peak"][1]["dtype"] == "float32"

@@ -61,6 +61,10 @@ class AllocatorMemory:
     per_step_peak_bytes: List[Optional[int]] = field(default_factory=list)
 
     @property
+    def unrecorded_bytes(self) -> Optional[int]:
+        return None if self.relative else max(0, self.peak_bytes - self.live_bytes)
+
+    @property
     def headroom_bytes(self) -> Optional[int]:
         return self.capacity_bytes - self.peak_bytes if self.capacity_bytes else None
 
@@ -92,6 +96,8 @@ class AllocatorMemory:
             "live_at_peak_count": self.live_count,
             "live_at_peak_bytes": self.live_bytes,
             "live_at_peak_by_dtype": dict(self.live_by_dtype),
+            # in use at the peak but allocated before the capture began (no record of it)
+            "live_at_peak_unrecorded_bytes": self.unrecorded_bytes,
             "per_step_peak_bytes": list(self.per_step_peak_bytes),
             "timeline": {
                 "t_ms": [round((t - origin_ns) / 1e6, 4) for t in self.timeline["t_ns"]],

@@ -14,6 +14,8 @@ import shutil
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
+from tb_plugin_advisor.views import render_deep
+
 FORMATS = ("text", "md", "json", "html")
 
 CATEGORY_ORDER = (
@@ -179,6 +181,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         for op in ops:
             name = _clip(str(op.get("name", "")), name_width)
             out.append(f"  {_num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
+    out += render_deep.text_sections(report, width)
     per_host = report.get("per_host") or []
     if per_host:
         out.append("")
@@ -254,6 +257,7 @@ def render_markdown(report: Dict[str, Any]) -> str:
                 f"| {_md(op.get('name', ''))} | {_md(op.get('category', ''))} | "
                 f"{_num(op.get('time_ms')):.3f} | {_num(op.get('count')):.1f} |"
             )
+    out += render_deep.md_sections(report)
     per_host = report.get("per_host") or []
     if per_host:
         out += ["", "## Per host", ""]
@@ -419,6 +423,7 @@ def render_html(report: Dict[str, Any]) -> str:
                 f'<td class="n">{_num(d.get("busy_pct")):.1f}</td></tr>'
             )
         body.append("</table>")
+    body += render_deep.html_sections(report)
     per_host = report.get("per_host") or []
     if per_host:
         body.append("<h2>Per host</h2><ul>")

@@ -1,6 +1,7 @@
 """`tb-advisor report LOGDIR`: diagnose one profile run in a terminal, or export it.
 
     tb-advisor report LOGDIR [--run RUN] [--host H] [--format text|md|json|html] [--output FILE]
+    tb-advisor report LOGDIR [--run RUN] --section memory|kernels|collectives|roofline [--section …]
     tb-advisor report LOGDIR --list
 
 Runs are found the way the Advisor tab finds them (tb_plugin_advisor.sources.discovery); RUN is a run name
@@ -16,6 +17,7 @@ import json
 import sys
 
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.report_deep import SECTIONS
 from tb_plugin_advisor.views.commands import require_logdir
 
 
@@ -31,6 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--list", action="store_true", help="list the runs found under LOGDIR and exit")
+    parser.add_argument(
+        "--section",
+        action="append",
+        choices=tuple(SECTIONS),
+        metavar="NAME",
+        help=f"show only this deeper view ({', '.join(SECTIONS)}); repeat for several",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                 f"unknown run '{args.run}' in {args.logdir}; {known_runs(s.run for s in sessions)}"
             )
     report = _build(session, args.host)
-    text = _format(report, args.format)
+    text = _format(report, args.format, args.section)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -93,7 +102,11 @@ def _build(session, host):
     return build_report(load_run(session, host), host=host).to_json()
 
 
-def _format(report, fmt: str) -> str:
+def _format(report, fmt: str, sections=None) -> str:
+    if sections:
+        from tb_plugin_advisor.views.render_sections import render_sections
+
+        return render_sections(report, fmt, list(dict.fromkeys(sections)))
     if fmt == "json":
         return json.dumps(report, indent=1, allow_nan=False) + "\n"
     from tb_plugin_advisor.views.render import render

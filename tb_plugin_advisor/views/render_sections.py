@@ -1,0 +1,61 @@
+"""`tb-advisor report --section NAME …`: only the chosen deeper views, in any export format.
+
+JSON keeps the report's own keys for the chosen sections (plus run, hosts and schema, so a saved file
+says what it is); text, Markdown and HTML reuse the sections of the whole report (render_deep.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any, Dict, List, Sequence
+
+from tb_plugin_advisor.report_deep import SECTIONS
+from tb_plugin_advisor.views import render_deep
+from tb_plugin_advisor.views.render import _CSS
+
+# What a section says when the profile has nothing for it, and why that usually is.
+EMPTY_SECTIONS: Dict[str, str] = {
+    "kernels": "No accelerator kernels in this profile (a CPU-only run, or the GPU tracer (CUPTI) "
+    "recorded none).",
+    "memory": "No allocator records in this profile (TensorFlow records them on its BFC allocators; "
+    "PyTorch needs profile(profile_memory=True)).",
+}
+
+
+def _empty(names: Sequence[str]) -> List[str]:
+    return [EMPTY_SECTIONS.get(n, f"No data for {n}.") for n in names]
+
+
+def section_json(report: Dict[str, Any], names: Sequence[str]) -> Dict[str, Any]:
+    out = {k: report.get(k) for k in ("schema", "run", "hosts", "host")}
+    out["sections"] = list(names)
+    for name in names:
+        out[SECTIONS[name]] = report.get(SECTIONS[name])
+    return out
+
+
+def render_sections(report: Dict[str, Any], fmt: str, names: Sequence[str]) -> str:
+    run = str(report.get("run", ""))
+    if fmt == "json":
+        return json.dumps(section_json(report, names), indent=1, allow_nan=False) + "\n"
+    if fmt == "text":
+        width = min(max(shutil.get_terminal_size((100, 24)).columns, 60), 160)
+        lines = render_deep.text_sections(report, width, names)
+        body = lines[1:] if lines and lines[0] == "" else lines
+        return f"tb-advisor report — run {run}\n" + "\n".join(body or _empty(names)) + "\n"
+    if fmt == "md":
+        lines = render_deep.md_sections(report, names)
+        return f"# Advisor report: {render_deep._md(run)}\n" + "\n".join(lines or [""] + _empty(names)) + "\n"
+    if fmt == "html":
+        e = render_deep._e
+        parts = render_deep.html_sections(report, names) or [f"<p>{e(x)}</p>" for x in _empty(names)]
+        return (
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<meta http-equiv="Content-Security-Policy" '
+            "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+            f"<title>Advisor report: {e(run)}</title><style>{_CSS}</style></head><body>"
+            f"<h1>Advisor report: {e(run)}</h1>" + "\n".join(parts) + "</body></html>\n"
+        )
+    raise ValueError(f"unknown format {fmt!r}")

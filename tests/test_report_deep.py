@@ -1,0 +1,145 @@
+"""The deeper views in the report: contract keys, all-hosts merge, `--section`, text/md/html exports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from synth import XSpaceBuilder
+
+from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.report_deep import SECTIONS
+from tb_plugin_advisor.views.cli import main as cli_main
+from tb_plugin_advisor.views.render import render_html, render_markdown, render_text
+
+T0 = 1_700_000_000_000_000_000
+MS = 1_000_000
+US = 1_000
+MiB = 1 << 20
+EVIL = "<img src=x onerror=alert(1)>"
+GEMM = "ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_stages_64x3_tn"
+GEMM_DETAILS = "regs:168 static_shared:0 dynamic_shared:73728 grid:40,8,1 block:256,1,1 occ_pct:12.5"
+REDUCE_DETAILS = "regs:64 static_shared:0 dynamic_shared:0 grid:108,1,1 block:256,1,1"
+
+
+def host(name: str, gemm_us: int = 600, peak_mib: int = 300, kernel: str = "reduce_kernel") -> XSpaceBuilder:
+    """4 steps of 10 ms: a GEMM and a reduce kernel per step; an allocator that peaks in step 3."""
+    b = XSpaceBuilder(hostnames=[name])
+    cpu = b.plane("/host:CPU")
+    python = cpu.line("python", id=1)
+    compute = cpu.line("tf_Compute", id=2)
+    stream = b.gpu_plane(0, memory_size=16 << 30).line("Stream #7(Kernel)", id=7)
+    for s in range(4):
+        t = T0 + s * 10 * MS
+        python.event("train", t, 10 * MS - 1, stats={"step_num": s + 1, "_r": 1})
+        stream.kernel(GEMM, t + 100 * US, gemm_us * US, details=GEMM_DETAILS, tf_op="m/dense/MatMul:MatMul")
+        stream.kernel(kernel, t + 2 * MS, 200 * US, details=REDUCE_DETAILS)
+        size = (peak_mib if s == 2 else 100) * MiB
+        for ms, sign in ((1, 1), (5, -1)):
+            compute.event("MemoryAllocation" if sign > 0 else "MemoryDeallocation", t + ms * MS, 0, stats={
+                "allocator_name": "GPU_0_bfc", "bytes_allocated": size if sign > 0 else 0,
+                "allocation_bytes": size, "addr": 1000 + s, "tf_op": f"m/layer{s}/{EVIL}", "data_type": 14})
+    return b
+
+
+def run_of(*hosts) -> RunProfiles:
+    profiles = [read_xplane_bytes(b.to_bytes(), source=f"{h}.xplane.pb", host=h) for b, h in hosts]
+    return RunProfiles("run-1", profiles)
+
+
+def test_single_host_report_carries_kernel_stats_and_memory():
+    report = build_report(run_of((host("w0"), "w0"))).to_json()
+    ks = report["kernel_stats"]
+    assert ks["launches"] == 8 and ks["distinct"] == 2 and ks["steps"] == 4
+    assert ks["total_ms"] == pytest.approx(4 * 0.8)
+    gemm, reduce = ks["kernels"]
+    assert gemm["name"] == GEMM and gemm["per_step_ms"] == pytest.approx(0.6)
+    assert gemm["occupancy_pct"] == 12.5 and gemm["occupancy_source"] == "profile_theoretical"
+    assert reduce["occupancy_source"] == "computed_theoretical"
+    assert reduce["occupancy_pct"] == pytest.approx(50.0)
+    memory = report["memory"]
+    (a,) = memory["allocators"]
+    assert memory["main_allocator"] == "GPU_0_bfc" and memory["peak_bytes"] == 300 * MiB
+    assert a["peak_step"] == 3 and a["peak_ms"] == pytest.approx(21.0)  # step 3 starts at 20 ms, +1 ms
+    assert a["per_step_peak_bytes"] == [100 * MiB, 100 * MiB, 300 * MiB, 100 * MiB]
+    assert a["capacity_bytes"] == 16 << 30 and a["device"] == "/device:GPU:0"
+    json.dumps(report, allow_nan=False)
+
+
+def test_all_hosts_merge_kernels_by_name_and_list_every_hosts_allocators():
+    w0, w1 = host("w0", gemm_us=600), host("w1", gemm_us=1000, peak_mib=500)
+    report = build_report(run_of((w0, "w0"), (w1, "w1")))
+    out = report.to_json()
+    ks = out["kernel_stats"]
+    assert ks["launches"] == 16 and ks["distinct"] == 2
+    gemm = ks["kernels"][0]
+    assert gemm["name"] == GEMM and gemm["launches"] == 8 and gemm["hosts"] == ["w0", "w1"]
+    assert gemm["total_ms"] == pytest.approx(4 * 0.6 + 4 * 1.0)
+    assert gemm["min_us"] == pytest.approx(600) and gemm["max_us"] == pytest.approx(1000)
+    assert gemm["mean_us"] == pytest.approx(800)
+    assert gemm["per_step_ms"] == pytest.approx((0.6 + 1.0) / 2)  # per step on each host, mean over hosts
+    assert [h["host"] for h in ks["per_host"]] == ["w0", "w1"]
+    memory = out["memory"]
+    assert memory["main_allocator"] == "w1:GPU_0_bfc" and memory["peak_bytes"] == 500 * MiB
+    peaks = [(a["host"], a["peak_bytes"]) for a in memory["allocators"]]
+    assert peaks == [("w1", 500 * MiB), ("w0", 300 * MiB)]
+    json.dumps(out, allow_nan=False)
+
+
+def test_exports_show_the_sections_and_escape_profile_strings():
+    report = build_report(run_of((host("w0", kernel=EVIL), "w0"))).to_json()
+    text = render_text(report, width=120)
+    assert "Kernel statistics:" in text and "Memory over time:" in text
+    assert "8 launches of 2 kernels" in text and "peak 300.00 MiB" in text and "in step 3" in text
+    md = render_markdown(report)
+    assert "## Kernel statistics" in md and "## Memory over time" in md
+    assert EVIL not in md and "&lt;img src=x onerror=alert\\(1\\)&gt;" in md
+    page = render_html(report)
+    assert '<h2 id="kernel-stats">' in page and '<h2 id="memory">' in page and "<polyline" in page
+    assert EVIL not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<script" not in page
+
+
+@pytest.fixture()
+def logdir(tmp_path: Path) -> Path:
+    session = tmp_path / "logs" / "runA" / "plugins" / "profile" / "2024_01_01_00_00_00"
+    host("w0").write(session / "w0.xplane.pb")
+    return tmp_path / "logs"
+
+
+@pytest.mark.parametrize("section", sorted(SECTIONS))
+def test_cli_section_json_has_only_that_view(logdir, capsys, section):
+    assert cli_main(["report", str(logdir), "--section", section, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sections"] == [section] and out["run"] == "runA/2024_01_01_00_00_00"
+    assert SECTIONS[section] in out and "verdict" not in out and "breakdown_pct" not in out
+
+
+def test_cli_sections_in_text_md_and_html(logdir, capsys, tmp_path):
+    assert cli_main(["report", str(logdir), "--section", "memory"]) == 0
+    text = capsys.readouterr().out
+    assert "Memory over time:" in text and "Kernel statistics" not in text and "Recommendations" not in text
+    both = ["--section", "kernels", "--section", "memory"]
+    assert cli_main(["report", str(logdir), *both, "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert md.index("## Kernel statistics") < md.index("## Memory over time")
+    target = tmp_path / "k.html"
+    html_args = ["--section", "kernels", "--format", "html", "-o", str(target)]
+    assert cli_main(["report", str(logdir), *html_args]) == 0
+    page = target.read_text()
+    assert page.startswith("<!DOCTYPE html>") and '<h2 id="kernel-stats">' in page and EVIL not in page
+
+
+def test_cli_section_on_a_profile_without_that_data_says_why(tmp_path, capsys):
+    b = XSpaceBuilder(hostnames=["c"])
+    b.plane("/host:CPU").line("python", id=1).event("train", T0, MS, stats={"_r": 1})
+    b.write(tmp_path / "plugins" / "profile" / "s" / "c.xplane.pb")
+    assert cli_main(["report", str(tmp_path), "--section", "kernels"]) == 0
+    assert "No accelerator kernels in this profile" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:  # argparse refuses an unknown section with exit 2
+        cli_main(["report", str(tmp_path), "--section", "bogus"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'bogus'" in capsys.readouterr().err
