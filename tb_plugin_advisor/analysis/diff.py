@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.diff_deep import deep_diff, deep_sentences
 from tb_plugin_advisor.analysis.thresholds import TOP_OPS
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
@@ -602,6 +603,7 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         "ops": ops,
         "kernels": kernels,
         "warnings": warnings,
+        **deep_diff(baseline, candidate),  # memory, kernel_stats … (diff_deep.py)
     }
     diff["summary"] = explain(diff)
     return diff
@@ -875,6 +877,7 @@ def explain(diff: Dict[str, Any]) -> str:
     if st["significant"] or any(row["significant"] for row in diff["breakdown"].values()):
         sentences += _ops_sentence(diff, "ops", "op")  # op moves are only worth naming behind a real change
     sentences.append(_memory_sentence(diff))
+    sentences += deep_sentences(diff)
     fewest = min(st["baseline_steps"], st["candidate_steps"])
     if 0 < fewest < SIGNIFICANCE["min_steps"]:
         sentences.append(

@@ -21,6 +21,7 @@ from tb_plugin_advisor.analysis.diff import (
     fmt_bytes,
     short_name,
 )
+from tb_plugin_advisor.views.diff_render_deep import deep_tables
 
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)
@@ -253,6 +254,9 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
         if line:
             out += [f"{label}: {line}", ""]
+    for title, header, rows in deep_tables(diff):
+        out.append(title)
+        out += _table(header, rows, "l" + "r" * (len(header) - 1)) + [""]
     for key, what in (("ops", "Ops"), ("kernels", "Kernels")):
         rows = diff[key]
         if not rows:
@@ -308,6 +312,8 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
         if line:
             out += [f"**{label}:** {md_escape(line)}", ""]
+    for title, header, rows in deep_tables(diff):
+        out += [f"## {title}", ""] + _md_table(header, rows, "l" + "r" * (len(header) - 1)) + [""]
     for key, what in (("ops", "Ops"), ("kernels", "Kernels")):
         rows = diff[key]
         if not rows:
@@ -430,6 +436,8 @@ def render_html(diff: Dict[str, Any]) -> str:
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
         if line:
             body.append(f"<p><b>{_e(label)}:</b> {_e(line)}</p>")
+    for title, header, rows in deep_tables(diff):
+        body += [f"<h2>{_e(title)}</h2>", _html_table(header, rows, [""] + ["n"] * (len(header) - 1))]
     for key, what in (("ops", "Ops"), ("kernels", "Kernels")):
         rows = diff[key]
         if not rows:

@@ -1,0 +1,148 @@
+"""What changed in the deeper views between two reports: memory, kernel statistics (and collectives and
+roofline once the reports carry them). Inputs are report dicts, like analysis/diff.py; diff.py adds
+`deep_diff`'s keys to the diff and `deep_sentences` to its summary.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
+                       "distinct")
+
+# A change is worth a sentence in the summary only past these (the tables show every number).
+DEEP_EXPLAIN = {
+    "memory_min_pct": 5.0,  # peak memory of the main allocator moved by ≥ 5 %
+    "dtype_min_share_pct": 10.0,  # a dtype's bytes at the peak moved by ≥ 10 % of the baseline peak
+    "occupancy_min_points": 5.0,  # time-weighted occupancy moved by ≥ 5 points
+    "launches_min_pct": 20.0,  # launches per step moved by ≥ 20 %
+    "kernel_occupancy_top": 10,  # kernels listed whose occupancy changed
+}
+
+
+def _num(value: Any) -> Optional[float]:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if out == out else None
+
+
+def _pair(b: Any, c: Any, digits: int = 3) -> Dict[str, Optional[float]]:
+    b, c = _num(b), _num(c)
+    delta = None if b is None or c is None else round(c - b, digits)
+    pct = None if delta is None or not b else round(100.0 * delta / b, 2)
+    return {"baseline": b, "candidate": c, "delta": delta, "delta_pct": pct}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Memory
+
+
+def _main_allocator(report: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    allocators = (report.get("memory") or {}).get("allocators") or []
+    return allocators[0] if allocators else None
+
+
+def memory_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+    """The main allocator of each run (largest device allocator, else host): peak and its make-up by dtype."""
+    b, c = _main_allocator(base), _main_allocator(cand)
+    out: Dict[str, Any] = {
+        "baseline_allocator": b["allocator"] if b else None,
+        "candidate_allocator": c["allocator"] if c else None,
+        "peak_bytes": _pair(b and b["peak_bytes"], c and c["peak_bytes"], 0),
+        "live_at_peak_bytes": _pair(b and b.get("live_at_peak_bytes"), c and c.get("live_at_peak_bytes"), 0),
+        "headroom_pct": _pair(b and b.get("headroom_pct"), c and c.get("headroom_pct"), 2),
+        "by_dtype_delta_bytes": {},
+    }
+    if b and c:
+        bd, cd = b.get("live_at_peak_by_dtype") or {}, c.get("live_at_peak_by_dtype") or {}
+        deltas = {k: int(cd.get(k, 0)) - int(bd.get(k, 0)) for k in sorted(set(bd) | set(cd))}
+        out["by_dtype_delta_bytes"] = dict(sorted(deltas.items(), key=lambda kv: -abs(kv[1])))
+    return out
+
+
+def _bytes(value: float) -> str:
+    v = abs(value)
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= size:
+            return f"{value / size:.1f} {unit}"
+    return f"{value:.0f} B"
+
+
+def _signed_bytes(value: float) -> str:
+    return ("+" if value >= 0 else "\u2212") + _bytes(abs(value))
+
+
+def memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    """The main allocator's peak (unless diff.py's device-peak sentence says it) and which dtypes moved."""
+    m = diff.get("memory") or {}
+    peak = m.get("peak_bytes") or {}
+    if peak.get("delta_pct") is None or abs(peak["delta_pct"]) < DEEP_EXPLAIN["memory_min_pct"]:
+        return None
+    device_peak = diff.get("peak_memory_bytes") or {}
+    parts = []
+    if device_peak.get("delta_pct") is None:  # CPU runs: diff.py has no device peak to speak of
+        sign = "+" if peak["delta_pct"] > 0 else "\u2212"
+        parts.append(f"Peak memory of {m['candidate_allocator']} {_bytes(peak['baseline'])} \u2192 "
+                     f"{_bytes(peak['candidate'])} ({sign}{abs(peak['delta_pct']):.0f} %)")
+    floor = DEEP_EXPLAIN["dtype_min_share_pct"] / 100.0 * peak["baseline"]
+    moved = [(k, v) for k, v in (m.get("by_dtype_delta_bytes") or {}).items() if abs(v) >= floor]
+    if moved:
+        parts.append("live at the peak: " + ", ".join(f"{k} {_signed_bytes(v)}" for k, v in moved[:3]))
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+# ---------------------------------------------------------------------------------------------------
+# Kernel statistics
+
+
+def kernel_stats_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+    b, c = base.get("kernel_stats") or {}, cand.get("kernel_stats") or {}
+    out: Dict[str, Any] = {
+        key: _pair(b.get(key), c.get(key), 2)
+        for key in KERNEL_SUMMARY_KEYS
+    }
+    b_rows = {k["name"]: k for k in b.get("kernels") or []}
+    changes = []
+    for k in c.get("kernels") or []:
+        old = b_rows.get(k["name"])
+        if old is None or old.get("occupancy_pct") is None or k.get("occupancy_pct") is None:
+            continue
+        delta = float(k["occupancy_pct"]) - float(old["occupancy_pct"])
+        if abs(delta) >= DEEP_EXPLAIN["occupancy_min_points"]:
+            changes.append({"name": k["name"], "baseline": old["occupancy_pct"],
+                            "candidate": k["occupancy_pct"], "delta": round(delta, 2),
+                            "time_ms": k.get("total_ms")})
+    changes.sort(key=lambda r: -(r["time_ms"] or 0.0))
+    out["occupancy_changes"] = changes[: DEEP_EXPLAIN["kernel_occupancy_top"]]
+    return out
+
+
+def kernel_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    ks = diff.get("kernel_stats") or {}
+    parts = []
+    launches = ks.get("launches_per_step") or {}
+    moved = launches.get("delta_pct")
+    if moved is not None and abs(moved) >= DEEP_EXPLAIN["launches_min_pct"]:
+        parts.append(f"kernel launches per step {launches['baseline']:.0f} \u2192 "
+                     f"{launches['candidate']:.0f}")
+    occ = ks.get("occupancy_pct") or {}
+    if occ.get("delta") is not None and abs(occ["delta"]) >= DEEP_EXPLAIN["occupancy_min_points"]:
+        parts.append(f"time-weighted occupancy {occ['baseline']:.0f} % \u2192 {occ['candidate']:.0f} %")
+    return ("Kernels: " + "; ".join(parts) + ".") if parts else None
+
+
+# ---------------------------------------------------------------------------------------------------
+# The whole deeper-view diff
+
+
+def deep_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+    return {"memory": memory_diff(base, cand), "kernel_stats": kernel_stats_diff(base, cand)}
+
+
+def deep_sentences(diff: Dict[str, Any]) -> List[str]:
+    return [s for s in (memory_sentence(diff), kernel_sentence(diff)) if s]

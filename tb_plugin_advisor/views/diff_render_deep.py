@@ -1,0 +1,59 @@
+"""The deeper views of a diff (memory, kernel statistics …) as format-neutral tables: a title, headers and
+rows of strings that diff_render.py lays out as text, Markdown or HTML like its other tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+Table = Tuple[str, List[str], List[List[str]]]
+
+
+def _fmt(value: Optional[float], unit: str = "", digits: int = 1) -> str:
+    if value is None:
+        return "—"
+    if unit == "B":
+        v = abs(value)
+        for name, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if v >= size:
+                return f"{value / size:.2f} {name}"
+        return f"{value:.0f} B"
+    return f"{value:.{digits}f}{unit}"
+
+
+def _signed(value: Optional[float], unit: str = "", digits: int = 1) -> str:
+    if value is None:
+        return "—"
+    text = _fmt(abs(value), unit, digits)
+    return ("+" if value >= 0 else "\u2212") + text
+
+
+def _row(label: str, pair: Dict[str, Any], unit: str = "", digits: int = 1) -> List[str]:
+    return [label, _fmt(pair.get("baseline"), unit, digits), _fmt(pair.get("candidate"), unit, digits),
+            _signed(pair.get("delta"), unit, digits)]
+
+
+def deep_tables(diff: Dict[str, Any]) -> List[Table]:
+    tables: List[Table] = []
+    m = diff.get("memory") or {}
+    if m.get("baseline_allocator") or m.get("candidate_allocator"):
+        names = [str(m.get(k) or "—") for k in ("baseline_allocator", "candidate_allocator")]
+        rows = [["allocator", *names, ""],
+                _row("peak", m["peak_bytes"], "B"), _row("live at the peak", m["live_at_peak_bytes"], "B"),
+                _row("headroom %", m["headroom_pct"], "", 1)]
+        moved = [(k, v) for k, v in m["by_dtype_delta_bytes"].items() if v]
+        rows += [[f"live {k} at the peak", "", "", _signed(v, "B")] for k, v in moved]
+        tables.append(("Memory (main allocator)", ["", "baseline", "candidate", "delta"], rows))
+    ks = diff.get("kernel_stats") or {}
+    distinct = ks.get("distinct") or {}
+    if (distinct.get("baseline") or 0) > 0 or (distinct.get("candidate") or 0) > 0:
+        rows = [_row("launches per step", ks["launches_per_step"], "", 0),
+                _row("distinct kernels", ks["distinct"], "", 0),
+                _row("occupancy % (time-weighted)", ks["occupancy_pct"]),
+                _row("launches under 10 µs %", ks["tiny_launch_pct"]),
+                _row("kernel time on Tensor Cores %", ks["tensor_core_time_pct"])]
+        for r in ks.get("occupancy_changes") or []:
+            rows.append([f"occupancy % of {r['name']}", _fmt(r["baseline"]), _fmt(r["candidate"]),
+                         _signed(r["delta"])])
+        tables.append(("Kernel statistics", ["", "baseline", "candidate", "delta"], rows))
+    return tables
