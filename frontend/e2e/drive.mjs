@@ -335,6 +335,34 @@ const ACTIONS = {
     return { href };
   },
 
+  /** Type into an input (replacing its value); the panel re-renders on "input". */
+  async fill(ctx, s) {
+    await ctx.adv.locator(s.selector ?? sel(s.testid)).first().fill(s.value);
+    return { value: s.value };
+  },
+
+  /** Click the first element matching a selector or testid. */
+  async click(ctx, s) {
+    await ctx.adv.locator(s.selector ?? sel(s.testid)).first().click();
+    return {};
+  },
+
+  /** Choose an option (by value) of a select. */
+  async choose(ctx, s) {
+    await ctx.adv.locator(s.selector ?? sel(s.testid)).first().selectOption(s.value);
+    return { value: s.value };
+  },
+
+  /** Text (and one attribute, when `attr` is given) of every element matching: the test checks them. */
+  async collect(ctx, s) {
+    const items = await ctx.adv.locator(s.selector).evaluateAll(
+      (els, attr) => els.map((e) => ({ text: (e.textContent ?? "").trim(), attr: attr ? e.getAttribute(attr) : null })),
+      s.attr ?? null,
+    );
+    if (items.length < (s.min ?? 0)) fail(`${s.selector}: ${items.length} elements, expected at least ${s.min}`);
+    return { items };
+  },
+
   async screenshot(ctx, s) {
     if (!shotsDir) fail("no screenshots folder in the spec");
     if (s.scrollTo && ctx.adv) await ctx.adv.locator(s.scrollTo).first().scrollIntoViewIfNeeded();

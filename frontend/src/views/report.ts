@@ -21,6 +21,7 @@ import {
   verdictView,
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
+import { deepCards } from "./deep";
 
 interface Ctx {
   theme: Theme;
@@ -277,6 +278,7 @@ export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () =
     inputPipelineCard(r),
     h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
     perHostCard(r),
+    deepCards(r),
     opsCard(r),
   );
   return { el, draw: () => drawers.map((d) => d()) };

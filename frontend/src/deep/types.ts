@@ -1,0 +1,105 @@
+// JSON of the deeper views (report keys kernel_stats, memory, collectives, roofline; docs/deep-views.md).
+// Every field optional: an older report without them renders without these panels.
+
+import type { Report } from "../types";
+
+export interface Finding {
+  id: string;
+  severity?: string;
+  title?: string;
+  message?: string;
+  evidence?: string;
+  snippet?: string;
+  host?: string;
+}
+
+export interface KernelRow {
+  name: string;
+  family?: string;
+  launches?: number;
+  total_ms?: number;
+  time_pct?: number;
+  mean_us?: number;
+  min_us?: number;
+  max_us?: number;
+  per_step_ms?: number | null;
+  launches_per_step?: number | null;
+  grid?: number[] | null;
+  block?: number[] | null;
+  threads_per_block?: number | null;
+  registers_per_thread?: number | null;
+  shared_memory_bytes?: number | null;
+  configs?: number;
+  occupancy_pct?: number | null;
+  occupancy_source?: string | null;
+  theoretical_occupancy_pct?: number | null;
+  occupancy_limiter?: string | null;
+  tensor_cores?: boolean;
+  tensor_core_pct?: number;
+  precision?: string;
+  hosts?: string[];
+}
+
+export interface KernelStats {
+  launches?: number;
+  distinct?: number;
+  total_ms?: number;
+  steps?: number;
+  launches_per_step?: number | null;
+  tiny_launch_pct?: number;
+  occupancy_pct?: number | null;
+  tensor_core_time_pct?: number;
+  kernels?: KernelRow[];
+  findings?: Finding[];
+}
+
+export interface LiveAllocation {
+  bytes?: number;
+  requested_bytes?: number | null;
+  op?: string | null;
+  shape?: string | null;
+  dtype?: string | null;
+  region?: string | null;
+  allocated_ms?: number;
+}
+
+export interface Allocator {
+  allocator: string;
+  host?: string;
+  kind?: string;
+  device?: string | null;
+  records?: number;
+  relative?: boolean;
+  peak_bytes?: number;
+  peak_ms?: number;
+  peak_step?: number | null;
+  peak_op?: string | null;
+  peak_op_source?: string | null;
+  allocator_peak_bytes?: number | null;
+  reserved_peak_bytes?: number | null;
+  fragmentation_pct?: number | null;
+  fragmentation_source?: string | null;
+  capacity_bytes?: number | null;
+  capacity_source?: string | null;
+  headroom_bytes?: number | null;
+  headroom_pct?: number | null;
+  live_at_peak?: LiveAllocation[];
+  live_at_peak_count?: number;
+  live_at_peak_bytes?: number;
+  live_at_peak_by_dtype?: Record<string, number>;
+  live_at_peak_unrecorded_bytes?: number | null;
+  per_step_peak_bytes?: (number | null)[];
+  timeline?: { t_ms?: number[]; in_use_bytes?: number[]; reserved_bytes?: (number | null)[] | null; points?: number; downsampled?: boolean };
+}
+
+export interface Memory {
+  allocators?: Allocator[];
+  main_allocator?: string | null;
+  peak_bytes?: number | null;
+  findings?: Finding[];
+}
+
+export type DeepReport = Report & {
+  kernel_stats?: KernelStats;
+  memory?: Memory;
+};

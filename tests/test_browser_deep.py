@@ -1,0 +1,82 @@
+"""End to end: the deeper-view panels (kernel statistics, memory over time) in a real TensorBoard and
+headless Chromium, on a synthetic GPU run whose numbers are known and on the bundled real TF run."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+from deep_profiles import STEPS, TINY_PER_STEP, write_gpu_run
+from fixtures_server import start_tensorboard
+from test_browser import browser_tools, drive, step_result  # noqa: F401 - the fixture is used by name
+
+pytestmark = pytest.mark.browser
+
+SAMPLE = Path(__file__).resolve().parents[1] / "tb_plugin_advisor" / "sample_logdir"
+
+
+@pytest.fixture(scope="module")
+def deep_tb(tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("deep_logdir")
+    gpu_run = write_gpu_run(logdir)
+    shutil.copytree(SAMPLE / "run3_mixed", logdir / "run3_mixed")
+    with start_tensorboard(logdir) as tb:
+        status, runs = tb.plugin("runs")
+        assert status == 200, runs
+        names = [r["run"] for r in runs["runs"]]
+        tf_run = next(n for n in names if n.startswith("run3_mixed"))
+        yield tb, gpu_run, tf_run
+
+
+def final_report(tb, run: str) -> Dict[str, Any]:
+    def ready():
+        status, body = tb.plugin("report", run=run)
+        return body if status == 200 else None
+
+    return tb.wait_for(ready, timeout_s=300)
+
+
+def test_kernel_statistics_and_memory_panels(deep_tb, browser_tools, tmp_path):  # noqa: F811
+    tb, gpu_run, tf_run = deep_tb
+    report = final_report(tb, gpu_run)
+    kernels = report["kernel_stats"]["kernels"]
+    by_launches = [k["name"] for k in sorted(kernels, key=lambda k: -k["launches"])]
+    launches = STEPS * (2 + TINY_PER_STEP)
+    tiny_finding = '[data-testid="kernel-finding"][data-finding-id="kernels.tiny_launches"]'
+    occupancy_cells = '[data-testid="kernel-row"] td:nth-child(11) span'
+    steps: List[Dict[str, Any]] = [
+        {"do": "openAdvisor"},
+        {"do": "selectRun", "run": gpu_run},
+        {"do": "expectText", "testid": "kernel-summary", "match": rf"^{launches} launches of 3 kernels"},
+        {"do": "expectCount", "selector": '[data-testid="kernel-row"]', "min": 3, "max": 3},
+        {"do": "expectCount", "selector": tiny_finding, "max": 1},
+        {"do": "collect", "selector": '[data-testid="kernel-row"]', "attr": "data-name", "min": 3},
+        {"do": "click", "testid": "kernel-sort-launches"},
+        {"do": "collect", "selector": '[data-testid="kernel-row"]', "attr": "data-name", "min": 3},
+        {"do": "fill", "testid": "kernel-filter", "value": "GEMM -tiny"},
+        {"do": "expectCount", "selector": '[data-testid="kernel-row"]', "min": 1, "max": 1},
+        {"do": "collect", "selector": occupancy_cells, "attr": "data-source", "min": 1},
+        {"do": "fill", "testid": "kernel-filter", "value": "elementwise"},
+        {"do": "collect", "selector": occupancy_cells, "attr": "data-source", "min": 2},
+        {"do": "expectCount", "selector": '[data-testid="memory-chart"] polyline', "min": 1},
+        {"do": "expectCount", "selector": '[data-testid="memory-peak"]', "min": 1, "max": 1},
+        {"do": "expectText", "testid": "memory-facts", "match": r"Peak 900 MiB at \d+(\.\d+)? ms in step 3"},
+        {"do": "expectCount", "selector": '[data-testid="memory-live"] tbody tr', "min": 1},
+        {"do": "screenshot", "name": "advisor-deep-gpu", "scrollTo": '[data-testid="kernel-stats"]'},
+        {"do": "selectRun", "run": tf_run},
+        {"do": "expectCount", "selector": '[data-testid="kernel-stats"]', "min": 0, "max": 0},
+        {"do": "expectCount", "selector": '[data-testid="memory-chart"] polyline', "min": 1},
+        {"do": "expectText", "testid": "memory-facts", "match": r"allocations live at the peak.*bfloat16"},
+        {"do": "screenshot", "name": "advisor-deep-memory-tf", "scrollTo": '[data-testid="memory-card"]'},
+    ]  # fmt: skip
+    summary = drive(browser_tools, tmp_path, "deep", tb.url + "/", steps)
+    first = [i["attr"] for i in step_result(summary, "collect", 0)["items"]]
+    assert first == [k["name"] for k in kernels], "default order: total time, as the report lists them"
+    after_sort = [i["attr"] for i in step_result(summary, "collect", 1)["items"]]
+    assert after_sort == by_launches, "clicking Launches sorts by launches, most first"
+    gemm_source = step_result(summary, "collect", 2)["items"][0]["attr"]
+    assert gemm_source == "profile_theoretical"
+    sources = sorted(i["attr"] for i in step_result(summary, "collect", 3)["items"])
+    assert sources == ["computed_theoretical", "computed_theoretical"]  # elementwise + the tiny fill kernel
