@@ -10,28 +10,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from tb_plugin_advisor.analysis.findings import KERNEL_STATS_TOP
+from tb_plugin_advisor.analysis.collectives import Collectives, analyze_collectives, skew_of
+from tb_plugin_advisor.analysis.findings import KERNEL_STATS_TOP, collective_findings
 from tb_plugin_advisor.analysis.kernel_stats import KernelStats, kernel_stats
 from tb_plugin_advisor.analysis.memory_timeline import MemoryTimeline, memory_timeline
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
 
 # `tb-advisor report --section NAME` → the report key it shows.
-SECTIONS: Dict[str, str] = {"kernels": "kernel_stats", "memory": "memory"}
+SECTIONS: Dict[str, str] = {"kernels": "kernel_stats", "memory": "memory", "collectives": "collectives"}
 
 
 @dataclass
 class DeepViews:
     kernel_stats: KernelStats
     memory: MemoryTimeline
+    collectives: Collectives
 
 
 def analyze_deep(profile: Profile, steps: Optional[Steps]) -> DeepViews:
-    return DeepViews(kernel_stats=kernel_stats(profile, steps), memory=memory_timeline(profile, steps))
+    return DeepViews(
+        kernel_stats=kernel_stats(profile, steps),
+        memory=memory_timeline(profile, steps),
+        collectives=analyze_collectives(profile, steps),
+    )
 
 
 def deep_json(views: DeepViews) -> Dict[str, Any]:
-    return {"kernel_stats": views.kernel_stats.to_json(), "memory": views.memory.to_json()}
+    return {
+        "kernel_stats": views.kernel_stats.to_json(),
+        "memory": views.memory.to_json(),
+        "collectives": views.collectives.to_json(),
+    }
 
 
 def combined_deep_json(hosts: List[Tuple[str, DeepViews]]) -> Dict[str, Any]:
@@ -40,6 +50,7 @@ def combined_deep_json(hosts: List[Tuple[str, DeepViews]]) -> Dict[str, Any]:
     return {
         "kernel_stats": _merged_kernels(per_host),
         "memory": _merged_memory(per_host),
+        "collectives": _merged_collectives(per_host),
     }
 
 
@@ -102,6 +113,57 @@ def _merged_memory(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any]
         "peak_bytes": main["peak_bytes"] if main else None,
         "findings": [dict(f, host=host) for host, out in per_host for f in out["memory"]["findings"]],
     }
+
+
+def _merged_collectives(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any]:
+    """Types summed over hosts; per-step figures are means over the hosts that run collectives; the skew
+    is across every rank (host:device) of the run."""
+    parts = [(host, out["collectives"]) for host, out in per_host]
+    active = [(h, c) for h, c in parts if c["calls"]]
+    types: Dict[str, Dict[str, Any]] = {}
+    for _, c in active:
+        for t in c["types"]:
+            empty = {"type": t["type"], "calls": 0, "total_ms": 0.0, "exposed_ms": 0.0}
+            row = types.setdefault(t["type"], empty)
+            row["calls"] += t["calls"]
+            row["total_ms"] = round(row["total_ms"] + t["total_ms"], 4)
+            row["exposed_ms"] = round(row["exposed_ms"] + t["exposed_ms"], 4)
+            for key in ("per_step_ms", "exposed_per_step_ms", "calls_per_step", "algbw_gbps", "busbw_gbps",
+                        "mean_message_bytes", "group_size"):
+                row.setdefault(f"_{key}", []).append(t.get(key))
+    for row in types.values():
+        for key in [k for k in row if k.startswith("_")]:
+            row[key[1:]] = _mean(row.pop(key))
+        row["hidden_pct"] = (round(100.0 * (row["total_ms"] - row["exposed_ms"]) / row["total_ms"], 2)
+                             if row["total_ms"] else None)
+    total = sum(c["total_ms"] for _, c in active)
+    exposed = sum(c["exposed_ms"] for _, c in active)
+    ranks = [(f"{h}:{d['device']}", d["compute_per_step_ms"], d["per_step_ms"])
+             for h, c in active for d in c["per_device"] if d.get("compute_per_step_ms") is not None]
+    merged = {
+        "calls": sum(c["calls"] for _, c in active),
+        "total_ms": round(total, 4),
+        "exposed_ms": round(exposed, 4),
+        "hidden_pct": round(100.0 * (total - exposed) / total, 2) if total else None,
+        "steps": sum(c["steps"] for _, c in parts),
+        "devices_with_collectives": sum(c["devices_with_collectives"] for _, c in parts),
+        "per_step_ms": _mean([c["per_step_ms"] for _, c in active]),
+        "exposed_per_step_ms": _mean([c["exposed_per_step_ms"] for _, c in active]),
+        "exposed_step_pct": _mean([c["exposed_step_pct"] for _, c in active]),
+        "types": sorted(types.values(), key=lambda t: -t["total_ms"]),
+        "per_device": [dict(d, host=h) for h, c in parts for d in c["per_device"]],
+        "skew": skew_of(ranks),
+        "per_host": [dict(host=h, **_collective_summary(c)) for h, c in parts],
+    }
+    host_findings = [dict(f, host=h) for h, c in parts for f in c["findings"]
+                     if f["id"] != "collectives.straggler"]
+    run_straggler = [f.to_json() for f in collective_findings({"skew": merged["skew"]})]
+    merged["findings"] = host_findings + run_straggler
+    return merged
+
+
+def _collective_summary(c: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in c.items() if k not in ("types", "per_device", "findings")}
 
 
 def _summary_of(section: Dict[str, Any]) -> Dict[str, Any]:

@@ -43,18 +43,18 @@ def test_kernel_statistics_and_memory_panels(deep_tb, browser_tools, tmp_path): 
     report = final_report(tb, gpu_run)
     kernels = report["kernel_stats"]["kernels"]
     by_launches = [k["name"] for k in sorted(kernels, key=lambda k: -k["launches"])]
-    launches = STEPS * (2 + TINY_PER_STEP)
+    launches = STEPS * (4 + TINY_PER_STEP)
     tiny_finding = '[data-testid="kernel-finding"][data-finding-id="kernels.tiny_launches"]'
     occupancy_cells = '[data-testid="kernel-row"] td:nth-child(11) span'
     steps: List[Dict[str, Any]] = [
         {"do": "openAdvisor"},
         {"do": "selectRun", "run": gpu_run},
-        {"do": "expectText", "testid": "kernel-summary", "match": rf"^{launches} launches of 3 kernels"},
-        {"do": "expectCount", "selector": '[data-testid="kernel-row"]', "min": 3, "max": 3},
+        {"do": "expectText", "testid": "kernel-summary", "match": rf"^{launches} launches of 5 kernels"},
+        {"do": "expectCount", "selector": '[data-testid="kernel-row"]', "min": 5, "max": 5},
         {"do": "expectCount", "selector": tiny_finding, "max": 1},
-        {"do": "collect", "selector": '[data-testid="kernel-row"]', "attr": "data-name", "min": 3},
+        {"do": "collect", "selector": '[data-testid="kernel-row"]', "attr": "data-name", "min": 5},
         {"do": "click", "testid": "kernel-sort-launches"},
-        {"do": "collect", "selector": '[data-testid="kernel-row"]', "attr": "data-name", "min": 3},
+        {"do": "collect", "selector": '[data-testid="kernel-row"]', "attr": "data-name", "min": 5},
         {"do": "fill", "testid": "kernel-filter", "value": "GEMM -tiny"},
         {"do": "expectCount", "selector": '[data-testid="kernel-row"]', "min": 1, "max": 1},
         {"do": "collect", "selector": occupancy_cells, "attr": "data-source", "min": 1},

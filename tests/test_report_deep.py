@@ -143,3 +143,28 @@ def test_cli_section_on_a_profile_without_that_data_says_why(tmp_path, capsys):
         cli_main(["report", str(tmp_path), "--section", "bogus"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'bogus'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------
+# Collectives in the report (tests/deep_profiles.py: 5 ms of collectives per step, 3 ms exposed)
+
+
+def test_collectives_in_the_report_the_exports_and_across_hosts():
+    from deep_profiles import COLLECTIVE_MS, EXPOSED_MS, STEP_MS, gpu_training_profile
+
+    one = build_report(run_of((gpu_training_profile("w0"), "w0"))).to_json()
+    c = one["collectives"]
+    assert c["per_step_ms"] == pytest.approx(COLLECTIVE_MS)
+    assert c["exposed_per_step_ms"] == pytest.approx(EXPOSED_MS)
+    assert c["hidden_pct"] == pytest.approx(100 * (COLLECTIVE_MS - EXPOSED_MS) / COLLECTIVE_MS)
+    assert c["exposed_step_pct"] == pytest.approx(100 * EXPOSED_MS / STEP_MS, abs=0.01)
+    assert [t["type"] for t in c["types"]] == ["all_reduce", "reduce_scatter"]
+    assert [f["id"] for f in c["findings"]] == ["collectives.exposed"]
+    assert "Collectives:" in render_text(one) and "## Collectives" in render_markdown(one)
+    assert '<h2 id="collectives">' in render_html(one)
+    # two hosts: the slower one computes longer (its GEMM takes longer): a straggler across hosts
+    fast, slow = gpu_training_profile("w0"), gpu_training_profile("w1")
+    both = build_report(run_of((fast, "w0"), (slow, "w1"))).to_json()["collectives"]
+    assert both["calls"] == 2 * c["calls"] and [h["host"] for h in both["per_host"]] == ["w0", "w1"]
+    assert both["skew"]["ranks"] == 2 and both["skew"]["compute_skew_pct"] == pytest.approx(0.0)
+    assert [f["id"] for f in both["findings"]] == ["collectives.exposed", "collectives.exposed"]

@@ -172,3 +172,58 @@ def _gib(value: Optional[int]) -> str:
     if value >= 1 << 30:
         return f"{value / (1 << 30):.2f} GiB"
     return f"{value / (1 << 20):.1f} MiB"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Collectives
+
+OVERLAP_SNIPPET = (
+    "# PyTorch DDP: larger gradient buckets overlap better with the backward pass\n"
+    "model = DDP(model, bucket_cap_mb=100, gradient_as_bucket_view=True)\n"
+    "# FSDP: prefetch the next all-gather during the current layer\n"
+    "FSDP(model, backward_prefetch=BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)\n"
+    "# JAX / XLA on GPU: let the scheduler hide collectives behind compute\n"
+    "XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true"
+)
+
+
+def collective_findings(c: Dict[str, Any]) -> List[Finding]:
+    """On the collectives JSON of one host (or of the run, for the skew across hosts)."""
+    out: List[Finding] = []
+    share = c.get("exposed_step_pct")
+    if share is not None and share >= COLLECTIVES_EXPOSED_PCT:
+        out.append(Finding(
+            "collectives.exposed", "high" if share >= COLLECTIVES_EXPOSED_HIGH_PCT else "medium",
+            "Communication is not hidden behind compute",
+            "While these collectives run no compute kernel runs on the device, so they add to the step. "
+            "Overlap them with the backward pass (gradient buckets, prefetching, async collectives).",
+            f"{c.get('exposed_per_step_ms'):.2f} ms of {c.get('per_step_ms'):.2f} ms collective time "
+            "per step "
+            f"is exposed: {share:.1f} % of the step; {c.get('hidden_pct') or 0:.0f} % is hidden",
+            OVERLAP_SNIPPET,
+        ))
+    for t in c.get("types") or []:
+        mean, per_step = t.get("mean_message_bytes"), t.get("calls_per_step")
+        if mean is None or per_step is None:
+            continue
+        if mean < COLLECTIVES_SMALL_MESSAGE_BYTES and per_step >= COLLECTIVES_SMALL_MIN_PER_STEP:
+            out.append(Finding(
+                "collectives.small_messages", "medium", f"Many small {t['type'].replace('_', '-')} messages",
+                "Small messages are latency-bound: each call pays the same setup cost whatever its size. "
+                "Fewer, larger buckets (DDP bucket_cap_mb, FSDP wrapping larger units, XLA combiner "
+                "thresholds) move the same bytes in fewer calls.",
+                f"{per_step:.0f} calls per step, {_gib(mean)} on average"
+                + (f", {t['busbw_gbps']:.1f} GB/s bus bandwidth" if t.get("busbw_gbps") is not None else ""),
+            ))
+    skew = c.get("skew") or {}
+    if skew.get("compute_skew_pct") is not None and skew["compute_skew_pct"] >= COLLECTIVES_SKEW_PCT:
+        out.append(Finding(
+            "collectives.straggler", "medium", f"{skew['slowest']} is a straggler",
+            "One rank computes longer than the others, which then wait inside their collectives. Look "
+            "for uneven data (sequence lengths, batch shapes), a slower device, or work only that rank does.",
+            f"{skew['slowest']} computes {skew['slowest_compute_per_step_ms']:.2f} ms per step against "
+            "a median "
+            f"of {skew['median_compute_per_step_ms']:.2f} ms (+{skew['compute_skew_pct']:.0f} %) over "
+            f"{skew['ranks']} ranks",
+        ))
+    return out

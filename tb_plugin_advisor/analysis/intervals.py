@@ -126,3 +126,19 @@ def window_index(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarr
     safe = np.where(valid, index, 0)
     inside = valid & (t < window_ends[safe]) if window_ends.size else valid & False
     return np.where(inside, index, -1)
+
+
+def intersect(a: Intervals, b: Intervals) -> Intervals:
+    """The intersection of two merged (sorted, disjoint) sets, as a merged set — a sweep, no Python loop."""
+    if a[0].size == 0 or b[0].size == 0:
+        return EMPTY
+    times = np.concatenate((a[0], a[1], b[0], b[1]))
+    steps = np.concatenate((np.ones(a[0].size, np.int8), -np.ones(a[1].size, np.int8),
+                            np.ones(b[0].size, np.int8), -np.ones(b[1].size, np.int8)))
+    order = np.lexsort((steps, times))  # at equal times ends (-1) first: touching blocks do not overlap
+    times, depth = times[order], np.cumsum(steps[order])
+    inside = depth == 2  # after this boundary both sets cover the time
+    starts = times[:-1][inside[:-1]]
+    ends = times[1:][inside[:-1]]
+    keep = ends > starts
+    return starts[keep], ends[keep]

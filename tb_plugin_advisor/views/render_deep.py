@@ -5,32 +5,26 @@ prints one alone. Every profile string is untrusted: HTML escapes it, Markdown e
 
 from __future__ import annotations
 
-import html
 from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from tb_plugin_advisor.views import render_collectives
+from tb_plugin_advisor.views.render_tables import (
+    esc,
+    findings_of,
+    fmt_bytes,
+    html_findings,
+    html_table,
+    md,
+    md_findings,
+    md_table,
+    num,
+    opt,
+    text_findings,
+    text_table,
+)
 
 TOP_KERNELS = 15
 TOP_LIVE = 10
-
-
-def _num(value: Any, default: float = 0.0) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def fmt_bytes(value: Any) -> str:
-    if value is None:
-        return "—"
-    v = _num(value)
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(v) >= size:
-            return f"{v / size:.2f} {unit}"
-    return f"{v:.0f} B"
-
-
-def _opt(value: Any, fmt: str = "{:.1f}", none: str = "—") -> str:
-    return none if value is None else fmt.format(_num(value))
 
 
 def _dim3(value: Any) -> str:
@@ -42,7 +36,7 @@ def _occupancy(k: Dict[str, Any]) -> str:
         return "—"
     tag = {"profile_theoretical": "theor.", "profile_achieved_estimate": "achieved est.",
            "computed_theoretical": "computed"}.get(str(k.get("occupancy_source")), "")
-    return f"{_num(k['occupancy_pct']):.1f} % ({tag})" if tag else f"{_num(k['occupancy_pct']):.1f} %"
+    return f"{num(k['occupancy_pct']):.1f} % ({tag})" if tag else f"{num(k['occupancy_pct']):.1f} %"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -53,13 +47,13 @@ def kernel_summary(ks: Dict[str, Any]) -> Optional[str]:
     if not ks or not ks.get("launches"):
         return None
     per_step = ks.get("launches_per_step")
-    parts = [f"{ks['launches']} launches of {ks.get('distinct')} kernels, {_num(ks.get('total_ms')):.2f} ms"]
+    parts = [f"{ks['launches']} launches of {ks.get('distinct')} kernels, {num(ks.get('total_ms')):.2f} ms"]
     if per_step is not None:
-        parts.append(f"{_num(per_step):.0f} launches per step")
-    parts.append(f"{_num(ks.get('tiny_launch_pct')):.0f} % of launches under 10 µs")
+        parts.append(f"{num(per_step):.0f} launches per step")
+    parts.append(f"{num(ks.get('tiny_launch_pct')):.0f} % of launches under 10 µs")
     if ks.get("occupancy_pct") is not None:
-        parts.append(f"occupancy {_num(ks['occupancy_pct']):.1f} % (time-weighted)")
-    parts.append(f"{_num(ks.get('tensor_core_time_pct')):.0f} % of kernel time on Tensor Cores")
+        parts.append(f"occupancy {num(ks['occupancy_pct']):.1f} % (time-weighted)")
+    parts.append(f"{num(ks.get('tensor_core_time_pct')):.0f} % of kernel time on Tensor Cores")
     return "; ".join(parts)
 
 
@@ -69,9 +63,9 @@ KERNEL_HEADERS = ("kernel", "launches", "total ms", "mean µs", "min µs", "max 
 
 def kernel_cells(k: Dict[str, Any]) -> List[str]:
     return [
-        str(k.get("name", "")), str(k.get("launches", "")), f"{_num(k.get('total_ms')):.3f}",
-        f"{_num(k.get('mean_us')):.1f}", f"{_num(k.get('min_us')):.1f}", f"{_num(k.get('max_us')):.1f}",
-        _dim3(k.get("grid")), _dim3(k.get("block")), _opt(k.get("registers_per_thread"), "{:.0f}"),
+        str(k.get("name", "")), str(k.get("launches", "")), f"{num(k.get('total_ms')):.3f}",
+        f"{num(k.get('mean_us')):.1f}", f"{num(k.get('min_us')):.1f}", f"{num(k.get('max_us')):.1f}",
+        _dim3(k.get("grid")), _dim3(k.get("block")), opt(k.get("registers_per_thread"), "{:.0f}"),
         fmt_bytes(k.get("shared_memory_bytes")) if k.get("shared_memory_bytes") is not None else "—",
         _occupancy(k), "yes" if k.get("tensor_cores") else "no",
     ]
@@ -82,14 +76,14 @@ def memory_lines(a: Dict[str, Any]) -> List[str]:
     where = f" in step {a['peak_step']}" if a.get("peak_step") is not None else ""
     op = f", during {a['peak_op']}" if a.get("peak_op") else ""
     head = f"{a.get('host') + ': ' if a.get('host') else ''}{a['allocator']} ({a['kind']})"
-    lines = [f"{head}: peak {fmt_bytes(a['peak_bytes'])} at {_num(a.get('peak_ms')):.1f} ms{where}{op}"
+    lines = [f"{head}: peak {fmt_bytes(a['peak_bytes'])} at {num(a.get('peak_ms')):.1f} ms{where}{op}"
              + (" (relative to the first record: no in-use count recorded)" if a.get("relative") else "")]
     if a.get("capacity_bytes"):
         source = str(a.get("capacity_source", "")).replace("_", " ")
-        lines.append(f"headroom {fmt_bytes(a.get('headroom_bytes'))} ({_num(a.get('headroom_pct')):.1f} %) "
+        lines.append(f"headroom {fmt_bytes(a.get('headroom_bytes'))} ({num(a.get('headroom_pct')):.1f} %) "
                      f"of {fmt_bytes(a['capacity_bytes'])} ({source})")
     if a.get("fragmentation_pct") is not None:
-        lines.append(f"fragmentation at the peak {_num(a['fragmentation_pct']):.1f} % "
+        lines.append(f"fragmentation at the peak {num(a['fragmentation_pct']):.1f} % "
                      f"({str(a.get('fragmentation_source', '')).replace('_', ' ')})")
     if a.get("live_at_peak_count"):
         dtypes = ", ".join(f"{k} {fmt_bytes(v)}" for k, v in (a.get("live_at_peak_by_dtype") or {}).items())
@@ -106,42 +100,11 @@ LIVE_HEADERS = ("bytes", "op", "shape", "dtype", "region", "allocated at ms")
 
 def live_cells(x: Dict[str, Any]) -> List[str]:
     return [fmt_bytes(x.get("bytes")), str(x.get("op") or "—"), str(x.get("shape") or "—"),
-            str(x.get("dtype") or "—"), str(x.get("region") or "—"), _opt(x.get("allocated_ms"), "{:.2f}")]
-
-
-def _findings(section: Dict[str, Any]) -> List[Dict[str, Any]]:
-    return list((section or {}).get("findings") or [])
+            str(x.get("dtype") or "—"), str(x.get("region") or "—"), opt(x.get("allocated_ms"), "{:.2f}")]
 
 
 # ---------------------------------------------------------------------------------------------------
 # Text
-
-
-def _text_table(headers: Sequence[str], rows: List[List[str]], name_width: int) -> List[str]:
-    """First column clipped to name_width (its end kept), the others right-aligned."""
-    clipped = [[_clip(r[0], name_width)] + r[1:] for r in rows]
-    widths = [max(len(str(h)), *(len(r[i]) for r in clipped)) for i, h in enumerate(headers)]
-    widths[0] = min(widths[0], name_width)
-
-    def row(cells: Sequence[str]) -> str:
-        padded = [c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cells)]
-        return "  " + "  ".join(padded)
-
-    return [row(headers)] + [row(r) for r in clipped]
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[len(text) - width + 1:]
-
-
-def _text_findings(section: Dict[str, Any]) -> List[str]:
-    out = []
-    for f in _findings(section):
-        out.append(f"  [{str(f.get('severity', '')).upper()}] {f.get('title', '')}  ({f.get('id', '')})")
-        for text in (f.get("message"), f.get("evidence")):
-            if text:
-                out.append(f"      {text}")
-    return out
 
 
 def text_kernels(report: Dict[str, Any], width: int = 100) -> List[str]:
@@ -150,8 +113,8 @@ def text_kernels(report: Dict[str, Any], width: int = 100) -> List[str]:
     if not summary:
         return []
     rows = [kernel_cells(k) for k in (ks.get("kernels") or [])[:TOP_KERNELS]]
-    return (["", "Kernel statistics:", f"  {summary}"] + _text_findings(ks)
-            + _text_table(KERNEL_HEADERS, rows, max(24, width - 90)))
+    return (["", "Kernel statistics:", f"  {summary}"] + text_findings(ks)
+            + text_table(KERNEL_HEADERS, rows, max(24, width - 90)))
 
 
 def text_memory(report: Dict[str, Any], width: int = 100) -> List[str]:
@@ -164,12 +127,12 @@ def text_memory(report: Dict[str, Any], width: int = 100) -> List[str]:
         lines = memory_lines(a)
         out.append(f"  {lines[0]}")
         out += [f"      {x}" for x in lines[1:]]
-    out += _text_findings(memory)
+    out += text_findings(memory)
     main = allocators[0]
     live = [live_cells(x) for x in (main.get("live_at_peak") or [])[:TOP_LIVE]]
     if live:
         out.append(f"  Largest allocations live at the peak of {main['allocator']}:")
-        out += _text_table(("op",) + LIVE_HEADERS[2:] + ("bytes",),
+        out += text_table(("op",) + LIVE_HEADERS[2:] + ("bytes",),
                            [[c[1]] + c[2:] + [c[0]] for c in live], max(24, width - 60))
     return out
 
@@ -177,6 +140,7 @@ def text_memory(report: Dict[str, Any], width: int = 100) -> List[str]:
 TEXT_SECTIONS: Dict[str, Callable[[Dict[str, Any], int], List[str]]] = {
     "kernels": text_kernels,
     "memory": text_memory,
+    "collectives": render_collectives.text,
 }
 
 
@@ -192,33 +156,14 @@ def text_sections(report: Dict[str, Any], width: int, names: Sequence[str] = tup
 # Markdown
 
 
-def _md(text: Any) -> str:
-    value = html.escape(str(text), quote=False)
-    for ch in "\\`*_{}[]()#+!|<>":
-        value = value.replace(ch, "\\" + ch)
-    return value.replace("\n", " ")
-
-
-def _md_table(headers: Sequence[str], rows: List[List[str]], numeric_from: int = 1) -> List[str]:
-    align = ["---" if i < numeric_from else "---:" for i in range(len(headers))]
-    out = ["| " + " | ".join(headers) + " |", "|" + "|".join(align) + "|"]
-    out += ["| " + " | ".join(_md(c) for c in r) + " |" for r in rows]
-    return out
-
-
-def _md_findings(section: Dict[str, Any]) -> List[str]:
-    return [f"- **{_md(f.get('title', ''))}** ({_md(f.get('severity', ''))}, `{f.get('id', '')}`): "
-            f"{_md(f.get('message', ''))} Evidence: {_md(f.get('evidence', ''))}" for f in _findings(section)]
-
-
 def md_kernels(report: Dict[str, Any]) -> List[str]:
     ks = report.get("kernel_stats") or {}
     summary = kernel_summary(ks)
     if not summary:
         return []
     rows = [kernel_cells(k) for k in (ks.get("kernels") or [])[:TOP_KERNELS]]
-    return (["", "## Kernel statistics", "", _md(summary), ""] + _md_findings(ks)
-            + ([""] if _findings(ks) else []) + _md_table(KERNEL_HEADERS, rows))
+    return (["", "## Kernel statistics", "", md(summary), ""] + md_findings(ks)
+            + ([""] if findings_of(ks) else []) + md_table(KERNEL_HEADERS, rows))
 
 
 def md_memory(report: Dict[str, Any]) -> List[str]:
@@ -228,18 +173,22 @@ def md_memory(report: Dict[str, Any]) -> List[str]:
     out = ["", "## Memory over time", ""]
     for a in allocators:
         lines = memory_lines(a)
-        out.append(f"- {_md(lines[0])}" + "".join(f"; {_md(x)}" for x in lines[1:]))
-    findings = _md_findings(report.get("memory") or {})
+        out.append(f"- {md(lines[0])}" + "".join(f"; {md(x)}" for x in lines[1:]))
+    findings = md_findings(report.get("memory") or {})
     out += ([""] + findings) if findings else []
     main = allocators[0]
     live = [live_cells(x) for x in (main.get("live_at_peak") or [])[:TOP_LIVE]]
     if live:
-        out += ["", f"Largest allocations live at the peak of {_md(main['allocator'])}:", ""]
-        out += _md_table(LIVE_HEADERS, live, numeric_from=0)
+        out += ["", f"Largest allocations live at the peak of {md(main['allocator'])}:", ""]
+        out += md_table(LIVE_HEADERS, live, numeric_from=0)
     return out
 
 
-MD_SECTIONS: Dict[str, Callable[[Dict[str, Any]], List[str]]] = {"kernels": md_kernels, "memory": md_memory}
+MD_SECTIONS: Dict[str, Callable[[Dict[str, Any]], List[str]]] = {
+    "kernels": md_kernels,
+    "memory": md_memory,
+    "collectives": render_collectives.markdown,
+}
 
 
 def md_sections(report: Dict[str, Any], names: Sequence[str] = tuple(MD_SECTIONS)) -> List[str]:
@@ -253,28 +202,6 @@ def md_sections(report: Dict[str, Any], names: Sequence[str] = tuple(MD_SECTIONS
 # HTML
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _html_table(headers: Sequence[str], rows: List[List[str]], name_cols: Sequence[int] = (0,)) -> str:
-    def cls(i: int) -> str:
-        return "name" if i in name_cols else "n"
-
-    head = "".join(f'<th class="{cls(i)}">{_e(h)}</th>' for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>" + "".join(f'<td class="{cls(i)}">{_e(c)}</td>' for i, c in enumerate(r)) + "</tr>"
-        for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _html_findings(section: Dict[str, Any]) -> str:
-    return "".join(
-        f'<div class="rec" style="--c:#ef6c00"><span class="sev">{_e(f.get("severity", ""))}</span> '
-        f"<b>{_e(f.get('title', ''))}</b> <code>{_e(f.get('id', ''))}</code><p>{_e(f.get('message', ''))}</p>"
-        f'<p class="muted">{_e(f.get("evidence", ""))}</p></div>' for f in _findings(section))
-
-
 def memory_svg(a: Dict[str, Any], width: int = 1000, height: int = 160) -> str:
     """The allocator's curve as an inline polyline (no script), the peak marked."""
     tl = a.get("timeline") or {}
@@ -282,19 +209,19 @@ def memory_svg(a: Dict[str, Any], width: int = 1000, height: int = 160) -> str:
     if len(t) < 2:
         return ""
     t0, t1 = min(t), max(t)
-    top = max(max(y), _num(a.get("capacity_bytes")) if a.get("capacity_bytes") and
-              _num(a.get("headroom_pct")) < 50 else 0) or 1
+    top = max(max(y), num(a.get("capacity_bytes")) if a.get("capacity_bytes") and
+              num(a.get("headroom_pct")) < 50 else 0) or 1
     span = (t1 - t0) or 1.0
     points = " ".join(f"{(x - t0) / span * width:.1f},{height - v / top * height:.1f}" for x, v in zip(t, y))
-    px = (_num(a.get("peak_ms")) - t0) / span * width
-    py = height - _num(a.get("peak_bytes")) / top * height
+    px = (num(a.get("peak_ms")) - t0) / span * width
+    py = height - num(a.get("peak_bytes")) / top * height
     return (
         f'<svg role="img" aria-label="memory in use over time" viewBox="0 0 {width} {height}" width="100%" '
         f'height="{height}" preserveAspectRatio="none">'
         f'<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="{points}"/>'
         f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="#c62828"><title>peak '
-        f"{_e(fmt_bytes(a.get('peak_bytes')))}</title></circle></svg>"
-        f'<div class="muted">{_e(a["allocator"])}: {len(t)} points'
+        f"{esc(fmt_bytes(a.get('peak_bytes')))}</title></circle></svg>"
+        f'<div class="muted">{esc(a["allocator"])}: {len(t)} points'
         f"{' (down-sampled, peak kept)' if tl.get('downsampled') else ''}, {t0:.1f} to {t1:.1f} ms</div>"
     )
 
@@ -305,8 +232,8 @@ def html_kernels(report: Dict[str, Any]) -> str:
     if not summary:
         return ""
     rows = [kernel_cells(k) for k in (ks.get("kernels") or [])[: TOP_KERNELS * 2]]
-    return (f'<h2 id="kernel-stats">Kernel statistics</h2><p>{_e(summary)}</p>{_html_findings(ks)}'
-            + _html_table(KERNEL_HEADERS, rows))
+    return (f'<h2 id="kernel-stats">Kernel statistics</h2><p>{esc(summary)}</p>{html_findings(ks)}'
+            + html_table(KERNEL_HEADERS, rows))
 
 
 def html_memory(report: Dict[str, Any]) -> str:
@@ -317,18 +244,22 @@ def html_memory(report: Dict[str, Any]) -> str:
     parts = ['<h2 id="memory">Memory over time</h2>']
     for a in allocators:
         lines = memory_lines(a)
-        parts.append(f"<p><b>{_e(lines[0])}</b><br>" + "<br>".join(_e(x) for x in lines[1:]) + "</p>")
+        parts.append(f"<p><b>{esc(lines[0])}</b><br>" + "<br>".join(esc(x) for x in lines[1:]) + "</p>")
         parts.append(memory_svg(a))
-    parts.append(_html_findings(memory))
+    parts.append(html_findings(memory))
     main = allocators[0]
     live = [live_cells(x) for x in (main.get("live_at_peak") or [])[:TOP_LIVE]]
     if live:
-        parts.append(f"<h3>Largest allocations live at the peak of {_e(main['allocator'])}</h3>")
-        parts.append(_html_table(LIVE_HEADERS, live, name_cols=(1, 2, 3, 4)))
+        parts.append(f"<h3>Largest allocations live at the peak of {esc(main['allocator'])}</h3>")
+        parts.append(html_table(LIVE_HEADERS, live, name_cols=(1, 2, 3, 4)))
     return "".join(parts)
 
 
-HTML_SECTIONS: Dict[str, Callable[[Dict[str, Any]], str]] = {"kernels": html_kernels, "memory": html_memory}
+HTML_SECTIONS: Dict[str, Callable[[Dict[str, Any]], str]] = {
+    "kernels": html_kernels,
+    "memory": html_memory,
+    "collectives": render_collectives.html,
+}
 
 
 def html_sections(report: Dict[str, Any], names: Sequence[str] = tuple(HTML_SECTIONS)) -> List[str]:

@@ -13,11 +13,13 @@ from typing import Any, Dict, List, Sequence
 from tb_plugin_advisor.report_deep import SECTIONS
 from tb_plugin_advisor.views import render_deep
 from tb_plugin_advisor.views.render import _CSS
+from tb_plugin_advisor.views.render_tables import esc, md
 
 # What a section says when the profile has nothing for it, and why that usually is.
 EMPTY_SECTIONS: Dict[str, str] = {
     "kernels": "No accelerator kernels in this profile (a CPU-only run, or the GPU tracer (CUPTI) "
     "recorded none).",
+    "collectives": "No collectives in this profile (no NCCL/RCCL kernels or XLA collective ops on a device).",
     "memory": "No allocator records in this profile (TensorFlow records them on its BFC allocators; "
     "PyTorch needs profile(profile_memory=True)).",
 }
@@ -46,9 +48,9 @@ def render_sections(report: Dict[str, Any], fmt: str, names: Sequence[str]) -> s
         return f"tb-advisor report — run {run}\n" + "\n".join(body or _empty(names)) + "\n"
     if fmt == "md":
         lines = render_deep.md_sections(report, names)
-        return f"# Advisor report: {render_deep._md(run)}\n" + "\n".join(lines or [""] + _empty(names)) + "\n"
+        return f"# Advisor report: {md(run)}\n" + "\n".join(lines or [""] + _empty(names)) + "\n"
     if fmt == "html":
-        e = render_deep._e
+        e = esc
         parts = render_deep.html_sections(report, names) or [f"<p>{e(x)}</p>" for x in _empty(names)]
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -1,0 +1,300 @@
+"""Collectives: time per step by type, how much of it compute hides, message sizes and bandwidth, and skew.
+
+A collective is a device kernel/op of the `comm` family (analysis/patterns.py: NCCL/RCCL kernels, XLA
+all-reduce … ops). Per device, the part of collective time during which no compute kernel runs on any
+stream of that device is *exposed* (it lengthens the step); the rest is *hidden* (intervals.py).
+Message sizes come from the profile where it records them: Kineto keeps PyTorch's collective args
+(`In msg nelems`, `Out msg nelems`, `Group size`, `dtype`), which the reader is asked to keep as the
+stats named in SIZE_STATS; XLA op events may carry `bytes_accessed`. Bandwidth is then reported as
+NCCL's algorithm bandwidth (bytes / time) and bus bandwidth (× the collective's factor, nccl-tests'
+definition), so it compares with the link's speed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import findings as fd
+from tb_plugin_advisor.analysis import intervals as iv
+from tb_plugin_advisor.analysis.patterns import FAMILIES, kernel_view
+from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.model import Device, Profile
+
+# Collective type from the kernel/op name (first match wins), matched case-insensitively.
+COLLECTIVE_TYPES: Tuple[Tuple[str, str], ...] = (
+    ("all_reduce", r"all[_-]?reduce"),
+    ("reduce_scatter", r"reduce[_-]?scatter"),
+    ("all_gather", r"all[_-]?gather"),
+    ("all_to_all", r"all[_-]?to[_-]?all"),
+    ("broadcast", r"broadcast|bcast"),
+    ("send_recv", r"send[_-]?recv|(?<![a-z])(?:send|recv)(?![a-z])|collective[_-]?permute|p2p"),
+    ("reduce", r"(?<![a-z])reduce(?![a-z_-]*scatter)"),
+)
+_TYPE_RES = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in COLLECTIVE_TYPES)
+
+# nccl-tests' bus bandwidth factor for n ranks: busbw = algbw × factor(n).
+BUS_FACTORS = {
+    "all_reduce": lambda n: 2.0 * (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+}
+
+# Stats holding message sizes, in the order tried: element counts (× the dtype's size) or bytes.
+SIZE_STATS = {"elements": ("in_msg_nelems", "out_msg_nelems"), "bytes": ("message_bytes", "bytes_accessed")}
+GROUP_SIZE_STATS = ("group_size",)
+DTYPE_STAT = "dtype"
+DTYPE_BYTES = {
+    "float": 4, "float32": 4, "f32": 4, "double": 8, "float64": 8, "half": 2, "float16": 2, "f16": 2,
+    "bfloat16": 2, "bf16": 2, "int": 4, "int32": 4, "long": 8, "int64": 8, "int8": 1, "uint8": 1, "char": 1,
+    "byte": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+
+
+def collective_type(name: str) -> str:
+    for kind, rx in _TYPE_RES:
+        if rx.search(name):
+            return kind
+    return "other"
+
+
+@dataclass
+class TypeStats:
+    kind: str
+    calls: int = 0
+    total_ns: int = 0
+    exposed_ns: int = 0
+    steady_ns: int = 0
+    steady_exposed_ns: int = 0
+    steady_calls: int = 0
+    sized_calls: int = 0
+    bytes: int = 0
+    sized_ns: int = 0
+    group_size: Optional[int] = None
+
+
+@dataclass
+class DeviceComm:
+    device: str
+    total_ns: int
+    exposed_ns: int
+    compute_ns: int  # union of compute kernels
+    steady_ns: int
+    steady_exposed_ns: int
+    steady_compute_ns: int
+
+
+@dataclass
+class Collectives:
+    types: Dict[str, TypeStats]
+    devices: List[DeviceComm]
+    steps: int
+    step_ms: Optional[float]  # mean steady step time
+    findings: List[fd.Finding] = field(default_factory=list)
+
+    @property
+    def total_ns(self) -> int:
+        return sum(d.total_ns for d in self.devices)  # per device: overlapping types count once
+
+    @property
+    def exposed_ns(self) -> int:
+        return sum(d.exposed_ns for d in self.devices)
+
+    def per_step(self, ns: int) -> Optional[float]:
+        """ms per step and per device (devices that run collectives)."""
+        n_dev = max(1, sum(1 for d in self.devices if d.total_ns))
+        return ns / 1e6 / self.steps / n_dev if self.steps else None
+
+    def to_json(self) -> Dict[str, Any]:
+        total, exposed = self.total_ns, self.exposed_ns
+        steady = sum(d.steady_ns for d in self.devices)
+        steady_exposed = sum(d.steady_exposed_ns for d in self.devices)
+        exposed_per_step = self.per_step(steady_exposed)
+        return {
+            "calls": sum(t.calls for t in self.types.values()),
+            "total_ms": _r(total / 1e6),
+            "exposed_ms": _r(exposed / 1e6),
+            "hidden_pct": _r(100.0 * (total - exposed) / total, 2) if total else None,
+            "steps": self.steps,
+            "devices_with_collectives": sum(1 for d in self.devices if d.total_ns),
+            "per_step_ms": _opt(self.per_step(steady)),
+            "exposed_per_step_ms": _opt(exposed_per_step),
+            "exposed_step_pct": _r(100.0 * exposed_per_step / self.step_ms, 2)
+            if exposed_per_step is not None and self.step_ms else None,
+            "types": [self._type_json(t) for t in sorted(self.types.values(), key=lambda t: -t.total_ns)],
+            "per_device": [
+                {"device": d.device, "total_ms": _r(d.total_ns / 1e6), "exposed_ms": _r(d.exposed_ns / 1e6),
+                 "per_step_ms": _opt(d.steady_ns / 1e6 / self.steps if self.steps else None),
+                 "exposed_per_step_ms": _opt(d.steady_exposed_ns / 1e6 / self.steps if self.steps else None),
+                 "compute_per_step_ms": _opt(d.steady_compute_ns / 1e6 / self.steps if self.steps else None)}
+                for d in self.devices
+            ],
+            "skew": device_skew(self.devices, self.steps),
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+    def _type_json(self, t: TypeStats) -> Dict[str, Any]:
+        algbw = t.bytes / (t.sized_ns / 1e9) / 1e9 if t.sized_ns else None
+        factor = BUS_FACTORS.get(t.kind)
+        busbw = algbw * factor(t.group_size) if algbw is not None and factor and t.group_size else None
+        n_dev = max(1, sum(1 for d in self.devices if d.total_ns))
+        return {
+            "type": t.kind,
+            "calls": t.calls,
+            "total_ms": _r(t.total_ns / 1e6),
+            "exposed_ms": _r(t.exposed_ns / 1e6),
+            "hidden_pct": _r(100.0 * (t.total_ns - t.exposed_ns) / t.total_ns, 2) if t.total_ns else None,
+            "per_step_ms": _opt(self.per_step(t.steady_ns)),
+            "exposed_per_step_ms": _opt(self.per_step(t.steady_exposed_ns)),
+            "calls_per_step": _r(t.steady_calls / self.steps / n_dev, 3) if self.steps else None,
+            "sized_calls": t.sized_calls,
+            "mean_message_bytes": int(t.bytes / t.sized_calls) if t.sized_calls else None,
+            "group_size": t.group_size,
+            "algbw_gbps": _opt(algbw, 3),
+            "busbw_gbps": _opt(busbw, 3),
+        }
+
+
+def _r(value: float, digits: int = 4) -> float:
+    return round(float(value), digits)
+
+
+def _opt(value: Optional[float], digits: int = 4) -> Optional[float]:
+    return None if value is None else _r(value, digits)
+
+
+def device_skew(devices: List[DeviceComm], steps: int) -> Optional[Dict[str, Any]]:
+    """Across devices (ranks): who computes longest (the straggler the others wait for in collectives)."""
+    ranked = [d for d in devices if d.total_ns]
+    if len(ranked) < 2 or not steps:
+        return None
+    return skew_of([(d.device, d.steady_compute_ns / 1e6 / steps, d.steady_ns / 1e6 / steps) for d in ranked])
+
+
+def skew_of(ranks: List[Tuple[str, float, float]]) -> Optional[Dict[str, Any]]:
+    """ranks: (name, compute ms per step, collective ms per step). The straggler computes longest; the
+    others spend the difference waiting inside their collectives."""
+    if len(ranks) < 2:
+        return None
+    compute = np.array([c for _, c, _ in ranks])
+    comm = np.array([x for _, _, x in ranks])
+    median = float(np.median(compute))
+    slowest = int(np.argmax(compute))
+    return {
+        "ranks": len(ranks),
+        "slowest": ranks[slowest][0],
+        "slowest_compute_per_step_ms": _r(compute[slowest]),
+        "median_compute_per_step_ms": _r(median),
+        "compute_skew_pct": _r(100.0 * (compute[slowest] - median) / median, 2) if median > 0 else None,
+        "collective_spread_per_step_ms": _r(float(comm.max() - comm.min())),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def _steady_windows(steps: Optional[Steps]) -> Tuple[np.ndarray, np.ndarray, int, Optional[float]]:
+    if steps is None or steps.count == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), 0, None
+    lo, hi = steps.start_ns[steps.steady], steps.end_ns[steps.steady]
+    order = np.argsort(lo, kind="stable")
+    mean = float((hi - lo).mean() / 1e6) if lo.size else None
+    return lo[order], hi[order], int(lo.size), mean
+
+
+def analyze_collectives(profile: Profile, steps: Optional[Steps] = None) -> Collectives:
+    lo, hi, n_steps, step_ms = _steady_windows(steps)
+    types: Dict[str, TypeStats] = {}
+    devices: List[DeviceComm] = []
+    for device in profile.devices:
+        if len(device.kernels) == 0:
+            continue
+        found = _device(device, lo, hi, types)
+        if found is not None:
+            devices.append(found)
+    result = Collectives(types=types, devices=devices, steps=n_steps, step_ms=step_ms)
+    result.findings = fd.collective_findings(result.to_json())
+    return result
+
+
+def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, TypeStats]
+            ) -> Optional[DeviceComm]:
+    table = device.kernels
+    view = kernel_view(device)
+    comm = view.family == FAMILIES.index("comm")
+    if not comm.any():
+        return None
+    start, end = table.start_ns, table.start_ns + table.duration_ns
+    compute = iv.union(start[view.compute], end[view.compute])
+    kind_of_name = {i: collective_type(table.names[i]) for i in np.unique(table.name_index[comm]).tolist()}
+    kinds = np.array([kind_of_name.get(int(i), "") for i in table.name_index], dtype=object)
+    sizes, group = _message_sizes(device, np.nonzero(comm)[0])
+    all_comm = iv.union(start[comm], end[comm])
+    total_ns = iv.total(all_comm)
+    exposed_all = total_ns - iv.total(iv.intersect(all_comm, compute))  # not under any compute kernel
+    windows = lo.size > 0
+    steady_all = int(iv.covered(all_comm, lo, hi).sum()) if windows else 0
+    hidden_all = iv.intersect(all_comm, compute)
+    steady_exposed_all = steady_all - int(iv.covered(hidden_all, lo, hi).sum()) if windows else 0
+    steady_compute = int(iv.covered(compute, lo, hi).sum()) if windows else 0
+    for kind in sorted(set(kind_of_name.values())):
+        rows = np.nonzero(comm & (kinds == kind))[0]
+        merged = iv.union(start[rows], end[rows])
+        hidden = iv.intersect(merged, compute)
+        t = types.setdefault(kind, TypeStats(kind))
+        t.calls += int(rows.size)
+        t.total_ns += iv.total(merged)
+        t.exposed_ns += iv.total(merged) - iv.total(hidden)
+        if windows:
+            inside = iv.window_index(lo, hi, start[rows]) >= 0
+            t.steady_calls += int(inside.sum())
+            t.steady_ns += int(iv.covered(merged, lo, hi).sum())
+            t.steady_exposed_ns += int(iv.covered(merged, lo, hi).sum() - iv.covered(hidden, lo, hi).sum())
+        known = sizes[rows] >= 0
+        t.sized_calls += int(known.sum())
+        t.bytes += int(sizes[rows][known].sum())
+        t.sized_ns += int(table.duration_ns[rows][known].sum())
+        if group is not None:
+            t.group_size = group
+    return DeviceComm(device.name, total_ns, exposed_all, iv.total(compute), steady_all, steady_exposed_all,
+                      steady_compute)
+
+
+def _message_sizes(device: Device, rows: np.ndarray) -> Tuple[np.ndarray, Optional[int]]:
+    """Bytes per collective row (-1 unknown) and the group size when recorded."""
+    table = device.kernels
+    sizes = np.full(len(table), -1, dtype=np.int64)
+    group: Optional[int] = None
+    for line_index in np.unique(table.line_index[rows]).tolist():
+        line = device.plane.lines[int(line_index)]
+        sel = rows[table.line_index[rows] == line_index]
+        pos = np.clip(np.searchsorted(line.start_ns, table.start_ns[sel]), 0, max(len(line) - 1, 0))
+        for i, p in zip(sel.tolist(), pos.tolist()):
+            size = _size_of(line, p)
+            if size is not None:
+                sizes[i] = size
+            if group is None:
+                for stat in GROUP_SIZE_STATS:
+                    value = line.stat_value(stat, p)
+                    if isinstance(value, (int, float)) and value > 0:
+                        group = int(value)
+    return sizes, group
+
+
+def _size_of(line, p: int) -> Optional[int]:
+    for stat in SIZE_STATS["elements"]:
+        count = line.stat_value(stat, p)
+        if isinstance(count, (int, float)) and count >= 0:
+            dtype = line.stat_value(DTYPE_STAT, p)
+            width = DTYPE_BYTES.get(str(dtype).lower().replace("c10::", "")) if dtype is not None else None
+            if width:
+                return int(count) * width
+    for stat in SIZE_STATS["bytes"]:
+        value = line.stat_value(stat, p)
+        if isinstance(value, (int, float)) and value >= 0:
+            return int(value)
+    return None

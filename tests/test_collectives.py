@@ -1,0 +1,125 @@
+"""Collectives on synthetic multi-stream GPU profiles: exposed vs hidden time, sizes, bandwidth, skew."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synth import XSpaceBuilder
+
+from tb_plugin_advisor.analysis import findings as fd
+from tb_plugin_advisor.analysis import intervals as iv
+from tb_plugin_advisor.analysis.collectives import analyze_collectives, collective_type
+from tb_plugin_advisor.analysis.steps import find_steps
+from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+
+T0 = 1_700_000_000_000_000_000
+MS = 1_000_000
+MiB = 1 << 20
+GEMM = "ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_stages_64x3_tn"
+ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+ALL_GATHER = "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+
+
+def profile(compute_ms=(10,), steps=4, small_gathers=0):
+    """Per 20 ms step on each GPU: compute [0, c) on stream 7; an all-reduce [6, 12) and an all-gather
+    [14, 16) on stream 13 (NCCL's own stream), with PyTorch's collective args as stats."""
+    b = XSpaceBuilder(hostnames=["h"])
+    python = b.plane("/host:CPU").line("python", id=1)
+    for s in range(steps):
+        python.event("train", T0 + s * 20 * MS, 20 * MS - 1, stats={"step_num": s + 1, "_r": 1})
+    for ordinal, c_ms in enumerate(compute_ms):
+        plane = b.gpu_plane(ordinal)
+        compute = plane.line("Stream #7(Kernel)", id=7)
+        comm = plane.line("Stream #13(Kernel)", id=13)
+        for s in range(steps):
+            t = T0 + s * 20 * MS
+            compute.kernel(GEMM, t, int(c_ms * MS))
+            comm.kernel(ALL_REDUCE, t + 6 * MS, 6 * MS, stats={
+                "in_msg_nelems": 25 * MiB, "out_msg_nelems": 25 * MiB, "dtype": "BFloat16", "group_size": 8})
+            gather = {"message_bytes": 512 * 1024, "group_size": 8}
+            comm.kernel(ALL_GATHER, t + 14 * MS, 2 * MS, stats=gather)
+            for g in range(small_gathers):
+                comm.kernel(ALL_GATHER, t + 17 * MS + g * 100_000, 50_000, stats={"message_bytes": 64 * 1024})
+    return read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+
+
+def test_collective_types_from_names():
+    assert collective_type(ALL_REDUCE) == "all_reduce" and collective_type(ALL_GATHER) == "all_gather"
+    assert collective_type("ncclKernel_ReduceScatter_RING_LL_Sum_float") == "reduce_scatter"
+    assert collective_type("ncclDevKernel_SendRecv(ncclDevComm*)") == "send_recv"
+    assert collective_type("ncclKernel_Broadcast_RING_LL_Sum_int8_t") == "broadcast"
+    assert collective_type("%all-reduce.3 = f32[1024]{0} all-reduce(f32[1024]{0} %p)") == "all_reduce"
+    assert collective_type("all-to-all.1") == "all_to_all"
+    assert collective_type("ncclKernel_Reduce_RING_LL_Sum_float") == "reduce"
+    assert collective_type("collective-permute-start.2") == "send_recv"
+
+
+def test_intersection_of_interval_sets():
+    a = iv.union(np.array([0, 10, 30]), np.array([5, 20, 40]))
+    b = iv.union(np.array([3, 15, 40]), np.array([12, 35, 50]))
+    starts, ends = iv.intersect(a, b)
+    assert starts.tolist() == [3, 10, 15, 30] and ends.tolist() == [5, 12, 20, 35]
+    assert iv.total(iv.intersect(a, iv.EMPTY)) == 0
+
+
+def test_exposed_and_hidden_time_by_type_sizes_and_bandwidth():
+    p = profile()
+    out = analyze_collectives(p, find_steps(p)).to_json()
+    assert out["calls"] == 8 and out["steps"] == 4 and out["devices_with_collectives"] == 1
+    # all-reduce [6,12) under compute [0,10): 4 ms hidden, 2 ms exposed; all-gather [14,16) exposed
+    assert out["per_step_ms"] == pytest.approx(8.0) and out["exposed_per_step_ms"] == pytest.approx(4.0)
+    assert out["total_ms"] == pytest.approx(32.0) and out["exposed_ms"] == pytest.approx(16.0)
+    assert out["hidden_pct"] == pytest.approx(50.0)
+    assert out["exposed_step_pct"] == pytest.approx(100 * 4 / (20 - 1e-6), abs=0.01)
+    ar, ag = out["types"]
+    assert ar["type"] == "all_reduce" and ar["per_step_ms"] == pytest.approx(6.0)
+    assert ar["exposed_per_step_ms"] == pytest.approx(2.0)
+    assert ar["hidden_pct"] == pytest.approx(100 * 4 / 6, abs=0.01)
+    assert ar["calls_per_step"] == pytest.approx(1.0)
+    assert ar["mean_message_bytes"] == 50 * MiB and ar["group_size"] == 8  # 25 Mi bf16 elements
+    algbw = 50 * MiB / 0.006 / 1e9
+    assert ar["algbw_gbps"] == pytest.approx(algbw, rel=1e-3)
+    assert ar["busbw_gbps"] == pytest.approx(algbw * 2 * 7 / 8, rel=1e-3)  # nccl-tests' all-reduce factor
+    assert ag["type"] == "all_gather" and ag["exposed_per_step_ms"] == pytest.approx(2.0)
+    assert ag["hidden_pct"] == 0
+    assert ag["mean_message_bytes"] == 512 * 1024
+    # bandwidths are rounded to 3 decimals (MB/s)
+    assert ag["busbw_gbps"] == pytest.approx(512 * 1024 / 0.002 / 1e9 * 7 / 8, abs=5e-4)
+    (finding,) = out["findings"]
+    assert finding["id"] == "collectives.exposed" and finding["severity"] == "medium"  # 20 %: ≥ 10, < 25
+
+
+def test_fully_hidden_collectives_have_no_finding_and_a_longer_compute_makes_them_hidden():
+    p = profile(compute_ms=(16.5,))  # compute now covers [0, 16.5): both collectives hidden
+    out = analyze_collectives(p, find_steps(p)).to_json()
+    assert out["exposed_ms"] == 0 and out["hidden_pct"] == 100.0 and out["findings"] == []
+
+
+def test_small_messages_finding_needs_enough_calls_per_step():
+    limit = fd.COLLECTIVES_SMALL_MIN_PER_STEP
+    p = profile(small_gathers=limit - 1)  # + the 512 KiB one = limit calls per step, all < 1 MiB
+    ids = [f["id"] for f in analyze_collectives(p, find_steps(p)).to_json()["findings"]]
+    assert "collectives.small_messages" in ids
+    q = profile(small_gathers=limit - 2)
+    assert "collectives.small_messages" not in [f.id for f in analyze_collectives(q, find_steps(q)).findings]
+
+
+def test_straggler_across_devices():
+    p = profile(compute_ms=(10, 10, 13))  # GPU 2 computes 30 % longer than the median
+    out = analyze_collectives(p, find_steps(p)).to_json()
+    skew = out["skew"]
+    assert skew["ranks"] == 3 and skew["slowest"] == "/device:GPU:2"
+    assert skew["slowest_compute_per_step_ms"] == pytest.approx(13.0)
+    assert skew["median_compute_per_step_ms"] == pytest.approx(10.0)
+    assert skew["compute_skew_pct"] == pytest.approx(30.0)
+    assert "collectives.straggler" in [f["id"] for f in out["findings"]]
+    even = profile(compute_ms=(10, 10, 11.9))  # 19 %: below the 20 % threshold
+    assert "collectives.straggler" not in [f.id for f in analyze_collectives(even, find_steps(even)).findings]
+
+
+def test_no_collectives():
+    b = XSpaceBuilder(hostnames=["h"])
+    b.gpu_plane(0).line("Stream #7(Kernel)", id=7).kernel(GEMM, T0, MS)
+    p = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    out = analyze_collectives(p, find_steps(p)).to_json()
+    assert out["calls"] == 0 and out["types"] == [] and out["hidden_pct"] is None and out["findings"] == []
