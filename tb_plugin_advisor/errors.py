@@ -12,3 +12,10 @@ class ProfileReadError(AdvisorError):
         self.source = source
         self.problem = problem
         super().__init__(f"cannot read profile {source}: {problem}")
+
+
+class ProfileChangedError(ProfileReadError):
+    """The file was rewritten or truncated while it was read: not a bad profile, try again later.
+
+    Callers must not cache this answer: the next read (of the finished file) may well succeed.
+    """

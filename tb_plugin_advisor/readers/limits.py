@@ -1,0 +1,53 @@
+"""Caps on what one profile may make the reader hold: a hostile or broken file must end in a clear
+error naming the file and the cap, never in a process grown past a few GB.
+
+One table of defaults; `configure()` changes them for the process (TensorBoard's
+`--advisor_max_profile_mb`, the CLI's `--max-profile-mb`), a `ReadLimits` passed to the reader
+overrides them for one read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """Largest accepted sizes and counts; each is checked before the memory it costs is taken."""
+
+    # Bytes of profile data (after gzip): the reader peaks near 1.5x this, so 1 GB keeps it < 2 GB.
+    max_profile_bytes: int = 1024 * MB
+    # Planes in one XSpace: real captures have one per device plus a few host planes.
+    max_planes: int = 4096
+    # Lines (threads, streams) in one plane.
+    max_lines_per_plane: int = 200_000
+    # Event and stat metadata entries in one plane (each becomes a Python object).
+    max_metadata_per_plane: int = 2_000_000
+    # Events in one file (each costs ~20 bytes of columns; the file size bounds them too).
+    max_events: int = 200_000_000
+
+    def with_profile_mb(self, megabytes: float) -> ReadLimits:
+        return dataclasses.replace(self, max_profile_bytes=int(megabytes * MB))
+
+
+_current = ReadLimits()
+
+
+def current() -> ReadLimits:
+    return _current
+
+
+def configure(max_profile_mb: float) -> ReadLimits:
+    """Set the process-wide profile size cap (megabytes of profile data, after decompression)."""
+    global _current
+    if not max_profile_mb > 0:
+        raise ValueError(f"the profile size cap must be positive, not {max_profile_mb!r}")
+    _current = _current.with_profile_mb(max_profile_mb)
+    return _current
+
+
+def describe_bytes(count: int) -> str:
+    return f"{count / MB:.0f} MB" if count >= MB else f"{count} bytes"
