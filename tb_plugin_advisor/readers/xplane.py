@@ -32,7 +32,7 @@ from tb_plugin_advisor.readers.wire import (
     raw_field,
     utf8,
 )
-from tb_plugin_advisor.readers.xplane_lines import EventBudget, read_line
+from tb_plugin_advisor.readers.xplane_lines import EventBudget, read_line, usable_number
 
 XPLANE_SUFFIX = ".xplane.pb"
 
@@ -166,6 +166,9 @@ def _read_space(data: ByteSource, host: str, progress: Progress, limits: ReadLim
     if not planes:
         raise ProfileReadError(source, "the XSpace holds no planes (an empty or aborted capture)")
     progress.done(data.size)
+    if budget.ignored_values:
+        count = budget.ignored_values
+        warnings.append(f"{count} stat value(s) were NaN, infinite or out of range and were ignored")
     return _assemble(planes, source, host, data.size, errors, warnings, hostnames)
 
 
@@ -251,6 +254,9 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         for stat in meta.stats:
             value = _stat_value(stat, stat_names)
             if value is not None and not isinstance(value, bytes):
+                if not usable_number(value):
+                    budget.ignored_values += 1
+                    continue
                 stats[stat_names.get(stat.metadata_id, str(stat.metadata_id))] = value
         event_names.append(name)
         display_names.append(meta.display_name)
@@ -259,6 +265,9 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
     for stat in header.stats:
         value = _stat_value(stat, stat_names)
         if value is not None and not isinstance(value, bytes):
+            if not usable_number(value):
+                budget.ignored_values += 1
+                continue
             plane_stats[stat_names.get(stat.metadata_id, str(stat.metadata_id))] = value
 
     plane = Plane(

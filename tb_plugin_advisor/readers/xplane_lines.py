@@ -25,6 +25,7 @@ class EventBudget:
         self.source = source
         self.limit = limit
         self.left = limit
+        self.ignored_values = 0  # NaN, infinite or out-of-range numbers dropped (a counted warning)
 
     def take(self, count: int) -> None:
         self.left -= count
@@ -81,6 +82,7 @@ def read_line(
     duration_ns += 500
     duration_ns //= 1000
     stats = {name: _combine(parts, count, strings) for name, parts in pieces.items()}
+    budget.ignored_values += _drop_unusable_floats(stats)
     _merge_metadata_stats(stats, metadata_index, plane, strings)
     if count > 1 and np.any(np.diff(start_ns) < 0):
         order = np.argsort(start_ns, kind="stable")
@@ -96,6 +98,32 @@ def read_line(
         metadata_index=metadata_index,
         stats=stats,
     )
+
+
+# A float beyond this is no time, size or count a profiler writes; int64 columns could not hold it.
+FLOAT_LIMIT = float(1 << 62)
+
+
+def usable_number(value: Any) -> bool:
+    """False for NaN, infinities and floats too large for int64 arithmetic."""
+    return not isinstance(value, float) or abs(value) < FLOAT_LIMIT  # NaN compares False
+
+
+def _drop_unusable_floats(stats: Dict[str, StatColumn]) -> int:
+    """Remove NaN/inf/huge values from float columns so analyses never see them; returns how many."""
+    dropped = 0
+    for name, column in list(stats.items()):
+        if column.kind != "float":
+            continue
+        keep = np.abs(column.data) < FLOAT_LIMIT
+        if keep.all():
+            continue
+        dropped += int(keep.size - np.count_nonzero(keep))
+        if keep.any():
+            stats[name] = StatColumn("float", column.indices[keep], column.data[keep], column.count)
+        else:
+            del stats[name]
+    return dropped
 
 
 def _dense_indices(metadata_ids: np.ndarray, plane: Plane, dense: Dict[int, int]) -> np.ndarray:
