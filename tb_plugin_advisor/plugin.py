@@ -13,6 +13,7 @@ from typing import Any, Dict
 
 from tensorboard.plugins import base_plugin
 
+from tb_plugin_advisor.readers import limits as read_limits
 from tb_plugin_advisor.sources.discovery import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
 from tb_plugin_advisor.views.api import AdvisorApi, AnalysisService
@@ -29,6 +30,7 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_workers": 2,
     "advisor_cache_size": 32,
     "advisor_wait": 2.0,
+    "advisor_max_profile_mb": 1024.0,
 }
 
 
@@ -88,6 +90,15 @@ class AdvisorLoader(base_plugin.TBLoader):
             '{"status": "running"} (the tab then polls; default 2).',
         )
 
+        group.add_argument(
+            "--advisor_max_profile_mb",
+            type=float,
+            default=DEFAULTS["advisor_max_profile_mb"],
+            metavar="MB",
+            help="Largest profile the Advisor reads, in MB after decompression (default 1024: the "
+            "reader holds up to ~1.5x this); larger files get a clear error instead of exhausting memory.",
+        )
+
     def load(self, context: base_plugin.TBContext) -> AdvisorPlugin:
         return AdvisorPlugin(context)
 
@@ -103,6 +114,10 @@ class AdvisorPlugin(base_plugin.TBPlugin):
         self.logdir = getattr(context, "logdir", None) or ""
         if not self.logdir and getattr(getattr(context, "flags", None), "logdir_spec", ""):
             logger.warning("advisor: --logdir_spec is not supported; start TensorBoard with --logdir")
+        try:
+            read_limits.configure(float(_flag(context, "advisor_max_profile_mb")))
+        except ValueError as exc:
+            logger.warning("advisor: --advisor_max_profile_mb ignored: %s", exc)
         self.markers = MarkerWriter(enabled=bool(_flag(context, "advisor_write_markers")))
         self.discovery = LiveDiscovery(
             self.logdir,

@@ -217,3 +217,20 @@ def test_reading_in_threads_while_a_writer_rewrites_never_crashes(tmp_path):
         stop.set()
         thread.join()
     assert sum(outcomes.values()) == 100, outcomes
+
+
+def test_the_cli_cap_option_refuses_a_larger_profile_with_exit_2(capsys):
+    from pathlib import Path
+
+    from tb_plugin_advisor.views.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "tb_plugin_advisor" / "sample_logdir"
+    before = read_limits.current()
+    try:
+        assert main(["report", str(sample), "--max-profile-mb", "0.001"]) == 2
+        assert "over the limit of 1048 bytes" in capsys.readouterr().err
+        with pytest.raises(SystemExit) as stopped:
+            main(["report", str(sample), "--max-profile-mb", "-1"])
+        assert stopped.value.code == 2
+    finally:
+        read_limits._current = before

@@ -42,12 +42,16 @@ STATIC_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "te
 
 
 class ApiError(Exception):
-    """A client-facing failure: becomes `{"error": message}` with `status`."""
+    """A client-facing failure: becomes `{"error": message}` with `status`.
 
-    def __init__(self, status: int, message: str):
+    `retry` marks an answer that must not be cached (a file changed while it was read).
+    """
+
+    def __init__(self, status: int, message: str, retry: bool = False):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry = retry
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -149,7 +153,7 @@ class AnalysisService:
             if self._running.get(key) is fut:
                 del self._running[key]
             error = fut.exception() if not fut.cancelled() else None
-            if fut.cancelled() or (error is not None and not isinstance(error, ApiError)):
+            if fut.cancelled() or (error is not None and (not isinstance(error, ApiError) or error.retry)):
                 return
             self._done[key] = fut
             self._done.move_to_end(key)
@@ -162,11 +166,13 @@ class AnalysisService:
 
 
 def _read_profiles(session: Session, host: Optional[str]):
-    from tb_plugin_advisor.errors import ProfileReadError
+    from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
     from tb_plugin_advisor.sources.runs import load_run
 
     try:
         return load_run(session, host)  # the host was validated by the route
+    except ProfileChangedError as e:  # being written: say so, and read again on the next request
+        raise ApiError(409, f"cannot read the profile of run '{session.run}' now: {e}", retry=True) from None
     except ProfileReadError as e:
         raise ApiError(422, f"cannot read the profile of run '{session.run}': {e}") from None
 
