@@ -14,7 +14,7 @@ from typing import Any, Dict
 from tensorboard.plugins import base_plugin
 
 from tb_plugin_advisor.readers import limits as read_limits
-from tb_plugin_advisor.sources.discovery import LiveDiscovery
+from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
 from tb_plugin_advisor.views.api import AdvisorApi, AnalysisService
 

@@ -12,7 +12,8 @@ import fsspec
 import pytest
 
 from tb_plugin_advisor.sources import discovery
-from tb_plugin_advisor.sources.discovery import LiveDiscovery, scan_logdir
+from tb_plugin_advisor.sources.discovery import scan_logdir
+from tb_plugin_advisor.sources.live import LiveDiscovery
 
 
 def touch(path: Path, data: bytes = b"x") -> Path:

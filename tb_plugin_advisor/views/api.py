@@ -31,7 +31,8 @@ from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
 from werkzeug import wrappers
 
-from tb_plugin_advisor.sources.discovery import LiveDiscovery, Session
+from tb_plugin_advisor.sources.discovery import Session
+from tb_plugin_advisor.sources.live import LiveDiscovery
 
 logger = logging.getLogger(__name__)
 

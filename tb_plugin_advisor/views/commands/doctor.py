@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.sources import doctor
+    from tb_plugin_advisor.views import doctor_render
 
     logdir = args.logdir
     require_logdir(logdir)
@@ -26,5 +27,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(doctor.render_text(report))
+        print(doctor_render.render_text(report))
     return 0 if report.ok else 1

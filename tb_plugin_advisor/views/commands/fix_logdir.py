@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"would write {join(run_dir.path, markers.marker_name(now, host))}  ({sessions})")
             continue
         try:
-            path = markers.write_marker(run_dir.path, now, host)
+            path = markers.write_marker(run_dir.path, now, host, logdir=scan.logdir)
         except Exception as e:  # noqa: BLE001 - report every directory, then fail
             failed += 1
             print(f"cannot write a marker into {run_dir.path}: {e}", file=sys.stderr)
