@@ -33,7 +33,7 @@ setup(
     ],
     extras_require={
         "demo": ["tensorflow-cpu>=2.15"],
-        "test": ["pytest>=7", "pytest-timeout", "fsspec", "ruff", "tensorflow-cpu>=2.15"],
+        "test": ["pytest>=7", "pytest-timeout", "fsspec", "ruff", "hypothesis>=6", "tensorflow-cpu>=2.15"],
     },
     entry_points={
         "tensorboard_plugins": ["advisor = tb_plugin_advisor.plugin:AdvisorLoader"],
