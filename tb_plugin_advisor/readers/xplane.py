@@ -281,9 +281,9 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
     )
     del header
     for start, end in line_slices:
-        line_bytes = data.read(start, end)
-        with memoryview(line_bytes) as view:
-            plane.lines.append(read_line(view, plane, dense, stat_names, strings, progress.at(start), budget))
+        line_bytes = bytes(data.read(start, end))
+        line = read_line(line_bytes, plane, dense, stat_names, strings, progress.at(start), budget)
+        plane.lines.append(line)
         del line_bytes
     progress.done(finish)
     return plane

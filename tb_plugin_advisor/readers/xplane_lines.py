@@ -14,7 +14,9 @@ import numpy as np
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable
+from tb_plugin_advisor.readers import event_columns
 from tb_plugin_advisor.readers import xspace_schema as schema
+from tb_plugin_advisor.readers.event_columns import decode_events
 from tb_plugin_advisor.readers.wire import Progress, event_chunks
 
 
@@ -39,7 +41,7 @@ _StatPieces = Dict[str, List[Tuple[np.ndarray, str, np.ndarray]]]
 
 
 def read_line(
-    buf: memoryview,
+    line: bytes,
     plane: Plane,
     dense: Dict[int, int],
     stat_names: Dict[int, str],
@@ -47,7 +49,50 @@ def read_line(
     progress: Progress,
     budget: EventBudget,
 ) -> Line:
-    """Parse one XLine chunk by chunk into columns; events and stats are touched by C-level loops only."""
+    """One serialized XLine → a Line: numpy decoding of all events at once, else chunk by chunk."""
+    decoded = decode_events(line)
+    if decoded is not None:
+        columns, header_spans = decoded
+        count = int(columns.metadata_id.size)
+        budget.take(count)
+        metadata_ids, start_ns, duration_ns = columns.metadata_id, columns.offset_ps, columns.duration_ps
+        pieces = _pieces_from_columns(columns, stat_names, strings)
+        header_parts = [line[a:b] for a, b in header_spans]
+        del columns
+        progress.done(len(line))
+    else:
+        metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
+            memoryview(line), stat_names, strings, progress, budget
+        )
+    header = schema.XLine.FromString(b"".join(header_parts))
+    metadata_index = _dense_indices(metadata_ids, plane, dense)
+    del metadata_ids
+    start_ns //= 1000
+    start_ns += header.timestamp_ns
+    duration_ns += 500
+    duration_ns //= 1000
+    stats = {name: _combine(parts, count, strings) for name, parts in pieces.items()}
+    budget.ignored_values += _drop_unusable_floats(stats)
+    _merge_metadata_stats(stats, metadata_index, plane, strings)
+    if count > 1 and np.any(np.diff(start_ns) < 0):
+        order = np.argsort(start_ns, kind="stable")
+        start_ns, duration_ns, metadata_index = start_ns[order], duration_ns[order], metadata_index[order]
+        stats = {k: _reordered(c, order) for k, c in stats.items()}
+    return Line(
+        id=header.id,
+        name=header.name,
+        display_name=header.display_name,
+        plane=plane,
+        start_ns=start_ns,
+        duration_ns=duration_ns,
+        metadata_index=metadata_index,
+        stats=stats,
+    )
+
+
+def _runtime_columns(buf: memoryview, stat_names: Dict[int, str], strings: StringTable, progress: Progress,
+                     budget: EventBudget):
+    """The protobuf runtime's way, a chunk of events at a time (lines event_columns declines)."""
     header_parts: List[bytes] = []
     chunks = list(event_chunks(buf, budget.source, header_parts))  # one walk; sizes the columns first
     total = sum(n for _, _, n in chunks)
@@ -74,30 +119,43 @@ def read_line(
         count += n
         del events, flat, per_event
         progress.done(end)
-    header = schema.XLine.FromString(b"".join(header_parts))
-    metadata_index = _dense_indices(metadata_ids, plane, dense)
-    del metadata_ids
-    start_ns //= 1000
-    start_ns += header.timestamp_ns
-    duration_ns += 500
-    duration_ns //= 1000
-    stats = {name: _combine(parts, count, strings) for name, parts in pieces.items()}
-    budget.ignored_values += _drop_unusable_floats(stats)
-    _merge_metadata_stats(stats, metadata_index, plane, strings)
-    if count > 1 and np.any(np.diff(start_ns) < 0):
-        order = np.argsort(start_ns, kind="stable")
-        start_ns, duration_ns, metadata_index = start_ns[order], duration_ns[order], metadata_index[order]
-        stats = {k: _reordered(c, order) for k, c in stats.items()}
-    return Line(
-        id=header.id,
-        name=header.name,
-        display_name=header.display_name,
-        plane=plane,
-        start_ns=start_ns,
-        duration_ns=duration_ns,
-        metadata_index=metadata_index,
-        stats=stats,
-    )
+    return metadata_ids, start_ns, duration_ns, pieces, header_parts, count
+
+
+_KIND_NAMES = {
+    event_columns.DOUBLE: "double_value",
+    event_columns.UINT64: "uint64_value",
+    event_columns.INT64: "int64_value",
+    event_columns.STR: "str_value",
+    event_columns.REF: "ref_value",
+}
+
+
+def _pieces_from_columns(columns: event_columns.EventColumns, stat_names: Dict[int, str],
+                         strings: StringTable) -> _StatPieces:
+    """Decoded stats grouped by (stat id, value kind) into the typed pieces `_combine` merges."""
+    pieces: _StatPieces = {}
+    usable = np.flatnonzero(np.isin(columns.stat_kind, list(_KIND_NAMES)))
+    if usable.size == 0:
+        return pieces
+    keys = columns.stat_id[usable] * 8 + columns.stat_kind[usable]
+    order = usable[np.argsort(keys, kind="stable")]  # file order kept within a group
+    sorted_keys = columns.stat_id[order] * 8 + columns.stat_kind[order]
+    bounds = np.flatnonzero(np.diff(sorted_keys)) + 1
+    for members in np.split(order, bounds):
+        stat_id = int(columns.stat_id[members[0]])
+        kind = _KIND_NAMES[int(columns.stat_kind[members[0]])]
+        where = columns.stat_owner[members].astype(np.int32)
+        if kind == "str_value":
+            typed = _typed_values(kind, [columns.stat_text[k] for k in members.tolist()], stat_names, strings)
+        elif kind == "double_value":
+            typed = ("float", columns.stat_bits[members].view(np.float64))
+        elif kind == "ref_value":
+            typed = _typed_values(kind, columns.stat_bits[members], stat_names, strings)
+        else:
+            typed = ("int", columns.stat_bits[members].view(np.int64))
+        pieces.setdefault(stat_names.get(stat_id, str(stat_id)), []).append((where, *typed))
+    return pieces
 
 
 # A float beyond this is no time, size or count a profiler writes; int64 columns could not hold it.
