@@ -16,7 +16,7 @@ same result or the same clear error. So this module never decides what a valid f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -25,6 +25,8 @@ from tb_plugin_advisor.readers import xspace_schema as schema
 
 EVENTS_TAG = 0x22  # XLine field 4, length-delimited
 _SHIFTS = np.arange(10, dtype=np.uint64) * np.uint64(7)
+_OFFSETS = np.arange(10, dtype=np.int64)
+BLOCK = 1 << 14  # events decoded together: bounds the temporary arrays to a few MB
 
 # XStat value fields -> kind code (0: no value); the protobuf oneof keeps the last one seen.
 DOUBLE, UINT64, INT64, STR, BYTES, REF = 2, 3, 4, 5, 6, 7
@@ -43,7 +45,7 @@ class EventColumns:
     stat_id: np.ndarray  # int64 stat metadata id
     stat_kind: np.ndarray  # int8 kind code
     stat_bits: np.ndarray  # uint64: the varint, or the double's bits
-    stat_text: List[Optional[str]]  # str_value per stat (None for other kinds), only when any
+    stat_text: Dict[int, str]  # str_value by stat index (TF writes most strings as references)
 
 
 def decode_events(line: bytes) -> Optional[Tuple[EventColumns, List[Tuple[int, int]]]]:
@@ -64,7 +66,7 @@ def _decode(line: bytes) -> Tuple[EventColumns, List[Tuple[int, int]]]:
     if count == 0:
         empty = np.zeros(0, dtype=np.int64)
         return EventColumns(empty, empty, empty, empty, empty, np.zeros(0, np.int8), np.zeros(0, np.uint64),
-                            []), header
+                            {}), header
     head = 1 + _varint_size(lengths)
     starts = first + np.concatenate(([0], np.cumsum(head + lengths)[:-1]))
     payload = starts + head
@@ -76,31 +78,41 @@ def _decode(line: bytes) -> Tuple[EventColumns, List[Tuple[int, int]]]:
     encoded, _ = _varints(b, starts + 1, ends)
     if not np.array_equal(encoded.view(np.int64), lengths):
         raise _Unusual()
+    del encoded, starts, head, lengths
     header += _header_fields(b, int(ends[-1]))
     metadata_id = np.zeros(count, dtype=np.int64)
     offset_ps = np.zeros(count, dtype=np.int64)
     duration_ps = np.zeros(count, dtype=np.int64)
-    owners: List[np.ndarray] = []
-    stat_starts: List[np.ndarray] = []
-    stat_ends: List[np.ndarray] = []
     targets = {1: metadata_id, 2: offset_ps, 3: duration_ps}
-    for rows, field, wire, value, value_end in _lockstep(b, payload, ends):
-        for number, column in targets.items():
-            sel = (field == number) & (wire == 0)
-            column[rows[sel]] = value[sel].view(np.int64)
-        sel = (field == 4) & (wire == 2)
-        owners.append(rows[sel])
-        stat_starts.append(value_end[sel])  # the payload follows the length
-        stat_ends.append(value_end[sel] + value[sel].astype(np.int64))
-        scalar = (field == 1) | (field == 2) | (field == 3)
-        # field 0 is invalid; field 5 (num_occurrences) shares a oneof with offset_ps: the runtime decides
-        odd = (field == 0) | (field == 5) | ((field == 4) & (wire != 2)) | (scalar & (wire != 0))
-        if np.any(odd):
-            raise _Unusual()
-    none = np.zeros(0, dtype=np.int64)
-    stats = _decode_stats(b, line, np.concatenate(owners + [none]), np.concatenate(stat_starts + [none]),
-                          np.concatenate(stat_ends + [none]))
-    return EventColumns(metadata_id, offset_ps, duration_ps, *stats), header
+    stat_parts: List[Tuple[np.ndarray, ...]] = []
+    texts: Dict[int, str] = {}
+    stats_so_far = 0
+    for lo in range(0, count, BLOCK):  # blocks bound the temporary arrays (a few MB each)
+        hi = min(count, lo + BLOCK)
+        owners: List[np.ndarray] = []
+        stat_starts: List[np.ndarray] = []
+        stat_ends: List[np.ndarray] = []
+        for rows, field, wire, value, value_end in _lockstep(b, payload[lo:hi], ends[lo:hi]):
+            rows = rows + lo
+            scalar = (field == 1) | (field == 2) | (field == 3)
+            # field 0 is invalid; num_occurrences (5) shares a oneof with offset_ps: the runtime decides
+            odd = (field == 0) | (field == 5) | ((field == 4) & (wire != 2)) | (scalar & (wire != 0))
+            if np.any(odd):
+                raise _Unusual()
+            for number, column in targets.items():
+                sel = field == number
+                column[rows[sel]] = value[sel].view(np.int64)
+            sel = field == 4
+            owners.append(rows[sel])
+            stat_starts.append(value_end[sel])  # the payload follows the length
+            stat_ends.append(value_end[sel] + value[sel].astype(np.int64))
+        none = np.zeros(0, dtype=np.int64)
+        block = _decode_stats(b, line, np.concatenate(owners + [none]), np.concatenate(stat_starts + [none]),
+                              np.concatenate(stat_ends + [none]), texts, stats_so_far)
+        stats_so_far += block[0].size
+        stat_parts.append(block)
+    joined = [np.concatenate([part[k] for part in stat_parts]) for k in range(4)]
+    return EventColumns(metadata_id, offset_ps, duration_ps, *joined, texts), header
 
 
 def _first_event(b: np.ndarray) -> Tuple[int, List[Tuple[int, int]]]:
@@ -160,21 +172,34 @@ def _varint_size(values: np.ndarray) -> np.ndarray:
 
 
 def _varints(b: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Decode one varint at each position (none may run past `limit`): (uint64 values, next positions)."""
-    values = np.zeros(pos.shape, dtype=np.uint64)
-    cursor = pos.copy()
-    active = np.arange(pos.size)
-    for k in range(10):
-        at = cursor[active]
-        if at.size and np.any(at >= limit[active]):
-            raise _Unusual()
-        byte = b[at]
-        values[active] |= (byte & 0x7F).astype(np.uint64) << _SHIFTS[k]
-        cursor[active] = at + 1
-        active = active[byte >= 0x80]
-        if active.size == 0:
-            return values, cursor
-    raise _Unusual()  # longer than 10 bytes
+    """Decode one varint at each position (none may run past `limit`): (uint64 values, next positions).
+
+    One-byte varints (tags, lengths, small ids) are decoded in one pass; the rest gather their ten
+    possible bytes as a matrix and keep the bytes up to the first without the continuation bit.
+    """
+    if pos.size and np.any(pos >= limit):
+        raise _Unusual()
+    first = b[pos]
+    values = first.astype(np.uint64)
+    cursor = pos + 1
+    longer = np.flatnonzero(first >= 0x80)
+    if longer.size == 0:
+        return values, cursor
+    at = pos[longer]
+    window = np.minimum(at[:, None] + _OFFSETS, b.size - 1)
+    raw = b[window]
+    stops = raw < 0x80
+    if not np.all(stops.any(axis=1)):
+        raise _Unusual()  # no last byte within ten
+    length = stops.argmax(axis=1) + 1
+    if np.any(at + length > limit[longer]):
+        raise _Unusual()
+    keep = length[:, None] > _OFFSETS
+    parts = (raw & 0x7F).astype(np.uint64) << _SHIFTS
+    parts[~keep] = 0
+    values[longer] = np.bitwise_or.reduce(parts, axis=1)
+    cursor[longer] = at + length
+    return values, cursor
 
 
 def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
@@ -213,8 +238,12 @@ def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
         rows = rows[following < limit]
 
 
-def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndarray, ends: np.ndarray):
-    """(owner, metadata id, kind, bits, texts) of every XStat, ordered by owner then file order."""
+def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                  texts: Dict[int, str], first_index: int):
+    """(owner, metadata id, kind, bits) of every XStat, ordered by owner then file order.
+
+    str values go to `texts`, keyed by the stat's index in the line (`first_index` + k).
+    """
     order = np.lexsort((starts, owner))  # file order within each event, events in order
     owner, starts, ends = owner[order], starts[order], ends[order]
     n = owner.size
@@ -244,10 +273,6 @@ def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndar
             np.isin(field, (3, 4, 7)) & (wire == 0)) | (np.isin(field, (5, 6)) & (wire == 2))
         if np.any(~known & (field <= 7)):
             raise _Unusual()  # a schema field with the wrong wire type: let the runtime say what
-    texts: List[Optional[str]] = []
-    strings = np.flatnonzero(kind == STR)
-    if strings.size:
-        texts = [None] * n
-        for k in strings.tolist():
-            texts[k] = line[text_span[k, 0] : text_span[k, 1]].decode("utf-8")
-    return owner, stat_id, kind, bits, texts
+    for k in np.flatnonzero(kind == STR).tolist():
+        texts[first_index + k] = line[text_span[k, 0] : text_span[k, 1]].decode("utf-8")
+    return owner, stat_id, kind, bits
