@@ -234,3 +234,25 @@ def test_the_cli_cap_option_refuses_a_larger_profile_with_exit_2(capsys):
         assert stopped.value.code == 2
     finally:
         read_limits._current = before
+
+
+def test_a_dropped_profile_is_freed_at_once_without_the_cyclic_gc():
+    import gc
+    import weakref
+
+    profile = read_xplane_bytes(profile_bytes(lines=2, events=50))
+    build_report(RunProfiles("r", [profile])).to_json()
+    refs = [weakref.ref(profile)] + [weakref.ref(p) for p in profile.planes]
+    refs += [weakref.ref(line) for p in profile.planes for line in p.lines]
+    line = profile.planes[0].lines[0]
+    assert line.plane is profile.planes[0]
+    del line
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del profile
+        alive = [r() for r in refs if r() is not None]
+        assert not alive, f"{len(alive)} objects kept alive by reference cycles: {alive[:3]}"
+    finally:
+        if was_enabled:
+            gc.enable()
