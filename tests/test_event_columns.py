@@ -101,3 +101,25 @@ def test_unusual_lines_fall_back_to_the_runtime():
     columns, _ = event_columns.decode_events(plain.SerializeToString())
     assert columns.offset_ps.tolist() == [3] and columns.duration_ps.tolist() == [7]
     assert event_columns.decode_events(plain.SerializeToString()[:-1]) is None  # truncated
+
+
+def test_varints_of_every_length_and_padded_ones_decode_exactly():
+    values = [0, 1, 127, 128, 300, 2**21 - 1, 2**28, 2**35 + 5, 2**49 - 1, 2**56 - 1, 2**56, 2**63 - 1, 2**63,
+              2**64 - 1]
+    encoded = [schema.encode_varint(v) for v in values]
+    padded = []  # non-minimal ten-byte encodings, as some writers emit for values patched in place
+    for v in values[:12]:
+        groups = [(v >> (7 * k)) & 0x7F for k in range(10)]
+        padded.append(bytes(g | 0x80 for g in groups[:9]) + bytes([groups[9]]))
+    blob = b"".join(encoded + padded)
+    starts, pos = [], 0
+    for piece in encoded + padded:
+        starts.append(pos)
+        pos += len(piece)
+    buffer = np.frombuffer(blob, dtype=np.uint8)
+    at = np.array(starts, dtype=np.int64)
+    got, after = event_columns._varints(buffer, at, np.full(at.size, len(blob), dtype=np.int64))
+    assert got.tolist() == values + values[:12]
+    assert (after - at).tolist() == [len(p) for p in encoded + padded]
+    with pytest.raises(event_columns._Unusual):  # a varint may not run past its message
+        event_columns._varints(buffer, at[-1:], np.array([len(blob) - 1]))

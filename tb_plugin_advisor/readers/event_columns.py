@@ -26,7 +26,7 @@ from tb_plugin_advisor.readers import xspace_schema as schema
 EVENTS_TAG = 0x22  # XLine field 4, length-delimited
 _SHIFTS = np.arange(10, dtype=np.uint64) * np.uint64(7)
 _OFFSETS = np.arange(10, dtype=np.int64)
-BLOCK = 1 << 14  # events decoded together: bounds the temporary arrays to a few MB
+BLOCK = 1 << 16  # events decoded together: bounds the temporary arrays to a few MB
 
 # XStat value fields -> kind code (0: no value); the protobuf oneof keeps the last one seen.
 DOUBLE, UINT64, INT64, STR, BYTES, REF = 2, 3, 4, 5, 6, 7
@@ -174,8 +174,10 @@ def _varint_size(values: np.ndarray) -> np.ndarray:
 def _varints(b: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Decode one varint at each position (none may run past `limit`): (uint64 values, next positions).
 
-    One-byte varints (tags, lengths, small ids) are decoded in one pass; the rest gather their ten
-    possible bytes as a matrix and keep the bytes up to the first without the continuation bit.
+    One-byte varints (tags, lengths, small ids) are decoded in one pass. Longer ones read the eight
+    bytes at their position as one little-endian word and take the 7-bit groups up to the first
+    byte without the continuation bit with a few whole-array bit operations; the rare ones longer
+    than eight bytes (negative int64s, huge ids) or too near the end use a byte matrix.
     """
     if pos.size and np.any(pos >= limit):
         raise _Unusual()
@@ -186,20 +188,68 @@ def _varints(b: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndar
     if longer.size == 0:
         return values, cursor
     at = pos[longer]
+    word = _words_at(b, at)
+    stops = ~word & _HIGH_BITS
+    stops &= ~stops + np.uint64(1)  # the lowest stop bit: 2**(8*length - 1)
+    fits = stops != 0
+    length = np.zeros(at.size, dtype=np.int64)
+    length[fits] = (np.log2(stops[fits].astype(np.float64)).astype(np.int64) + 1) // 8
+    groups = word & ((stops << np.uint64(1)) - np.uint64(1)) & _LOW_BITS
+    decoded = groups & np.uint64(0x7F)
+    for k in range(1, 8):
+        decoded |= (groups >> np.uint64(k)) & np.uint64(0x7F << (7 * k))
+    if not fits.all():  # nine or ten bytes (negative int64s, writers padding varints to ten bytes)
+        tail = np.flatnonzero(~fits)
+        second = _words_at(b, at[tail] + 8)
+        stop9 = (~second & np.uint64(0x80)) != 0
+        stop10 = ~stop9 & ((~second & np.uint64(0x8000)) != 0)
+        decoded[tail] |= (second & np.uint64(0x7F)) << np.uint64(56)
+        decoded[tail[stop10]] |= ((second[stop10] >> np.uint64(8)) & np.uint64(1)) << np.uint64(63)
+        length[tail[stop9]] = 9
+        length[tail[stop10]] = 10
+        fits[tail] = stop9 | stop10
+    values[longer] = decoded
+    if not fits.all():  # too near the end of the buffer for whole words
+        slow = np.flatnonzero(~fits)
+        values[longer[slow]], length[slow] = _long_varints(b, at[slow])
+    if np.any(at + length > limit[longer]):
+        raise _Unusual()
+    cursor[longer] = at + length
+    return values, cursor
+
+
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_LOW_BITS = np.uint64(0x7F7F7F7F7F7F7F7F)
+
+
+def _words_at(b: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The little-endian uint64 made of the 8 bytes at each position (bytes past the end read 0xFF,
+    which reads as "continues": such varints go to the byte matrix)."""
+    words = np.full(at.size, np.uint64(0xFFFFFFFFFFFFFFFF))
+    inside = at + 8 <= b.size
+    phase = at & 7
+    for r in range(8):
+        usable = (b.size - r) // 8 * 8
+        if usable <= 0:
+            continue
+        view = b[r : r + usable].view("<u8")
+        sel = np.flatnonzero(inside & (phase == r))
+        words[sel] = view[(at[sel] - r) >> 3]
+    return words
+
+
+def _long_varints(b: np.ndarray, at: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Varints of nine or ten bytes, or near the end of the buffer: (values, lengths)."""
     window = np.minimum(at[:, None] + _OFFSETS, b.size - 1)
     raw = b[window]
     stops = raw < 0x80
     if not np.all(stops.any(axis=1)):
         raise _Unusual()  # no last byte within ten
     length = stops.argmax(axis=1) + 1
-    if np.any(at + length > limit[longer]):
-        raise _Unusual()
     keep = length[:, None] > _OFFSETS
     parts = (raw & 0x7F).astype(np.uint64) << _SHIFTS
     parts[~keep] = 0
-    values[longer] = np.bitwise_or.reduce(parts, axis=1)
-    cursor[longer] = at + length
-    return values, cursor
+    return np.bitwise_or.reduce(parts, axis=1), length
 
 
 def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
