@@ -1,0 +1,167 @@
+"""Kineto trace file → typed events: bounded reading, bounded gunzip, one typed JSON decode.
+
+The parser is msgspec with typed Structs: it skips every field the Advisor does not use and keeps
+each event's `args` as raw bytes until the event's role needs them, which is what keeps peak memory
+near the file size (bench/bench_kineto.py measures it against orjson and the stdlib).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from typing import Any, List, Optional, Union
+
+import msgspec
+
+from tb_plugin_advisor.errors import ProfileReadError
+
+# The largest uncompressed trace the Advisor reads. Beyond it a trace would need several times that
+# in memory; the message says how to raise it. A gzip member that inflates past it is refused while
+# inflating (a decompression bomb never reaches memory). TB_ADVISOR_MAX_TRACE_BYTES overrides it.
+DEFAULT_MAX_TRACE_BYTES = 2 * 1024**3
+_INFLATE_CHUNK = 16 * 1024**2
+
+
+def max_trace_bytes() -> int:
+    value = os.environ.get("TB_ADVISOR_MAX_TRACE_BYTES", "")
+    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_TRACE_BYTES
+
+
+Number = Union[int, float]
+
+
+class TraceEvent(msgspec.Struct, array_like=False, gc=False):
+    """One Chrome trace event; only the fields the Advisor reads are decoded."""
+
+    ph: str = ""
+    name: Any = ""
+    cat: Any = ""
+    pid: Any = None
+    tid: Any = None
+    ts: Optional[Number] = None
+    dur: Optional[Number] = None
+    id: Any = None
+    s: Optional[str] = None
+    args: msgspec.Raw = msgspec.Raw(b"")
+
+
+class KinetoTrace(msgspec.Struct, gc=False):
+    """The top-level object of a `.pt.trace.json`."""
+
+    traceEvents: Optional[List[TraceEvent]] = None
+    schemaVersion: Any = None
+    deviceProperties: Any = None
+    distributedInfo: Any = None
+    baseTimeNanoseconds: Optional[int] = None
+    displayTimeUnit: Optional[str] = None
+    traceName: Optional[str] = None
+    trace_id: Optional[str] = None
+    host_name: Optional[str] = None
+    record_shapes: Any = None
+    profile_memory: Any = None
+    with_stack: Any = None
+    roctracer_version: Any = None
+    hip_runtime_version: Any = None
+    cuda_runtime_version: Any = None
+
+
+_DECODER = msgspec.json.Decoder(KinetoTrace)
+_ARGS_DECODER = msgspec.json.Decoder(dict)
+
+
+def decode_args(raw: msgspec.Raw) -> dict:
+    """An event's args (raw bytes until now) → dict; {} when absent or not an object."""
+    if not raw:
+        return {}
+    try:
+        value = _ARGS_DECODER.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+    return value
+
+
+def read_trace_bytes(source: str) -> bytes:
+    """The uncompressed bytes of a trace file (local, or remote through TensorBoard's file layer)."""
+    limit = max_trace_bytes()
+    if "://" in source:
+        data = _read_remote(source, limit)
+    else:
+        try:
+            size = os.stat(source).st_size
+        except OSError as exc:
+            raise ProfileReadError(source, f"cannot open file ({exc})") from exc
+        if size > limit:
+            raise ProfileReadError(source, _too_big(size, limit))
+        try:
+            with open(source, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise ProfileReadError(source, f"cannot read file ({exc})") from exc
+    return inflate(data, source, limit)
+
+
+def inflate(data: bytes, source: str, limit: Optional[int] = None) -> bytes:
+    """Gunzip (all members) when gzip, refusing output beyond `limit` bytes; plain data passes."""
+    limit = max_trace_bytes() if limit is None else limit
+    if data[:2] != b"\x1f\x8b":
+        if len(data) > limit:
+            raise ProfileReadError(source, _too_big(len(data), limit))
+        return data
+    pieces: List[bytes] = []
+    total = 0
+    rest = data
+    try:
+        while rest:
+            inflater = zlib.decompressobj(wbits=31)
+            chunk = inflater.decompress(rest, _INFLATE_CHUNK)
+            while True:
+                total += len(chunk)
+                if total > limit:
+                    raise ProfileReadError(
+                        source, f"the gzip data inflates past {limit:,} bytes (refused as a possible "
+                        "decompression bomb; set TB_ADVISOR_MAX_TRACE_BYTES to allow more)")
+                pieces.append(chunk)
+                if inflater.eof or not inflater.unconsumed_tail:
+                    break
+                chunk = inflater.decompress(inflater.unconsumed_tail, _INFLATE_CHUNK)
+            if not inflater.eof:
+                raise ProfileReadError(source, "the gzip data is truncated (the stream ends early)")
+            rest = inflater.unused_data.lstrip(b"\x00")  # concatenated members, zero padding
+    except zlib.error as exc:
+        raise ProfileReadError(source, f"the gzip data is corrupt ({exc})") from exc
+    return b"".join(pieces)
+
+
+def decode_trace(data: bytes, source: str) -> KinetoTrace:
+    """Bytes → KinetoTrace, or a ProfileReadError that says what is wrong and where."""
+    if not data.strip():
+        raise ProfileReadError(source, "the file is empty")
+    try:
+        trace = _DECODER.decode(data)
+    except msgspec.ValidationError as exc:
+        raise ProfileReadError(source, f"not a PyTorch profiler trace: {exc}") from exc
+    except msgspec.DecodeError as exc:
+        raise ProfileReadError(source, f"invalid JSON ({exc})") from exc
+    if trace.traceEvents is None:
+        raise ProfileReadError(
+            source, "not a PyTorch profiler trace: the JSON object has no 'traceEvents' list")
+    return trace
+
+
+def _too_big(size: int, limit: int) -> str:
+    return (f"the trace is {size:,} bytes uncompressed, over the {limit:,}-byte limit "
+            "(set TB_ADVISOR_MAX_TRACE_BYTES to read it anyway)")
+
+
+def _read_remote(source: str, limit: int) -> bytes:
+    # TensorBoard's own file layer stub (gs://, s3://, fsspec), never TensorFlow itself.
+    from tensorboard.compat.tensorflow_stub.io import gfile
+
+    try:
+        with gfile.GFile(source, "rb") as handle:
+            data = handle.read(limit + 1)
+    except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
+        raise ProfileReadError(source, f"cannot open file ({exc})") from exc
+    if len(data) > limit and data[:2] != b"\x1f\x8b":
+        raise ProfileReadError(source, _too_big(len(data), limit))
+    return data
