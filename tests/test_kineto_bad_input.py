@@ -6,11 +6,11 @@ import gzip
 import json
 
 import pytest
+from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.readers import kineto_load
 from tb_plugin_advisor.readers.kineto import read_kineto, read_kineto_bytes
-from tests.synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 
 def _refused(path, *fragments: str) -> str:

@@ -27,6 +27,13 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from tensorboard.compat.tensorflow_stub.io import gfile
 
+from tb_plugin_advisor.sources.kineto_runs import (
+    KINETO_FORMAT,
+    group_captures,
+    has_kineto_traces,
+    is_trace_file,
+)
+
 logger = logging.getLogger(__name__)
 
 PLUGINS_DIR = "plugins"
@@ -58,7 +65,8 @@ LEGACY_SUFFIXES = (
     ".op_profile.json",
 )
 
-FORMATS = ("xplane", "legacy", "unknown")
+FORMATS = ("xplane", "legacy", KINETO_FORMAT, "unknown")
+FRAMEWORK_OF_FORMAT = {"legacy": "tensorflow", KINETO_FORMAT: "pytorch"}  # xplane: TF or JAX, unknown
 
 
 def is_xprof_cache(name: str) -> bool:
@@ -67,6 +75,8 @@ def is_xprof_cache(name: str) -> bool:
 
 def legacy_host(name: str) -> Optional[str]:
     """`10.0.0.1.overview_page.pb` -> `10.0.0.1`; None when the file is no legacy tool output."""
+    if is_trace_file(name):  # `.pt.trace.json` is PyTorch's, not an old TensorFlow trace
+        return None
     for suffix in LEGACY_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
@@ -109,6 +119,7 @@ class Session:
     hosts: Tuple[HostFile, ...]
     files: Tuple[str, ...]  # every non-cache file name in the session directory
     layout: str = "session"
+    framework: str = ""  # "pytorch" / "tensorflow" where the format says; "" when unknown
 
     @property
     def size_bytes(self) -> int:
@@ -135,6 +146,7 @@ class Session:
             "hosts": self.host_names,
             "format": self.format,
             "size_bytes": self.size_bytes,
+            "framework": self.framework or FRAMEWORK_OF_FORMAT.get(self.format),
         }
 
 
@@ -232,7 +244,7 @@ def _list_remote(path: str) -> List[_Entry]:
         else:
             # Sizes only for files we report; other files keep 0 (saves a request per events file).
             size = 0
-            if name.endswith(XPLANE_SUFFIX) or legacy_host(name):
+            if name.endswith(XPLANE_SUFFIX) or legacy_host(name) or is_trace_file(name):
                 size = int(gfile.stat(full).length)
             entries.append(_Entry(name, False, size, None))
     return entries
@@ -283,6 +295,24 @@ def _classify(entries: List[_Entry], directory: str) -> Tuple[str, Tuple[HostFil
     return "unknown", (), tuple(sorted(e.name for e in files))
 
 
+def _kineto_sessions(parts: Tuple[str, ...], path: str, entries: List[_Entry]) -> List[Session]:
+    """One session per capture of a PyTorch run directory (sources/kineto_runs.py says how)."""
+    by_name = {e.name: e for e in entries if not e.is_dir}
+    rel = "/".join(parts)
+    files = tuple(sorted(by_name))
+    sessions = []
+    for label, workers in group_captures(files):
+        hosts = tuple(
+            HostFile(worker, join(path, name), by_name[name].size, by_name[name].mtime_ns)
+            for worker, name in workers
+        )
+        run = f"{rel}/{label}" if rel else label
+        sessions.append(
+            Session(run, path, path, rel, label, KINETO_FORMAT, hosts, files, framework="pytorch")
+        )
+    return sessions
+
+
 def scan_logdir(logdir: str) -> Scan:
     """Walk `logdir` once and return every session, loose xplane directory and run directory.
 
@@ -309,6 +339,8 @@ def scan_logdir(logdir: str) -> Scan:
             rel = "/".join(parts)
             name = parts[-1] if parts else ""
             loose.append(Session(rel or ".", path, path, rel, name, fmt, hosts, files, layout="loose"))
+        if not is_session_dir and has_kineto_traces([e.name for e in entries if not e.is_dir]):
+            sessions.extend(_kineto_sessions(parts, path, entries))
     sessions.sort(key=lambda s: s.run, reverse=True)
     loose.sort(key=lambda s: s.path)
     run_dirs = []
@@ -322,6 +354,12 @@ def scan_logdir(logdir: str) -> Scan:
             run_dirs.append(RunDir(rel, run_path, events, runs))
     if not listing and errors:
         logger.warning("advisor: cannot list logdir %s", errors[0])
+    for session in sessions:  # a PyTorch run directory holds its traces itself, no plugins/profile
+        if session.format == KINETO_FORMAT and not any(r.path == session.run_dir for r in run_dirs):
+            _, entries = listing[tuple(session.run_dir_rel.split("/")) if session.run_dir_rel else ()]
+            events = tuple(sorted(e.name for e in entries if not e.is_dir and EVENTS_TAG in e.name))
+            runs = tuple(s.run for s in sessions if s.run_dir == session.run_dir)
+            run_dirs.append(RunDir(session.run_dir_rel, session.run_dir, events, runs))
     run_dirs.sort(key=lambda r: r.rel)
     return Scan(logdir, tuple(sessions), tuple(loose), tuple(run_dirs), time.time(), tuple(errors))
 
