@@ -29,9 +29,11 @@ from tensorboard.compat.tensorflow_stub.io import gfile
 
 from tb_plugin_advisor.sources.kineto_runs import (
     KINETO_FORMAT,
-    group_captures,
     has_kineto_traces,
     is_trace_file,
+    kineto_run_dirs,
+    kineto_sessions,
+    loose_kineto_traces,
 )
 
 logger = logging.getLogger(__name__)
@@ -295,24 +297,6 @@ def _classify(entries: List[_Entry], directory: str) -> Tuple[str, Tuple[HostFil
     return "unknown", (), tuple(sorted(e.name for e in files))
 
 
-def _kineto_sessions(parts: Tuple[str, ...], path: str, entries: List[_Entry]) -> List[Session]:
-    """One session per capture of a PyTorch run directory (sources/kineto_runs.py says how)."""
-    by_name = {e.name: e for e in entries if not e.is_dir}
-    rel = "/".join(parts)
-    files = tuple(sorted(by_name))
-    sessions = []
-    for label, workers in group_captures(files):
-        hosts = tuple(
-            HostFile(worker, join(path, name), by_name[name].size, by_name[name].mtime_ns)
-            for worker, name in workers
-        )
-        run = f"{rel}/{label}" if rel else label
-        sessions.append(
-            Session(run, path, path, rel, label, KINETO_FORMAT, hosts, files, framework="pytorch")
-        )
-    return sessions
-
-
 def scan_logdir(logdir: str) -> Scan:
     """Walk `logdir` once and return every session, loose xplane directory and run directory.
 
@@ -340,7 +324,9 @@ def scan_logdir(logdir: str) -> Scan:
             name = parts[-1] if parts else ""
             loose.append(Session(rel or ".", path, path, rel, name, fmt, hosts, files, layout="loose"))
         if not is_session_dir and has_kineto_traces([e.name for e in entries if not e.is_dir]):
-            sessions.extend(_kineto_sessions(parts, path, entries))
+            sessions.extend(kineto_sessions(parts, path, entries))
+        elif not is_session_dir and not is_remote(path):
+            loose.extend(loose_kineto_traces(parts, path, entries))
     sessions.sort(key=lambda s: s.run, reverse=True)
     loose.sort(key=lambda s: s.path)
     run_dirs = []
@@ -354,12 +340,7 @@ def scan_logdir(logdir: str) -> Scan:
             run_dirs.append(RunDir(rel, run_path, events, runs))
     if not listing and errors:
         logger.warning("advisor: cannot list logdir %s", errors[0])
-    for session in sessions:  # a PyTorch run directory holds its traces itself, no plugins/profile
-        if session.format == KINETO_FORMAT and not any(r.path == session.run_dir for r in run_dirs):
-            _, entries = listing[tuple(session.run_dir_rel.split("/")) if session.run_dir_rel else ()]
-            events = tuple(sorted(e.name for e in entries if not e.is_dir and EVENTS_TAG in e.name))
-            runs = tuple(s.run for s in sessions if s.run_dir == session.run_dir)
-            run_dirs.append(RunDir(session.run_dir_rel, session.run_dir, events, runs))
+    run_dirs.extend(kineto_run_dirs(sessions, run_dirs, listing))
     run_dirs.sort(key=lambda r: r.rel)
     return Scan(logdir, tuple(sessions), tuple(loose), tuple(run_dirs), time.time(), tuple(errors))
 
