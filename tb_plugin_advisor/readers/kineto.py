@@ -24,6 +24,7 @@ from tb_plugin_advisor.readers.kineto_lines import LineBuilder, device_plane_sta
 from tb_plugin_advisor.readers.kineto_load import (
     KinetoTrace,
     decode_args,
+    decode_event,
     decode_trace,
     inflate,
     read_trace_bytes,
@@ -86,7 +87,9 @@ class _TraceConverter:
 
     def profile(self) -> Profile:
         roles: Dict[str, Optional[str]] = {}
-        for index, event in enumerate(self.trace.traceEvents or ()):
+        source = self.source
+        for index, raw in enumerate(self.trace.traceEvents or ()):
+            event = decode_event(raw, index, source)
             phase = event.ph
             if phase == "X":
                 self._complete(index, event, roles)

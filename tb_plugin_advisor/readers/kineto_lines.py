@@ -8,6 +8,7 @@ readers/devices.py parses for XSpace, so device tables come out the same for bot
 
 from __future__ import annotations
 
+from array import array
 from typing import Any, Dict, List, Optional, Tuple
 
 import msgspec
@@ -19,18 +20,70 @@ from tb_plugin_advisor.readers import kineto_tables as tables
 _ENCODE = msgspec.json.encode
 
 
+class _StatValues:
+    """One stat's values on one line, in a typed array (8 bytes a value, no object per value).
+
+    Starts as int, becomes float when a float arrives and text (ids into the plane's strings) when
+    anything else does — Kineto writes the same arg with one type, so promotion is rare.
+    """
+
+    __slots__ = ("indices", "kind", "data")
+
+    def __init__(self) -> None:
+        self.indices = array("q")
+        self.kind = ""
+        self.data: array = array("q")
+
+    def put(self, index: int, value: Any, strings: StringTable) -> None:
+        if self.indices and self.indices[-1] == index:  # two arg spellings of one stat on one event
+            return
+        kind = self.kind
+        if kind == "":
+            kind = self.kind = _kind_of(value)
+            self.data = array("d" if kind == "float" else "q")
+        if kind == "int":
+            if type(value) is int or type(value) is bool:
+                self.data.append(value)
+                self.indices.append(index)
+                return
+            self._promote(_kind_of(value), strings)
+            kind = self.kind
+        if kind == "float" and type(value) in (int, float, bool):
+            self.data.append(value)
+        elif kind == "float":
+            self._promote("str", strings)
+            self.data.append(strings.intern(_text(value)))
+        else:
+            self.data.append(strings.intern(value if type(value) is str else _text(value)))
+        self.indices.append(index)
+
+    def _promote(self, kind: str, strings: StringTable) -> None:
+        if kind == "float":
+            self.data = array("d", self.data)
+            self.kind = "float"
+        else:
+            self.data = array("q", [strings.intern_value(v) for v in self.data])
+            self.kind = "str"
+
+
+def _kind_of(value: Any) -> str:
+    if type(value) is int or type(value) is bool:
+        return "int"
+    return "float" if type(value) is float else "str"
+
+
 class LineBuilder:
-    """One timeline line under construction."""
+    """One timeline line under construction (typed arrays: ~30 bytes an event, whatever its size)."""
 
     __slots__ = ("names", "strings", "starts", "durations", "name_ids", "stats")
 
     def __init__(self, names: Dict[str, int], strings: StringTable):
         self.names = names  # shared by every line of the plane
         self.strings = strings
-        self.starts: List[int] = []
-        self.durations: List[int] = []
-        self.name_ids: List[int] = []
-        self.stats: Dict[str, Tuple[List[int], List[Any]]] = {}
+        self.starts = array("q")
+        self.durations = array("q")
+        self.name_ids = array("i")
+        self.stats: Dict[str, _StatValues] = {}
 
     def add(self, name: str, start_ns: int, duration_ns: int, args: Dict[str, Any], role: str = tables.HOST
             ) -> None:
@@ -55,18 +108,15 @@ class LineBuilder:
             self._put("memcpy_details", index, f"size:{size if isinstance(size, int) else -1}")
 
     def _put(self, stat: str, index: int, value: Any) -> None:
-        entry = self.stats.get(stat)
-        if entry is None:
-            entry = self.stats[stat] = ([], [])
-        if entry[0] and entry[0][-1] == index:  # two arg spellings of one stat on one event
-            return
-        entry[0].append(index)
-        entry[1].append(value)
+        values = self.stats.get(stat)
+        if values is None:
+            values = self.stats[stat] = _StatValues()
+        values.put(index, value, self.strings)
 
     def build(self, line_id: int, name: str, display_name: str, plane: Plane) -> Tuple[Line, int]:
         """The finished Line (sorted, nested) and how many events were clipped to nest."""
-        starts = np.array(self.starts, dtype=np.int64)
-        durations = np.array(self.durations, dtype=np.int64)
+        starts = np.frombuffer(self.starts, dtype=np.int64) if self.starts else np.zeros(0, np.int64)
+        durations = np.frombuffer(self.durations, dtype=np.int64) if self.durations else np.zeros(0, np.int64)
         order = np.lexsort((-durations, starts))
         starts = starts[order]
         durations = durations[order]
@@ -74,9 +124,10 @@ class LineBuilder:
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
         columns: Dict[str, StatColumn] = {}
-        for stat, (indices, values) in self.stats.items():
-            where = rank[np.array(indices, dtype=np.int64)]
-            columns[stat] = _column(where, values, starts.size, self.strings)
+        for stat, values in self.stats.items():
+            where = rank[np.frombuffer(values.indices, dtype=np.int64)]
+            columns[stat] = _column(where, values, starts.size)
+        names = np.frombuffer(self.name_ids, dtype=np.int32) if self.name_ids else np.zeros(0, np.int32)
         line = Line(
             id=line_id,
             name=name,
@@ -84,9 +135,11 @@ class LineBuilder:
             plane=plane,
             start_ns=starts,
             duration_ns=durations,
-            metadata_index=np.array(self.name_ids, dtype=np.int32)[order],
+            metadata_index=names[order],
             stats=columns,
         )
+        self.starts = self.durations = self.name_ids = None  # the arrays above are copies
+        self.stats = {}
         return line, repaired
 
 
@@ -113,17 +166,13 @@ def _nest(starts: np.ndarray, durations: np.ndarray) -> int:
     return repaired
 
 
-def _column(indices: np.ndarray, values: List[Any], count: int, strings: StringTable) -> StatColumn:
+def _column(indices: np.ndarray, values: _StatValues, count: int) -> StatColumn:
     order = np.argsort(indices, kind="stable")
-    indices = indices[order]
-    ordered = [values[i] for i in order.tolist()]
-    kinds = {type(v) for v in ordered}
-    if kinds <= {int, bool}:
-        return StatColumn("int", indices, np.array(ordered, dtype=np.int64), count)
-    if kinds <= {int, bool, float}:
-        return StatColumn("float", indices, np.array(ordered, dtype=np.float64), count)
-    ids = [strings.intern(v) if isinstance(v, str) else strings.intern(_text(v)) for v in ordered]
-    return StatColumn("str", indices, np.array(ids, dtype=np.int32), count)
+    dtype = {"int": np.int64, "float": np.float64, "str": np.int64}[values.kind]
+    data = np.frombuffer(values.data, dtype=dtype)[order]
+    if values.kind == "str":
+        data = data.astype(np.int32)
+    return StatColumn(values.kind, indices[order], data, count)
 
 
 def _text(value: Any) -> str:
