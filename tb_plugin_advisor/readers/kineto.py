@@ -36,16 +36,17 @@ HOST_PLANE = "/host:CPU"
 def read_kineto(path: str, host: Optional[str] = None) -> Profile:
     """Read one Kineto trace from a local path or any path TensorBoard's file layer understands."""
     source = os.fspath(path)
-    data = read_trace_bytes(source)
-    return _read(data, source, host or tables.worker_from_filename(source))
+    return _read([read_trace_bytes(source)], source, host or tables.worker_from_filename(source))
 
 
 def read_kineto_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> Profile:
     """Decode a trace held in memory (plain or gzip JSON); ProfileReadError names `source`."""
-    return _read(inflate(data, source), source, host)
+    return _read([inflate(data, source)], source, host)
 
 
-def _read(data: bytes, source: str, host: str) -> Profile:
+def _read(holder: List[bytes], source: str, host: str) -> Profile:
+    """`holder` hands over the only reference to the bytes, so they are freed once events are read."""
+    data = holder.pop()
     size = len(data)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small acyclic objects: the cyclic GC would rescan them over and over
@@ -88,8 +89,11 @@ class _TraceConverter:
     def profile(self) -> Profile:
         roles: Dict[str, Optional[str]] = {}
         source = self.source
-        for index, raw in enumerate(self.trace.traceEvents or ()):
-            event = decode_event(raw, index, source)
+        raws = self.trace.traceEvents or []
+        self.trace.traceEvents = None
+        for index in range(len(raws)):
+            event = decode_event(raws[index], index, source)
+            raws[index] = None  # each raw slice goes as soon as it is read; the bytes go after the last
             phase = event.ph
             if phase == "X":
                 self._complete(index, event, roles)
@@ -103,7 +107,7 @@ class _TraceConverter:
                     self.launch_flows += 1
             else:
                 self.ignored_phases[phase] = self.ignored_phases.get(phase, 0) + 1
-        self.trace.traceEvents = None  # the structs go; the columns stay
+        del raws
         return self._assemble()
 
     def _time(self, index: int, event) -> Tuple[int, int]:

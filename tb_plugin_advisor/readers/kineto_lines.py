@@ -97,10 +97,20 @@ class LineBuilder:
         if not args:
             return
         kept = tables.ARG_STATS
-        for key, value in args.items():
+        stats = self.stats
+        strings = self.strings
+        for key, value in args.items():  # the hot loop of the reader: kept flat on purpose
             stat = kept.get(key)
-            if stat is not None and value is not None:
-                self._put(stat, index, value)
+            if stat is None or value is None:
+                continue
+            values = stats.get(stat)
+            if values is None:
+                values = stats[stat] = _StatValues()
+            if values.kind == "int" and type(value) is int and values.indices[-1] != index:
+                values.data.append(value)
+                values.indices.append(index)
+            else:
+                values.put(index, value, strings)
         if role == tables.KERNEL:
             self._put("kernel_details", index, _kernel_details(args))
         elif role == tables.MEMCPY:
