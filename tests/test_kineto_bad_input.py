@@ -135,3 +135,29 @@ def test_duplicated_pids_across_host_and_device_do_not_mix():
     profile = read_kineto_bytes(trace.to_bytes(), source="t.json")
     assert profile.host_plane.event_names == ["aten::mm"]
     assert len(profile.devices[0].kernels) == 1
+
+
+@pytest.mark.parametrize("text, ns", [
+    (b"1623143089861", 1623143089861000),
+    (b"1712170298123456.789", 1712170298123456789),  # past float64's ns precision at this size
+    (b"2204338329788.6494", 2204338329788649),
+    (b"-5", -5000),
+    (b"0.04", 40),
+    (b"1.5e3", 1500000),
+    (b'"soon"', None),
+    (b"null", None),
+])
+def test_microseconds_are_read_exactly(text, ns):
+    import msgspec
+
+    assert kineto_load.micros_to_ns(msgspec.Raw(text)) == ns
+
+
+def test_absolute_float_timestamps_keep_their_nanoseconds():
+    trace = KinetoTrace(devices=[])
+    trace.top.pop("baseTimeNanoseconds")
+    trace.raw({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": "TS", "dur": 1.001})
+    # Kineto prints the digits itself; a Python float would already have lost them
+    data = json.dumps(trace.document()).encode().replace(b'"TS"', b"1712170298123456.789")
+    line = read_kineto_bytes(data, source="t.json").host_plane.lines[0]
+    assert int(line.start_ns[0]) == 1712170298123456789 and int(line.duration_ns[0]) == 1001

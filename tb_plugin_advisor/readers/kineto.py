@@ -27,6 +27,7 @@ from tb_plugin_advisor.readers.kineto_load import (
     decode_event,
     decode_trace,
     inflate,
+    micros_to_ns,
     read_trace_bytes,
 )
 
@@ -111,25 +112,26 @@ class _TraceConverter:
         return self._assemble()
 
     def _time(self, index: int, event) -> Tuple[int, int]:
-        ts, dur = event.ts, event.dur
-        if ts is None or dur is None:
-            missing = "ts" if ts is None else "dur"
+        start, length = micros_to_ns(event.ts), micros_to_ns(event.dur)
+        if start is None or length is None:
+            key, raw = ("ts", event.ts) if start is None else ("dur", event.dur)
+            shown = bytes(raw)[:40].decode(errors="replace")
+            problem = f"whose '{key}' is not a number ({shown})" if raw else f"without '{key}'"
             raise ProfileReadError(
-                self.source, f"traceEvents[{index}] ({event.name!r}) is a complete event without '{missing}'")
-        if dur < 0:
+                self.source, f"traceEvents[{index}].{key}: ({event.name!r}) is a complete event {problem}")
+        if length < 0:
             raise ProfileReadError(
-                self.source, f"traceEvents[{index}] ({event.name!r}) has a negative duration ({dur} µs)")
-        start = ts * 1000 if isinstance(ts, int) else round(ts * 1000)
-        length = dur * 1000 if isinstance(dur, int) else round(dur * 1000)
+                self.source, f"traceEvents[{index}] ({event.name!r}) has a negative duration "
+                f"({bytes(event.dur).decode(errors='replace')} µs)")
         return self.base_ns + start, length
 
     def _complete(self, index: int, event, roles: Dict[str, Optional[str]]) -> None:
+        start, length = self._time(index, event)  # first: a malformed event is refused whatever its kind
         category = event.cat if isinstance(event.cat, str) else str(event.cat)
         role = tables.role_of(category, roles)
         if role is None:
             self.unknown_categories[category] = self.unknown_categories.get(category, 0) + 1
             return
-        start, length = self._time(index, event)
         name = event.name if isinstance(event.name, str) else str(event.name)
         if role == tables.SPAN:
             self.spans.append((name, start, length))
@@ -176,9 +178,9 @@ class _TraceConverter:
                 self.process_labels[event.pid] = labels
 
     def _memory(self, index: int, event) -> None:
-        if event.ts is None:
+        start = micros_to_ns(event.ts)
+        if start is None:
             return
-        start = event.ts * 1000 if isinstance(event.ts, int) else round(event.ts * 1000)
         line = self._host_line(event.pid, tables.MEMORY_EVENT)
         line.add(tables.MEMORY_EVENT, self.base_ns + start, 0, decode_args(event.args))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from typing import Any, List, Optional, Union
+from typing import Any, List, Optional
 
 import msgspec
 
@@ -30,7 +30,7 @@ def max_trace_bytes() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_TRACE_BYTES
 
 
-Number = Union[int, float]
+_NO_NUMBER = msgspec.Raw(b"")
 
 
 class TraceEvent(msgspec.Struct, array_like=False, gc=False):
@@ -41,8 +41,10 @@ class TraceEvent(msgspec.Struct, array_like=False, gc=False):
     cat: Any = ""
     pid: Any = None
     tid: Any = None
-    ts: Optional[Number] = None
-    dur: Optional[Number] = None
+    # Times stay raw text: float µs since the epoch (ns_resolution traces) would lose the ns digits
+    # in a float64 (0.25 µs steps at 1.7e15); micros_to_ns reads them exactly.
+    ts: msgspec.Raw = _NO_NUMBER
+    dur: msgspec.Raw = _NO_NUMBER
     id: Any = None
     s: Optional[str] = None
     args: msgspec.Raw = msgspec.Raw(b"")
@@ -91,6 +93,26 @@ def decode_event(raw: msgspec.Raw, index: int, source: str) -> TraceEvent:
     except msgspec.ValidationError as exc:
         where = str(exc).replace("`$.", f"`traceEvents[{index}].").replace("`$`", f"`traceEvents[{index}]`")
         raise ProfileReadError(source, f"not a PyTorch profiler trace: {where}") from exc
+
+
+def micros_to_ns(raw: msgspec.Raw) -> Optional[int]:
+    """A JSON number of µs (`1623143089861`, `1712170298123456.789`, `-5`, `1.5e3`) → exact int ns;
+    None when it is not a number (a string, null)."""
+    text = bytes(raw)
+    if b"." not in text and b"e" not in text and b"E" not in text:
+        try:
+            return int(text) * 1000
+        except ValueError:
+            return None
+    whole, _, fraction = text.partition(b".")
+    if b"e" in text or b"E" in text or not whole.lstrip(b"-").isdigit() or not fraction.isdigit():
+        try:
+            return round(float(text) * 1000)
+        except ValueError:
+            return None
+    digits = fraction[:4].ljust(4, b"0")
+    ns = abs(int(whole)) * 1000 + (int(digits) + 5) // 10  # round half up at the 4th decimal
+    return -ns if text.startswith(b"-") else ns
 
 
 def read_trace_bytes(source: str) -> bytes:
