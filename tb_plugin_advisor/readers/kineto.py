@@ -142,7 +142,7 @@ class _TraceConverter:
             self._host_line(event.pid, event.tid).add(name, start, length, decode_args(event.args))
 
     def _host_line(self, pid: Any, tid: Any) -> LineBuilder:
-        key = (pid, tid)
+        key = (pid, tid if isinstance(tid, int) or tid == tables.MEMORY_EVENT else _as_int(tid))
         line = self.host_lines.get(key)
         if line is None:
             line = self.host_lines[key] = LineBuilder(self.host_names, self.host_strings)
@@ -171,7 +171,7 @@ class _TraceConverter:
             else:
                 self.process_names[event.pid] = label
         elif event.name == tables.THREAD_NAME and label:
-            self.thread_names.setdefault((event.pid, event.tid), label)
+            self.thread_names.setdefault((str(event.pid), str(event.tid)), label)
         elif event.name == tables.PROCESS_LABELS:
             labels = args.get("labels")
             if isinstance(labels, str):
@@ -242,10 +242,12 @@ class _TraceConverter:
     def _thread_label(self, pid: Any, tid: Any) -> Tuple[str, str]:
         if tid == tables.MEMORY_EVENT:
             return f"[memory] pid {pid}", ""
-        thread = self.thread_names.get((pid, tid)) or self.thread_names.get((pid, str(tid)))
+        thread = self.thread_names.get((str(pid), str(tid)))
         process = self.process_names.get(pid) or f"pid {pid}"
         name = thread or f"thread {tid}"
-        return f"{name} ({tid})" if thread else name, f"{process} / {name}"
+        if thread and str(tid) not in thread:  # line names stay unique: Kineto's names carry the tid
+            name = f"{thread} ({tid})"
+        return name, f"{process} / {name}"
 
     def _note_unknowns(self) -> None:
         if self.unknown_categories:
@@ -278,6 +280,11 @@ class _TraceConverter:
 
 # ---------------------------------------------------------------------------------------------------
 # Helpers
+
+
+def _as_int(value: Any) -> Any:
+    """2021 traces write thread ids as strings ("5555") in events and ints in flows: one thread."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value
 
 
 def _device_number(pid: Any) -> int:
