@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,21 @@ def test_cli_bad_trace_file_exits_2_with_one_line(tmp_path, capsys, content):
     err = capsys.readouterr().err
     assert err.startswith("tb-advisor: error: cannot read profile ") and str(path) in err
     assert "Traceback" not in err
+
+
+def test_remote_logdir_with_a_pytorch_run_is_found_and_read():
+    """memory:// goes through TensorBoard's file layer, the way gs:// or s3:// would."""
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    base = f"/advisor-kineto-{uuid.uuid4().hex}"
+    data = training_trace(steps=3).to_bytes(gzipped=True)
+    fs.pipe(f"{base}/torch/w_7.{STAMP_1}.pt.trace.json.gz", data)
+    try:
+        scan = scan_logdir(f"memory://{base}")
+        session = scan.run(f"torch/{LABEL_1}")
+        assert session is not None and session.format == "kineto"
+        assert session.hosts[0].size_bytes == len(data)
+        profiles = load_run(session)
+        assert len(profiles.profiles[0].step_markers) == 3
+    finally:
+        fs.rm(base, recursive=True)
