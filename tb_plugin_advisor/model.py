@@ -340,7 +340,7 @@ class Device:
 # ---------------------------------------------------------------------------------------------------
 # Steps
 
-STEP_SOURCES = ("root_marker", "keras3_marker", "legacy_marker")
+STEP_SOURCES = ("root_marker", "keras3_marker", "legacy_marker", "profiler_step")
 
 
 @dataclass(frozen=True)
@@ -348,7 +348,8 @@ class StepMarker:
     """A host event that marks one training step.
 
     source: root_marker (`_r=1`: tf.profiler Trace(..., _r=1), JAX StepTraceAnnotation),
-            keras3_marker (`Profiled batch` with step_num), legacy_marker (tf.keras `TraceContext`).
+            keras3_marker (`Profiled batch` with step_num), legacy_marker (tf.keras `TraceContext`),
+            profiler_step (PyTorch `ProfilerStep#N`, one per `prof.step()`).
     """
 
     source: str
@@ -380,6 +381,8 @@ class Profile:
     hostnames: List[str] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # recorded by the profiler itself (XSpace.errors)
     warnings: List[str] = field(default_factory=list)  # XSpace.warnings plus the reader's own notes
+    framework: str = ""  # "pytorch" for Kineto traces; "" for XSpace (TensorFlow or JAX)
+    properties: Dict[str, Any] = field(default_factory=dict)  # format-specific facts (rank, schema…)
 
     @property
     def host_planes(self) -> List[Plane]:

@@ -91,6 +91,7 @@ _MARKER_METHOD = {
     "root_marker": "root step markers (_r=1: tf.profiler Trace / JAX StepTraceAnnotation)",
     "keras3_marker": "Keras 3 'Profiled batch' markers",
     "legacy_marker": "tf.keras 'TraceContext' markers",
+    "profiler_step": "PyTorch profiler steps (prof.step())",
 }
 
 

@@ -63,6 +63,24 @@ MEMCPY_NAMES: Dict[str, str] = {
     "CopyDeviceToDevice": "D2D",
 }
 
+# Kineto names copies `Memcpy HtoD (Pageable -> Device)`: the direction is the second word.
+MEMCPY_PREFIXES: Dict[str, str] = {
+    "Memcpy HtoD": "H2D",
+    "Memcpy DtoH": "D2H",
+    "Memcpy DtoD": "D2D",
+    "Memcpy PtoP": "P2P",
+    "Memcpy HtoH": "other",
+}
+
+
+def copy_direction(event_name: str) -> Optional[str]:
+    """The direction of a copy event by name (XSpace or Kineto spelling), None when not a copy."""
+    direction = MEMCPY_NAMES.get(event_name)
+    if direction is None and event_name.startswith("Memcpy "):
+        direction = MEMCPY_PREFIXES.get(event_name[:11], "other")
+    return direction
+
+
 # Step markers, in the order the analyses prefer them (DESIGN.md §5).
 KERAS3_MARKER_NAMES = frozenset({"Profiled batch"})
 LEGACY_MARKER_NAMES = frozenset({"TraceContext"})
@@ -191,9 +209,9 @@ def _copy_sizes(line: Line, details: Optional[StatColumn]) -> np.ndarray:
 def build_device(plane: Plane) -> Device:
     strings = plane.strings  # device tables extend the plane's own string table
     memcpy_direction_by_name = {
-        i: MEMCPY_DIRECTIONS.index(MEMCPY_NAMES[name])
+        i: MEMCPY_DIRECTIONS.index(direction)
         for i, name in enumerate(plane.event_names)
-        if name in MEMCPY_NAMES
+        if (direction := copy_direction(name)) is not None
     }
     is_memcpy = np.zeros(len(plane.event_names) + 1, dtype=bool)
     direction_of = np.full(len(plane.event_names) + 1, MEMCPY_DIRECTIONS.index("other"), dtype=np.int8)

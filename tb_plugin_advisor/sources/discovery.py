@@ -23,6 +23,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.sources.kineto_runs import (
+    KINETO_FORMAT,
+    has_kineto_traces,
+    is_trace_file,
+    kineto_run_dirs,
+    kineto_sessions,
+    loose_kineto_traces,
+)
 from tb_plugin_advisor.sources.walk import Budget, Entry, WalkReport, is_remote, join, walk
 
 logger = logging.getLogger(__name__)
@@ -56,7 +64,8 @@ LEGACY_SUFFIXES = (
     ".op_profile.json",
 )
 
-FORMATS = ("xplane", "legacy", "unknown")
+FORMATS = ("xplane", "legacy", KINETO_FORMAT, "unknown")
+FRAMEWORK_OF_FORMAT = {"legacy": "tensorflow", KINETO_FORMAT: "pytorch"}  # xplane: TF or JAX, unknown
 
 
 def is_xprof_cache(name: str) -> bool:
@@ -65,6 +74,8 @@ def is_xprof_cache(name: str) -> bool:
 
 def legacy_host(name: str) -> Optional[str]:
     """`10.0.0.1.overview_page.pb` -> `10.0.0.1`; None when the file is no legacy tool output."""
+    if is_trace_file(name):  # `.pt.trace.json` is PyTorch's, not an old TensorFlow trace
+        return None
     for suffix in LEGACY_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
@@ -107,6 +118,7 @@ class Session:
     hosts: Tuple[HostFile, ...]
     files: Tuple[str, ...]  # every non-cache file name in the session directory
     layout: str = "session"
+    framework: str = ""  # "pytorch" / "tensorflow" where the format says; "" when unknown
 
     @property
     def size_bytes(self) -> int:
@@ -133,6 +145,7 @@ class Session:
             "hosts": self.host_names,
             "format": self.format,
             "size_bytes": self.size_bytes,
+            "framework": self.framework or FRAMEWORK_OF_FORMAT.get(self.format),
         }
 
 
@@ -185,7 +198,7 @@ EMPTY_SCAN = Scan(logdir="", sessions=(), loose=(), run_dirs=(), scanned_at=0.0)
 
 def looks_like_profile(name: str) -> bool:
     """Names the Advisor would open as a profile (doctor reports them when they are not files)."""
-    return name.endswith(XPLANE_SUFFIX) or legacy_host(name) is not None
+    return name.endswith(XPLANE_SUFFIX) or legacy_host(name) is not None or is_trace_file(name)
 
 
 def _classify(entries: List[Entry], directory: str) -> Tuple[str, Tuple[HostFile, ...], Tuple[str, ...]]:
@@ -237,6 +250,10 @@ def scan_logdir(logdir: str, budget: Optional[Budget] = None) -> Scan:
             rel = "/".join(parts)
             name = parts[-1] if parts else ""
             loose.append(Session(rel or ".", path, path, rel, name, fmt, hosts, files, layout="loose"))
+        if not is_session_dir and has_kineto_traces([e.name for e in entries if not e.is_dir]):
+            sessions.extend(kineto_sessions(parts, path, entries))
+        elif not is_session_dir and not is_remote(path):
+            loose.extend(loose_kineto_traces(parts, path, entries))
     sessions.sort(key=lambda s: s.run, reverse=True)
     loose.sort(key=lambda s: s.path)
     run_dirs = []
@@ -250,6 +267,7 @@ def scan_logdir(logdir: str, budget: Optional[Budget] = None) -> Scan:
             run_dirs.append(RunDir(rel, run_path, events, runs))
     if not listing and errors:
         logger.warning("advisor: cannot list logdir %s", errors[0])
+    run_dirs.extend(kineto_run_dirs(sessions, run_dirs, listing))
     run_dirs.sort(key=lambda r: r.rel)
     if walked.truncated:
         logger.warning("advisor: %s: %s", logdir, walked.truncated)

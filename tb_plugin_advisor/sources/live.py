@@ -21,6 +21,10 @@ from tb_plugin_advisor.sources.discovery import (
     scan_logdir,
     session_of,
 )
+from tb_plugin_advisor.sources.kineto_runs import (
+    KINETO_FORMAT,
+    kineto_sessions,
+)
 from tb_plugin_advisor.sources.walk import LocalLister, WalkReport, is_remote
 
 logger = logging.getLogger(__name__)
@@ -137,7 +141,11 @@ class LiveDiscovery:
         except OSError:
             return session  # gone: the next walk drops it
         s = session
-        fresh = session_of(entries, s.path, s.run, s.run_dir, s.run_dir_rel, s.name)
+        if s.format == KINETO_FORMAT:  # a PyTorch run directory: its captures are regrouped by name
+            parts = tuple(p for p in s.run_dir_rel.split("/") if p)
+            fresh = next((k for k in kineto_sessions(parts, s.path, entries) if k.run == s.run), session)
+        else:
+            fresh = session_of(entries, s.path, s.run, s.run_dir, s.run_dir_rel, s.name)
         if fresh == session:
             return session
         with self._scan_lock:

@@ -6,12 +6,19 @@ supplies is ever opened directly.
 
 from __future__ import annotations
 
+import os
 from typing import Iterable, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.readers.kineto import read_kineto
+from tb_plugin_advisor.readers.kineto_tables import JSON_SUFFIXES, worker_from_filename
 from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.sources.discovery import Scan, Session
+from tb_plugin_advisor.sources.discovery import XPLANE_SUFFIX, HostFile, Scan, Session
+from tb_plugin_advisor.sources.kineto_runs import KINETO_FORMAT
+
+# Formats the Advisor analyses, and the reader of each.
+READERS = {"xplane": read_xplane, KINETO_FORMAT: read_kineto}
 
 _SHOWN = 30
 
@@ -27,16 +34,18 @@ def known_runs(names: Iterable[str]) -> str:
 
 
 def find_run(scan: Scan, run: str, role: str = "") -> Session:
-    """The session named `run` that holds XSpace profiles; AdvisorError saying what exists otherwise."""
+    """The session named `run` that holds profiles the Advisor reads (XSpace or Kineto); AdvisorError
+    saying what exists otherwise."""
     label = f"{role} run" if role else "run"
     session = scan.run(run)
     if session is None:
         known = known_runs(s.run for s in scan.sessions)
         raise AdvisorError(f"unknown {label} '{run}' in {scan.logdir}; {known}")
-    if session.format != "xplane":
+    if session.format not in READERS:
         raise AdvisorError(
             f"{label} '{run}' holds no .xplane.pb profile (found: {', '.join(session.files) or 'nothing'}); "
-            "the Advisor reads XSpace profiles written by TensorFlow >= 2.2 or JAX"
+            "the Advisor reads XSpace profiles written by TensorFlow >= 2.2 or JAX, and PyTorch profiler "
+            "traces (*.pt.trace.json[.gz])"
         )
     return session
 
@@ -52,4 +61,28 @@ def load_run(session: Session, host: Optional[str] = None, role: str = "") -> Ru
                 f"unknown {label} '{host}' in run '{session.run}'; its hosts: {', '.join(session.host_names)}"
             )
         files = [chosen]
-    return RunProfiles(run=session.run, profiles=[read_xplane(f.path, host=f.host) for f in files])
+    reader = READERS.get(session.format, read_xplane)
+    return RunProfiles(run=session.run, profiles=[reader(f.path, host=f.host) for f in files])
+
+
+def is_profile_file(path: str) -> bool:
+    """A path the CLI may be given instead of a logdir: one trace or XSpace file."""
+    name = os.path.basename(path)
+    return os.path.isfile(path) and (name.endswith(XPLANE_SUFFIX) or name.endswith(JSON_SUFFIXES))
+
+
+def session_for_file(path: str) -> Session:
+    """A one-host session for a profile file named on the command line (CLI only: the server never
+    opens a path it is given). `*.xplane.pb` is XSpace; any `.json[.gz]` is read as a Kineto trace,
+    since `export_chrome_trace` writes them under any name."""
+    path = os.path.abspath(path)
+    name = os.path.basename(path)
+    if name.endswith(XPLANE_SUFFIX):
+        fmt, host, framework = "xplane", name[: -len(XPLANE_SUFFIX)], ""
+    else:
+        fmt, host, framework = KINETO_FORMAT, worker_from_filename(name), "pytorch"
+    stat = os.stat(path)
+    directory = os.path.dirname(path)
+    hosts = (HostFile(host, path, stat.st_size, stat.st_mtime_ns),)
+    return Session(name, directory, directory, "", name, fmt, hosts, (name,), layout="file",
+                   framework=framework)

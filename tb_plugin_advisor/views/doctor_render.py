@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import List
 
+from tb_plugin_advisor.sources.discovery import FRAMEWORK_OF_FORMAT
 from tb_plugin_advisor.sources.doctor import DoctorReport
 
 
@@ -29,8 +30,10 @@ def render_text(report: DoctorReport) -> str:
         parts = [s.format, hosts, human_size(s.size_bytes)]
         if r.devices:
             parts.append(r.devices)
-        if s.format == "xplane":
+        if s.format in ("xplane", "kineto"):
             parts.append(f"steps: {r.step_markers}")
+        if FRAMEWORK_OF_FORMAT.get(s.format):
+            parts.insert(0, FRAMEWORK_OF_FORMAT[s.format])
         if s.layout == "loose":
             parts.append("loose file, not in a session directory")
         else:

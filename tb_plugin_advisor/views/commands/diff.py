@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.views.commands import require_logdir
 
 EPILOG = """\
@@ -35,9 +36,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.epilog = EPILOG.format(**SIGNIFICANCE)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
-    parser.add_argument("baseline", metavar="BASELINE", help="the run to compare against (a run name)")
-    parser.add_argument("candidate", metavar="CANDIDATE", help="the run to judge (a run name)")
+    parser.add_argument(
+        "logdir", metavar="LOGDIR",
+        help="the directory you pass to tensorboard --logdir (leave it out to compare two files)")
+    parser.add_argument(
+        "baseline", metavar="BASELINE",
+        help="the run to compare against: a run name, or a profile file (*.pt.trace.json[.gz], *.xplane.pb)")
+    parser.add_argument(
+        "candidate", metavar="CANDIDATE", nargs="?",
+        help="the run to judge: a run name or a profile file")
     parser.add_argument("--baseline-host", metavar="H", help="only this host of the baseline run")
     parser.add_argument("--candidate-host", metavar="H", help="only this host of the candidate run")
     parser.add_argument(
@@ -57,13 +64,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.analysis.diff import diff_runs, is_regression
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import find_run, load_run
+    from tb_plugin_advisor.sources.runs import find_run, is_profile_file, load_run, session_for_file
     from tb_plugin_advisor.views.diff_render import render
 
-    require_logdir(args.logdir)
-    scan = scan_logdir(args.logdir)
-    baseline = load_run(find_run(scan, args.baseline, "baseline"), args.baseline_host, "baseline")
-    candidate = load_run(find_run(scan, args.candidate, "candidate"), args.candidate_host, "candidate")
+    if args.candidate is None:  # `diff BASELINE_FILE CANDIDATE_FILE`
+        args.logdir, args.baseline, args.candidate = None, args.logdir, args.baseline
+    scan = None
+
+    def session(name: str, role: str):
+        nonlocal scan
+        if is_profile_file(name):
+            return session_for_file(name)
+        if args.logdir is None:
+            raise AdvisorError(
+                f"{role} '{name}' is not a profile file (*.pt.trace.json[.gz], *.xplane.pb); to compare "
+                "runs, give the LOGDIR first: tb-advisor diff LOGDIR BASELINE CANDIDATE")
+        if scan is None:
+            require_logdir(args.logdir)
+            scan = scan_logdir(args.logdir)
+        return find_run(scan, name, role)
+
+    baseline = load_run(session(args.baseline, "baseline"), args.baseline_host, "baseline")
+    candidate = load_run(session(args.candidate, "candidate"), args.candidate_host, "candidate")
     diff = diff_runs(baseline, candidate)
     text = render(diff, args.format, top=max(1, args.top))
     if args.output:

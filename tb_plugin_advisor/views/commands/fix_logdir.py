@@ -45,9 +45,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"cannot write a marker into {run_dir.path}: {e}", file=sys.stderr)
             continue
         print(f"wrote {path}  ({sessions})")
-    if scan.loose:
+    loose_xplane = [s for s in scan.loose if s.format != "kineto"]
+    loose_torch = len(scan.loose) - len(loose_xplane)
+    if loose_xplane:
         print(
-            f"note: {len(scan.loose)} director{'ies hold' if len(scan.loose) != 1 else 'y holds'} .xplane.pb "
+            f"note: {len(loose_xplane)} director{'ies hold' if len(loose_xplane) != 1 else 'y holds'} "
+            ".xplane.pb "
             "files outside plugins/profile/<session>/; `tb-advisor doctor` shows how to move them."
+        )
+    if loose_torch:
+        print(
+            f"note: {loose_torch} director{'ies hold' if loose_torch != 1 else 'y holds'} PyTorch traces not "
+            "named <worker>.<timestamp>.pt.trace.json; `tb-advisor doctor` shows how to rename them."
         )
     return 1 if failed else 0

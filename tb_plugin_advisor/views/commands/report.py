@@ -2,6 +2,7 @@
 
     tb-advisor report LOGDIR [--run RUN] [--host H] [--format text|md|json|html] [--output FILE]
     tb-advisor report LOGDIR --list
+    tb-advisor report TRACE_FILE [--format …]      (a *.pt.trace.json[.gz] or *.xplane.pb file)
 
 Runs are found the way the Advisor tab finds them (tb_plugin_advisor.sources.discovery); RUN is a run name
 as `--list`, `tb-advisor doctor` and the tab show it. Without --run the newest run is reported (and
@@ -20,7 +21,10 @@ from tb_plugin_advisor.views.commands import require_logdir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
+    parser.add_argument(
+        "logdir", metavar="LOGDIR",
+        help="the directory you pass to tensorboard --logdir, or one profile file (*.pt.trace.json[.gz], "
+        "*.xplane.pb)")
     parser.add_argument("--run", metavar="RUN", help="the run to report (default: the newest)")
     parser.add_argument("--host", metavar="H", help="only this host of a multi-host run")
     parser.add_argument(
@@ -35,11 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import known_runs
+    from tb_plugin_advisor.sources.runs import READERS, is_profile_file, known_runs, session_for_file
 
+    if is_profile_file(args.logdir) and not args.list:
+        return _emit(_build(session_for_file(args.logdir), args.host), args)
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
-    sessions = [s for s in scan.sessions if s.format == "xplane"]
+    sessions = [s for s in scan.sessions if s.format in READERS]
     if args.list:
         for session in sessions:
             print(f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes")
@@ -48,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         others = [s.run for s in scan.sessions]
         hint = f" (runs without .xplane.pb: {', '.join(others)})" if others else ""
         raise AdvisorError(
-            f"no XSpace profile (.xplane.pb) found under {args.logdir}{hint}; "
+            f"no profile (.xplane.pb or .pt.trace.json[.gz]) found under {args.logdir}{hint}; "
             f"try `tb-advisor doctor {args.logdir}`"
         )
     if args.run is None:
@@ -65,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
             raise AdvisorError(
                 f"unknown run '{args.run}' in {args.logdir}; {known_runs(s.run for s in sessions)}"
             )
-    report = _build(session, args.host)
+    return _emit(_build(session, args.host), args)
+
+
+def _emit(report, args: argparse.Namespace) -> int:
     text = _format(report, args.format)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as handle:
