@@ -48,7 +48,7 @@ def test_every_corpus_trace_loads_plausibly_or_is_refused(path):
         for line in plane.lines:
             _assert_sorted_and_nested(line)
     for device in profile.devices:
-        assert device.name.startswith("/device:GPU:")
+        assert device.name.startswith(("/device:GPU:", "/device:MTIA:"))
         if len(device.kernels):
             assert device.kernels.total_ns > 0
     report = build_report(RunProfiles(run=path.parent.name, profiles=[profile])).to_json()

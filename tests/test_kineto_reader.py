@@ -158,3 +158,12 @@ def test_host_python_frames_on_pid_zero_stay_on_the_host():
     profile = read_kineto_bytes(trace.to_bytes(), source="t.json")
     assert len(profile.devices[0].kernels) == 3
     assert "train.py(10): main" in profile.host_plane.event_names
+
+
+def test_mtia_device_events_get_their_own_device_plane():
+    trace = KinetoTrace(devices=[])
+    trace.op("aten::mm", BASE_NS, 50_000)
+    trace.complete("mtia_ccp_events", "gemm", BASE_NS + 10_000, 20_000, pid=9, tid=1)
+    profile = read_kineto_bytes(trace.to_bytes(), source="t.json")
+    assert [(d.name, d.kind, len(d.kernels)) for d in profile.devices] == [("/device:MTIA:9", "device", 1)]
+    assert profile.gpus == []

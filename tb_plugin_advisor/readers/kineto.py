@@ -73,9 +73,10 @@ class _TraceConverter:
         self.host_names: Dict[str, int] = {}
         self.host_strings = StringTable()
         self.host_lines: Dict[Tuple[Any, Any], LineBuilder] = {}
-        self.device_names: Dict[int, Dict[str, int]] = {}
-        self.device_strings: Dict[int, StringTable] = {}
-        self.device_lines: Dict[Tuple[int, str], LineBuilder] = {}
+        # devices are (plane name prefix, number): GPUs, and other accelerators (MTIA) apart
+        self.device_names: Dict[Tuple[str, int], Dict[str, int]] = {}
+        self.device_strings: Dict[Tuple[str, int], StringTable] = {}
+        self.device_lines: Dict[Tuple[Tuple[str, int], str], LineBuilder] = {}
         self.process_names: Dict[Any, str] = {}
         self.process_labels: Dict[Any, str] = {}
         self.thread_names: Dict[Tuple[Any, Any], str] = {}
@@ -137,7 +138,8 @@ class _TraceConverter:
             self.spans.append((name, start, length))
             return
         if role in tables.DEVICE_ROLES:
-            self._device_line(event, role).add(name, start, length, decode_args(event.args), role)
+            line = self._device_line(event, role, category)
+            line.add(name, start, length, decode_args(event.args), role)
         else:
             self._host_line(event.pid, event.tid).add(name, start, length, decode_args(event.args))
 
@@ -148,8 +150,8 @@ class _TraceConverter:
             line = self.host_lines[key] = LineBuilder(self.host_names, self.host_strings)
         return line
 
-    def _device_line(self, event, role: str) -> LineBuilder:
-        device = _device_number(event.pid)
+    def _device_line(self, event, role: str, category: str) -> LineBuilder:
+        device = (tables.DEVICE_PLANES.get(category.lower(), tables.GPU_PLANE), _device_number(event.pid))
         stream = _stream_number(event.tid)
         prefix = "GPU annotations #" if role == tables.GPU_ANNOTATION else "Stream #"
         key = (device, f"{prefix}{stream}")
@@ -198,9 +200,11 @@ class _TraceConverter:
         _finish_names(host_plane, self.host_names)
         planes.append(host_plane)
         properties = _device_properties(self.trace.deviceProperties)
-        for device in sorted(self.device_names):
-            stats = device_plane_stats(self._properties_of(device, properties))
-            plane = Plane(device + 1, f"/device:GPU:{device}", [], [], [], stats, self.device_strings[device])
+        for plane_id, device in enumerate(sorted(self.device_names), start=1):
+            prefix, number = device
+            found = self._properties_of(number, properties) if prefix == tables.GPU_PLANE else None
+            stats = device_plane_stats(found)
+            plane = Plane(plane_id, f"{prefix}{number}", [], [], [], stats, self.device_strings[device])
             keys = sorted((k for k in self.device_lines if k[0] == device), key=lambda k: _stream_order(k[1]))
             for line_id, key in enumerate(keys):
                 line, fixed = self.device_lines[key].build(line_id, key[1], "", plane)

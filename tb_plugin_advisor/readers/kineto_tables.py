@@ -43,12 +43,16 @@ CATEGORY_ROLES: Dict[str, str] = {
     "privateuse1_runtime": HOST,
     "privateuse1_driver": HOST,
     "mtia_runtime": HOST,
-    "mtia_ccp_events": HOST,
+    "mtia_ccp_events": KERNEL,  # activity on the MTIA device (pid = device)
     "xpu_runtime": HOST,
     "xpu_driver": HOST,
     "cpu_instant_event": HOST,
     "mtia_insight": HOST,
 }
+
+# Device plane of each device category (default: a GPU). deviceProperties describe GPUs only.
+GPU_PLANE = "/device:GPU:"
+DEVICE_PLANES: Dict[str, str] = {"mtia_ccp_events": "/device:MTIA:"}
 
 # Flow ("s"/"f") categories that link a runtime launch to the device activity it started.
 LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async"})
