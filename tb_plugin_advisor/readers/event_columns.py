@@ -41,8 +41,8 @@ class EventColumns:
     metadata_id: np.ndarray  # int64
     offset_ps: np.ndarray  # int64
     duration_ps: np.ndarray  # int64
-    stat_owner: np.ndarray  # int64 event index of each stat, in file order within an event
-    stat_id: np.ndarray  # int64 stat metadata id
+    stat_owner: np.ndarray  # int32 event index of each stat, in file order within an event
+    stat_id: np.ndarray  # stat metadata id (int32 when all fit, else int64)
     stat_kind: np.ndarray  # int8 kind code
     stat_bits: np.ndarray  # uint64: the varint, or the double's bits
     stat_text: Dict[int, str]  # str_value by stat index (TF writes most strings as references)
@@ -112,6 +112,7 @@ def _decode(line: bytes) -> Tuple[EventColumns, List[Tuple[int, int]]]:
         stats_so_far += block[0].size
         stat_parts.append(block)
     joined = [np.concatenate([part[k] for part in stat_parts]) for k in range(4)]
+    del stat_parts
     return EventColumns(metadata_id, offset_ps, duration_ps, *joined, texts), header
 
 
@@ -325,4 +326,5 @@ def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndar
             raise _Unusual()  # a schema field with the wrong wire type: let the runtime say what
     for k in np.flatnonzero(kind == STR).tolist():
         texts[first_index + k] = line[text_span[k, 0] : text_span[k, 1]].decode("utf-8")
-    return owner, stat_id, kind, bits
+    small_ids = stat_id.size == 0 or (stat_id.min() >= 0 and stat_id.max() < 2**31)
+    return owner.astype(np.int32), stat_id.astype(np.int32) if small_ids else stat_id, kind, bits

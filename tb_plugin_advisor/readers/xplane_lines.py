@@ -56,10 +56,11 @@ def read_line(
         count = int(columns.metadata_id.size)
         budget.take(count)
         metadata_ids, start_ns, duration_ns = columns.metadata_id, columns.offset_ps, columns.duration_ps
-        pieces = _pieces_from_columns(columns, stat_names, strings)
         header_parts = [line[a:b] for a, b in header_spans]
-        del columns
         progress.done(len(line))
+        del line  # the caller passed its only reference: free the bytes before the columns are merged
+        pieces = _pieces_from_columns(columns, stat_names, strings)
+        del columns
     else:
         metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
             memoryview(line), stat_names, strings, progress, budget
