@@ -7,9 +7,9 @@ can work (step markers), whether a GPU profile actually recorded kernels (CUPTI)
 corrupt, and the exact command or code change that fixes it. Files lying outside the
 `plugins/profile/<session>/` layout are reported too ("loose"): no tab will ever list them.
 
-Every finding is one entry of FINDINGS (text and fix in one place); the checks only decide which
-entries apply. Doctor reads files (the Advisor's reader) but writes nothing; fix-logdir writes the
-markers.
+Every finding is one entry of FINDINGS (doctor_findings.py: text and fix in one place); the checks
+only decide which entries apply. Doctor reads files (the Advisor's reader) but writes nothing;
+fix-logdir writes the markers.
 """
 
 from __future__ import annotations
@@ -20,108 +20,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
 
 from tb_plugin_advisor.sources.discovery import Scan, Session, scan_logdir
+from tb_plugin_advisor.sources.doctor_findings import FINDINGS, Finding  # noqa: F401 - re-exported
 from tb_plugin_advisor.sources.markers import refused_marker_writes
 
 SCHEMA = "tb-advisor/doctor/1"
-
-TRACE_SNIPPET = """\
-# Mark every training step with _r=1 so the built-in Profile tab can count steps:
-for step, batch in enumerate(dataset):
-    with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
-        train_step(batch)
-# JAX: wrap the step in jax.profiler.StepTraceAnnotation("train", step_num=step)"""
-
-KERAS3_SNIPPET = """\
-# Keras 3 model.fit marks steps as "Profiled batch" without _r=1; add a root marker per batch:
-class StepMarker(keras.callbacks.Callback):
-    def on_train_batch_begin(self, batch, logs=None):
-        self._trace = tf.profiler.experimental.Trace("train", step_num=batch, _r=1)
-        self._trace.__enter__()
-    def on_train_batch_end(self, batch, logs=None):
-        self._trace.__exit__(None, None, None)
-model.fit(..., callbacks=[tensorboard_callback, StepMarker()])
-# (The Advisor tab reads "Profiled batch" markers as they are.)"""
-
-CUPTI_LOAD_FIX = """\
-# Let the profiler load CUPTI (TensorFlow logs "Could not load dynamic library 'libcupti...'"):
-export LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64:$LD_LIBRARY_PATH
-# then capture the profile again"""
-
-CUPTI_PRIVILEGES_FIX = """\
-# CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: allow GPU profiling for non-admin users, then reboot:
-echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' | sudo tee /etc/modprobe.d/nvidia-profiling.conf
-# in a container: docker run --cap-add=SYS_ADMIN ... (or --privileged); then capture again"""
-
-ROCM_TRACER_FIX = """\
-# AMD GPU without kernels: the ROCm tracer (roctracer / rocprofiler) was not available to the
-# profiler; install the ROCm profiler libraries, put them on LD_LIBRARY_PATH and capture again"""
-
-
-@dataclass(frozen=True)
-class Finding:
-    problem: str  # str.format template
-    fix: str  # str.format template ("" when nothing can be done but capture again)
-    is_problem: bool = True  # False: worth saying, nothing is wrong
-
-
-# Everything doctor can say. Keys are stable (JSON `findings`); templates get keyword arguments.
-FINDINGS: Dict[str, Finding] = {
-    "not_visible": Finding(
-        "no events file in the run directory '{run_dir}': TensorBoard's run list (and Profile "
-        "plugins before 2.18) do not show this run",
-        "tb-advisor fix-logdir {logdir_q}",
-    ),
-    "loose_file": Finding(
-        "not inside <logdir>/.../plugins/profile/<session>/: neither the Profile tab nor the Advisor "
-        "tab lists it",
-        "(cd {dir_q} && mkdir -p {session_q} && mv {files_q} {session_q}/)",
-    ),
-    "legacy_format": Finding(
-        "only older-format profiler files ({files}): current Profile plugins (xprof) and the Advisor "
-        "read <host>.xplane.pb files only",
-        "capture the profile again with a current profiler (Keras TensorBoard(profile_batch=...), "
-        "tf.profiler.experimental.start/stop or jax.profiler) to get <host>.xplane.pb files",
-    ),
-    "empty_session": Finding(
-        "no profile files in the session directory{files_note}",
-        "capture the profile again (an aborted capture leaves an empty session directory)",
-    ),
-    "corrupt": Finding(
-        "{file} cannot be read: {error}",
-        "capture the profile again: this file cannot be read",
-    ),
-    "keras3_markers_only": Finding(
-        "steps are marked only by Keras 3 'Profiled batch' events without _r=1{hosts_note}: the built-in "
-        "Profile tab's overview and input-pipeline pages will report zero steps",
-        KERAS3_SNIPPET,
-    ),
-    "no_step_markers": Finding(
-        "no step markers{hosts_note} (no _r=1 root events, no 'Profiled batch', no TraceContext): the "
-        "built-in Profile tab's step-time analysis will be empty; the Advisor infers steps",
-        TRACE_SNIPPET,
-    ),
-    "no_kernels": Finding(
-        "{gpus} GPU plane(s) but no kernels recorded on any GPU{hosts_note}: the GPU tracer "
-        "(CUPTI) was not loaded or not permitted, so device time is missing",
-        CUPTI_LOAD_FIX,
-    ),
-    "no_kernels_amd": Finding(
-        "{gpus} AMD GPU plane(s) but no kernels recorded on any GPU{hosts_note}",
-        ROCM_TRACER_FIX,
-    ),
-    "cupti_privileges": Finding(
-        "the profiler reported {message!r}: GPU tracing was refused", CUPTI_PRIVILEGES_FIX
-    ),
-    "cupti_error": Finding("the profiler reported a GPU tracer error: {message!r}", CUPTI_LOAD_FIX),
-    "profiler_errors": Finding("the profiler recorded errors: {message!r}", "", is_problem=True),
-    "idle_gpus": Finding("{idle} of {gpus} GPUs recorded no activity{hosts_note}", "", is_problem=False),
-    "loop_steps": Finding(
-        "no step markers{hosts_note}, but TensorFlow executor iterations (iter_num/group_id), which "
-        "the built-in Profile tab can group into steps",
-        "",
-        is_problem=False,
-    ),
-}
 
 STEP_SOURCE_ORDER = ("root_marker", "keras3_marker", "legacy_marker")
 
