@@ -336,58 +336,14 @@ def head_name(name: str) -> str:
     return name
 
 
-class RuleSet:
-    """Rules tried in order, first match wins; one combined regex finds the candidate in one scan.
-
-    The combined pattern is an alternation with one group per rule (each rule under its own flags).
-    A search returns the leftmost position where any rule matches, and at that position the first
-    rule in order: so rule k matches, no rule before k matches at or before that position, and only
-    rules before k need checking one by one. A name no rule matches costs one scan instead of one
-    per rule (this is what makes 100,000 distinct kernel names cheap).
-    """
-
-    def __init__(self, rules: Sequence[Rule]):
-        self.source = rules
-        self.rules = tuple(rules)
-        self._combined: Dict[str, Tuple[re.Pattern, List[int]]] = {}
-        for target in {rule.on for rule in self.rules}:
-            members = [k for k, rule in enumerate(self.rules) if rule.on == target]
-            parts = [f"(?{'i' if rule.flags & re.IGNORECASE else '-i'}:({_anonymous(self.rules[k].regex)}))"
-                     for k, rule in ((k, self.rules[k]) for k in members)]
-            self._combined[target] = (re.compile("|".join(parts)), members)
-
-    def first(self, texts: Dict[str, str]) -> Tuple[Optional[Rule], Optional[re.Match]]:
-        best = len(self.rules)
-        for target, (combined, members) in self._combined.items():
-            found = combined.search(texts[target])
-            if found is not None:
-                best = min(best, members[found.lastindex - 1])
-        if best == len(self.rules):
-            return None, None
-        # Rules before `best` may still match further right; a rule after it only when `best` was a
-        # false candidate (a character class holding "(" widened by _anonymous).
-        for rule in self.rules[: best + 1] + self.rules[best + 1 :]:
-            match = rule.compiled.search(texts[rule.on])
-            if match:
-                return rule, match
-        return None, None
+_COMPILED: Dict[int, Tuple[Tuple[str, re.Pattern], ...]] = {}  # by id() of a module-level rule table
 
 
-_GROUP = re.compile(r"(?<!\\)\((?!\?)|\(\?P<\w+>")
-
-
-def _anonymous(regex: str) -> str:
-    """The regex with its capturing groups made non-capturing (the combined pattern counts groups)."""
-    return _GROUP.sub("(?:", regex)
-
-
-_RULE_SETS: Dict[int, RuleSet] = {}  # by id() of a module-level rule table (hashing Rules is slow)
-
-
-def _rule_set(rules: Sequence[Rule]) -> RuleSet:
-    found = _RULE_SETS.get(id(rules))
-    if found is None or found.source is not rules:
-        found = _RULE_SETS[id(rules)] = RuleSet(rules)
+def _compiled(rules: Sequence[Rule]) -> Tuple[Tuple[str, re.Pattern], ...]:
+    """(target, pattern) per rule, built once per table (the `compiled` property costs a call)."""
+    found = _COMPILED.get(id(rules))
+    if found is None or len(found) != len(rules):
+        found = _COMPILED[id(rules)] = tuple((rule.on, rule.compiled) for rule in rules)
     return found
 
 
@@ -395,7 +351,12 @@ def _first(
     rules: Sequence[Rule], name: str, base: str, head: str = ""
 ) -> Tuple[Optional[Rule], Optional[re.Match]]:
     """The first rule (in table order) that matches its text, and its match."""
-    return _rule_set(rules).first({"name": name, "base": base, "head": head or name})
+    head = head or name
+    for k, (on, pattern) in enumerate(_compiled(rules)):
+        match = pattern.search(base if on == "base" else head if on == "head" else name)
+        if match:
+            return rules[k], match
+    return None, None
 
 
 def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
