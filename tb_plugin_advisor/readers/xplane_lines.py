@@ -50,7 +50,7 @@ def read_line(
     budget: EventBudget,
 ) -> Line:
     """One serialized XLine → a Line: numpy decoding of all events at once, else chunk by chunk."""
-    decoded = decode_events(line)
+    decoded = decode_events(line, progress.done)
     if decoded is not None:
         columns, header_spans = decoded
         count = int(columns.metadata_id.size)
