@@ -27,8 +27,10 @@ class ReadLimits:
     max_lines_per_plane: int = 200_000
     # Event and stat metadata entries in one plane (each becomes a Python object).
     max_metadata_per_plane: int = 2_000_000
-    # Events in one file (each costs ~20 bytes of columns; the file size bounds them too).
-    max_events: int = 200_000_000
+    # Events in one file: decoding costs up to ~64 bytes per event while it runs, and an event can be
+    # two bytes of file, so this (not the file size) bounds a hostile file to ~2 GB. Real profiles
+    # hold ~30,000 events per MB (a 300 MB GPU profile: 9.5 M).
+    max_events: int = 30_000_000
 
     def with_profile_mb(self, megabytes: float) -> ReadLimits:
         return dataclasses.replace(self, max_profile_bytes=int(megabytes * MB))

@@ -50,7 +50,10 @@ def read_line(
     budget: EventBudget,
 ) -> Line:
     """One serialized XLine → a Line: numpy decoding of all events at once, else chunk by chunk."""
-    decoded = decode_events(line, progress.done)
+    # Each event starts with the events tag byte, so its count bounds the events: the numpy decoder
+    # allocates per event before it can count them exactly, so only lines within the budget go there
+    # (the runtime path counts first, and refuses a line over the budget before allocating).
+    decoded = decode_events(line, progress.done) if line.count(b"\x22") <= budget.left else None
     if decoded is not None:
         columns, header_spans = decoded
         count = int(columns.metadata_id.size)
