@@ -30,7 +30,7 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_workers": 2,
     "advisor_cache_size": 32,
     "advisor_wait": 2.0,
-    "advisor_max_profile_mb": 1024.0,
+    "advisor_max_profile_mb": 512.0,
 }
 
 
@@ -95,8 +95,8 @@ class AdvisorLoader(base_plugin.TBLoader):
             type=float,
             default=DEFAULTS["advisor_max_profile_mb"],
             metavar="MB",
-            help="Largest profile the Advisor reads, in MB after decompression (default 1024: the "
-            "reader holds up to ~1.5x this); larger files get a clear error instead of exhausting memory.",
+            help="Largest profile the Advisor reads, in MB after decompression (default 512: the "
+            "report peaks near 3x this); larger files get a clear error instead of exhausting memory.",
         )
 
     def load(self, context: base_plugin.TBContext) -> AdvisorPlugin:

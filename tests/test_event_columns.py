@@ -49,14 +49,14 @@ def both_ways(data: bytes, monkeypatch):
     used = []
     real = event_columns.decode_events
 
-    def recording(line):
-        result = real(line)
+    def recording(line, on_offset=None):
+        result = real(line, on_offset)
         used.append(result is not None)
         return result
 
     monkeypatch.setattr(xplane_lines, "decode_events", recording)
     fast = read_xplane_bytes(data)
-    monkeypatch.setattr(xplane_lines, "decode_events", lambda line: None)
+    monkeypatch.setattr(xplane_lines, "decode_events", lambda line, on_offset=None: None)
     slow = read_xplane_bytes(data)
     return fast, slow, used
 

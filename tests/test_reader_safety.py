@@ -14,6 +14,7 @@ from synth import XSpaceBuilder
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers import limits as read_limits
+from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.limits import MB, ReadLimits
 from tb_plugin_advisor.readers.xplane import read_xplane, read_xplane_bytes
 from tb_plugin_advisor.report import build_report
@@ -256,3 +257,13 @@ def test_a_dropped_profile_is_freed_at_once_without_the_cyclic_gc():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_a_line_of_millions_of_empty_events_is_refused_before_it_is_decoded():
+    """Two bytes per event: without the event cap such a file needs ~30x its size in memory."""
+    line = b"\x08\x01" + b"\x22\x00" * 300_000  # XLine id=1, then 300,000 empty events
+    plane = b"\x1a" + schema.encode_varint(len(line)) + line
+    space = b"\x0a" + schema.encode_varint(len(plane)) + plane
+    with pytest.raises(ProfileReadError, match="more than 100,000 events"):
+        read_xplane_bytes(space, limits=ReadLimits(max_events=100_000))
+    assert len(read_xplane_bytes(space).planes[0].lines[0]) == 300_000

@@ -60,4 +60,5 @@ def test_tensorboard_survives_200_rewrites_and_truncations_of_a_profile(tmp_path
 
     report = tb.wait_for(finished_report, timeout_s=60)
     assert report["run"] == RUN
-    assert tb.plugin("runs")[0] == 200 and tb.plugin("doctor")[0] == 200
+    assert tb.plugin("runs")[0] == 200
+    assert tb.wait_for(lambda: tb.plugin("doctor")[0] == 200, timeout_s=60)  # 202 while it reads

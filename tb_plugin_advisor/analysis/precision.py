@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     LOW_PRECISION,
@@ -27,7 +28,6 @@ from tb_plugin_advisor.analysis.patterns import (
     PRECISIONS,
     SIXTEEN_BIT,
     classify_op,
-    kernel_view,
     precision_of_tf_data_type,
 )
 

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.kernel_view import KernelView, kernel_view, line_stat_strings
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     LOW_PRECISION,
@@ -23,9 +24,6 @@ from tb_plugin_advisor.analysis.patterns import (
     PRECISIONS,
     TENSOR_CORE_DIM_MULTIPLE,
     Architecture,
-    KernelView,
-    kernel_view,
-    line_stat_strings,
 )
 
 # How many entries the JSON lists keep (the rest is noise for a reader, and the report stays small).

@@ -16,7 +16,7 @@ same result or the same clear error. So this module never decides what a valid f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -41,22 +41,28 @@ class EventColumns:
     metadata_id: np.ndarray  # int64
     offset_ps: np.ndarray  # int64
     duration_ps: np.ndarray  # int64
-    stat_owner: np.ndarray  # int64 event index of each stat, in file order within an event
-    stat_id: np.ndarray  # int64 stat metadata id
+    stat_owner: np.ndarray  # int32 event index of each stat, in file order within an event
+    stat_id: np.ndarray  # stat metadata id (int32 when all fit, else int64)
     stat_kind: np.ndarray  # int8 kind code
     stat_bits: np.ndarray  # uint64: the varint, or the double's bits
     stat_text: Dict[int, str]  # str_value by stat index (TF writes most strings as references)
 
 
-def decode_events(line: bytes) -> Optional[Tuple[EventColumns, List[Tuple[int, int]]]]:
-    """(columns, header field spans) of one serialized XLine, or None when the line is unusual."""
+def decode_events(
+    line: bytes, on_offset: Optional[Callable[[int], None]] = None
+) -> Optional[Tuple[EventColumns, List[Tuple[int, int]]]]:
+    """(columns, header field spans) of one serialized XLine, or None when the line is unusual.
+
+    `on_offset(bytes decoded so far)` is called after each block of events (progress bars).
+    """
     try:
-        return _decode(line)
+        return _decode(line, on_offset)
     except (_Unusual, IndexError, UnicodeDecodeError, DecodeError):
         return None  # the runtime reads it again and says what is wrong
 
 
-def _decode(line: bytes) -> Tuple[EventColumns, List[Tuple[int, int]]]:
+def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None
+            ) -> Tuple[EventColumns, List[Tuple[int, int]]]:
     b = np.frombuffer(line, dtype=np.uint8)
     raw = schema.XLineRawEvents.FromString(line).events
     count = len(raw)
@@ -111,7 +117,10 @@ def _decode(line: bytes) -> Tuple[EventColumns, List[Tuple[int, int]]]:
                               np.concatenate(stat_ends + [none]), texts, stats_so_far)
         stats_so_far += block[0].size
         stat_parts.append(block)
+        if on_offset is not None:
+            on_offset(int(ends[hi - 1]))
     joined = [np.concatenate([part[k] for part in stat_parts]) for k in range(4)]
+    del stat_parts
     return EventColumns(metadata_id, offset_ps, duration_ps, *joined, texts), header
 
 
@@ -325,4 +334,5 @@ def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndar
             raise _Unusual()  # a schema field with the wrong wire type: let the runtime say what
     for k in np.flatnonzero(kind == STR).tolist():
         texts[first_index + k] = line[text_span[k, 0] : text_span[k, 1]].decode("utf-8")
-    return owner, stat_id, kind, bits
+    small_ids = stat_id.size == 0 or (stat_id.min() >= 0 and stat_id.max() < 2**31)
+    return owner.astype(np.int32), stat_id.astype(np.int32) if small_ids else stat_id, kind, bits

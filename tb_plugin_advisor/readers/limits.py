@@ -18,16 +18,19 @@ MB = 1 << 20
 class ReadLimits:
     """Largest accepted sizes and counts; each is checked before the memory it costs is taken."""
 
-    # Bytes of profile data (after gzip): the reader peaks near 1.5x this, so 1 GB keeps it < 2 GB.
-    max_profile_bytes: int = 1024 * MB
+    # Bytes of profile data (after gzip): reader + report peak near 3x this today (bench_report.py),
+    # so 512 MB keeps the process under ~2 GB; larger captures raise the cap explicitly.
+    max_profile_bytes: int = 512 * MB
     # Planes in one XSpace: real captures have one per device plus a few host planes.
     max_planes: int = 4096
     # Lines (threads, streams) in one plane.
     max_lines_per_plane: int = 200_000
     # Event and stat metadata entries in one plane (each becomes a Python object).
     max_metadata_per_plane: int = 2_000_000
-    # Events in one file (each costs ~20 bytes of columns; the file size bounds them too).
-    max_events: int = 200_000_000
+    # Events in one file: decoding costs up to ~64 bytes per event while it runs, and an event can be
+    # two bytes of file, so this (not the file size) bounds a hostile file to ~2 GB. Real profiles
+    # hold ~30,000 events per MB (a 300 MB GPU profile: 9.5 M).
+    max_events: int = 30_000_000
 
     def with_profile_mb(self, megabytes: float) -> ReadLimits:
         return dataclasses.replace(self, max_profile_bytes=int(megabytes * MB))

@@ -281,10 +281,10 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
     )
     del header
     for start, end in line_slices:
-        line_bytes = bytes(data.read(start, end))
-        line = read_line(line_bytes, plane, dense, stat_names, strings, progress.at(start), budget)
+        # the bytes are handed over (no name keeps them here): read_line drops them once decoded
+        line = read_line(bytes(data.read(start, end)), plane, dense, stat_names, strings, progress.at(start),
+                         budget)
         plane.lines.append(line)
-        del line_bytes
     progress.done(finish)
     return plane
 

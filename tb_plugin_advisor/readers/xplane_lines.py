@@ -50,16 +50,20 @@ def read_line(
     budget: EventBudget,
 ) -> Line:
     """One serialized XLine → a Line: numpy decoding of all events at once, else chunk by chunk."""
-    decoded = decode_events(line)
+    # Each event starts with the events tag byte, so its count bounds the events: the numpy decoder
+    # allocates per event before it can count them exactly, so only lines within the budget go there
+    # (the runtime path counts first, and refuses a line over the budget before allocating).
+    decoded = decode_events(line, progress.done) if line.count(b"\x22") <= budget.left else None
     if decoded is not None:
         columns, header_spans = decoded
         count = int(columns.metadata_id.size)
         budget.take(count)
         metadata_ids, start_ns, duration_ns = columns.metadata_id, columns.offset_ps, columns.duration_ps
-        pieces = _pieces_from_columns(columns, stat_names, strings)
         header_parts = [line[a:b] for a, b in header_spans]
-        del columns
         progress.done(len(line))
+        del line  # the caller passed its only reference: free the bytes before the columns are merged
+        pieces = _pieces_from_columns(columns, stat_names, strings)
+        del columns
     else:
         metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
             memoryview(line), stat_names, strings, progress, budget

@@ -42,7 +42,7 @@ def build_parser(chosen: Optional[str] = None) -> argparse.ArgumentParser:
                 "--max-profile-mb",
                 type=float,
                 metavar="MB",
-                help="largest profile read, in MB after decompression (default 1024); larger files "
+                help="largest profile read, in MB after decompression (default 512); larger files "
                 "are refused with an error instead of exhausting memory",
             )
             sub_parser.set_defaults(_run=module.run)
