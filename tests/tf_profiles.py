@@ -36,7 +36,11 @@ Fixture API (tests/fixtures_tf.py, session scope) — `tf_profiles` is a frozen 
     .facts[name]         dict  `inspect()` of the xplane, made right after writing it: planes, host_lines,
                                step_marker ("train" | "Profiled batch"), step_nums, steps_with_r,
                                step_ms, get_next_events, iterator_events, per_step_input_wait_pct,
-                               input_wait_pct, memory_allocation_data_types (empty: default allocator).
+                               input_wait_pct, memory_allocation_data_types (empty: default allocator
+                               with oneDNN off; oneDNN's mklcpu allocator records them), onednn_op_types
+                               (`_Mkl…` op types seen; empty with oneDNN off).
+    .onednn              bool  TensorFlow ran its oneDNN rewrite (TF_ENABLE_ONEDNN_OPTS=1, or unset on a
+                               CPU with AVX512-VNNI/BF16/AMX); the cache is keyed by that variable.
     .manifest            dict  everything above as written (TF version, seconds, attempts per run).
     .copy_to(dst)        TFProfiles  the same runs copied under dst (a fresh, writable logdir).
 
@@ -70,6 +74,8 @@ from typing import Any, Dict, List, Optional
 NAMES = ("keras_fit", "loop_input_bound", "loop_fixed")
 MANIFEST = "manifest.json"
 CACHE_ENV = "TB_ADVISOR_TF_PROFILES_CACHE"
+# TensorFlow's oneDNN switch, inherited by the generator: CI runs the real-TF tests with 1 and with 0.
+ONEDNN_ENV = "TF_ENABLE_ONEDNN_OPTS"
 
 # Loop runs: steps 0..WARMUP-1 run before the profiler starts; PROFILED steps follow under it.
 WARMUP_STEPS = 3
@@ -139,6 +145,11 @@ class TFProfiles:
         return list(self._run(name)["facts"]["step_nums"])
 
     @property
+    def onednn(self) -> bool:
+        """Did TensorFlow run its oneDNN rewrite (op types `_Mkl…` in the profiles)?"""
+        return any(run["facts"]["onednn_op_types"] for run in self.manifest["runs"].values())
+
+    @property
     def measured(self) -> Dict[str, Dict[str, Any]]:
         return {name: self._run(name)["measured"] for name in NAMES}
 
@@ -169,9 +180,15 @@ def tensorflow_version() -> Optional[str]:
     return None
 
 
+def onednn_setting() -> str:
+    """TF_ENABLE_ONEDNN_OPTS for the capture: "0", "1" or "default" (TensorFlow decides by CPU)."""
+    return os.environ.get(ONEDNN_ENV, "").strip() or "default"
+
+
 def cache_key() -> str:
-    """Profiles depend on this generator; the TensorFlow that wrote them is checked separately."""
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    """Profiles depend on this generator and the oneDNN setting; the TensorFlow that wrote them is
+    checked separately."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16] + f"-onednn-{onednn_setting()}"
 
 
 def _cached_is_current(root: Path) -> bool:
@@ -296,6 +313,7 @@ def inspect(path: Path) -> Dict[str, Any]:
         "per_step_input_wait_pct": [],
         "input_wait_pct": None,
         "memory_allocation_data_types": {},
+        "onednn_op_types": [],
     }
     for plane in space.planes:
         if plane.name != "/host:CPU":
@@ -303,6 +321,9 @@ def inspect(path: Path) -> Dict[str, Any]:
         stat_names = {key: meta.name for key, meta in plane.stat_metadata.items()}
         facts["host_lines"] = [line.name for line in plane.lines]
         steps, get_next, dtypes = [], [], {}
+        facts["onednn_op_types"] = sorted(
+            {meta.name.rsplit(":", 1)[1] for meta in plane.event_metadata.values() if ":_Mkl" in meta.name}
+        )
         for line in plane.lines:
             base_ps = line.timestamp_ns * 1000
             for event in line.events:
@@ -541,6 +562,7 @@ def generate(root: Path) -> Dict[str, Any]:
         "tensorflow": tf.__version__,
         "tensorflow_dist": tensorflow_version(),
         "keras": keras.__version__,
+        "onednn_setting": onednn_setting(),
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.perf_counter() - started, 1),
         "runs": runs,

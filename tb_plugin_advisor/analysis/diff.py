@@ -30,10 +30,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
 from tb_plugin_advisor.analysis.thresholds import TOP_OPS
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
@@ -124,11 +125,19 @@ class NameRule:
     id: str
     why: str
     pattern: re.Pattern[str]
-    replacement: str
+    replacement: Union[str, Callable[[re.Match], str]]
     examples: Tuple[Tuple[str, str], ...]
 
 
 NAME_RULES: Tuple[NameRule, ...] = (
+    NameRule(
+        "onednn_op",
+        "oneDNN renames TF ops (`_MklNativeConv2D`): a run with oneDNN on matches one with it off",
+        re.compile(r"(?<=:)_Mkl(?:Native)?[A-Z_]\w*$"),
+        lambda match: familiar_op_type(match.group(0)),
+        (("model/conv2d/Conv2D:_MklNativeFusedConv2D", "model/conv2d/Conv2D:_FusedConv2D"),
+         ("dense/MatMul:_MklMatMul", "dense/MatMul:MatMul")),
+    ),
     NameRule(
         "traceme_args",
         "TraceMe arguments encoded in the name (step numbers differ every step)",
