@@ -59,7 +59,32 @@ INPUT_HIGH = {
 INPUT_MODERATE = {"input_bound": "moderate", "breakdown_pct": {"input": 8.0, "device_compute": 85.0}}
 
 # (rule id, changes that make it fire, expected severity, changes that keep it quiet)
+CPU_ONLY = {"device_kind": "", "bottleneck": "host", "breakdown_pct": {"host_compute": 95.0}}
+BF16_ON_CPU = {**CPU_ONLY, "cpu_16bit_dtype": "bf16", "cpu_16bit_evidence": "bf16 holds 90 % …"}
+PRE = {"preprocessing_input_threads_ms": 50.0, "preprocessing_ops": ["DecodePng 31.4 ms"]}
 CASES = [
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": False}, "high", CPU_ONLY),
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": None}, "medium",
+     {**CPU_ONLY, "cpu_16bit_native": False}),
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": True}, "low", CPU_ONLY),
+    (
+        "input.preprocessing",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_HIGH_PCT},
+        "high",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT - 0.1},
+    ),
+    (
+        "input.preprocessing",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_HIGH_PCT - 0.1},
+        "medium",
+        {**PRE, "preprocessing_pct": 90.0},  # a GPU run that is not input-bound: the cores are free
+    ),
+    (
+        "input.preprocessing",
+        {**INPUT_HIGH, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT},
+        "medium",
+        {**INPUT_HIGH, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT - 0.1},
+    ),
     (
         "input.parallel_map",
         {**INPUT_HIGH, "sequential_map": True, "map_parallelism": 1},

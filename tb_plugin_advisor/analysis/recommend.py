@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.analysis import rules_cpu
 from tb_plugin_advisor.analysis import thresholds as th
 
 SEVERITIES = ("high", "medium", "low")
@@ -57,6 +58,15 @@ class Facts:
     active_devices: int = 0
     cupti_problem: str = ""  # id of the CUPTI problem found in XSpace errors/warnings ("" none)
     cupti_message: str = ""
+    # bf16/fp16 on a CPU-only profile (analysis/cpu_precision.py): "" when 16-bit does not dominate
+    cpu_16bit_dtype: str = ""
+    cpu_16bit_native: Optional[bool] = None  # None: not checked (another host, flags unreadable)
+    cpu_16bit_evidence: str = ""
+    # input preprocessing ops wherever they run (analysis/preprocessing.py)
+    preprocessing_pct: float = 0.0  # CPU time per step, % of step wall time
+    preprocessing_input_threads_ms: float = 0.0
+    preprocessing_step_threads_ms: float = 0.0
+    preprocessing_ops: List[str] = field(default_factory=list)  # "DecodePng 31.4 ms" …
 
 
 @dataclass(frozen=True)
@@ -327,6 +337,36 @@ RULES: Tuple[Rule, ...] = (
         "# with mixed_float16 and a custom loop: optimizer = keras.optimizers.LossScaleOptimizer(optimizer)",
         snippet_jax="# compute in bf16, keep params in fp32\n"
         "logits = model.apply(params, batch.astype(jnp.bfloat16))  # flax: nn.Dense(..., dtype=jnp.bfloat16)",
+    ),
+    Rule(
+        "precision.cpu_16bit",
+        "bf16/fp16 on a CPU: check it has native 16-bit math",
+        "16-bit math is fast on a CPU only with AMX or AVX512-BF16 (bf16) / AMX-FP16 or AVX512-FP16 "
+        "(fp16); elsewhere it is emulated and runs several times slower than float32 (the bundled "
+        "sample's bf16 run is 8× slower than its fp32 run). Check the flags with lscpu; without them, "
+        "train in float32 on this CPU and keep mixed precision for GPUs/TPUs or CPUs with AMX.",
+        rules_cpu.cpu_16bit,
+        snippet="# lscpu | grep -o -w -E 'amx_bf16|avx512_bf16|amx_fp16|avx512_fp16'   (empty: emulated)\n"
+        "keras.mixed_precision.set_global_policy('float32')  # on CPUs without those flags",
+        snippet_jax="# without amx_bf16/avx512_bf16 keep CPU compute in float32:\n"
+        "params = jax.tree_util.tree_map(lambda p: p.astype(jnp.float32), params)",
+    ),
+    Rule(
+        "input.preprocessing",
+        "Take image decoding and augmentation off the training cores",
+        "Decoding, resizing and augmenting inputs uses a large share of the CPU time each step, wherever "
+        "it runs (tf.data map threads or inside the step function). Cache the decoded data, preprocess "
+        "once offline, use cheaper augmentation, move augmentation to the accelerator, or give the "
+        "pipeline more cores.",
+        rules_cpu.preprocessing,
+        snippet="# decode once and cache before random augmentation:\n"
+        "ds = ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE).cache()\n"
+        "ds = ds.map(cheap_augment, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)\n"
+        "# or preprocess offline: ds.map(decode_resize).save('/data/ready'); tf.data.Dataset.load(...)\n"
+        "# or augment on the accelerator: keras.layers.RandomContrast(0.2) inside the model\n"
+        "# more cores for the pipeline: tf.data.experimental.service, or a bigger host",
+        snippet_jax="# decode/resize once offline and load arrays; augment on the device inside the jitted\n"
+        "# step (jax.random + jax.image.resize), or cache the decoded dataset",
     ),
     Rule(
         "precision.tf32",

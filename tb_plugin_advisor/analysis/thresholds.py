@@ -78,3 +78,14 @@ TRANSPOSE_SHARE_PCT = 5.0
 
 TOP_OPS = 200
 TOP_KERNELS = 200
+
+# ---------------------------------------------------------------------------------------------------
+# bf16/fp16 on a CPU-only profile: the 16-bit type holds at least this share of host compute with a
+# known type (the bundled mixed_bfloat16 run: ~90 %; float32 runs: 0 %).
+CPU_16BIT_DOMINANT_PCT = 50.0
+
+# Preprocessing ops (decode, resize, colour augmentation …) take at least this much CPU time per step,
+# as % of the step's wall time, on a CPU-only run (where they compete with training for the cores) or
+# an input-bound one; "high" from PREPROCESSING_HIGH_PCT. The sample: run2/run4 ~90 %, run3 ~18 %.
+PREPROCESSING_STEP_PCT = 25.0
+PREPROCESSING_HIGH_PCT = 50.0
