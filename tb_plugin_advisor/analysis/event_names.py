@@ -320,3 +320,40 @@ CUPTI_PROBLEMS = (
     ),
     NamePattern("cupti_other", r"CUPTI_ERROR_\w+", "any other CUPTI error"),
 )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Data loading marked by the user: JAX and custom loops have no tf.data, so people wrap batch
+# preparation in `jax.profiler.TraceAnnotation("input")`, `tf.profiler.experimental.Trace("load_batch")`,
+# `torch.profiler.record_function("dataloader")`. Time inside such an annotation on a step thread is
+# input. Whole words only (split at `_`, `-`, spaces, dots and camelCase): "loader" and "DataLoader"
+# match, "download" and "payload" do not.
+
+DATA_LOADING_WORDS = frozenset({
+    "input", "inputs", "data", "dataset", "dataloader", "loader", "load", "loading", "batch", "batches",
+    "prefetch", "prefetching", "preprocess", "preprocessing", "augment", "augmentation", "collate",
+    "decode", "decoding", "dataiter", "datapipe",
+})
+# Only events on a step's own thread count (breakdown.py); these names there contain such a word but
+# are framework internals, not a user's annotation (read off the sample, TF fixtures and the corpus).
+NOT_DATA_LOADING = (
+    NamePattern("keras_step_marker", r"^Profiled batch", "Keras' step marker (`Profiled batch#step_num=…#`)"),
+    NamePattern("structured_name", r"::|:[A-Z_]|\(", "TF op events `x:Type`, `Iterator::…`, `Fn(args)`"),
+    NamePattern("tf_data_internal", r"^\w+(Consume|Produce)$", "tf.data buffers: `PrefetchConsume` …"),
+    NamePattern("xla_fusion", r"fusion", "XLA fusion kernels `input_reduce_fusion` (already device work)"),
+    NamePattern("xla_pass", r"^[a-z0-9]+(-[a-z0-9]+)+$|_unification$|buffer_alias",
+                "XLA compiler passes: `space-to-batch-converter`, `optimize_input_output_buffer_alias`"),
+    NamePattern("runtime_internal", r"^(Actual)?Load(Program|$)|^LoadProgram|^Handle inputs?\b|"
+                r"^AllocateOutputBuffer|^Validate\w*Input",
+                "TPU/PJRT runtime steps: `LoadProgram`, `Handle inputs`, `ValidateInputTypeAndPlacement`"),
+)
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+@cache
+def is_data_loading_annotation(event_name: str) -> bool:
+    """A user's annotation whose name says data loading (`input`, `load_batch`, `DataLoader` …)."""
+    name = event_name.split("#", 1)[0]  # TraceMe arguments
+    if first_match(NOT_DATA_LOADING, name):
+        return False
+    return any(word.lower() in DATA_LOADING_WORDS for word in _WORDS.findall(name))
