@@ -10,6 +10,7 @@ import pytest
 from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
 
 from tb_plugin_advisor.analysis import diff as d
+from tb_plugin_advisor.analysis import diff_stats
 from tb_plugin_advisor.analysis.diff import diff_reports, is_regression, shift_test
 
 MINUS = "\u2212"
@@ -21,11 +22,11 @@ MINUS = "\u2212"
 
 def test_u_distribution_of_two_by_two_is_the_textbook_one():
     # Orderings of {x1,x2} vs {y1,y2}: U = 0,1,2,2,3,4 → counts 1,1,2,1,1 of 6.
-    assert np.allclose(d._u_distribution(2, 2), np.array([1, 1, 2, 1, 1]) / 6)
+    assert np.allclose(diff_stats._u_distribution(2, 2), np.array([1, 1, 2, 1, 1]) / 6)
 
 
 def test_u_distribution_sums_to_one_and_is_symmetric():
-    probs = d._u_distribution(7, 4)
+    probs = diff_stats._u_distribution(7, 4)
     assert probs.shape == (29,)
     assert abs(probs.sum() - 1.0) < 1e-12
     assert np.allclose(probs, probs[::-1])
