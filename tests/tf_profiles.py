@@ -24,6 +24,8 @@ Fixture API (tests/fixtures_tf.py, session scope) — `tf_profiles` is a frozen 
     .loop_fixed          Path  the same loop, model and map with num_parallel_calls=AUTOTUNE and
                                .prefetch(AUTOTUNE), autotune on.
     .host                str   host name = the xplane file's stem.
+    .loop_fixed_repeat   Path  the .xplane.pb of loop_fixed's configuration captured once more, outside
+                               logdir (same-configuration diffs must show no significant change).
     .xplane(name)        Path  the single <host>.xplane.pb of run `name` (one of NAMES).
     .session(name)       str   the <ts> session directory name.
     .run_name(name)      str   the run name discovery and xprof use: "keras_fit/train/<ts>",
@@ -141,6 +143,11 @@ class TFProfiles:
     def xplane(self, name: str) -> Path:
         return self.logdir / self._run(name)["xplane"]
 
+    @property
+    def loop_fixed_repeat(self) -> Path:
+        """The .xplane.pb of a second loop_fixed run (same configuration, captured right after it)."""
+        return self.logdir.parent / self.manifest["repeat_of_loop_fixed"]
+
     def steps(self, name: str) -> List[int]:
         return list(self._run(name)["facts"]["step_nums"])
 
@@ -162,6 +169,8 @@ class TFProfiles:
         dst = Path(dst)
         dst.mkdir(parents=True, exist_ok=True)
         shutil.copytree(self.logdir, dst / "logdir")
+        if (self.logdir.parent / "repeat").is_dir():
+            shutil.copytree(self.logdir.parent / "repeat", dst / "repeat")
         (dst / MANIFEST).write_text(json.dumps(self.manifest, indent=1))
         return TFProfiles.load(dst)
 
@@ -555,6 +564,12 @@ def generate(root: Path) -> Dict[str, Any]:
             "attempts": attempt,
         }
 
+    # The same configuration once more, outside logdir (the runs there are what tests list): two runs
+    # of one configuration must diff to "no significant change".
+    repeat_dir = root / "repeat" / "loop_fixed"
+    _loop_run(tf, repeat_dir, _dataset(tf, images, labels, True), train_step)
+    repeat_xplane = _session_of(repeat_dir)[1]
+
     for run in runs.values():
         run["facts"] = inspect(logdir / run["xplane"])
     manifest = {
@@ -566,6 +581,7 @@ def generate(root: Path) -> Dict[str, Any]:
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.perf_counter() - started, 1),
         "runs": runs,
+        "repeat_of_loop_fixed": str(repeat_xplane.relative_to(root)),
     }
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return manifest

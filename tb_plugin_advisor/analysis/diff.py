@@ -227,7 +227,21 @@ def _breakdown(
     return out
 
 
-def _shares(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+def _share_significant(
+    delta: Optional[float], changed_verdict: bool, compute_row: Dict[str, Any]
+) -> bool:
+    """A share is a ratio of times, so it moves with noise in any of them: it counts as a change only
+    when it moved by at least EXPLAIN's minimum points AND the time it is a share of moved
+    significantly (the rank test and minimum effect of the step times) or the verdict it drives changed.
+    Two runs of the same configuration then diff to no change (fp32 81 → 71 % was reported before)."""
+    if delta is None or abs(delta) < EXPLAIN["share_min_points"]:
+        return False
+    return changed_verdict or bool(compute_row.get("significant"))
+
+
+def _shares(
+    base: Dict[str, Any], cand: Dict[str, Any], breakdown: Dict[str, Dict[str, Any]]
+) -> Dict[str, Any]:
     b_prec, c_prec = base.get("precision_pct") or {}, cand.get("precision_pct") or {}
     keys = list(PRECISIONS) + sorted((set(b_prec) | set(c_prec)) - set(PRECISIONS))
     precision_delta = {}
@@ -238,13 +252,27 @@ def _shares(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
         precision_delta[key] = (c or 0.0) - (b or 0.0)
     b_tc = _num((base.get("tensor_cores") or {}).get("device_time_pct"))
     c_tc = _num((cand.get("tensor_cores") or {}).get("device_time_pct"))
-    b_pv = (base.get("precision") or {}).get("verdict")
-    c_pv = (cand.get("precision") or {}).get("verdict")
+    b_precision, c_precision = base.get("precision") or {}, cand.get("precision") or {}
+    b_pv, c_pv = b_precision.get("verdict"), c_precision.get("verdict")
+    bases = {b_precision.get("basis"), c_precision.get("basis")}
+    rows = [r for r, basis in (("host_compute", "host"), ("device_compute", "device")) if basis in bases]
+    # older reports do not say what the shares are of: either compute moving will do
+    rows = rows or ["host_compute", "device_compute"]
+    compute_row = {"significant": any((breakdown.get(r) or {}).get("significant") for r in rows)}
+    b_tcv = (base.get("tensor_cores") or {}).get("verdict")
+    c_tcv = (cand.get("tensor_cores") or {}).get("verdict")
+    tc_delta = _sub(c_tc, b_tc)
     return {
         "precision_delta_pct": precision_delta,
+        "precision_significant": {
+            k: _share_significant(d, b_pv != c_pv, compute_row) for k, d in precision_delta.items()
+        },
         "precision_pct": {"baseline": dict(b_prec), "candidate": dict(c_prec)},
         "precision_verdict": {"baseline": b_pv, "candidate": c_pv},
-        "tensor_cores_delta_pct": _sub(c_tc, b_tc),
+        "tensor_cores_delta_pct": tc_delta,
+        "tensor_cores_significant": _share_significant(
+            tc_delta, b_tcv != c_tcv, breakdown.get("device_compute") or {}
+        ),
         "tensor_cores_pct": {"baseline": b_tc, "candidate": c_tc},
     }
 
@@ -349,7 +377,7 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
     step_time = _step_time(baseline, candidate)
     scale = step_time["baseline_median_ms"] or step_time["baseline_ms"]
     breakdown = _breakdown(baseline, candidate, scale)
-    shares = _shares(baseline, candidate)
+    shares = _shares(baseline, candidate, breakdown)
     memory = _memory(baseline, candidate)
     ops = match_by_name(baseline.get("ops") or [], candidate.get("ops") or [])
     kernels = match_by_name(_kernel_rows(baseline), _kernel_rows(candidate))
@@ -383,6 +411,12 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         "kernels": kernels,
         "warnings": warnings,
     }
+    diff["significant_change"] = bool(
+        step_time["significant"]
+        or any(row["significant"] for row in breakdown.values())
+        or any(shares["precision_significant"].values())
+        or shares["tensor_cores_significant"]
+    )
     diff["summary"] = explain(diff)
     return diff
 
@@ -550,10 +584,11 @@ def _input_phrase(diff: Dict[str, Any]) -> Optional[str]:
 def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
     prec = diff["precision_pct"]
     parts = []
+    significant = diff.get("precision_significant") or {}
     moved = [
         (k, d)
         for k, d in diff["precision_delta_pct"].items()
-        if abs(d) >= EXPLAIN["share_min_points"] and k != "unknown"
+        if abs(d) >= EXPLAIN["share_min_points"] and k != "unknown" and significant.get(k, True)
     ]
     # Name what grew (that is the change: "fp16 share 0 → 87 %"); what shrank only if nothing grew.
     grown = sorted((kd for kd in moved if kd[1] > 0), key=lambda kd: -kd[1])
@@ -563,7 +598,8 @@ def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
         c = _num(prec["candidate"].get(key)) or 0.0
         parts.append(f"{key} share {fmt_share(b)} {ARROW} {fmt_share(c)} %")
     tc = diff["tensor_cores_delta_pct"]
-    if tc is not None and abs(tc) >= EXPLAIN["share_min_points"]:
+    tc_moved = diff.get("tensor_cores_significant", True)
+    if tc is not None and abs(tc) >= EXPLAIN["share_min_points"] and tc_moved:
         t = diff["tensor_cores_pct"]
         parts.append(f"Tensor Core share {fmt_share(t['baseline'])} {ARROW} {fmt_share(t['candidate'])} %")
     if not parts:
@@ -575,7 +611,11 @@ def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
 
 
 def _slower_16bit_sentence(diff: Dict[str, Any]) -> Optional[str]:
-    grown = [k for k in SIXTEEN_BIT if diff["precision_delta_pct"].get(k, 0.0) >= EXPLAIN["share_min_points"]]
+    significant = diff.get("precision_significant") or {}
+    grown = [
+        k for k in SIXTEEN_BIT
+        if diff["precision_delta_pct"].get(k, 0.0) >= EXPLAIN["share_min_points"] and significant.get(k, True)
+    ]
     if not grown:
         return None
     for category, where in (("device_compute", "accelerator"), ("host_compute", "CPU")):
@@ -655,6 +695,10 @@ def explain(diff: Dict[str, Any]) -> str:
     if st["significant"] or any(row["significant"] for row in diff["breakdown"].values()):
         sentences += _ops_sentence(diff, "ops", "op")  # op moves are only worth naming behind a real change
     sentences.append(_memory_sentence(diff))
+    if diff.get("significant_change") is False and min(st["baseline_steps"], st["candidate_steps"]) >= (
+        SIGNIFICANCE["min_steps"]
+    ):
+        sentences.append("No significant change in any section.")
     fewest = min(st["baseline_steps"], st["candidate_steps"])
     if 0 < fewest < SIGNIFICANCE["min_steps"]:
         sentences.append(
