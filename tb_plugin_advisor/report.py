@@ -17,6 +17,7 @@ from tb_plugin_advisor.analysis import recommend as rec
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import CATEGORIES, Breakdown, compute_breakdown
 from tb_plugin_advisor.analysis.cpu_precision import CpuSixteenBit, assess_cpu_16bit
+from tb_plugin_advisor.analysis.host_sync import HostSync, analyze_host_sync
 from tb_plugin_advisor.analysis.inputs import InputPipeline, analyze_input_pipeline
 from tb_plugin_advisor.analysis.memory import device_peak_bytes, peak_by_allocator
 from tb_plugin_advisor.analysis.ops import OpRow, kernel_table, op_table
@@ -67,6 +68,7 @@ class HostReport:
     warnings: List[str] = field(default_factory=list)
     preprocessing: Preprocessing = field(default_factory=Preprocessing)
     cpu_16bit: Optional[CpuSixteenBit] = None
+    host_sync: HostSync = field(default_factory=HostSync)
 
     @property
     def steady_count(self) -> int:
@@ -133,6 +135,7 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
         memory_peaks=peaks,
         warnings=_warnings(profile),
         preprocessing=analyze_preprocessing(profile, breakdown),
+        host_sync=analyze_host_sync(profile, breakdown),
         cpu_16bit=assess_cpu_16bit(
             precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags
         ),
@@ -210,6 +213,12 @@ def _facts(report: HostReport) -> rec.Facts:
         preprocessing_input_threads_ms=report.preprocessing.input_threads_ms,
         preprocessing_step_threads_ms=report.preprocessing.step_threads_ms,
         preprocessing_ops=[f"{op} {ms:.1f} ms" for op, ms in report.preprocessing.top_ops()],
+        host_sync_count=report.host_sync.count,
+        host_sync_pct=report.host_sync.time_pct,
+        host_sync_idle_pct=report.host_sync.device_idle_pct if report.host_sync.has_device else None,
+        host_sync_calls=[f"{n} ×{c:.0f}, {ms:.2f} ms" for n, c, ms in report.host_sync.top_calls()],
+        median_kernel_us=s.median_kernel_us,
+        device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
     )
 
 
@@ -272,6 +281,7 @@ def _single_json(run: str, hosts: List[str], r: HostReport) -> Dict[str, Any]:
         "memory_peak_bytes_by_allocator": dict(r.memory_peaks),
         "framework": r.signals.framework,
         "preprocessing": r.preprocessing.to_json(),
+        "host_sync": r.host_sync.to_json(),
         "cpu_16bit": r.cpu_16bit.to_json() if r.cpu_16bit else None,
         "profile": {"host": r.host, "path": r.path, "size_bytes": r.size_bytes},
         "warnings": list(r.warnings),
@@ -312,6 +322,7 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
         },
         "framework": reports[0].signals.framework,
         "preprocessing": max(reports, key=lambda r: r.preprocessing.share_pct).preprocessing.to_json(),
+        "host_sync": max(reports, key=lambda r: r.host_sync.time_pct).host_sync.to_json(),
         "cpu_16bit": next((r.cpu_16bit.to_json() for r in reports if r.cpu_16bit), None),
         "profile": [{"host": r.host, "path": r.path, "size_bytes": r.size_bytes} for r in reports],
         "per_host": [r.summary_json() for r in reports],

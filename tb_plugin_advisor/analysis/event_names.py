@@ -357,3 +357,45 @@ def is_data_loading_annotation(event_name: str) -> bool:
     if first_match(NOT_DATA_LOADING, name):
         return False
     return any(word.lower() in DATA_LOADING_WORDS for word in _WORDS.findall(name))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Host synchronisations: the host thread blocks until the device (or a transfer) is done. Every
+# framework, one table (analysis/host_sync.py counts them per step and measures the device idle time
+# while they wait).
+
+HOST_SYNC = (
+    NamePattern(
+        "cuda_sync",
+        r"^cu(da)?(StreamSynchronize|DeviceSynchronize|CtxSynchronize|EventSynchronize|StreamWaitEvent)"
+        r"(_v\d+)?(_ptsz)?$",
+        "CUDA runtime/driver calls that block the host (or a stream) until work is done",
+    ),
+    NamePattern(
+        "hip_sync",
+        r"^hip(StreamSynchronize|DeviceSynchronize|EventSynchronize|StreamWaitEvent)$",
+        "ROCm equivalents recorded by roctracer",
+    ),
+    NamePattern(
+        "sync_memcpy",
+        r"^(cuda|cu|hip)Memcpy(?!\w*Async)(HtoD|DtoH|DtoD|H2D|D2H|D2D|HostToDevice|DeviceToHost|"
+        r"DeviceToDevice|Peer)?(_v\d+)?(_ptsz)?$",
+        "synchronous copies (`cudaMemcpy`, `hipMemcpy`, `cuMemcpyDtoH`): the host waits for the copy",
+    ),
+    NamePattern(
+        "tf_recv",
+        r"(^|:)(_Recv|_HostRecv)$",
+        "TF `_Recv`/`_HostRecv` ops waiting on the host for a tensor from the device",
+    ),
+    NamePattern(
+        "jax_block",
+        r"^(block_until_ready|BlockHostUntilReady|PjRtStreamExecutorBuffer::BlockHostUntilReady|"
+        r"device_get|\w*::BlockHostUntilReady|PjRtCApiBuffer::ToLiteral\w*|\w+Buffer::ToLiteral\w*)$",
+        "JAX `block_until_ready`, `jax.device_get`, PJRT buffers copied to host literals",
+    ),
+    NamePattern(
+        "torch_item",
+        r"^aten::(item|_local_scalar_dense)$",
+        "PyTorch `.item()` (and the scalar read behind it): copies one value to the host, a full sync",
+    ),
+)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from tb_plugin_advisor.analysis import rules_cpu
+from tb_plugin_advisor.analysis import rules_cpu, rules_device
 from tb_plugin_advisor.analysis import thresholds as th
 
 SEVERITIES = ("high", "medium", "low")
@@ -67,6 +67,14 @@ class Facts:
     preprocessing_input_threads_ms: float = 0.0
     preprocessing_step_threads_ms: float = 0.0
     preprocessing_ops: List[str] = field(default_factory=list)  # "DecodePng 31.4 ms" …
+    # host synchronisations per steady step (analysis/host_sync.py)
+    host_sync_count: float = 0.0
+    host_sync_pct: float = 0.0  # host time in syncs, % of the step
+    host_sync_idle_pct: Optional[float] = None  # device idle during the syncs, % of the step
+    host_sync_calls: List[str] = field(default_factory=list)  # "cudaStreamSynchronize ×12, 3.1 ms" …
+    # launch-bound XLA
+    median_kernel_us: float = 0.0
+    device_idle_pct: float = 0.0  # 100 − the busiest device's busy share of the steady steps
 
 
 @dataclass(frozen=True)
@@ -367,6 +375,38 @@ RULES: Tuple[Rule, ...] = (
         "# more cores for the pipeline: tf.data.experimental.service, or a bigger host",
         snippet_jax="# decode/resize once offline and load arrays; augment on the device inside the jitted\n"
         "# step (jax.random + jax.image.resize), or cache the decoded dataset",
+    ),
+    Rule(
+        "host.sync",
+        "Stop the host from waiting on the device every step",
+        "The host blocks in synchronisations (stream/device syncs, synchronous copies, `.item()`, "
+        "`block_until_ready`, `device_get`, TF `_Recv` on the host) while the device has nothing queued, "
+        "so the device idles. Keep values on the device, read metrics every N steps instead of every "
+        "step, use async copies from pinned memory, and let the next step be dispatched before the "
+        "previous one's results are read.",
+        rules_device.host_sync,
+        snippet="# log every 100 steps, not every step; keep the running sum on the device\n"
+        "if step % 100 == 0:\n    print(float(loss))  # one sync per 100 steps\n"
+        "# PyTorch: no loss.item() per step; x.to(device, non_blocking=True) with pin_memory=True",
+        snippet_jax="# don't call jax.device_get / .block_until_ready() / float(x) every step:\n"
+        "metrics = train_step(state, batch)  # async dispatch\n"
+        "if step % 100 == 0:\n    print(jax.device_get(metrics))",
+    ),
+    Rule(
+        "compile.launch_bound_xla",
+        "Give the GPU bigger pieces of work per launch",
+        "The step runs many tiny XLA kernels and the device waits between them for the host to launch the "
+        "next. Jit a larger function (the whole train step, several steps with lax.scan or "
+        "lax.fori_loop), use a larger batch, let XLA record command buffers / CUDA graphs, and avoid "
+        "host round-trips inside the loop.",
+        rules_device.launch_bound_xla,
+        snippet="# TF + XLA: compile the whole step\n"
+        "@tf.function(jit_compile=True)\ndef train_step(x, y): ...",
+        snippet_jax="@jax.jit\ndef train_steps(state, batches):  # several steps per launch\n"
+        "    return jax.lax.scan(train_step, state, batches)\n"
+        "# XLA command buffers / CUDA graphs (XLA_FLAGS):\n"
+        "#   --xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL  (command types to capture)\n"
+        "#   --xla_gpu_graph_min_graph_size=1  (capture short kernel sequences too)",
     ),
     Rule(
         "precision.tf32",

@@ -42,6 +42,7 @@ class Signals:
     active_devices: int = 0
     kernels_per_step: float = 0.0
     mean_kernel_us: float = 0.0
+    median_kernel_us: float = 0.0
     xla_compiled: bool = False
     eager_ops_per_step: float = 0.0
     compiled_step: bool = False
@@ -90,6 +91,7 @@ def _framework(profile: Profile) -> str:
 
 def _kernel_signals(profile: Profile, lo, hi, n: int, out: Signals) -> None:
     busiest_count, total_ns, total_count, module_ns = 0, 0, 0, 0
+    durations_all = []
     for device in profile.devices:
         k = device.kernels
         if not len(k):
@@ -98,11 +100,14 @@ def _kernel_signals(profile: Profile, lo, hi, n: int, out: Signals) -> None:
         count = int(inside.sum())
         busiest_count = max(busiest_count, count)
         durations = k.duration_ns[inside]
+        durations_all.append(durations)
         total_ns += int(durations.sum())
         total_count += count
         module_ns += int(durations[k.hlo_module[inside] >= 0].sum())
     out.kernels_per_step = busiest_count / n
     out.mean_kernel_us = total_ns / total_count / 1e3 if total_count else 0.0
+    if total_count:  # the median: a few long kernels hide thousands of tiny ones in the mean
+        out.median_kernel_us = float(np.median(np.concatenate(durations_all))) / 1e3
     out.xla_compiled = total_ns > 0 and module_ns >= 0.5 * total_ns
 
 

@@ -122,6 +122,19 @@ def _tensor_core_line(report: Dict[str, Any]) -> Optional[str]:
 # Text
 
 
+def _host_sync_line(report: Dict[str, Any]) -> Optional[str]:
+    sync = report.get("host_sync") or {}
+    if not sync.get("count_per_step"):
+        return None
+    idle = sync.get("device_idle_ms")
+    idle_text = f", device idle {idle:.2f} ms meanwhile" if idle is not None else ""
+    calls = ", ".join(f"{c['name']} ×{c['count']:g}" for c in sync.get("calls") or [])
+    return (
+        f"{sync['count_per_step']:g} per step, {sync['time_ms']:.2f} ms "
+        f"({sync['time_pct']:.1f} % of the step){idle_text}: {calls}"
+    )
+
+
 def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
     """A terminal page: verdict first, then the numbers behind it and what to do."""
     width = width or min(max(shutil.get_terminal_size((100, 24)).columns, 60), 120)
@@ -139,6 +152,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         ("Devices:", _device_line(report)),
         ("Precision:", _precision_line(report)),
         ("Tensor Cores:", _tensor_core_line(report)),
+        ("Host syncs:", _host_sync_line(report)),
     ):
         if text:
             out += _wrap(text, width, initial_indent=f"{label:<14}", subsequent_indent=" " * 14)

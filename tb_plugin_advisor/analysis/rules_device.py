@@ -1,0 +1,39 @@
+"""Conditions of the recommendation rules about the host keeping an accelerator waiting: host
+synchronisations that stall it, and JAX/XLA steps made of many tiny kernels with the device idle
+between them. Table entries live in recommend.py; each check reads only `Facts`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Tuple
+
+from tb_plugin_advisor.analysis import thresholds as th
+
+if TYPE_CHECKING:
+    from tb_plugin_advisor.analysis.recommend import Facts
+
+
+def host_sync(f: Facts) -> Optional[Tuple[str, str]]:
+    if not f.device_kind or f.host_sync_pct < th.HOST_SYNC_STEP_PCT:
+        return None
+    if f.host_sync_idle_pct is None or f.host_sync_idle_pct < th.HOST_SYNC_IDLE_PCT:
+        return None
+    severity = "high" if f.host_sync_idle_pct >= th.HOST_SYNC_IDLE_HIGH_PCT else "medium"
+    calls = ", ".join(f.host_sync_calls[:4])
+    return severity, (
+        f"{f.host_sync_count:.0f} host synchronisations per step take {f.host_sync_pct:.0f} % of the step; "
+        f"the device is idle for {f.host_sync_idle_pct:.0f} % of the step while the host waits ({calls})."
+    )
+
+
+def launch_bound_xla(f: Facts) -> Optional[Tuple[str, str]]:
+    if f.device_kind != "GPU" or f.framework != "jax" or not f.step_count:
+        return None
+    tiny = 0 < f.median_kernel_us < th.LAUNCH_BOUND_MAX_MEDIAN_US
+    many_tiny = f.kernels_per_step >= th.LAUNCH_BOUND_MIN_KERNELS and tiny
+    if not many_tiny or f.device_idle_pct < th.LAUNCH_BOUND_MIN_IDLE_PCT:
+        return None
+    severity = "high" if f.device_idle_pct >= 2 * th.LAUNCH_BOUND_MIN_IDLE_PCT else "medium"
+    return severity, (
+        f"{f.kernels_per_step:.0f} kernels per step with a median of {f.median_kernel_us:.1f} µs; the "
+        f"device is idle {f.device_idle_pct:.0f} % of the step between them."
+    )
