@@ -88,3 +88,18 @@ def test_gpu_multi_worker_run_reports_both_hosts():
     assert len(gpus) == 16 and {d["compute_capability"] for d in gpus} == {"7.0"}
     assert report["verdict"]["bottleneck"] == "device"
     assert report["framework"] == "tf"
+
+
+JAX_LAUNCH_BOUND = ("jax08_attention", "jax08_elementwise", "jax08_gemm")
+
+
+@pytest.mark.parametrize("name", JAX_LAUNCH_BOUND)
+def test_launch_bound_jax_traces_get_the_xla_remedy_with_evidence(name):
+    """TraceLens' MI300X JAX traces: a few tiny kernels per step, the GPU idle between launches."""
+    (path,) = sorted((CORPUS / "tracelens" / "tests" / "traces" / "mi300" / name).glob("*.xplane.pb"))
+    report = report_for(path)
+    assert report["verdict"]["bottleneck"] == "launch"
+    rec = next(r for r in report["recommendations"] if r["id"] == "compile.launch_bound_xla")
+    assert rec["severity"] == "high"
+    assert "kernels per step" in rec["evidence"] and "median" in rec["evidence"] and "idle" in rec["evidence"]
+    assert "lax.scan" in rec["snippet_jax"] and "--xla_gpu_enable_command_buffer" in rec["snippet_jax"]

@@ -77,6 +77,9 @@ CASES = [
      {**JAX_GPU, "median_kernel_us": th.LAUNCH_BOUND_MAX_MEDIAN_US, "device_idle_pct": 50.0}),
     ("compile.launch_bound_xla", {**JAX_GPU, "device_idle_pct": 50.0}, "high",
      {**JAX_GPU, "kernels_per_step": th.LAUNCH_BOUND_MIN_KERNELS - 1, "device_idle_pct": 50.0}),
+    # the verdict says launch-bound: few kernels per step are enough (the corpus jax08 traces)
+    ("compile.launch_bound_xla", {**JAX_GPU, "kernels_per_step": 9, "bottleneck": "launch"}, "high",
+     {**JAX_GPU, "kernels_per_step": 9, "bottleneck": "launch", "framework": "tf"}),
     ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": False}, "high", CPU_ONLY),
     ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": None}, "medium",
      {**CPU_ONLY, "cpu_16bit_native": False}),

@@ -26,14 +26,19 @@ def host_sync(f: Facts) -> Optional[Tuple[str, str]]:
 
 
 def launch_bound_xla(f: Facts) -> Optional[Tuple[str, str]]:
-    if f.device_kind != "GPU" or f.framework != "jax" or not f.step_count:
+    """JAX/XLA on an accelerator whose step is launch-bound: the verdict says so (kernel launch on the
+    critical path), or many tiny kernels leave the device idle between them."""
+    if not f.device_kind or (f.framework != "jax" and not f.xla_compiled) or not f.step_count:
         return None
     tiny = 0 < f.median_kernel_us < th.LAUNCH_BOUND_MAX_MEDIAN_US
     many_tiny = f.kernels_per_step >= th.LAUNCH_BOUND_MIN_KERNELS and tiny
-    if not many_tiny or f.device_idle_pct < th.LAUNCH_BOUND_MIN_IDLE_PCT:
+    idle = f.device_idle_pct >= th.LAUNCH_BOUND_MIN_IDLE_PCT
+    if not (f.bottleneck == "launch" or (many_tiny and idle)):
         return None
-    severity = "high" if f.device_idle_pct >= 2 * th.LAUNCH_BOUND_MIN_IDLE_PCT else "medium"
+    very_idle = f.device_idle_pct >= 2 * th.LAUNCH_BOUND_MIN_IDLE_PCT
+    severity = "high" if f.bottleneck == "launch" or very_idle else "medium"
+    launch = f.breakdown_pct.get("kernel_launch", 0.0)
     return severity, (
-        f"{f.kernels_per_step:.0f} kernels per step with a median of {f.median_kernel_us:.1f} µs; the "
-        f"device is idle {f.device_idle_pct:.0f} % of the step between them."
+        f"{f.kernels_per_step:.0f} kernels per step with a median of {f.median_kernel_us:.1f} µs; kernel "
+        f"launch {launch:.0f} % of the step and the device idle {f.device_idle_pct:.0f} % of it."
     )
