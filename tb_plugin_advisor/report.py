@@ -218,6 +218,7 @@ def _facts(report: HostReport) -> rec.Facts:
         host_sync_idle_pct=report.host_sync.device_idle_pct if report.host_sync.has_device else None,
         host_sync_calls=[f"{n} ×{c:.0f}, {ms:.2f} ms" for n, c, ms in report.host_sync.top_calls()],
         median_kernel_us=s.median_kernel_us,
+        host_offload_copy_pct=s.host_offload_copy_pct,
         device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
     )
 

@@ -64,7 +64,11 @@ BF16_ON_CPU = {**CPU_ONLY, "cpu_16bit_dtype": "bf16", "cpu_16bit_evidence": "bf1
 PRE = {"preprocessing_input_threads_ms": 50.0, "preprocessing_ops": ["DecodePng 31.4 ms"]}
 SYNC = {"host_sync_count": 12.0, "host_sync_calls": ["cudaStreamSynchronize ×12, 30 ms"]}
 JAX_GPU = {"framework": "jax", "kernels_per_step": 2000, "median_kernel_us": 4.0}
+COPY_BOUND = {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 91.0, "device_compute": 9.0}}
 CASES = [
+    ("device.copy_bound", {**COPY_BOUND, "host_offload_copy_pct": 100.0}, "high", {}),
+    ("device.copy_bound", {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 14.0}}, "medium",
+     {"bottleneck": "device", "breakdown_pct": {"memcpy": 14.0}}),
     ("host.sync", {**SYNC, "host_sync_pct": 30.0, "host_sync_idle_pct": th.HOST_SYNC_IDLE_HIGH_PCT}, "high",
      {**SYNC, "host_sync_pct": 30.0, "host_sync_idle_pct": th.HOST_SYNC_IDLE_PCT - 0.1}),
     ("host.sync", {**SYNC, "host_sync_pct": th.HOST_SYNC_STEP_PCT, "host_sync_idle_pct": 5.0}, "medium",

@@ -187,6 +187,11 @@ DEVICE_COMMUNICATION = (
 DEVICE_MEMCPY = (
     NamePattern("xla_async_copy", r"^copy-(start|done)(\.\d+)?$", "XLA async copies (TPU host offload)"),
 )
+# An XLA async copy whose HLO text puts an operand or result in memory space 5 (`{…:T(8,128)S(5)}`)
+# moves data between HBM and host memory (host offload: memory_kind="pinned_host", remat offload).
+HOST_OFFLOAD_COPY = NamePattern(
+    "xla_host_offload_copy", r"^%copy-(start|done)(\.\d+)? = .*S\(5\)", "copies to/from host memory (S(5))"
+)
 
 # ---------------------------------------------------------------------------------------------------
 # Steps without markers: host launches of a compiled step function (group "fn" names the function)

@@ -75,6 +75,7 @@ class Facts:
     # launch-bound XLA
     median_kernel_us: float = 0.0
     device_idle_pct: float = 0.0  # 100 − the busiest device's busy share of the steady steps
+    host_offload_copy_pct: float = 0.0  # of device copy time, to/from host memory (XLA S(5))
 
 
 @dataclass(frozen=True)
@@ -407,6 +408,20 @@ RULES: Tuple[Rule, ...] = (
         "# XLA command buffers / CUDA graphs (XLA_FLAGS):\n"
         "#   --xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL  (command types to capture)\n"
         "#   --xla_gpu_graph_min_graph_size=1  (capture short kernel sequences too)",
+    ),
+    Rule(
+        "device.copy_bound",
+        "Keep the step's data in device memory",
+        "The device spends most of the step waiting for memory copies. When they move arrays to and from "
+        "host memory (host offload), keep the working set in device memory if it fits (smaller batch, "
+        "sharding, rematerialisation instead of offload), offload only what is not needed soon, and give "
+        "each transfer enough compute to hide behind. On GPUs: pinned host memory and async copies.",
+        rules_device.copy_bound,
+        snippet="# GPU input: pinned host memory and async copies overlap the transfer with compute\n"
+        "# tf.data: dataset.prefetch(tf.data.AUTOTUNE); PyTorch: pin_memory=True, non_blocking=True",
+        snippet_jax="# keep arrays on the device: jax.device_put(x, sharding), no memory_kind='pinned_host'\n"
+        "# offload only activations that are reused late: jax.checkpoint(..., policy=\n"
+        "#   jax.checkpoint_policies.save_and_offload_only_these_names(...))",
     ),
     Rule(
         "precision.tf32",

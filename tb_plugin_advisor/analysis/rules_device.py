@@ -42,3 +42,17 @@ def launch_bound_xla(f: Facts) -> Optional[Tuple[str, str]]:
         f"{f.kernels_per_step:.0f} kernels per step with a median of {f.median_kernel_us:.1f} µs; kernel "
         f"launch {launch:.0f} % of the step and the device idle {f.device_idle_pct:.0f} % of it."
     )
+
+
+def copy_bound(f: Facts) -> Optional[Tuple[str, str]]:
+    """Device copies on the critical path; host offload named when the copies move host memory."""
+    if f.bottleneck != "memcpy":
+        return None
+    pct = f.breakdown_pct.get("memcpy", 0.0)
+    severity = "high" if pct >= th.OVERHEAD_HIGH_PCT else "medium"
+    offload = (
+        f"; {f.host_offload_copy_pct:.0f} % of the copy time moves arrays between device and host memory "
+        "(XLA copy-start/copy-done with memory space S(5): host offload)"
+        if f.host_offload_copy_pct >= 50.0 else ""
+    )
+    return severity, f"Device memory copies take {pct:.0f} % of the step{offload}."
