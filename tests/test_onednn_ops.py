@@ -101,3 +101,15 @@ def test_real_profile_ops_map_through_the_table(tf_profiles):
         assert result.onednn_ops, "the loop's ops ran as oneDNN ops but none was recognised"
     else:
         assert result.onednn_ops == {}
+
+
+def test_exports_show_the_familiar_name_with_the_onednn_name_beside_it():
+    from tb_plugin_advisor.views.render import render
+
+    op = {"name": "d/MatMul:MatMul", "category": "host_compute", "time_ms": 1.0, "count": 1.0,
+          "onednn_op": "_MklMatMul"}
+    assert "d/MatMul:MatMul (oneDNN _MklMatMul)" in render({"ops": [op]}, "text")
+    assert "d/MatMul:MatMul (oneDNN _MklMatMul)" in render({"ops": [op]}, "html")
+    assert "(oneDNN " in render({"ops": [op]}, "md")
+    plain = dict(op, onednn_op=None)
+    assert "oneDNN" not in render({"ops": [plain]}, "text")
