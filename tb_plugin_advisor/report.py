@@ -16,17 +16,21 @@ import numpy as np
 from tb_plugin_advisor.analysis import recommend as rec
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import CATEGORIES, Breakdown, compute_breakdown
+from tb_plugin_advisor.analysis.cpu_precision import CpuSixteenBit, assess_cpu_16bit
+from tb_plugin_advisor.analysis.host_sync import HostSync, analyze_host_sync
 from tb_plugin_advisor.analysis.inputs import InputPipeline, analyze_input_pipeline
 from tb_plugin_advisor.analysis.memory import device_peak_bytes, peak_by_allocator
 from tb_plugin_advisor.analysis.ops import OpRow, kernel_table, op_table
 from tb_plugin_advisor.analysis.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.precision import PrecisionResult, analyze_precision
+from tb_plugin_advisor.analysis.preprocessing import Preprocessing, analyze_preprocessing
 from tb_plugin_advisor.analysis.signals import Signals, collect_signals
 from tb_plugin_advisor.analysis.steps import Steps, find_steps
 from tb_plugin_advisor.analysis.tensor_cores import TensorCoreResult, analyze_tensor_cores
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import Device, Profile, RunProfiles
+from tb_plugin_advisor.sources.local_cpu import LocalCpu, read_local_cpu
 
 SCHEMA = "tb-advisor/report/1"
 
@@ -62,6 +66,9 @@ class HostReport:
     devices: List[Dict[str, Any]]
     memory_peaks: Dict[str, int]
     warnings: List[str] = field(default_factory=list)
+    preprocessing: Preprocessing = field(default_factory=Preprocessing)
+    cpu_16bit: Optional[CpuSixteenBit] = None
+    host_sync: HostSync = field(default_factory=HostSync)
 
     @property
     def steady_count(self) -> int:
@@ -94,8 +101,10 @@ class HostReport:
         }
 
 
-def analyze_profile(profile: Profile) -> HostReport:
-    """Run every analysis on one host's profile."""
+def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> HostReport:
+    """Run every analysis on one host's profile. `local_cpu`: the CPU the report runs on (its flags are
+    evidence for a profile captured on the same host); None reads this machine's."""
+    local_cpu = local_cpu if local_cpu is not None else read_local_cpu()
     steps = find_steps(profile)
     breakdown = compute_breakdown(profile, steps)
     signals = collect_signals(profile, steps, breakdown)
@@ -125,6 +134,11 @@ def analyze_profile(profile: Profile) -> HostReport:
         devices=[_device_json(d, breakdown) for d in profile.devices],
         memory_peaks=peaks,
         warnings=_warnings(profile),
+        preprocessing=analyze_preprocessing(profile, breakdown),
+        host_sync=analyze_host_sync(profile, breakdown),
+        cpu_16bit=assess_cpu_16bit(
+            precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags
+        ),
     )
     report.recommendations = rec.recommend(_facts(report))
     return report
@@ -192,6 +206,20 @@ def _facts(report: HostReport) -> rec.Facts:
         active_devices=s.active_devices,
         cupti_problem=s.cupti_problem,
         cupti_message=s.cupti_message,
+        cpu_16bit_dtype=report.cpu_16bit.dtype if report.cpu_16bit else "",
+        cpu_16bit_native=report.cpu_16bit.native if report.cpu_16bit else None,
+        cpu_16bit_evidence=report.cpu_16bit.evidence if report.cpu_16bit else "",
+        preprocessing_pct=report.preprocessing.share_pct,
+        preprocessing_input_threads_ms=report.preprocessing.input_threads_ms,
+        preprocessing_step_threads_ms=report.preprocessing.step_threads_ms,
+        preprocessing_ops=[f"{op} {ms:.1f} ms" for op, ms in report.preprocessing.top_ops()],
+        host_sync_count=report.host_sync.count,
+        host_sync_pct=report.host_sync.time_pct,
+        host_sync_idle_pct=report.host_sync.device_idle_pct if report.host_sync.has_device else None,
+        host_sync_calls=[f"{n} ×{c:.0f}, {ms:.2f} ms" for n, c, ms in report.host_sync.top_calls()],
+        median_kernel_us=s.median_kernel_us,
+        host_offload_copy_pct=s.host_offload_copy_pct,
+        device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
     )
 
 
@@ -217,7 +245,9 @@ class Report:
         return out
 
 
-def build_report(run: RunProfiles, host: Optional[str] = None) -> Report:
+def build_report(
+    run: RunProfiles, host: Optional[str] = None, local_cpu: Optional[LocalCpu] = None
+) -> Report:
     """Analyse every host of `run` (or only `host`); raises AdvisorError for an unknown host or no data."""
     profiles = run.profiles
     if host is not None:
@@ -227,7 +257,7 @@ def build_report(run: RunProfiles, host: Optional[str] = None) -> Report:
             raise AdvisorError(f"run {run.run!r} has no host {host!r}; its hosts: {known}")
     if not profiles:
         raise AdvisorError(f"run {run.run!r} has no profile to analyse")
-    reports = [analyze_profile(p) for p in profiles]
+    reports = [analyze_profile(p, local_cpu) for p in profiles]
     return Report(run=run.run, hosts=[p.host for p in profiles], host_reports=reports, selected_host=host)
 
 
@@ -251,6 +281,9 @@ def _single_json(run: str, hosts: List[str], r: HostReport) -> Dict[str, Any]:
         "peak_memory_bytes": device_peak_bytes(r.memory_peaks),
         "memory_peak_bytes_by_allocator": dict(r.memory_peaks),
         "framework": r.signals.framework,
+        "preprocessing": r.preprocessing.to_json(),
+        "host_sync": r.host_sync.to_json(),
+        "cpu_16bit": r.cpu_16bit.to_json() if r.cpu_16bit else None,
         "profile": {"host": r.host, "path": r.path, "size_bytes": r.size_bytes},
         "warnings": list(r.warnings),
     }
@@ -289,6 +322,9 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
             f"{r.host}:{k}": v for r in reports for k, v in r.memory_peaks.items()
         },
         "framework": reports[0].signals.framework,
+        "preprocessing": max(reports, key=lambda r: r.preprocessing.share_pct).preprocessing.to_json(),
+        "host_sync": max(reports, key=lambda r: r.host_sync.time_pct).host_sync.to_json(),
+        "cpu_16bit": next((r.cpu_16bit.to_json() for r in reports if r.cpu_16bit), None),
         "profile": [{"host": r.host, "path": r.path, "size_bytes": r.size_bytes} for r in reports],
         "per_host": [r.summary_json() for r in reports],
         "warnings": [f"{r.host}: {w}" for r in reports for w in r.warnings],

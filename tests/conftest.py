@@ -7,3 +7,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 pytest_plugins = ["fixtures_tf", "fixtures_server"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark `real_tf` every test that reads profiles written by real TensorFlow (the `tf_profiles`
+    fixture) or runs TensorFlow: CI runs these once more with TensorFlow's oneDNN rewrite switched the
+    other way (TF_ENABLE_ONEDNN_OPTS), since op names and allocation dtypes depend on it."""
+    import pytest
+
+    for item in items:
+        if "tf_profiles" in getattr(item, "fixturenames", ()) or item.get_closest_marker("needs_tensorflow"):
+            item.add_marker(pytest.mark.real_tf)

@@ -59,7 +59,53 @@ INPUT_HIGH = {
 INPUT_MODERATE = {"input_bound": "moderate", "breakdown_pct": {"input": 8.0, "device_compute": 85.0}}
 
 # (rule id, changes that make it fire, expected severity, changes that keep it quiet)
+CPU_ONLY = {"device_kind": "", "bottleneck": "host", "breakdown_pct": {"host_compute": 95.0}}
+BF16_ON_CPU = {**CPU_ONLY, "cpu_16bit_dtype": "bf16", "cpu_16bit_evidence": "bf16 holds 90 % …"}
+PRE = {"preprocessing_input_threads_ms": 50.0, "preprocessing_ops": ["DecodePng 31.4 ms"]}
+SYNC = {"host_sync_count": 12.0, "host_sync_calls": ["cudaStreamSynchronize ×12, 30 ms"]}
+JAX_GPU = {"framework": "jax", "kernels_per_step": 2000, "median_kernel_us": 4.0}
+COPY_BOUND = {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 91.0, "device_compute": 9.0}}
 CASES = [
+    ("device.copy_bound", {**COPY_BOUND, "host_offload_copy_pct": 100.0}, "high", {}),
+    ("device.copy_bound", {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 14.0}}, "medium",
+     {"bottleneck": "device", "breakdown_pct": {"memcpy": 14.0}}),
+    ("host.sync", {**SYNC, "host_sync_pct": 30.0, "host_sync_idle_pct": th.HOST_SYNC_IDLE_HIGH_PCT}, "high",
+     {**SYNC, "host_sync_pct": 30.0, "host_sync_idle_pct": th.HOST_SYNC_IDLE_PCT - 0.1}),
+    ("host.sync", {**SYNC, "host_sync_pct": th.HOST_SYNC_STEP_PCT, "host_sync_idle_pct": 5.0}, "medium",
+     {**SYNC, "host_sync_pct": th.HOST_SYNC_STEP_PCT - 0.1, "host_sync_idle_pct": 5.0}),
+    ("host.sync", {**SYNC, "host_sync_pct": 30.0, "host_sync_idle_pct": 20.0}, "high",
+     {**SYNC, "device_kind": "", "host_sync_pct": 30.0, "host_sync_idle_pct": None}),  # CPU only
+    ("compile.launch_bound_xla", {**JAX_GPU, "device_idle_pct": 2 * th.LAUNCH_BOUND_MIN_IDLE_PCT}, "high",
+     {**JAX_GPU, "device_idle_pct": th.LAUNCH_BOUND_MIN_IDLE_PCT - 0.1}),
+    ("compile.launch_bound_xla", {**JAX_GPU, "device_idle_pct": th.LAUNCH_BOUND_MIN_IDLE_PCT}, "medium",
+     {**JAX_GPU, "median_kernel_us": th.LAUNCH_BOUND_MAX_MEDIAN_US, "device_idle_pct": 50.0}),
+    ("compile.launch_bound_xla", {**JAX_GPU, "device_idle_pct": 50.0}, "high",
+     {**JAX_GPU, "kernels_per_step": th.LAUNCH_BOUND_MIN_KERNELS - 1, "device_idle_pct": 50.0}),
+    # the verdict says launch-bound: few kernels per step are enough (the corpus jax08 traces)
+    ("compile.launch_bound_xla", {**JAX_GPU, "kernels_per_step": 9, "bottleneck": "launch"}, "high",
+     {**JAX_GPU, "kernels_per_step": 9, "bottleneck": "launch", "framework": "tf"}),
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": False}, "high", CPU_ONLY),
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": None}, "medium",
+     {**CPU_ONLY, "cpu_16bit_native": False}),
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": True}, "low", CPU_ONLY),
+    (
+        "input.preprocessing",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_HIGH_PCT},
+        "high",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT - 0.1},
+    ),
+    (
+        "input.preprocessing",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_HIGH_PCT - 0.1},
+        "medium",
+        {**PRE, "preprocessing_pct": 90.0},  # a GPU run that is not input-bound: the cores are free
+    ),
+    (
+        "input.preprocessing",
+        {**INPUT_HIGH, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT},
+        "medium",
+        {**INPUT_HIGH, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT - 0.1},
+    ),
     (
         "input.parallel_map",
         {**INPUT_HIGH, "sequential_map": True, "map_parallelism": 1},

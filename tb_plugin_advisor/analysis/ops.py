@@ -9,7 +9,7 @@ tf.data producer threads are listed too, as category `input_pipeline` (they run 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown, device_kernel_category, is_producer_line
 from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.model import Profile
 
 
@@ -26,14 +27,18 @@ class OpRow:
     category: str  # device_compute | communication | memcpy | host_compute | input_pipeline
     time_ms: float  # per steady step
     count: float  # per steady step
+    onednn_op: Optional[str] = None  # the oneDNN op type TF ran this op as (name shows the familiar one)
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        row: Dict[str, Any] = {
             "name": self.name,
             "category": self.category,
             "time_ms": round(self.time_ms, 6),
             "count": round(self.count, 3),
         }
+        if self.onednn_op:
+            row["onednn_op"] = self.onednn_op
+        return row
 
 
 def _windows(breakdown: Breakdown):
@@ -81,7 +86,10 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
                 slot[1] += float(count[row])
     else:
         _host_ops(profile, lo, hi, totals)
-    rows = [OpRow(name, category, t / 1e6 / n, c / n) for (name, category), (t, c) in totals.items()]
+    rows = []
+    for (name, category), (t, c) in totals.items():
+        familiar, onednn = familiar_tf_op(name)
+        rows.append(OpRow(familiar, category, t / 1e6 / n, c / n, onednn))
     rows.sort(key=lambda r: (-r.time_ms, r.name))
     return rows[:limit]
 

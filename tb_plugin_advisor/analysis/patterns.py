@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Dict, Optional, Sequence, Tuple
 
+from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
+
 # ---------------------------------------------------------------------------------------------------
 # Vocabulary
 
@@ -422,7 +424,7 @@ def classify_op(op: str) -> Tuple[bool, Optional[str]]:
     if not op:
         return False, None
     if ":" in op:
-        op_type = op.rsplit(":", 1)[1].strip()
+        op_type = familiar_op_type(op.rsplit(":", 1)[1].strip())
         if op_type in TF_MATRIX_OP_TYPES:
             return True, "tf_matrix_op"
         if op_type:

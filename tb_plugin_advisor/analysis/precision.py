@@ -6,7 +6,10 @@ copies left out). bf16 counts as 16-bit — the built-in Profile tab counts it a
 
 CPU-only TF profiles have no kernels and op events carry no dtype; `MemoryAllocation` events do
 (`data_type`, `tf_op`, `region_type`), when the profiled process used TF's BFC allocator on the host
-(TF_CPU_ALLOCATOR_USE_BFC=true; TF 2.21's default CPU allocator records none). An op counts as the
+(TF_CPU_ALLOCATOR_USE_BFC=true) or ran with oneDNN on (its mklcpu allocator records them; TF 2.21's
+default CPU allocator with oneDNN off records none). Ops on tf.data producer threads (decoding,
+augmentation) are input work beside the step and stay out of the shares; oneDNN op names
+(`_MklNativeConv2D`) count as the ops they stand for (onednn_ops.py). An op counts as the
 type of its output tensor, which bounds, not measures, its internal math — the summary says so.
 
 Times: `time_ms` values are totals over the profiled window, or per step when `steps` is given.
@@ -20,7 +23,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.event_names import INPUT_PRODUCER_LINES, first_match
 from tb_plugin_advisor.analysis.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     LOW_PRECISION,
@@ -62,6 +67,8 @@ class PrecisionResult:
     matrix_time_ns: Dict[str, int] = field(default_factory=lambda: {p: 0 for p in PRECISIONS})
     tf32_possible: bool = False
     steps: Optional[int] = None
+    # familiar op label → the oneDNN op type TensorFlow ran it as (onednn_ops.py)
+    onednn_ops: Dict[str, str] = field(default_factory=dict)
 
     # -- plain numbers the recommendation rules test ------------------------------------------------
 
@@ -115,7 +122,7 @@ class PrecisionResult:
             "precision": {
                 "verdict": self.verdict,
                 "summary": self.summary,
-                "top_fp32_ops": [{"name": n, "time_ms": round(t * scale, 4)} for n, t in self.top_fp32_ops],
+                "top_fp32_ops": [self._op_json(n, t * scale) for n, t in self.top_fp32_ops],
                 "evidence": list(self.evidence),
                 "basis": self.basis,
                 "matrix_low_precision_pct": (
@@ -125,6 +132,13 @@ class PrecisionResult:
                 "time_basis": "per_step" if self.steps else "total",
             },
         }
+
+
+    def _op_json(self, name: str, time_ms: float) -> Dict[str, Any]:
+        row: Dict[str, Any] = {"name": name, "time_ms": round(time_ms, 4)}
+        if name in self.onednn_ops:
+            row["onednn_op"] = self.onednn_ops[name]
+        return row
 
 
 def _shares(time_ns: Dict[str, int]) -> Dict[str, float]:
@@ -262,16 +276,21 @@ def _host_precision(result: PrecisionResult, profile) -> None:
             if len(line) == 0:
                 continue
             ops = line.name_mask(lambda n: bool(TF_OP_EVENT.match(n)))
-            if ops.any():
+            # tf.data's producer threads run preprocessing beside the step (reported as input work);
+            # the precision question is about the model's compute.
+            if ops.any() and first_match(INPUT_PRODUCER_LINES, line.name) is None:
                 per_name = np.bincount(
                     line.metadata_index[ops],
                     weights=line.duration_ns[ops].astype(np.float64),
                     minlength=len(plane.event_names),
                 )
                 for i in np.nonzero(per_name)[0].tolist():
-                    name, kind = plane.event_names[i].rsplit(":", 1)
+                    familiar, onednn = familiar_tf_op(plane.event_names[i])
+                    name, kind = familiar.rsplit(":", 1)
                     op_time[name] = op_time.get(name, 0) + int(per_name[i])
                     op_type[name] = kind
+                    if onednn:
+                        result.onednn_ops[familiar] = onednn
             allocs = line.name_mask(lambda n: n == ALLOCATION_EVENT)
             dtype_col, op_col = line.stats.get("data_type"), line.stats.get("tf_op")
             if not allocs.any() or dtype_col is None or op_col is None or dtype_col.kind == "str":

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.analysis import rules_cpu, rules_device
 from tb_plugin_advisor.analysis import thresholds as th
 
 SEVERITIES = ("high", "medium", "low")
@@ -57,6 +58,24 @@ class Facts:
     active_devices: int = 0
     cupti_problem: str = ""  # id of the CUPTI problem found in XSpace errors/warnings ("" none)
     cupti_message: str = ""
+    # bf16/fp16 on a CPU-only profile (analysis/cpu_precision.py): "" when 16-bit does not dominate
+    cpu_16bit_dtype: str = ""
+    cpu_16bit_native: Optional[bool] = None  # None: not checked (another host, flags unreadable)
+    cpu_16bit_evidence: str = ""
+    # input preprocessing ops wherever they run (analysis/preprocessing.py)
+    preprocessing_pct: float = 0.0  # CPU time per step, % of step wall time
+    preprocessing_input_threads_ms: float = 0.0
+    preprocessing_step_threads_ms: float = 0.0
+    preprocessing_ops: List[str] = field(default_factory=list)  # "DecodePng 31.4 ms" …
+    # host synchronisations per steady step (analysis/host_sync.py)
+    host_sync_count: float = 0.0
+    host_sync_pct: float = 0.0  # host time in syncs, % of the step
+    host_sync_idle_pct: Optional[float] = None  # device idle during the syncs, % of the step
+    host_sync_calls: List[str] = field(default_factory=list)  # "cudaStreamSynchronize ×12, 3.1 ms" …
+    # launch-bound XLA
+    median_kernel_us: float = 0.0
+    device_idle_pct: float = 0.0  # 100 − the busiest device's busy share of the steady steps
+    host_offload_copy_pct: float = 0.0  # of device copy time, to/from host memory (XLA S(5))
 
 
 @dataclass(frozen=True)
@@ -327,6 +346,82 @@ RULES: Tuple[Rule, ...] = (
         "# with mixed_float16 and a custom loop: optimizer = keras.optimizers.LossScaleOptimizer(optimizer)",
         snippet_jax="# compute in bf16, keep params in fp32\n"
         "logits = model.apply(params, batch.astype(jnp.bfloat16))  # flax: nn.Dense(..., dtype=jnp.bfloat16)",
+    ),
+    Rule(
+        "precision.cpu_16bit",
+        "bf16/fp16 on a CPU: check it has native 16-bit math",
+        "16-bit math is fast on a CPU only with AMX or AVX512-BF16 (bf16) / AMX-FP16 or AVX512-FP16 "
+        "(fp16); elsewhere it is emulated and runs several times slower than float32 (the bundled "
+        "sample's bf16 run is 8× slower than its fp32 run). Check the flags with lscpu; without them, "
+        "train in float32 on this CPU and keep mixed precision for GPUs/TPUs or CPUs with AMX.",
+        rules_cpu.cpu_16bit,
+        snippet="# lscpu | grep -o -w -E 'amx_bf16|avx512_bf16|amx_fp16|avx512_fp16'   (empty: emulated)\n"
+        "keras.mixed_precision.set_global_policy('float32')  # on CPUs without those flags",
+        snippet_jax="# without amx_bf16/avx512_bf16 keep CPU compute in float32:\n"
+        "params = jax.tree_util.tree_map(lambda p: p.astype(jnp.float32), params)",
+    ),
+    Rule(
+        "input.preprocessing",
+        "Take image decoding and augmentation off the training cores",
+        "Decoding, resizing and augmenting inputs uses a large share of the CPU time each step, wherever "
+        "it runs (tf.data map threads or inside the step function). Cache the decoded data, preprocess "
+        "once offline, use cheaper augmentation, move augmentation to the accelerator, or give the "
+        "pipeline more cores.",
+        rules_cpu.preprocessing,
+        snippet="# decode once and cache before random augmentation:\n"
+        "ds = ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE).cache()\n"
+        "ds = ds.map(cheap_augment, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)\n"
+        "# or preprocess offline: ds.map(decode_resize).save('/data/ready'); tf.data.Dataset.load(...)\n"
+        "# or augment on the accelerator: keras.layers.RandomContrast(0.2) inside the model\n"
+        "# more cores for the pipeline: tf.data.experimental.service, or a bigger host",
+        snippet_jax="# decode/resize once offline and load arrays; augment on the device inside the jitted\n"
+        "# step (jax.random + jax.image.resize), or cache the decoded dataset",
+    ),
+    Rule(
+        "host.sync",
+        "Stop the host from waiting on the device every step",
+        "The host blocks in synchronisations (stream/device syncs, synchronous copies, `.item()`, "
+        "`block_until_ready`, `device_get`, TF `_Recv` on the host) while the device has nothing queued, "
+        "so the device idles. Keep values on the device, read metrics every N steps instead of every "
+        "step, use async copies from pinned memory, and let the next step be dispatched before the "
+        "previous one's results are read.",
+        rules_device.host_sync,
+        snippet="# log every 100 steps, not every step; keep the running sum on the device\n"
+        "if step % 100 == 0:\n    print(float(loss))  # one sync per 100 steps\n"
+        "# PyTorch: no loss.item() per step; x.to(device, non_blocking=True) with pin_memory=True",
+        snippet_jax="# don't call jax.device_get / .block_until_ready() / float(x) every step:\n"
+        "metrics = train_step(state, batch)  # async dispatch\n"
+        "if step % 100 == 0:\n    print(jax.device_get(metrics))",
+    ),
+    Rule(
+        "compile.launch_bound_xla",
+        "Give the GPU bigger pieces of work per launch",
+        "The step runs many tiny XLA kernels and the device waits between them for the host to launch the "
+        "next. Jit a larger function (the whole train step, several steps with lax.scan or "
+        "lax.fori_loop), use a larger batch, let XLA record command buffers / CUDA graphs, and avoid "
+        "host round-trips inside the loop.",
+        rules_device.launch_bound_xla,
+        snippet="# TF + XLA: compile the whole step\n"
+        "@tf.function(jit_compile=True)\ndef train_step(x, y): ...",
+        snippet_jax="@jax.jit\ndef train_steps(state, batches):  # several steps per launch\n"
+        "    return jax.lax.scan(train_step, state, batches)\n"
+        "# XLA command buffers / CUDA graphs (XLA_FLAGS):\n"
+        "#   --xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL  (command types to capture)\n"
+        "#   --xla_gpu_graph_min_graph_size=1  (capture short kernel sequences too)",
+    ),
+    Rule(
+        "device.copy_bound",
+        "Keep the step's data in device memory",
+        "The device spends most of the step waiting for memory copies. When they move arrays to and from "
+        "host memory (host offload), keep the working set in device memory if it fits (smaller batch, "
+        "sharding, rematerialisation instead of offload), offload only what is not needed soon, and give "
+        "each transfer enough compute to hide behind. On GPUs: pinned host memory and async copies.",
+        rules_device.copy_bound,
+        snippet="# GPU input: pinned host memory and async copies overlap the transfer with compute\n"
+        "# tf.data: dataset.prefetch(tf.data.AUTOTUNE); PyTorch: pin_memory=True, non_blocking=True",
+        snippet_jax="# keep arrays on the device: jax.device_put(x, sharding), no memory_kind='pinned_host'\n"
+        "# offload only activations that are reused late: jax.checkpoint(..., policy=\n"
+        "#   jax.checkpoint_policies.save_and_offload_only_these_names(...))",
     ),
     Rule(
         "precision.tf32",

@@ -78,3 +78,27 @@ TRANSPOSE_SHARE_PCT = 5.0
 
 TOP_OPS = 200
 TOP_KERNELS = 200
+
+# ---------------------------------------------------------------------------------------------------
+# bf16/fp16 on a CPU-only profile: the 16-bit type holds at least this share of host compute with a
+# known type (the bundled mixed_bfloat16 run: ~90 %; float32 runs: 0 %).
+CPU_16BIT_DOMINANT_PCT = 50.0
+
+# Preprocessing ops (decode, resize, colour augmentation …) take at least this much CPU time per step,
+# as % of the step's wall time, on a CPU-only run (where they compete with training for the cores) or
+# an input-bound one; "high" from PREPROCESSING_HIGH_PCT. The sample: run2/run4 ~90 %, run3 ~18 %.
+PREPROCESSING_STEP_PCT = 25.0
+PREPROCESSING_HIGH_PCT = 50.0
+
+# Host synchronisations stall the device: the host waits in sync calls for at least HOST_SYNC_STEP_PCT
+# of the step and the device is idle for at least HOST_SYNC_IDLE_PCT of the step during those waits
+# ("high" from HOST_SYNC_IDLE_HIGH_PCT, the built-in tab's "high" for overheads).
+HOST_SYNC_STEP_PCT = 5.0
+HOST_SYNC_IDLE_PCT = 5.0
+HOST_SYNC_IDLE_HIGH_PCT = 15.0
+
+# Launch-bound JAX/XLA: on a GPU, at least this many kernels per step with a median below this, and
+# the device idle (nothing running) for at least this share of the step.
+LAUNCH_BOUND_MIN_KERNELS = 200
+LAUNCH_BOUND_MAX_MEDIAN_US = 20.0
+LAUNCH_BOUND_MIN_IDLE_PCT = 20.0

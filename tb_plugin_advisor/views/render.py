@@ -122,6 +122,25 @@ def _tensor_core_line(report: Dict[str, Any]) -> Optional[str]:
 # Text
 
 
+def _op_label(op: Dict[str, Any]) -> str:
+    """The familiar op name, with the oneDNN op TensorFlow ran it as beside it (`… (oneDNN _MklMatMul)`)."""
+    name = str(op.get("name", ""))
+    return f"{name} (oneDNN {op['onednn_op']})" if op.get("onednn_op") else name
+
+
+def _host_sync_line(report: Dict[str, Any]) -> Optional[str]:
+    sync = report.get("host_sync") or {}
+    if not sync.get("count_per_step"):
+        return None
+    idle = sync.get("device_idle_ms")
+    idle_text = f", device idle {idle:.2f} ms meanwhile" if idle is not None else ""
+    calls = ", ".join(f"{c['name']} ×{c['count']:g}" for c in sync.get("calls") or [])
+    return (
+        f"{sync['count_per_step']:g} per step, {sync['time_ms']:.2f} ms "
+        f"({sync['time_pct']:.1f} % of the step){idle_text}: {calls}"
+    )
+
+
 def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
     """A terminal page: verdict first, then the numbers behind it and what to do."""
     width = width or min(max(shutil.get_terminal_size((100, 24)).columns, 60), 120)
@@ -139,6 +158,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         ("Devices:", _device_line(report)),
         ("Precision:", _precision_line(report)),
         ("Tensor Cores:", _tensor_core_line(report)),
+        ("Host syncs:", _host_sync_line(report)),
     ):
         if text:
             out += _wrap(text, width, initial_indent=f"{label:<14}", subsequent_indent=" " * 14)
@@ -177,7 +197,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         out.append("Top ops (time per step):")
         name_width = max(20, width - 36)
         for op in ops:
-            name = _clip(str(op.get("name", "")), name_width)
+            name = _clip(_op_label(op), name_width)
             out.append(f"  {_num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
     per_host = report.get("per_host") or []
     if per_host:
@@ -251,7 +271,7 @@ def render_markdown(report: Dict[str, Any]) -> str:
         out += ["## Top ops", "", "| op | category | ms per step | count per step |", "|---|---|---:|---:|"]
         for op in ops:
             out.append(
-                f"| {_md(op.get('name', ''))} | {_md(op.get('category', ''))} | "
+                f"| {_md(_op_label(op))} | {_md(op.get('category', ''))} | "
                 f"{_num(op.get('time_ms')):.3f} | {_num(op.get('count')):.1f} |"
             )
     per_host = report.get("per_host") or []
@@ -401,7 +421,7 @@ def render_html(report: Dict[str, Any]) -> str:
         )
         for op in ops:
             body.append(
-                f'<tr><td class="name">{_e(op.get("name", ""))}</td><td>{_e(op.get("category", ""))}</td>'
+                f'<tr><td class="name">{_e(_op_label(op))}</td><td>{_e(op.get("category", ""))}</td>'
                 f'<td class="n">{_num(op.get("time_ms")):.3f}</td>'
                 f'<td class="n">{_num(op.get("count")):.1f}</td></tr>'
             )
