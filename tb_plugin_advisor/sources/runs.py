@@ -7,7 +7,7 @@ supplies is ever opened directly.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Iterable, List, Optional, Sequence
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
@@ -33,17 +33,51 @@ def known_runs(names: Iterable[str]) -> str:
     return f"known runs: {shown}{more}"
 
 
-def find_run(scan: Scan, run: str, role: str = "") -> Session:
-    """The session named `run` that holds profiles the Advisor reads (XSpace or Kineto); AdvisorError
-    saying what exists otherwise."""
+def match_runs(sessions: Sequence[Session], query: str) -> List[Session]:
+    """The sessions a user means by `query`: the exact run name; else every run whose name starts
+    with it, or whose run directory is named it (`run1_naive` for `run1_naive/train/<session>`).
+
+    People type the directory they created, or the start of a long timestamped name; matching only
+    the full name made them copy it from `--list` first.
+    """
+    query = query.strip().rstrip("/\\").replace("\\", "/")
+    if not query:
+        return []
+    exact = [s for s in sessions if s.run == query]
+    if exact:
+        return exact
+    return [
+        s for s in sessions
+        if s.run.startswith(query) or query in s.run.split("/") or s.run_dir_rel == query
+    ]
+
+
+def resolve_run(sessions: Sequence[Session], query: str, where: str, role: str = "") -> Session:
+    """The one session `query` names (see match_runs); AdvisorError listing the candidates when it
+    names several, or the known runs when it names none."""
     label = f"{role} run" if role else "run"
-    session = scan.run(run)
-    if session is None:
-        known = known_runs(s.run for s in scan.sessions)
-        raise AdvisorError(f"unknown {label} '{run}' in {scan.logdir}; {known}")
+    matches = match_runs(sessions, query)
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise AdvisorError(f"unknown {label} '{query}' in {where}; {known_runs(s.run for s in sessions)}")
+    shown = ", ".join(f"'{s.run}'" for s in matches[:_SHOWN])
+    more = f" and {len(matches) - _SHOWN} more" if len(matches) > _SHOWN else ""
+    raise AdvisorError(
+        f"{label} '{query}' is ambiguous in {where}: it matches {len(matches)} runs: {shown}{more}; "
+        "give more of the name"
+    )
+
+
+def find_run(scan: Scan, run: str, role: str = "") -> Session:
+    """The session `run` names (a full run name, a unique prefix, or its run directory's name) that
+    holds profiles the Advisor reads (XSpace or Kineto); AdvisorError saying what exists otherwise."""
+    label = f"{role} run" if role else "run"
+    session = resolve_run(scan.sessions, run, scan.logdir, role)
     if session.format not in READERS:
         raise AdvisorError(
-            f"{label} '{run}' holds no .xplane.pb profile (found: {', '.join(session.files) or 'nothing'}); "
+            f"{label} '{session.run}' holds no .xplane.pb profile "
+            f"(found: {', '.join(session.files) or 'nothing'}); "
             "the Advisor reads XSpace profiles written by TensorFlow >= 2.2 or JAX, and PyTorch profiler "
             "traces (*.pt.trace.json[.gz])"
         )

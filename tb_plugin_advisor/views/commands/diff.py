@@ -20,7 +20,8 @@ from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.views.commands import require_logdir
 
 EPILOG = """\
-Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`). Give the same
+Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`); a unique
+prefix of one, or the run's directory name (`run1_naive`), will do. Give the same
 run twice with --baseline-host/--candidate-host to compare two hosts of one run.
 
 A change is "significant" when a Mann-Whitney U test on the per-step times gives p < {alpha:g}, each

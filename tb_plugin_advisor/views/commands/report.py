@@ -5,7 +5,8 @@
     tb-advisor report TRACE_FILE [--format …]      (a *.pt.trace.json[.gz] or *.xplane.pb file)
 
 Runs are found the way the Advisor tab finds them (tb_plugin_advisor.sources.discovery); RUN is a run name
-as `--list`, `tb-advisor doctor` and the tab show it. Without --run the newest run is reported (and
+as `--list`, `tb-advisor doctor` and the tab show it, a unique prefix of it, or its run directory's
+name (`run1_naive`). Without --run the newest run is reported (and
 the others are listed on stderr). Exit status: 0 on success, 2 when the logdir, run or host is unknown
 or a profile cannot be read (one line on stderr says which).
 """
@@ -25,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "logdir", metavar="LOGDIR",
         help="the directory you pass to tensorboard --logdir, or one profile file (*.pt.trace.json[.gz], "
         "*.xplane.pb)")
-    parser.add_argument("--run", metavar="RUN", help="the run to report (default: the newest)")
+    parser.add_argument(
+        "--run", metavar="RUN",
+        help="the run to report: its name, a unique prefix, or its directory name (default: the newest)")
     parser.add_argument("--host", metavar="H", help="only this host of a multi-host run")
     parser.add_argument(
         "--format",
@@ -39,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import READERS, is_profile_file, known_runs, session_for_file
+    from tb_plugin_advisor.sources.runs import READERS, is_profile_file, resolve_run, session_for_file
 
     if is_profile_file(args.logdir) and not args.list:
         return _emit(_build(session_for_file(args.logdir), args.host), args)
@@ -66,11 +69,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     else:
-        session = next((s for s in sessions if s.run == args.run), None)
-        if session is None:
-            raise AdvisorError(
-                f"unknown run '{args.run}' in {args.logdir}; {known_runs(s.run for s in sessions)}"
-            )
+        session = resolve_run(sessions, args.run, args.logdir)
     return _emit(_build(session, args.host), args)
 
 
