@@ -158,6 +158,21 @@ def test_every_finding_in_the_table_is_exercised():
     assert {f for findings in EXPECTED.values() for f in findings} == set(doctor.FINDINGS)
 
 
+# Findings that leave the Advisor's view whole (only TensorBoard's run list or Profile tab suffers).
+PROFILE_TAB_ONLY = {"not_visible", "keras3_markers_only", "no_step_markers", "torch_no_profiler_steps"}
+
+
+def test_session_severity_is_calm_when_only_the_profile_tab_is_affected(logdir: Path):
+    assert {k for k, f in doctor.FINDINGS.items() if f.profile_tab_only} == PROFILE_TAB_ONLY
+    for run, session in by_run(doctor.diagnose(str(logdir))).items():
+        problems = [f for f in session["findings"] if doctor.FINDINGS[f].is_problem]
+        expected = "ok" if not problems else "tip" if set(problems) <= PROFILE_TAB_ONLY else "problem"
+        assert session["severity"] == expected, run
+    sessions = by_run(doctor.diagnose(str(logdir)))
+    assert sessions["keras/s"]["severity"] == "tip" and sessions["corrupt/s"]["severity"] == "problem"
+    assert sessions["idle/s"]["severity"] == "ok"  # a note, not a problem
+
+
 def test_session_fields(logdir: Path):
     sessions = by_run(doctor.diagnose(str(logdir)))
     good = sessions["good/s"]

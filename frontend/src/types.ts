@@ -62,6 +62,8 @@ export interface InputPipeline {
 
 export interface Precision {
   verdict?: string;
+  /** "device" (kernel types) or "host" (CPU ops typed by their output tensors). */
+  basis?: string;
   summary?: string;
   top_fp32_ops?: { name: string; time_ms: number }[];
   evidence?: string[];
@@ -194,6 +196,10 @@ export interface DoctorSession {
   step_markers?: string;
   problems?: string[];
   fix?: string;
+  fixes?: string[];
+  notes?: string[];
+  /** "problem": the Advisor's view suffers; "tip": only TensorBoard's run list / Profile tab does. */
+  severity?: string;
 }
 
 export interface Doctor {

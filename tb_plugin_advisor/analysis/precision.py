@@ -391,14 +391,22 @@ def _decide(result: PrecisionResult) -> None:
             break
     shares = result.precision_pct
     mix = ", ".join(f"{p} {shares[p]:.0f} %" for p in PRECISIONS if shares[p] >= 0.5)
+    if result.basis == "host" and result.verdict == "not_active":
+        # fp32 is TensorFlow's and PyTorch's default on a CPU: say so plainly, not as a failure.
+        result.summary = (
+            f"fp32 throughout, the default on a CPU: {basis_pct:.0f} % {basis_text} runs in 16-bit "
+            f"types; all compute: {mix}."
+        )
+        return
     words = {"active": "Mixed precision active", "partial": "Mixed precision partial",
              "not_active": "Mixed precision not active"}[result.verdict]
     if result.basis == "host":
-        words = {"active": "bf16/fp16 dominant", "partial": "bf16/fp16 present",
-                 "not_active": "No bf16/fp16"}[result.verdict] + " on the host"
+        host_words = {"active": "bf16/fp16 dominant", "partial": "bf16/fp16 present"}
+        words = host_words[result.verdict] + " on the host"
     summary = f"{words}: {basis_pct:.0f} % {basis_text} runs in 16-bit or 8-bit types; all compute: {mix}."
     if result.verdict != "active" and result.top_fp32_ops:
         summary += f" Largest fp32 op: {result.top_fp32_ops[0][0]}."
     if result.basis == "host":
-        summary += " Host shares bound, not measure, 16-bit math."
+        summary += (" These shares come from each op's output type, so they are an upper bound on the "
+                    "16-bit math done.")
     result.summary = summary

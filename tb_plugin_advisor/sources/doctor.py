@@ -51,6 +51,15 @@ class SessionReport:
         return [FINDINGS[k].problem.format(**args) for k, args in self.findings if not FINDINGS[k].is_problem]
 
     @property
+    def severity(self) -> str:
+        """"problem" when the Advisor's view of the session suffers; "tip" when only TensorBoard's
+        run list or built-in Profile tab does; "ok" otherwise."""
+        found = [FINDINGS[k] for k, _ in self.findings if FINDINGS[k].is_problem]
+        if not found:
+            return "ok"
+        return "tip" if all(f.profile_tab_only for f in found) else "problem"
+
+    @property
     def fixes(self) -> List[str]:
         out: List[str] = []
         for key, args in self.findings:
@@ -95,6 +104,7 @@ class SessionReport:
             "findings": [k for k, _ in self.findings],
             "fixes": self.fixes,
             "notes": self.notes,
+            "severity": self.severity,
             "host_files": [
                 {"host": h.host, "path": h.path, "size_bytes": h.size_bytes, "error": h.error}
                 for h in self.hosts

@@ -70,6 +70,9 @@ class Finding:
     problem: str  # str.format template
     fix: str  # str.format template ("" when nothing can be done but capture again)
     is_problem: bool = True  # False: worth saying, nothing is wrong
+    # True: only TensorBoard's run list or built-in Profile tab is affected; the Advisor reads the
+    # session fully, so the tab shows it as a calm tip, not an alarm.
+    profile_tab_only: bool = False
 
 
 # Everything doctor can say. Keys are stable (JSON `findings`); templates get keyword arguments.
@@ -78,6 +81,7 @@ FINDINGS: Dict[str, Finding] = {
         "no events file in the run directory '{run_dir}': TensorBoard's run list (and Profile "
         "plugins before 2.18) do not show this run",
         "tb-advisor fix-logdir {logdir_q}",
+        profile_tab_only=True,
     ),
     "loose_file": Finding(
         "not inside <logdir>/.../plugins/profile/<session>/: neither the Profile tab nor the Advisor "
@@ -102,11 +106,13 @@ FINDINGS: Dict[str, Finding] = {
         "steps are marked only by Keras 3 'Profiled batch' events without _r=1{hosts_note}: the built-in "
         "Profile tab's overview and input-pipeline pages will report zero steps",
         KERAS3_SNIPPET,
+        profile_tab_only=True,
     ),
     "no_step_markers": Finding(
         "no step markers{hosts_note} (no _r=1 root events, no 'Profiled batch', no TraceContext): the "
         "built-in Profile tab's step-time analysis will be empty; the Advisor infers steps",
         TRACE_SNIPPET,
+        profile_tab_only=True,
     ),
     "no_kernels": Finding(
         "{gpus} GPU plane(s) but no kernels recorded on any GPU{hosts_note}: the GPU tracer "
@@ -144,6 +150,7 @@ FINDINGS: Dict[str, Finding] = {
         "no ProfilerStep#N ranges{hosts_note}: prof.step() was never called under a schedule, so steps "
         "are not marked; the Advisor infers them",
         PROFILER_SCHEDULE_SNIPPET,
+        profile_tab_only=True,
     ),
     "torch_outside_handler": Finding(
         "PyTorch trace(s) {files} not named <worker>.<timestamp>.pt.trace.json[.gz] "

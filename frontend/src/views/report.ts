@@ -18,6 +18,7 @@ import {
   recommendationSeverity,
   sortRecommendations,
   stepsLine,
+  tensorCoresEmptyText,
   verdictView,
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
@@ -188,11 +189,7 @@ function tensorCoresCard(r: Report): HTMLElement {
     "tensor-cores",
     kernels.length === 0 && eligible.length === 0
       ? note(
-          tc.evidence?.length
-            ? tc.evidence.join(" ")
-            : hasAccelerator(r)
-              ? "This report lists no GPU kernels to check for Tensor Core use."
-              : "No GPU in this profile, so there is nothing to check for Tensor Core use.",
+          tensorCoresEmptyText(hasAccelerator(r) !== false, tc.evidence),
           "tc-empty",
         )
       : h(
