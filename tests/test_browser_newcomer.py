@@ -1,0 +1,73 @@
+"""The newcomer's path through the demo logdir (issue 14), in a real TensorBoard and Chromium.
+
+The demo (`tb-advisor demo`) is what a new user sees first: four CPU runs in fp32. Nothing on it
+may look alarming: the precision panel is neutral (fp32 is the CPU default), the Tensor Core card
+says why it is empty, and the doctor, which finds only tips for TensorBoard's built-in Profile tab,
+shows no problem count. Screenshots go to test-artifacts/screenshots/newcomer-*.png.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from fixtures_server import start_tensorboard
+from test_browser import SCREENSHOTS, browser_tools, drive  # noqa: F401  (browser_tools: a fixture)
+
+from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.sources.discovery import scan_logdir
+from tb_plugin_advisor.sources.runs import find_run, load_run
+
+pytestmark = pytest.mark.browser
+
+DEMO = Path(__file__).resolve().parent.parent / "tb_plugin_advisor" / "sample_logdir"
+
+
+@pytest.fixture(scope="module")
+def demo_logdir(tmp_path_factory) -> Path:
+    """A copy of the demo logdir: TensorBoard must never write next to the package's files."""
+    dst = tmp_path_factory.mktemp("newcomer") / "logs"
+    shutil.copytree(DEMO, dst)
+    return dst
+
+
+def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_path):  # noqa: F811
+    scan = scan_logdir(str(demo_logdir))
+    runs = sorted(s.run for s in scan.sessions)
+    assert len(runs) == 4, runs
+    fp32 = "FP32 throughout (the default on a CPU)"
+    steps = [{"do": "openAdvisor"}]
+    for i, run in enumerate(runs):
+        verdict = build_report(load_run(find_run(scan, run))).to_json()["precision"]["verdict"]
+        active = ("Mixed precision is active", "ok")
+        label, severity = (fp32, "neutral") if verdict == "not_active" else active
+        assert verdict in ("not_active", "active"), (run, verdict)
+        steps += [
+            {"do": "selectRun", "run": run},
+            {"do": "expectExactText", "testid": "precision-verdict", "text": label},
+            {"do": "expectCount", "selector": f'[data-testid="precision-verdict"] .sev-{severity}', "max": 1},
+            {"do": "expectCount", "selector": '[data-testid="precision-card"] .sev-warn', "min": 0, "max": 0},
+            {"do": "expectText", "testid": "precision-card",
+             "match": "^(?!.*(bound, not measure|not active)).*$", "flags": "s"},
+            {"do": "expectText", "testid": "tc-empty", "match": "this run used only the CPU"},
+        ]  # fmt: skip
+        if i == 0:
+            steps.append({"do": "screenshot", "name": "newcomer-report-full", "fullAdvisor": True})
+    steps += [
+        {"do": "doctor"},
+        {"do": "expectText", "testid": "doctor-status", "match":
+         r"^The Advisor reads all 4 profile sessions; \d tips? for TensorBoard's built-in Profile tab$"},
+        {"do": "expectCount", "selector": '[data-testid="doctor-count"]', "min": 0, "max": 0},
+        {"do": "expectCount", "selector": '[data-testid="doctor-status"][data-severity="ok"]', "max": 1},
+        {"do": "expectText", "testid": "doctor", "flags": "s",
+         "match": "^(?!.*(keras3_marker|root_marker)).*$"},
+        {"do": "expectCount", "selector": '[data-testid="doctor-shared-fix"]', "max": 1},
+        {"do": "expectCount", "selector": '[data-testid="doctor-fix"]', "max": 1},  # the Keras fix, once
+        {"do": "screenshot", "name": "newcomer-doctor"},
+    ]  # fmt: skip
+    with start_tensorboard(demo_logdir) as server:
+        summary = drive(browser_tools, tmp_path, "newcomer", server.url + "/", steps)
+    assert [s["run"] for s in summary["steps"] if s["do"] == "selectRun"] == runs
+    for name in ("newcomer-report-full", "newcomer-doctor"):
+        assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name
