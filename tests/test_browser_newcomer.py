@@ -32,6 +32,37 @@ def demo_logdir(tmp_path_factory) -> Path:
     return dst
 
 
+def report_of(scan, run: str) -> dict:
+    return build_report(load_run(find_run(scan, run))).to_json()
+
+
+ROWS = '[data-testid="ops-table"] tbody tr'
+
+
+def ops_table_steps(report: dict) -> list:
+    """Top 25 by default; the filter narrows to matching names; "all" shows every op; the % of step
+    column is the op's time over the mean step, as the tab rounds it."""
+    ops = sorted(report["ops"], key=lambda o: -o["time_ms"])
+    assert len(ops) > 25, len(ops)
+    conv = [o for o in ops if "conv2d" in o["name"].lower()]
+    assert 0 < len(conv) < 25, len(conv)
+    top_pct = 100 * ops[0]["time_ms"] / report["steps"]["mean_ms"]
+    assert 10 <= top_pct < 100 and abs(top_pct - round(top_pct)) < 0.45, top_pct  # whole % either way
+    return [
+        {"do": "expectCount", "selector": ROWS, "min": 25, "max": 25},
+        {"do": "expectText", "selector": f"{ROWS} td:nth-child(4)", "match": rf"^{round(top_pct)} %$"},
+        {"do": "expectCount", "selector": f"{ROWS} td:nth-child(2) .adv-nowrap", "min": 25, "max": 25},
+        {"do": "expectText", "testid": "ops-card", "flags": "s",
+         "match": "^(?!.*(input_pipeline|host_compute)).*$"},
+        {"do": "fill", "testid": "ops-table-filter", "text": "CONV2D"},
+        {"do": "expectCount", "selector": ROWS, "min": len(conv), "max": len(conv)},
+        {"do": "expectText", "testid": "ops-table-count", "match": f"^{len(conv)} of {len(conv)} matching"},
+        {"do": "fill", "testid": "ops-table-filter", "text": ""},
+        {"do": "choose", "testid": "ops-table-topn", "value": "0"},
+        {"do": "expectCount", "selector": ROWS, "min": len(ops), "max": len(ops)},
+    ]
+
+
 def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_path):  # noqa: F811
     scan = scan_logdir(str(demo_logdir))
     runs = sorted(s.run for s in scan.sessions)
@@ -39,7 +70,7 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
     fp32 = "FP32 throughout (the default on a CPU)"
     steps = [{"do": "openAdvisor"}]
     for i, run in enumerate(runs):
-        verdict = build_report(load_run(find_run(scan, run))).to_json()["precision"]["verdict"]
+        verdict = report_of(scan, run)["precision"]["verdict"]
         active = ("Mixed precision is active", "ok")
         label, severity = (fp32, "neutral") if verdict == "not_active" else active
         assert verdict in ("not_active", "active"), (run, verdict)
@@ -53,6 +84,7 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
             {"do": "expectText", "testid": "tc-empty", "match": "this run used only the CPU"},
         ]  # fmt: skip
         if i == 0:
+            steps += ops_table_steps(report_of(scan, run))
             steps.append({"do": "screenshot", "name": "newcomer-report-full", "fullAdvisor": True})
     steps += [
         {"do": "doctor"},

@@ -276,6 +276,19 @@ const ACTIONS = {
     return { rows: deltas.length, first: deltas[0] };
   },
 
+  /** Type into an input (e.g. a table's filter box), replacing what it held. */
+  async fill(ctx, s) {
+    const input = ctx.adv.locator(sel(s.testid)).first();
+    await input.fill(s.text);
+    return { testid: s.testid, text: s.text };
+  },
+
+  /** Choose an option of a <select> by its value. */
+  async choose(ctx, s) {
+    await ctx.adv.locator(sel(s.testid)).first().selectOption(s.value);
+    return { testid: s.testid, value: s.value };
+  },
+
   async doctor(ctx) {
     await ctx.adv.locator(sel("nav-doctor")).click();
     await waitForPanel(ctx.adv, "doctor", sel("doctor-status"));

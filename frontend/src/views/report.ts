@@ -22,6 +22,7 @@ import {
   verdictView,
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
+import { opName, opTable } from "./optable";
 
 interface Ctx {
   theme: Theme;
@@ -169,7 +170,7 @@ function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
       : note("No precision data in this profile.", "chart-precision-empty"),
     list(r.precision?.evidence ?? []),
     top.length
-      ? [h("h3", null, "Largest FP32 ops"), table("fp32-ops", ["Op", "ms per step"], top.map((o) => [h("span", { class: "adv-name" }, o.name), formatNumber(o.time_ms)]), [1])]
+      ? [h("h3", null, "Largest FP32 ops"), table("fp32-ops", ["Op", "ms per step"], top.map((o) => [opName(o.name), formatNumber(o.time_ms)]), [1])]
       : null,
   );
   if (bars.labels.length) {
@@ -227,21 +228,10 @@ function tensorCoresCard(r: Report): HTMLElement {
   );
 }
 
-function opsCard(r: Report): HTMLElement | null {
+function opsCard(r: Report, ctx: Ctx): HTMLElement | null {
   const ops = r.ops ?? [];
   if (ops.length === 0) return null;
-  const details = h(
-    "details",
-    null,
-    h("summary", null, `Top ops (${ops.length})`),
-    table(
-      "ops-table",
-      ["Op", "Category", "ms per step", "count per step"],
-      ops.slice(0, 100).map((o) => [h("span", { class: "adv-name" }, o.name), o.category ?? "", formatNumber(o.time_ms), formatNumber(o.count)]),
-      [2, 3],
-    ),
-  );
-  return card("Ops", "ops-card", details);
+  return card(`Ops (${ops.length})`, "ops-card", opTable(ops, r.steps?.mean_ms, ctx.theme));
 }
 
 function perHostCard(r: Report): HTMLElement | null {
@@ -274,7 +264,7 @@ export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () =
     inputPipelineCard(r),
     h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
     perHostCard(r),
-    opsCard(r),
+    opsCard(r, ctx),
   );
   return { el, draw: () => drawers.map((d) => d()) };
 }
