@@ -3,7 +3,10 @@
 The demo (`tb-advisor demo`) is what a new user sees first: four CPU runs in fp32. Nothing on it
 may look alarming: the precision panel is neutral (fp32 is the CPU default), the Tensor Core card
 says why it is empty, and the doctor, which finds only tips for TensorBoard's built-in Profile tab,
-shows no problem count. Screenshots go to test-artifacts/screenshots/newcomer-*.png.
+shows no problem count. The compare view pre-selects the newest run against the one before and
+compares without a button press; an error replaces the previous result; a reload of TensorBoard's
+page lands on the same view, pair and run (the URL holds them).
+Screenshots go to test-artifacts/screenshots/newcomer-*.png.
 """
 
 from __future__ import annotations
@@ -86,7 +89,32 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
         if i == 0:
             steps += ops_table_steps(report_of(scan, run))
             steps.append({"do": "screenshot", "name": "newcomer-report-full", "fullAdvisor": True})
+    newest = [s.run for s in scan.sessions]  # the server's order: newest capture first
+    by_time = sorted(scan.sessions, key=lambda s: s.name, reverse=True)
+    assert newest[:2] == [s.run for s in by_time[:2]], newest
+    naive, parallel = runs[0], runs[1]
+    panel_diff = '[data-testid="panel-diff"] [data-testid="diff"]'
+    diff_error = '[data-testid="panel-diff"] [data-testid="error"]'
     steps += [
+        # Compare: pre-selected newest vs the one before, compared without pressing a button.
+        {"do": "clickNav", "panel": "diff"},
+        {"do": "expectDiffShown", "baseline": newest[1], "candidate": newest[0]},
+        # Same run twice: the error replaces the previous result instead of sitting above it.
+        {"do": "choose", "testid": "diff-baseline", "value": newest[0]},
+        {"do": "expectText", "selector": diff_error, "match": "same run"},
+        {"do": "expectCount", "selector": panel_diff, "min": 0, "max": 0},
+        {"do": "choose", "testid": "diff-baseline", "value": naive},
+        {"do": "choose", "testid": "diff-candidate", "value": parallel},
+        {"do": "expectDiffShown", "baseline": naive, "candidate": parallel},
+        {"do": "expectCount", "selector": diff_error, "min": 0, "max": 0},
+        # Reload TensorBoard's page: the tab comes back on the same view and pair.
+        {"do": "reloadPage"},
+        {"do": "expectDiffShown", "baseline": naive, "candidate": parallel},
+        {"do": "clickNav", "panel": "report"},
+        {"do": "selectRun", "run": parallel},
+        {"do": "reloadPage"},
+        {"do": "expectExactText", "selector": '[data-testid="report-run"] .adv-name', "text": parallel},
+        {"do": "expectCount", "selector": '[data-testid="panel-report"]:not([hidden]) [data-testid=report]'},
         {"do": "doctor"},
         {"do": "expectText", "testid": "doctor-status", "match":
          r"^The Advisor reads all 4 profile sessions; \d tips? for TensorBoard's built-in Profile tab$"},
@@ -100,6 +128,6 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
     ]  # fmt: skip
     with start_tensorboard(demo_logdir) as server:
         summary = drive(browser_tools, tmp_path, "newcomer", server.url + "/", steps)
-    assert [s["run"] for s in summary["steps"] if s["do"] == "selectRun"] == runs
+    assert [s["run"] for s in summary["steps"] if s["do"] == "selectRun"] == [*runs, runs[1]]
     for name in ("newcomer-report-full", "newcomer-doctor"):
         assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name

@@ -289,6 +289,34 @@ const ACTIONS = {
     return { testid: s.testid, value: s.value };
   },
 
+  /** Click one of the tab's navigation buttons (report, diff, doctor). */
+  async clickNav(ctx, s) {
+    await ctx.adv.locator(sel(`nav-${s.panel}`)).click();
+    return { panel: s.panel };
+  },
+
+  /** Reload TensorBoard's whole page (not just the iframe) and wait for the Advisor to render again. */
+  async reloadPage(ctx) {
+    await ctx.page.reload({ waitUntil: "load", timeout });
+    ctx.tb = await tensorboardFrame(ctx.page);
+    ctx.adv = await advisorFrame(ctx.page);
+    return { tensorboard: ctx.tb.url(), advisor: ctx.adv.url() };
+  },
+
+  /** The diff panel is visible and shows this pair (after a reload or an automatic compare). */
+  async expectDiffShown(ctx, s) {
+    await waitForPanel(
+      ctx.adv,
+      "diff",
+      `[data-testid="diff"][data-baseline=${cssString(s.baseline)}][data-candidate=${cssString(s.candidate)}]`,
+    );
+    const hidden = await ctx.adv.locator(sel("panel-diff")).evaluate((el) => el.hidden);
+    if (hidden) fail("the diff panel is hidden");
+    const pair = [await ctx.adv.locator(sel("diff-baseline")).inputValue(), await ctx.adv.locator(sel("diff-candidate")).inputValue()];
+    if (pair[0] !== s.baseline || pair[1] !== s.candidate) fail(`selectors show ${JSON.stringify(pair)}`);
+    return { baseline: s.baseline, candidate: s.candidate, hash: new URL(ctx.adv.url()).hash };
+  },
+
   async doctor(ctx) {
     await ctx.adv.locator(sel("nav-doctor")).click();
     await waitForPanel(ctx.adv, "doctor", sel("doctor-status"));
