@@ -8,7 +8,9 @@ holding one `Event{file_version: "brain.Event:2"}`. A 0-byte file is not enough:
 default (fast) loader ignores it. TensorBoard never reads `.profile-empty` files for summaries.
 
 The TFRecord framing is written here (length, masked CRC32C of the length, data, masked CRC32C of
-the data); the Event proto comes from TensorBoard's own compat protos, so TensorFlow is not needed.
+the data) with the masked CRC32C TensorBoard's own record writer uses (its tensorflow_stub, the one
+tensorboard.summary.writer.record_writer imports); the Event proto comes from TensorBoard's compat
+protos, so TensorFlow is not needed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import List, Optional, Set, Tuple
 
 from tensorboard.compat.proto import event_pb2
 from tensorboard.compat.tensorflow_stub.io import gfile
+from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
 from tb_plugin_advisor.sources.discovery import MARKER_SUFFIX, RunDir, Scan
 from tb_plugin_advisor.sources.walk import is_inside, is_remote, join
@@ -34,34 +37,7 @@ logger = logging.getLogger(__name__)
 FILE_VERSION = "brain.Event:2"
 
 # ---------------------------------------------------------------------------------------------------
-# CRC32C (Castagnoli), as TFRecord uses it
-
-
-def _crc32c_table() -> List[int]:
-    poly = 0x82F63B78  # reflected Castagnoli polynomial
-    table = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
-        table.append(crc)
-    return table
-
-
-_CRC32C_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC32C_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes) -> int:
-    """TFRecord's mask: rotate right by 15 bits and add a constant (so CRCs of CRCs stay useful)."""
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+# TFRecord framing
 
 
 def tfrecord(data: bytes) -> bytes:
