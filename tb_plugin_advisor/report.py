@@ -2,8 +2,8 @@
 
 `build_report(run)` runs the analyses per host profile and, for runs with several hosts, adds an
 all-hosts summary (steps pooled over hosts, categories averaged per step) plus `per_host`. JSON
-follows DESIGN.md §2 (`tb-advisor/report/1`) and the keys agreed in TEAM.md; keys are only ever
-added. Times in JSON are milliseconds, shares percent.
+follows ARCHITECTURE.md §2 in docs/ (`tb-advisor/report/1`); keys are only ever added. Times in JSON
+are milliseconds, shares percent.
 """
 
 from __future__ import annotations
@@ -380,7 +380,7 @@ def _pooled_steps_json(reports: List[HostReport]) -> Dict[str, Any]:
 
 
 def _steps_summary(steps: Steps, **extra: Any) -> Dict[str, Any]:
-    """The report's `steps` object (DESIGN.md §2 plus times, numbers, notes), one host or pooled."""
+    """The report's `steps` object (ARCHITECTURE.md §2 plus times, numbers, notes), one host or pooled."""
     return {
         "count": steps.count,
         "source": steps.source,

@@ -86,7 +86,8 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
              "match": "^(?!.*(bound, not measure|not active)).*$", "flags": "s"},
             {"do": "expectText", "testid": "tc-empty", "match": "this run used only the CPU"},
         ]  # fmt: skip
-        if i == 0:
+        if i == 0:  # run1_naive: the README's picture (docs/advisor-tab.png is copied from it)
+            steps.append({"do": "screenshot", "name": "readme-advisor-tab"})
             steps += ops_table_steps(report_of(scan, run))
             steps.append({"do": "screenshot", "name": "newcomer-report-full", "fullAdvisor": True})
     newest = [s.run for s in scan.sessions]  # the server's order: newest capture first
@@ -129,5 +130,5 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
     with start_tensorboard(demo_logdir) as server:
         summary = drive(browser_tools, tmp_path, "newcomer", server.url + "/", steps)
     assert [s["run"] for s in summary["steps"] if s["do"] == "selectRun"] == [*runs, runs[1]]
-    for name in ("newcomer-report-full", "newcomer-doctor"):
+    for name in ("newcomer-report-full", "newcomer-doctor", "readme-advisor-tab"):
         assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name

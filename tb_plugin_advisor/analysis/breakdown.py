@@ -35,7 +35,7 @@ from tb_plugin_advisor.analysis.patterns import classify_kernel
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
-# JSON order (DESIGN.md §2) and claim priority (module docstring).
+# JSON order (ARCHITECTURE.md §2) and claim priority (module docstring).
 CATEGORIES = (
     "input",
     "device_compute",

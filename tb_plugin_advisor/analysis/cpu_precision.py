@@ -3,7 +3,7 @@ than fp32) elsewhere. Pure: the profile's precision shares plus, when known, the
 report runs on (read by sources/local_cpu.py) and that host's name.
 
 The bundled sample's run3 (mixed_bfloat16 on a 2-core EPYC without AVX512-BF16) is 8× slower per
-step than its float32 run2 (DESIGN.md §5).
+step than its float32 run2 (ARCHITECTURE.md §5).
 """
 
 from __future__ import annotations

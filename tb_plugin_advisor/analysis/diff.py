@@ -1,7 +1,7 @@
 """Run-to-run diff: two Reports in, what changed per step, per category and per op — and is it real.
 
-The diff works on report JSON dicts (`tb-advisor/report/1`, DESIGN.md §2 plus the keys agreed in
-TEAM.md) rather than on Profiles: the numbers a user compares are the ones the report showed them,
+The diff works on report JSON dicts (`tb-advisor/report/1`, ARCHITECTURE.md §2) rather than
+on Profiles: the numbers a user compares are the ones the report showed them,
 and the core can be tested with report dicts built by hand. `diff_runs` is the thin wrapper that
 builds both reports first.
 
@@ -67,7 +67,7 @@ SENTENCE_NAME_CHARS = 80  # op names in the summary are shortened to this (table
 
 REPORT_LIST_LIMIT = TOP_OPS  # reports list their top ops / kernels only (analysis/thresholds.py)
 
-# Breakdown categories (DESIGN.md §2) and the words used for them in sentences.
+# Breakdown categories (ARCHITECTURE.md §2) and the words used for them in sentences.
 CATEGORIES: Tuple[Tuple[str, str], ...] = (
     ("input", "input wait"),
     ("device_compute", "device compute"),

@@ -1,6 +1,6 @@
 """Kernel and op names → precision, Tensor Core / matrix-core use, kernel family, op eligibility.
 
-The one table-driven place for these patterns (DESIGN.md §6 lists what the built-in tab misses: bf16
+The one table-driven place for these patterns (ARCHITECTURE.md §6 lists what the built-in tab misses: bf16
 counted as 32-bit, TF32 `sm80_xmma_*`, cutlass tensorop, Hopper `nvjet`/`sm90_*`, flash attention,
 Triton and AMD MFMA kernels, and JAX ops never "eligible"). Every rule carries a stable id; the tests
 hold a real kernel or op name for each id and fail when an id is decided by none of them.

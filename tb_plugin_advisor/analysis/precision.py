@@ -2,7 +2,7 @@
 
 GPU/TPU: every kernel's precision comes from its name (library type tokens, C++ template types) or,
 failing that, from TF's `shape` stat; shares are of device compute time (collectives and runtime
-copies left out). bf16 counts as 16-bit — the built-in Profile tab counts it as 32-bit (DESIGN.md §6).
+copies left out). bf16 counts as 16-bit — the built-in Profile tab counts it as 32-bit (ARCHITECTURE.md §6).
 
 CPU-only TF profiles have no kernels and op events carry no dtype; `MemoryAllocation` events do
 (`data_type`, `tf_op`, `region_type`), when the profiled process used TF's BFC allocator on the host

@@ -3,7 +3,7 @@ analysis results, a severity, the evidence that made it fire, and what to write 
 
 Rules see a `Facts` object (numbers already computed by the analyses), never the Profile, so they
 stay small and each is tested on both sides of its condition (tests/test_recommend.py). Ids are
-stable (DESIGN.md §2): scripts may test for them.
+stable (ARCHITECTURE.md §2): scripts may test for them.
 """
 
 from __future__ import annotations

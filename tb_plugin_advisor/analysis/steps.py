@@ -1,6 +1,6 @@
 """Find the training steps of a profile: markers first, then a repeating pattern, else none.
 
-Order (DESIGN.md §5): root markers (`_r=1`: tf.profiler `Trace(..., _r=1)`, JAX
+Order (ARCHITECTURE.md §5): root markers (`_r=1`: tf.profiler `Trace(..., _r=1)`, JAX
 `StepTraceAnnotation`), Keras 3 `Profiled batch`, legacy `TraceContext`. Without markers the steps
 are inferred, in this order, from: host launches of a function whose name says it is the step
 (`__inference_train_step_…`, `PjitFunction(train_step)`); repeated XLA module executions on a

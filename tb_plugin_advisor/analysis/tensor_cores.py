@@ -3,7 +3,7 @@ which Tensor-Core-eligible work does not, and the likely reason.
 
 "Eligible" means matrix work: a GEMM / convolution / fused-attention kernel, or any kernel of an op
 that is one (TF MatMul, Conv2D, Einsum …; XLA dot, convolution, cuBLAS/cuDNN custom calls). The
-built-in Profile tab only knows TF op types, so JAX work is never eligible there (DESIGN.md §6).
+built-in Profile tab only knows TF op types, so JAX work is never eligible there (ARCHITECTURE.md §6).
 
 Times: `time_ms` values are totals over the profiled window, or per step when `steps` is given.
 """

@@ -1,6 +1,6 @@
 """Every number that turns measurements into a verdict, a note or a recommendation — in one place.
 
-The starting points are the built-in Profile tab's own rules (DESIGN.md §6): input ≥ 20 % of the step
+The starting points are the built-in Profile tab's own rules (ARCHITECTURE.md §6): input ≥ 20 % of the step
 is "highly" and ≥ 5 % "moderately" input-bound; kernel launch / collectives ≥ 15 % high, ≥ 3 %
 moderate. Changing a number here changes the product's advice, so each one says why it is what it is
 and tests assert the behaviour on both sides of it.

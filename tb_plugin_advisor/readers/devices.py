@@ -81,7 +81,7 @@ def copy_direction(event_name: str) -> Optional[str]:
     return direction
 
 
-# Step markers, in the order the analyses prefer them (DESIGN.md §5).
+# Step markers, in the order the analyses prefer them (ARCHITECTURE.md §5).
 KERAS3_MARKER_NAMES = frozenset({"Profiled batch"})
 LEGACY_MARKER_NAMES = frozenset({"TraceContext"})
 

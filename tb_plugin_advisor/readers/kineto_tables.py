@@ -1,6 +1,6 @@
 """What the PyTorch profiler (Kineto) writes, as data: category roles, args kept as stats, files.
 
-Kineto renamed its categories between 2021 and today (DESIGN.md §10); the reader matches them here,
+Kineto renamed its categories between 2021 and today (ARCHITECTURE.md §10); the reader matches them here,
 case-insensitively and by role, so that one spelling change never silently drops events.
 """
 

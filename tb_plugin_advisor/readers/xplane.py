@@ -1,6 +1,6 @@
 """XSpace (`<host>.xplane.pb`) → Profile: the file is walked at the wire level, plane by plane.
 
-Memory and safety shape this module (DESIGN.md §8, issue 12): a whole-file parse holds ~7x the
+Memory and safety shape this module (ARCHITECTURE.md §8, issue 12): a whole-file parse holds ~7x the
 file size, and a memory-mapped file kills the process with SIGBUS when it is truncated under the
 reader. So field headers are read through a small window, each plane's metadata and each line are
 copied out with pread (safe_file.py) and decoded on their own, then dropped; a file that changes

@@ -2,7 +2,7 @@
 
 Events are parsed a chunk at a time by the protobuf runtime and copied into columns at once; stat
 values are grouped by stat id and typed once per group, so no per-event Python object outlives its
-chunk (DESIGN.md §8).
+chunk (ARCHITECTURE.md §8).
 """
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ class Session:
         return (self.run, tuple(h.cache_key for h in self.hosts))
 
     def to_json(self) -> Dict:
-        """The `runs` route's entry (TEAM.md HTTP API)."""
+        """The `runs` route's entry (ARCHITECTURE.md §2 HTTP API)."""
         return {
             "run": self.run,
             "hosts": self.host_names,

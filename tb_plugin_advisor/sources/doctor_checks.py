@@ -209,7 +209,7 @@ def _session_stamp(session: Session) -> str:
 
 
 def _torch_findings(report: SessionReport, readable: List[HostCheck]) -> None:
-    """What goes wrong with PyTorch profiler traces (DESIGN.md §10)."""
+    """What goes wrong with PyTorch profiler traces (ARCHITECTURE.md §10)."""
     s = report.session
     add = report.findings.append
     empty = [h for h in readable if h.events == 0]

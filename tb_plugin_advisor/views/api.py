@@ -1,6 +1,6 @@
 """The Advisor tab's HTTP API: routes, errors as JSON, and analyses that never block the server.
 
-Routes (served by TensorBoard under /data/plugin/advisor/, TEAM.md "HTTP API"):
+Routes (served by TensorBoard under /data/plugin/advisor/, ARCHITECTURE.md §2 "HTTP API"):
   runs                         the discovered runs (from the in-memory scan)
   report?run=R[&host=H]        the engine's report for one run (or one host of it)
   diff?baseline=R1&candidate=R2[&baseline_host=H&candidate_host=H]
