@@ -26,6 +26,7 @@ called significant on its own.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -476,9 +477,33 @@ def short_name(name: str, limit: int = SENTENCE_NAME_CHARS) -> str:
                 name = name[:i] if i > 0 else name
                 break
     if len(name) > limit:
-        keep = limit - 1
-        name = name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
+        name = _elide_at_separators(name, limit)
     return name
+
+
+_NAME_PARTS = re.compile(r"(?<=[/:,<>( ])")
+
+
+def _elide_at_separators(name: str, limit: int) -> str:
+    """First part, "…", then as many whole trailing parts as fit (`a/…/conv2d/Conv2D:Conv2D`): a name
+    cut mid-word reads as a different op. Names without separators are cut in the middle."""
+    parts = [p for p in _NAME_PARTS.split(name) if p]
+
+    def joined(head: List[str], tail: List[str]) -> str:
+        dropped = parts[len(head) : len(parts) - len(tail)]
+        sep = dropped[-1][-1] if dropped and not dropped[-1][-1].isalnum() else ""
+        return "".join(head) + "\u2026" + sep + "".join(tail)
+
+    for head in (parts[:1], []):  # keep the first part if it fits beside a tail, else only a tail
+        tail: List[str] = []
+        for part in reversed(parts[len(head) :]):
+            if len(joined(head, [part, *tail])) > limit:
+                break
+            tail.insert(0, part)
+        if tail and len(parts) > len(head) + len(tail):
+            return joined(head, tail)
+    keep = limit - 1
+    return name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
 
 
 def fmt_ms(value: float) -> str:

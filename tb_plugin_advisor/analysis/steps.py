@@ -87,12 +87,16 @@ def find_steps(profile: Profile) -> Steps:
 # ---------------------------------------------------------------------------------------------------
 # Markers
 
-_MARKER_METHOD = {
+# What marked the steps, in words for people (the ids are JSON values; no page shows them).
+STEP_SOURCE_WORDS = {
     "root_marker": "root step markers (_r=1: tf.profiler Trace / JAX StepTraceAnnotation)",
     "keras3_marker": "Keras 3 'Profiled batch' markers",
     "legacy_marker": "tf.keras 'TraceContext' markers",
     "profiler_step": "PyTorch profiler steps (prof.step())",
+    "inferred": "inferred from the repeating work (no step markers)",
+    "none": "no steps found",
 }
+_MARKER_METHOD = STEP_SOURCE_WORDS
 
 
 def _from_markers(profile: Profile) -> Optional[Steps]:

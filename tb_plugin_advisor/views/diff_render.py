@@ -183,7 +183,8 @@ def _op_rows(rows: Sequence[Dict[str, Any]], limit: int, full_names: bool = Fals
         name = r["name"] if full_names else short_name(r["name"], TABLE_NAME_CHARS)
         inst = r.get("instances") or {}
         if r.get("match") == "normalised" and max(inst.get("baseline", 0), inst.get("candidate", 0)) > 1:
-            name += f"  [{inst.get('baseline', 0)}\u00d7 / {inst.get('candidate', 0)}\u00d7 merged]"
+            name += (f"  ({inst.get('baseline', 0)} in the baseline, {inst.get('candidate', 0)} in the "
+                     "candidate, compared as one op)")
         out.append(
             [
                 _signed(r["delta_ms"], 3),

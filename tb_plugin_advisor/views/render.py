@@ -14,6 +14,8 @@ import shutil
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
+from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
+
 FORMATS = ("text", "md", "json", "html")
 
 CATEGORY_ORDER = (
@@ -91,8 +93,9 @@ def _steps_line(report: Dict[str, Any]) -> str:
     count = int(_num(steps.get("count")))
     if not count:
         return "no steps found"
+    source = STEP_SOURCE_WORDS.get(str(steps.get("source")), steps.get("source"))
     return (
-        f"{count} steps ({steps.get('source')}): mean {_num(steps.get('mean_ms')):.1f} ms, "
+        f"{count} steps ({source}): mean {_num(steps.get('mean_ms')):.1f} ms, "
         f"median {_num(steps.get('median_ms')):.1f} ms, p90 {_num(steps.get('p90_ms')):.1f} ms"
     )
 
