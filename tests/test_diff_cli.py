@@ -216,7 +216,7 @@ def test_text_view_has_every_part(capsys, logdir):
         "Step time",
         "Breakdown per step (ms)",
         "Verdict",
-        "Precision (% of device compute)",
+        "Precision (% of compute time)",
         "Tensor Cores: 0.0 \u2192 100.0 % of device time",
         "Ops (time per step",
         "Kernels (",

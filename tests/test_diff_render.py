@@ -89,7 +89,7 @@ def test_text_tables_use_short_names_and_html_full_ones():
 @pytest.mark.parametrize("fmt", ["text", "md", "html"])
 def test_cpu_only_runs_show_no_precision_or_tensor_core_sections(fmt):
     out = view.render(_diff(cpu=True), fmt)
-    assert "Precision (% of device compute)" not in out
+    assert "Precision (% of compute time)" not in out
     assert "Tensor Cores" not in out
 
 
@@ -126,3 +126,15 @@ def test_no_internal_ids_in_what_people_read():
         page = view.render(diff, fmt)
         assert "merged]" not in page and "\u00d7 /" not in page, fmt
     assert "(2 in the baseline, 3 in the candidate, compared as one op)" in view.render(diff, "text")
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "html"])
+def test_verdicts_quote_each_runs_sentence_with_one_rounding(fmt):
+    """The compare view said 'input (input-bound high, 34.6 % input) — Input-bound: 35 % …': one
+    quantity, two roundings, and a raw id. Each side now shows its report's own sentence."""
+    diff = _diff()
+    out = view.render(diff, fmt)
+    for side in ("baseline", "candidate"):
+        summary = diff["verdict"][side]["summary"]
+        assert (html.escape(summary) if fmt == "html" else summary) in out
+    assert "input-bound high" not in out and "% input)" not in out

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.analysis.diff import (
     ARROW,
+    BOTTLENECK_LABELS,
     CATEGORY_LABELS,
     MINUS,
     SIGNIFICANCE,
@@ -153,13 +154,14 @@ def _breakdown_rows(diff: Dict[str, Any]) -> List[List[str]]:
 
 
 def _verdict_line(verdict: Dict[str, Any]) -> str:
+    """The run's own verdict sentence, as its report shows it: no second rounding of its numbers and
+    no category ids beside it."""
     if not verdict:
         return "n/a"
-    head = f"{verdict.get('bottleneck', 'unknown')} (input-bound {verdict.get('input_bound', 'unknown')}"
-    if verdict.get("input_pct") is not None:
-        head += f", {_num(verdict['input_pct'])} % input"
-    head += ")"
-    return head + (f" \u2014 {verdict['summary']}" if verdict.get("summary") else "")
+    if verdict.get("summary"):
+        return str(verdict["summary"])
+    bottleneck = str(verdict.get("bottleneck", "unknown"))
+    return f"bottleneck: {BOTTLENECK_LABELS.get(bottleneck, bottleneck)}"
 
 
 def _precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
@@ -249,7 +251,7 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     out.append("")
     rows = _precision_rows(diff)
     if rows:
-        out.append("Precision (% of device compute)")
+        out.append("Precision (% of compute time)")
         out += _table(["", "baseline", "candidate", "delta"], rows, "lrrr") + [""]
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
         if line:
@@ -304,7 +306,7 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     out.append("")
     rows = _precision_rows(diff)
     if rows:
-        out += ["## Precision (% of device compute)", ""]
+        out += ["## Precision (% of compute time)", ""]
         out += _md_table(["", "baseline", "candidate", "delta"], rows, "lrrr") + [""]
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
         if line:
@@ -425,7 +427,7 @@ def render_html(diff: Dict[str, Any]) -> str:
     rows = _precision_rows(diff)
     if rows:
         body += [
-            "<h2>Precision (% of device compute)</h2>",
+            "<h2>Precision (% of compute time)</h2>",
             _html_table(["", "baseline", "candidate", "delta"], rows, ["", "n", "n", "n"]),
         ]
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
