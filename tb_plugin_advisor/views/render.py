@@ -39,14 +39,14 @@ CATEGORY_LABELS = {
     "idle": "Idle",
 }
 CATEGORY_COLORS = {
-    "input": "#d9534f",
-    "device_compute": "#2e7d32",
-    "host_compute": "#1565c0",
-    "kernel_launch": "#f0ad4e",
-    "memcpy": "#8e44ad",
-    "communication": "#00838f",
+    "input": "#d93025",
+    "device_compute": "#1a73e8",
+    "host_compute": "#188038",
+    "kernel_launch": "#e37400",
+    "memcpy": "#9334e6",
+    "communication": "#007b83",
     "other": "#795548",
-    "idle": "#9e9e9e",
+    "idle": "#9aa0a6",
 }
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
 TOP_ROWS = 15
