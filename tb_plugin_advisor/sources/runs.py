@@ -7,7 +7,7 @@ supplies is ever opened directly.
 from __future__ import annotations
 
 import os
-from typing import Iterable, List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
@@ -84,8 +84,16 @@ def find_run(scan: Scan, run: str, role: str = "") -> Session:
     return session
 
 
-def load_run(session: Session, host: Optional[str] = None, role: str = "") -> RunProfiles:
-    """Read every host of the session, or only `host`; ProfileReadError for unreadable files."""
+# on_progress(done_bytes, total_bytes) over all of a run's files: what progress bars show.
+RunProgress = Callable[[int, int], None]
+
+
+def load_run(
+    session: Session, host: Optional[str] = None, role: str = "", on_progress: Optional[RunProgress] = None
+) -> RunProfiles:
+    """Read every host of the session, or only `host`; ProfileReadError for unreadable files.
+    `on_progress` sees bytes read over all files (XSpace files report as they are read, traces once
+    each is read)."""
     files = list(session.hosts)
     if host is not None:
         chosen = session.host(host)
@@ -96,7 +104,21 @@ def load_run(session: Session, host: Optional[str] = None, role: str = "") -> Ru
             )
         files = [chosen]
     reader = READERS.get(session.format, read_xplane)
-    return RunProfiles(run=session.run, profiles=[reader(f.path, host=f.host) for f in files])
+    total = sum(f.size_bytes for f in files)
+    profiles = []
+    before = 0
+    for f in files:
+        if on_progress is not None and reader is read_xplane:
+            def file_progress(done: int, _size: int, before: int = before) -> None:
+                on_progress(min(total, before + done), total)
+
+            profiles.append(read_xplane(f.path, host=f.host, on_progress=file_progress))
+        else:
+            profiles.append(reader(f.path, host=f.host))
+        before += f.size_bytes
+        if on_progress is not None:
+            on_progress(min(total, before), total)
+    return RunProfiles(run=session.run, profiles=profiles)
 
 
 def is_profile_file(path: str) -> bool:

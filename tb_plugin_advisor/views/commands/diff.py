@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.sources.discovery import scan_logdir
     from tb_plugin_advisor.sources.runs import find_run, is_profile_file, load_run, session_for_file
     from tb_plugin_advisor.views.diff_render import render
+    from tb_plugin_advisor.views.progress import ProgressBar
 
     if args.candidate is None:  # `diff BASELINE_FILE CANDIDATE_FILE`
         args.logdir, args.baseline, args.candidate = None, args.logdir, args.baseline
@@ -85,8 +86,16 @@ def run(args: argparse.Namespace) -> int:
             scan = scan_logdir(args.logdir)
         return find_run(scan, name, role)
 
-    baseline = load_run(session(args.baseline, "baseline"), args.baseline_host, "baseline")
-    candidate = load_run(session(args.candidate, "candidate"), args.candidate_host, "candidate")
+    bar = ProgressBar()  # both runs' progress, one after the other; only when stderr is a terminal
+    try:
+        base_session = session(args.baseline, "baseline")
+        baseline = load_run(base_session, args.baseline_host, "baseline",
+                            on_progress=bar.callback(f"reading baseline {base_session.run}"))
+        cand_session = session(args.candidate, "candidate")
+        candidate = load_run(cand_session, args.candidate_host, "candidate",
+                             on_progress=bar.callback(f"reading candidate {cand_session.run}"))
+    finally:
+        bar.close()
     diff = diff_runs(baseline, candidate)
     text = render(diff, args.format, top=max(1, args.top))
     if args.output:

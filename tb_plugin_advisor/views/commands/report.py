@@ -97,8 +97,14 @@ def newest(sessions):
 def _build(session, host):
     from tb_plugin_advisor.report import build_report
     from tb_plugin_advisor.sources.runs import load_run
+    from tb_plugin_advisor.views.progress import ProgressBar
 
-    return build_report(load_run(session, host), host=host).to_json()
+    bar = ProgressBar()  # draws only when stderr is a terminal
+    try:
+        run = load_run(session, host, on_progress=bar.callback(f"reading {session.run}"))
+    finally:
+        bar.close()
+    return build_report(run, host=host).to_json()
 
 
 def _format(report, fmt: str) -> str:
