@@ -11,6 +11,7 @@ Screenshots go to test-artifacts/screenshots/newcomer-*.png.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -78,7 +79,8 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
         label, severity = (fp32, "neutral") if verdict == "not_active" else active
         assert verdict in ("not_active", "active"), (run, verdict)
         steps += [
-            {"do": "selectRun", "run": run},
+            # --advisor_wait=0: each first request answers 202, so the tab must show a progress bar
+            {"do": "selectRun", "run": run, "expectPending": True, "expectProgress": True},
             {"do": "expectExactText", "testid": "precision-verdict", "text": label},
             {"do": "expectCount", "selector": f'[data-testid="precision-verdict"] .sev-{severity}', "max": 1},
             {"do": "expectCount", "selector": '[data-testid="precision-card"] .sev-warn', "min": 0, "max": 0},
@@ -127,8 +129,12 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
         {"do": "expectCount", "selector": '[data-testid="doctor-fix"]', "max": 1},  # the Keras fix, once
         {"do": "screenshot", "name": "newcomer-doctor"},
     ]  # fmt: skip
-    with start_tensorboard(demo_logdir) as server:
+    with start_tensorboard(demo_logdir, "--advisor_wait=0") as server:
         summary = drive(browser_tools, tmp_path, "newcomer", server.url + "/", steps)
-    assert [s["run"] for s in summary["steps"] if s["do"] == "selectRun"] == [*runs, runs[1]]
+    selected = [s for s in summary["steps"] if s["do"] == "selectRun"]
+    assert [s["run"] for s in selected] == [*runs, runs[1]]
+    for step in selected[:4]:
+        stage_words = r"^(waiting for a worker|reading the profile|analysing)"
+        assert re.match(stage_words, step["progress"]["text"]), step
     for name in ("newcomer-report-full", "newcomer-doctor", "readme-advisor-tab"):
         assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name

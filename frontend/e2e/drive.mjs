@@ -141,9 +141,14 @@ const ACTIONS = {
     await f.locator(sel("nav-report")).click();
     await f.evaluate(() => {
       window.__advisorSawPending = false;
+      window.__advisorProgress = null;
       const status = document.querySelector('[data-testid="report-state"]');
       new MutationObserver(() => {
         if (/still running/.test(status.textContent)) window.__advisorSawPending = true;
+        const bar = status.querySelector('[data-testid="progress"]');
+        if (bar && !window.__advisorProgress) {
+          window.__advisorProgress = { stage: bar.getAttribute("data-stage"), text: bar.textContent, hasBar: !!bar.querySelector("progress") };
+        }
       }).observe(status, { childList: true, subtree: true, characterData: true });
     });
     const runSel = f.locator(sel("run-select"));
@@ -164,7 +169,9 @@ const ACTIONS = {
     await waitForPanel(f, "report", `[data-testid="report"][data-run=${cssString(s.run)}][data-host=${cssString(host)}]`);
     const pending = await f.evaluate(() => window.__advisorSawPending);
     if (s.expectPending && !pending) fail("the tab never showed that the analysis was still running");
-    return { run: s.run, host, sawPending: pending };
+    const progress = await f.evaluate(() => window.__advisorProgress);
+    if (s.expectProgress && !(progress && progress.hasBar && progress.stage)) fail(`no progress bar while running: ${JSON.stringify(progress)}`);
+    return { run: s.run, host, sawPending: pending, progress };
   },
 
   /** The panel shows the "nothing found" message (no runs in the logdir). */

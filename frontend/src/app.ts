@@ -7,6 +7,7 @@ import type { Theme } from "./chartdata";
 import { h, option, replace } from "./dom";
 import type { Diff, Doctor, Report, RunInfo, RunsResponse } from "./types";
 import { diffUrl, doctorUrl, reportUrl, runsUrl } from "./urls";
+import { progressFraction, progressLine, progressParts } from "./progress";
 import { readParentDark, resolveTheme } from "./theme";
 import { initialDiffPair, pageHashWith, parsePageState, parseState, stateHash, type TabState } from "./urlstate";
 import { renderDiff } from "./views/diff";
@@ -300,8 +301,10 @@ export class AdvisorApp {
     this.setLoading(slot, `${what}…`);
     const res: ApiResult<T> = await getJson<T>(url, {
       cancelled: () => token !== slot.token,
-      onPending: (ms) => {
-        if (token === slot.token) this.setLoading(slot, `${what}… still running after ${Math.round(ms / 1000)} s (large profiles take a while).`);
+      onPending: (ms, body) => {
+        if (token !== slot.token) return;
+        this.setLoading(slot, `${what}… still running after ${Math.round(ms / 1000)} s (large profiles take a while).`);
+        this.showProgress(slot, body);
       },
     });
     if (token !== slot.token) return null;
@@ -326,6 +329,32 @@ export class AdvisorApp {
 
   private setLoading(slot: Slot, text: string): void {
     this.setMessage(slot, "loading", text);
+  }
+
+  /** Progress bars under the loading line: one per run being read (two for a diff). */
+  private showProgress(slot: Slot, body: unknown): void {
+    const parts = progressParts(body);
+    if (parts.length === 0) return;
+    const box = slot.status.querySelector('[data-testid="loading"]');
+    if (!box) return;
+    box.appendChild(
+      h(
+        "div",
+        { class: "adv-progress-list" },
+        parts.map(({ label, progress }) => {
+          const bar = h("progress", { attrs: { max: "1" } }) as HTMLProgressElement;
+          const fraction = progressFraction(progress);
+          if (fraction !== null) bar.value = fraction;
+          return h(
+            "div",
+            { class: "adv-progress", testid: "progress", attrs: { "data-stage": progress.stage ?? "" } },
+            label ? h("span", { class: "adv-progress-label" }, label) : null,
+            bar,
+            h("span", { class: "adv-muted" }, progressLine(progress) ?? ""),
+          );
+        }),
+      ),
+    );
   }
 
   private setError(slot: Slot, text: string): void {

@@ -166,21 +166,43 @@ class AnalysisService:
 # Analyses behind the routes (files are only ever opened through discovered sessions)
 
 
-def _read_profiles(session: Session, host: Optional[str]):
+class AnalysisProgress:
+    """Where one running analysis is, for the 202 answer: stage, bytes read, elapsed seconds."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.stage = "queued"
+        self.done_bytes = 0
+        self.total_bytes = 0
+
+    def reading(self, done: int, total: int) -> None:
+        self.stage, self.done_bytes, self.total_bytes = "reading", done, total
+        if total and done >= total:
+            self.stage = "analysing"
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"stage": self.stage, "done_bytes": self.done_bytes, "total_bytes": self.total_bytes,
+                "elapsed_s": round(time.monotonic() - self.started, 1)}
+
+
+def _read_profiles(session: Session, host: Optional[str], progress: Optional[AnalysisProgress] = None):
     from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
     from tb_plugin_advisor.sources.runs import load_run
 
     try:
-        return load_run(session, host)  # the host was validated by the route
+        # the host was validated by the route
+        return load_run(session, host, on_progress=progress.reading if progress else None)
     except ProfileChangedError as e:  # being written: say so, and read again on the next request
         raise ApiError(409, f"cannot read the profile of run '{session.run}' now: {e}", retry=True) from None
     except ProfileReadError as e:
         raise ApiError(422, f"cannot read the profile of run '{session.run}': {e}") from None
 
 
-def build_report(session: Session, host: Optional[str]) -> Dict[str, Any]:
+def build_report(
+    session: Session, host: Optional[str], progress: Optional[AnalysisProgress] = None
+) -> Dict[str, Any]:
     """The engine's report JSON for a session (all hosts, or one)."""
-    profiles = _read_profiles(session, host)
+    profiles = _read_profiles(session, host, progress)
     from tb_plugin_advisor import report as engine
 
     return to_jsonable(engine.build_report(profiles))
@@ -278,6 +300,7 @@ class AdvisorApi:
         self.static_dir = static_dir
         self.static = static_files(static_dir)
         self._host_checks = BoundedDict(4096)  # doctor's per-file results, by (path, size, mtime)
+        self._progress = BoundedDict(256)  # report key -> AnalysisProgress, for 202 answers
 
     def apps(self) -> Dict[str, Callable]:
         routes = {
@@ -328,7 +351,13 @@ class AdvisorApi:
 
     def _report_future(self, session: Session, host: Optional[str]) -> concurrent.futures.Future:
         key = ("report", session.cache_key, host)
-        return self.service.future(key, lambda: build_report(session, host))
+        progress = self._progress.setdefault(key, AnalysisProgress())
+        return self.service.future(key, lambda: build_report(session, host, progress))
+
+    def _progress_of(self, session: Session, host: Optional[str]) -> Dict[str, Any]:
+        """The 202 answer's `progress`: how far reading a run has got (issue 14)."""
+        progress = self._progress.get(("report", session.cache_key, host))
+        return progress.to_json() if progress is not None else AnalysisProgress().to_json()
 
     def _answer(self, request: wrappers.Request, ready: bool, value: Any, running: Dict) -> wrappers.Response:
         if not ready:
@@ -349,7 +378,7 @@ class AdvisorApi:
         host = _param(request, "host", required=False)
         session = self._session(run, host)
         ready, value = _wait(self._report_future(session, host), self.service.wait_s)
-        return self._answer(request, ready, value, {"run": run})
+        return self._answer(request, ready, value, {"run": run, "progress": self._progress_of(session, host)})
 
     def diff(self, request: wrappers.Request) -> wrappers.Response:
         base_run = _param(request, "baseline")
@@ -367,6 +396,8 @@ class AdvisorApi:
         ready_b, base_report = _wait(base_future, deadline - time.monotonic())
         ready_c, cand_report = _wait(cand_future, deadline - time.monotonic())
         if not (ready_b and ready_c):
+            running["progress"] = {"baseline": self._progress_of(base, base_host),
+                                   "candidate": self._progress_of(cand, cand_host)}
             return self._answer(request, False, None, running)
         key = ("diff", base.cache_key, base_host, cand.cache_key, cand_host)
         compute = lambda: build_diff(base_report, cand_report)  # noqa: E731
