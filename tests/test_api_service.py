@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 import pytest
 
-from tb_plugin_advisor.views.api import AnalysisService, ApiError
+from tb_plugin_advisor.views.api import AnalysisService, Answer, ApiError
 
 
 def test_concurrent_requests_share_one_computation():
@@ -95,3 +96,46 @@ def test_client_errors_are_remembered_other_failures_retried():
             service.result("flaky", flaky)
         time.sleep(0.05)
     assert calls == {"bad": 1, "flaky": 3}
+
+
+def test_cache_is_bounded_by_bytes_and_keeps_the_newest_entry():
+    service = AnalysisService(workers=1, cache_size=100, cache_bytes=2500, wait_s=5)
+
+    def answer(n: int) -> Answer:
+        return Answer(b"x" * n, b"")
+
+    for key in ("a", "b"):
+        service.result(key, lambda: answer(1000))
+    settle(service, "b")
+    assert service.cached("a") is not None and service.cached_bytes == 2000
+    service.result("c", lambda: answer(1000))  # 3000 > 2500: the oldest goes
+    settle(service, "c")
+    assert service.cached("a") is None and service.cached_bytes == 2000
+    service.result("huge", lambda: answer(10_000))  # over the whole budget: kept alone
+    settle(service, "huge")
+    assert [k for k in ("b", "c", "huge") if service.cached(k)] == ["huge"]
+    assert service.cached_bytes == 10_000
+
+
+def test_answers_count_their_plain_and_gzipped_bytes():
+    value = {"ops": ["MatMul"] * 1000}
+    stored = Answer.of_value(value)
+    assert stored.value() == value
+    assert stored.nbytes == len(stored.body) + len(stored.gzipped)
+    assert len(stored.gzipped) < len(stored.body) / 10
+
+
+def test_work_sent_to_a_process_runs_in_another_process():
+    service = AnalysisService(workers=1, wait_s=60)
+    try:
+        ready, pid = service.result("pid", lambda: service.in_process(os.getpid))
+        assert ready and pid != os.getpid()
+    finally:
+        service.shutdown()
+
+
+def settle(service: AnalysisService, key: str) -> None:
+    deadline = time.monotonic() + 5
+    while service.cached(key) is None:  # the done-callback runs right after the result is set
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
