@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
 from tb_plugin_advisor.views.http_errors import ApiError, WorkerCrashed
-from tb_plugin_advisor.views.worker_tasks import encode
+from tb_plugin_advisor.views.worker_tasks import encode, warm_up
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 
@@ -112,6 +112,7 @@ class WorkerProcesses:
                     max_workers=self.processes,
                     mp_context=multiprocessing.get_context("spawn"),
                     max_tasks_per_child=self.tasks_per_worker,
+                    initializer=warm_up,
                 )
             return self._pool
 

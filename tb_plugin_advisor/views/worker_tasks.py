@@ -24,6 +24,14 @@ def encode(value: Any) -> Encoded:
     return body, gzip.compress(body, GZIP_LEVEL, mtime=0)
 
 
+def warm_up() -> None:
+    """Pool initializer: import the engine while the worker is idle, not when its first task arrives
+    (a recycled worker is spawned right after its predecessor's last task)."""
+    from tb_plugin_advisor import report  # noqa: F401
+    from tb_plugin_advisor.analysis import diff  # noqa: F401
+    from tb_plugin_advisor.sources import runs  # noqa: F401
+
+
 def to_jsonable(value: Any) -> Any:
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
