@@ -250,8 +250,6 @@ class AdvisorApi:
         return self._answer(request, ready, value, running)
 
     def doctor(self, request: wrappers.Request) -> wrappers.Response:
-        from tb_plugin_advisor.sources import doctor
-
         scan = self.discovery.scan
         key = (
             "doctor",
@@ -260,8 +258,13 @@ class AdvisorApi:
         )
 
         def compute() -> Answer:
-            diagnosis = doctor.diagnose_scan(scan, memo=self._host_checks).to_json()
-            return Answer.of_value(self.paths.json(diagnosis))
+            hosts = [h.cache_key for s in scan.sessions + scan.loose for h in s.hosts]
+            known = {k: check for k in hosts if (check := self._host_checks.get(k)) is not None}
+            task = worker_tasks.doctor_answer
+            body, gzipped, checks = self.service.in_process(task, scan, known, self.logdir)
+            for k, check in checks.items():
+                self._host_checks[k] = check
+            return Answer(body, gzipped)
 
         ready, value = self.service.result(key, compute)
         return self._answer(request, ready, value, {})

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import gzip
 import json
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Hashable, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.sources.discovery import Session
+from tb_plugin_advisor.sources.discovery import Scan, Session
 from tb_plugin_advisor.views.http_errors import ApiError, PathMapper
 
 GZIP_LEVEL = 5
@@ -59,3 +59,16 @@ def diff_answer(baseline: bytes, candidate: bytes) -> Encoded:
     from tb_plugin_advisor.analysis import diff as differ
 
     return encode(to_jsonable(differ.diff_reports(json.loads(baseline), json.loads(candidate))))
+
+
+Checks = Dict[Hashable, Any]
+
+
+def doctor_answer(scan: Scan, memo: Checks, logdir: str) -> Tuple[bytes, bytes, Checks]:
+    """Doctor for a scan (it reads every host file it has no result for), encoded; and the per-file
+    results, so the server remembers them without ever reading a profile itself."""
+    from tb_plugin_advisor.sources import doctor
+
+    memo = dict(memo)
+    diagnosis = doctor.diagnose_scan(scan, memo=memo).to_json()
+    return (*encode(PathMapper(logdir).json(diagnosis)), memo)
