@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +142,21 @@ def settle(service: AnalysisService, key: str) -> None:
     while service.cached(key) is None:  # the done-callback runs right after the result is set
         assert time.monotonic() < deadline
         time.sleep(0.01)
+
+
+def test_interpreter_exit_does_not_wait_for_a_running_worker(tmp_path):
+    """Ctrl+C on TensorBoard must not wait for a long analysis (concurrent.futures would join it)."""
+    script = tmp_path / "exit_while_busy.py"
+    script.write_text(
+        "import threading, time\n"
+        "from tb_plugin_advisor.views.analysis_service import WorkerProcesses\n"
+        "if __name__ == '__main__':\n"
+        "    w = WorkerProcesses(1)\n"
+        "    threading.Thread(target=w.call, args=(time.sleep, 600), daemon=True).start()\n"
+        "    time.sleep(2)\n"
+        "    raise KeyboardInterrupt\n"
+    )
+    paths = [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    # The worker sleeps 600 s; the process must end long before that (the bound is not a timing).
+    subprocess.run([sys.executable, str(script)], env=env, capture_output=True, timeout=300)

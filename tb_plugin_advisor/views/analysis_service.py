@@ -104,6 +104,12 @@ class WorkerProcesses:
         self.tasks_per_worker = max(1, tasks_per_worker)
         self._lock = threading.Lock()
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
+        # concurrent.futures joins its workers when the interpreter exits, so Ctrl+C on TensorBoard
+        # would wait for a running analysis; end them first (threading's exit hooks run last-in
+        # first-out, and concurrent.futures registered its own when it was imported).
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:
+            register(self.terminate)
 
     def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
         with self._lock:
@@ -135,6 +141,15 @@ class WorkerProcesses:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+    def terminate(self) -> None:
+        """Stop now: kill the workers (nobody needs a half-made report after the server is gone)."""
+        with self._lock:
+            pool = self._pool
+        processes = dict(getattr(pool, "_processes", None) or {})
+        for process in processes.values():
+            process.kill()
+        self.shutdown()
 
 
 class AnalysisService:
