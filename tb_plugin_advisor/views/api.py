@@ -17,6 +17,7 @@ among discovered runs, never joined into a path; no answer carries an absolute s
 from __future__ import annotations
 
 import concurrent.futures
+import gzip
 import mimetypes
 import os
 import threading
@@ -55,13 +56,13 @@ def _respond(request: wrappers.Request, body: Any, status: int = 200) -> wrapper
     return http_util.Respond(request, body, JSON, code=status)
 
 
-def _respond_answer(request: wrappers.Request, answer: Answer) -> wrappers.Response:
+def _respond_answer(request: wrappers.Request, answer: Answer, content_type: str = JSON) -> wrappers.Response:
     """A cached answer as stored: its gzip for clients that accept it, else the plain bytes."""
     gzip_ok = "gzip" in request.headers.get("Accept-Encoding", "").lower()
     if gzip_ok:
-        response = http_util.Respond(request, answer.gzipped, JSON, content_encoding="gzip")
+        response = http_util.Respond(request, answer.gzipped, content_type, content_encoding="gzip")
     else:
-        response = http_util.Respond(request, answer.body, JSON)
+        response = http_util.Respond(request, answer.body, content_type)
     response.headers["Vary"] = "Accept-Encoding"
     return response
 
@@ -129,6 +130,7 @@ class AdvisorApi:
         self.logdir = logdir or getattr(discovery, "logdir", "") or ""
         self.paths = PathMapper(self.logdir)
         self._host_checks = BoundedDict(4096)  # doctor's per-file results, by (path, size, mtime)
+        self._static_answers: Dict[str, Answer] = {}  # only names of the static table, so bounded
 
     def apps(self) -> Dict[str, Callable]:
         routes = {
@@ -277,11 +279,14 @@ class AdvisorApi:
         full = self.static.get(rel)
         if full is None:
             raise ApiError(404, f"no such Advisor resource: '{rel[:200]}'")
-        try:
-            with open(full, "rb") as f:
-                data = f.read()
-        except OSError:
-            raise ApiError(404, f"no such Advisor resource: '{rel[:200]}'") from None
+        answer = self._static_answers.get(rel)
+        if answer is None:  # read and compressed once: the tab's script is fetched on every page load
+            try:
+                with open(full, "rb") as f:
+                    data = f.read()
+            except OSError:
+                raise ApiError(404, f"no such Advisor resource: '{rel[:200]}'") from None
+            answer = self._static_answers[rel] = Answer(data, gzip.compress(data, 6, mtime=0))
         ext = os.path.splitext(rel)[1].lower()
         content_type = STATIC_TYPES.get(ext) or mimetypes.guess_type(rel)[0] or "application/octet-stream"
-        return http_util.Respond(request, data, content_type)
+        return _respond_answer(request, answer, content_type)
