@@ -157,6 +157,12 @@ def test_the_analysis_runs_in_another_process(tb):
     assert worker_pid != tb.process.pid
 
 
+def test_doctor_reads_the_profiles_in_another_process(tb):
+    reply = poll(tb, "doctor")
+    assert reply.status == 200
+    assert reply.json()["worker_pid"] != tb.process.pid
+
+
 def test_a_killed_worker_is_503_and_the_pool_recovers(tb):
     reply = poll(tb, "report?run=crash/s1")
     assert reply.status == 503, reply.body[:300]
