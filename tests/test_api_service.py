@@ -160,3 +160,19 @@ def test_interpreter_exit_does_not_wait_for_a_running_worker(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
     # The worker sleeps 600 s; the process must end long before that (the bound is not a timing).
     subprocess.run([sys.executable, str(script)], env=env, capture_output=True, timeout=300)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_workers_are_replaced_after_their_tasks(monkeypatch, native):
+    """A recycled worker gives its memory back; Python < 3.11 replaces the whole idle pool instead."""
+    from tb_plugin_advisor.views import analysis_service
+
+    if native and not analysis_service.NATIVE_RECYCLING:
+        pytest.skip("max_tasks_per_child needs Python 3.11")
+    monkeypatch.setattr(analysis_service, "NATIVE_RECYCLING", native)
+    workers = analysis_service.WorkerProcesses(1, tasks_per_worker=1)
+    try:
+        pids = [workers.call(os.getpid) for _ in range(3)]
+    finally:
+        workers.shutdown()
+    assert len(set(pids)) == 3 and os.getpid() not in pids

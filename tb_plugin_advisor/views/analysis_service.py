@@ -15,6 +15,7 @@ import concurrent.futures
 import json
 import multiprocessing
 import queue
+import sys
 import threading
 from collections import OrderedDict
 from concurrent.futures.process import BrokenProcessPool
@@ -25,6 +26,7 @@ from tb_plugin_advisor.views.http_errors import ApiError, WorkerCrashed
 from tb_plugin_advisor.views.worker_tasks import encode, warm_up
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
+NATIVE_RECYCLING = sys.version_info >= (3, 11)  # ProcessPoolExecutor(max_tasks_per_child=...)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ class WorkerProcesses:
         self.tasks_per_worker = max(1, tasks_per_worker)
         self._lock = threading.Lock()
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
+        self._in_flight = 0  # tasks submitted and not finished, over every pool
+        self._done_tasks = 0  # tasks finished by the current pool
         # concurrent.futures joins its workers when the interpreter exits, so Ctrl+C on TensorBoard
         # would wait for a running analysis; end them first (threading's exit hooks run last-in
         # first-out, and concurrent.futures registered its own when it was imported).
@@ -114,13 +118,28 @@ class WorkerProcesses:
     def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
+                recycle = {"max_tasks_per_child": self.tasks_per_worker} if NATIVE_RECYCLING else {}
                 self._pool = concurrent.futures.ProcessPoolExecutor(
                     max_workers=self.processes,
                     mp_context=multiprocessing.get_context("spawn"),
-                    max_tasks_per_child=self.tasks_per_worker,
                     initializer=warm_up,
+                    **recycle,
                 )
+                self._done_tasks = 0
+            self._in_flight += 1
             return self._pool
+
+    def _task_done(self, pool: concurrent.futures.ProcessPoolExecutor) -> None:
+        """Python < 3.11 cannot recycle single workers: replace the whole pool once it is idle."""
+        with self._lock:
+            self._in_flight -= 1
+            self._done_tasks += 1
+            if NATIVE_RECYCLING or self._pool is not pool or self._in_flight:
+                return
+            if self._done_tasks < self.tasks_per_worker * self.processes:
+                return
+            self._pool = None
+        pool.shutdown(wait=False)
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         pool = self._executor()
@@ -135,6 +154,8 @@ class WorkerProcesses:
                 "an Advisor worker process ended without an answer (killed or out of memory); "
                 "the workers were restarted: try again, or give the TensorBoard machine more memory"
             ) from None
+        finally:
+            self._task_done(pool)
 
     def shutdown(self) -> None:
         with self._lock:
