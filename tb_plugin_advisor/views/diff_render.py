@@ -21,6 +21,7 @@ from tb_plugin_advisor.analysis.diff import (
     fmt_bytes,
     short_name,
 )
+from tb_plugin_advisor.views.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)
@@ -266,7 +267,7 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     if diff.get("warnings"):
         out.append("Warnings")
         out += [f"  - {w}" for w in diff["warnings"]] + [""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_output("\n".join(out).rstrip())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -322,7 +323,7 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
         out.append("")
     if diff.get("warnings"):
         out += ["## Warnings", ""] + [f"- {md_escape(w)}" for w in diff["warnings"]] + [""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_output("\n".join(out).rstrip())
 
 
 # ---------------------------------------------------------------------------------------------------

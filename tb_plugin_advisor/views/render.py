@@ -14,6 +14,8 @@ import shutil
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
+from tb_plugin_advisor.views.terminal import terminal_output
+
 FORMATS = ("text", "md", "json", "html")
 
 CATEGORY_ORDER = (
@@ -211,7 +213,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         out.append("Notes:")
         for note in notes:
             out += _wrap(str(note), width, initial_indent="  - ", subsequent_indent="    ")
-    return "\n".join(out) + "\n"
+    return terminal_output("\n".join(out))
 
 
 def _clip(text: str, width: int) -> str:
@@ -283,7 +285,7 @@ def render_markdown(report: Dict[str, Any]) -> str:
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
-    return "\n".join(out) + "\n"
+    return terminal_output("\n".join(out))
 
 
 # ---------------------------------------------------------------------------------------------------

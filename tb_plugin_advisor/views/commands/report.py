@@ -18,6 +18,7 @@ import sys
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.views.commands import require_logdir
+from tb_plugin_advisor.views.terminal import terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     sessions = [s for s in scan.sessions if s.format in READERS]
     if args.list:
         for session in sessions:
-            print(f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes")
+            line = f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes"
+            print(terminal_safe(line))
         return 0
     if not sessions:
         others = [s.run for s in scan.sessions]
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if len(sessions) > 1:
             print(
                 f"tb-advisor report: {len(sessions)} runs in {args.logdir}; reporting the newest, "
-                f"{session.run!r} (choose with --run; list with --list)",
+                f"{terminal_safe(repr(session.run))} (choose with --run; list with --list)",
                 file=sys.stderr,
             )
     else:
