@@ -70,6 +70,12 @@ HOST_INPUT = (
         "tf.data iterator work on a consumer thread (nested in get-next; never on producer threads)",
     ),
     NamePattern(
+        "torch_dataloader_next",
+        r"^enumerate\(DataLoader\)#_\w*DataLoaderIter\.__next__$",
+        "PyTorch: the training loop waiting in next() of a DataLoader iterator (`user_annotation` in "
+        "current torch, `Operator`/`cpu_op` in 2021 traces)",
+    ),
+    NamePattern(
         "jax_device_put",
         r"^(DevicePut\w*|batched_device_put)$",
         "JAX copying a step's arrays to the device (jax.device_put / argument transfer)",
