@@ -67,3 +67,14 @@ def test_the_diff_names_the_dataloader_wait_as_what_changed(capsys):
     deltas = diff["breakdown_delta_ms"]
     assert min(deltas, key=deltas.get) == "input"
     assert deltas["input"] < -50  # 59.3 → 1.2 ms per step, ±5 ms
+
+
+def test_the_slow_run_is_told_to_use_dataloader_workers_in_pytorch_terms():
+    advice = {r["id"]: r for r in _report(WORKERS_0)["recommendations"]}
+    assert "input.dataloader_workers" in advice
+    assert "num_workers=" in advice["input.dataloader_workers"]["snippet"]
+    assert "DataLoader" in advice["input.dataloader_workers"]["evidence"]
+    for r in advice.values():
+        assert r["snippet_label"] == "PyTorch" and not r["snippet_jax"]
+        assert "keras" not in r["snippet"] and "tf.data" not in r["snippet"], r["id"]
+    assert "input.dataloader_workers" not in {r["id"] for r in _report(WORKERS_4)["recommendations"]}
