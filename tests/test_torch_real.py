@@ -67,4 +67,4 @@ def test_the_traces_were_written_by_the_installed_torch(torch_traces):
     import torch_traces as generator
 
     assert generator.torch_version() == torch_traces.manifest["torch_dist"]
-    assert generator.torch_version() == "torch==2.13.0"  # the CPU build pinned in setup.py's test extra
+    assert generator.torch_version().startswith("torch==2.13.0")  # the CPU build pinned in setup.py
