@@ -46,6 +46,8 @@ POSITIVE = [
     ("HOST_INPUT", "DevicePutWithSharding", "jax_device_put"),
     ("HOST_INPUT", "batched_device_put", "jax_device_put"),
     ("HOST_INPUT", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "torch_dataloader_next"),
+    ("HOST_COMPUTE", "aten::addmm", "torch_aten_op"),
+    ("HOST_COMPUTE", "aten::_convolution", "torch_aten_op"),
     ("HOST_INPUT", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "torch_dataloader_next"),
     ("HOST_KERNEL_LAUNCH", "cudaLaunchKernel", "cuda_runtime_launch"),
     ("HOST_KERNEL_LAUNCH", "cudaLaunchKernel_v7000", "cuda_runtime_launch"),

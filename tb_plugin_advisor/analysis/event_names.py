@@ -158,6 +158,11 @@ HOST_COMPUTE = (
         "an eager op or a tf.function call being executed",
     ),
     NamePattern(
+        "torch_aten_op",
+        r"^aten::",
+        "a PyTorch operator (`aten::addmm` …): computes on the CPU, or launches kernels on a GPU run",
+    ),
+    NamePattern(
         "xla_cpu_execute",
         r"^(TfrtCpuExecutable::Execute\w*|PjRtCpu\w*::Execute\w*|"
         r"ThunkExecutor::Execute\w*)$",
