@@ -94,6 +94,7 @@ POSITIVE = [
     ("STEP_LAUNCHES", "__inference_train_function_1234", "tf_function_graph"),
     ("STEP_LAUNCHES", "PjitFunction(loss_fn)", "jax_pjit"),
     ("STEP_LAUNCHES", "jit_forward_3d_conv:XLA GPU module", "xla_gpu_module"),
+    ("STEP_LAUNCHES", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "torch_dataloader_next"),
     ("NOT_STEP_ROOTS", "FunctionRun", "tf_function_run_root"),
     (
         "CUPTI_PROBLEMS",

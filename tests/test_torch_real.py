@@ -35,6 +35,16 @@ def test_dataloader_share_matches_the_wait_measured_in_python(torch_traces, name
     assert report["verdict"]["input_pct"] == pytest.approx(measured["wait_share_pct"], abs=WAIT_TOLERANCE_PTS)
 
 
+def test_steps_without_prof_step_are_inferred_from_the_dataloader_and_labelled(torch_traces):
+    report = _report(torch_traces, "no_step")
+    measured = torch_traces.measured("no_step")
+    assert report["steps"]["source"] == "inferred"
+    assert "enumerate(DataLoader)" in report["steps"]["method"]
+    assert report["steps"]["count"] == measured["recorded_steps"]  # one per iteration, none invented
+    assert report["verdict"]["input_pct"] == pytest.approx(measured["wait_share_pct"], abs=WAIT_TOLERANCE_PTS)
+    assert "profile.step_markers" in {r["id"] for r in report["recommendations"]}
+
+
 def test_the_slow_loader_is_input_bound_and_told_to_use_workers(torch_traces):
     slow, fast = _report(torch_traces, "slow_loader"), _report(torch_traces, "fast_loader")
     assert torch_traces.measured("slow_loader")["wait_share_pct"] > 40  # the construction holds

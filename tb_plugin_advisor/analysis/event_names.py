@@ -211,6 +211,11 @@ STEP_LAUNCHES = (
     NamePattern("tf_function_graph", r"^(?P<fn>__inference_\w+)$", "older TF: the function's own event"),
     NamePattern("jax_pjit", r"^PjitFunction\((?P<fn>[^)]+)\)$", "a jitted JAX function called from Python"),
     NamePattern("xla_gpu_module", r"^(?P<fn>[^:]+):XLA GPU module$", "an XLA module launched on a GPU"),
+    NamePattern(
+        "torch_dataloader_next",
+        r"^enumerate\(DataLoader\)#_\w*DataLoaderIter\.__next__$",
+        "PyTorch without prof.step(): each training iteration starts by taking a batch from its DataLoader",
+    ),
 )
 # Device lines whose events are whole XLA module executions (TPU, some GPU writers).
 XLA_MODULE_LINES = ("XLA Modules",)
