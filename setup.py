@@ -35,7 +35,10 @@ setup(
     ],
     extras_require={
         "demo": ["tensorflow-cpu>=2.15"],
-        "test": ["pytest>=7", "pytest-timeout", "fsspec", "ruff", "hypothesis>=6", "tensorflow-cpu>=2.15"],
+        "test": [
+            "pytest>=7", "pytest-timeout", "fsspec", "ruff", "hypothesis>=6", "tensorflow-cpu>=2.15",
+            "torch==2.13.0",  # the CPU build; newer versions resolve to multi-GB CUDA builds
+        ],
     },
     entry_points={
         "tensorboard_plugins": ["advisor = tb_plugin_advisor.plugin:AdvisorLoader"],

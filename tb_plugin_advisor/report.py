@@ -172,6 +172,7 @@ def _facts(report: HostReport) -> rec.Facts:
     tf32_off_ns = sum(n.time_ns for n in tc.eligible_not_using if n.reason_id == "fp32_tf32_off")
     return rec.Facts(
         framework=s.framework,
+        input_wait_event=report.breakdown.input_evidence[0][0] if report.breakdown.input_evidence else "",
         device_kind=s.device_kind,
         compute_capability=s.compute_capability,
         breakdown_pct=pct,
@@ -449,6 +450,7 @@ def _merged_recommendations(reports: List[HostReport]) -> List[rec.Recommendatio
                 f"{best.evidence} (hosts: {where})",
                 best.snippet,
                 best.snippet_jax,
+                best.snippet_label,
             )
         )
     out.sort(key=lambda x: rec.SEVERITIES.index(x.severity))

@@ -6,7 +6,7 @@ from pathlib import Path
 # tests/ helpers (synth.py, tf_profiles.py) are imported as plain modules.
 sys.path.insert(0, str(Path(__file__).parent))
 
-pytest_plugins = ["fixtures_tf", "fixtures_server"]
+pytest_plugins = ["fixtures_tf", "fixtures_torch", "fixtures_server"]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -7,7 +7,7 @@ import { defaultDiffPair } from "./diffops";
 import type { Theme } from "./chartdata";
 import { h, option, replace } from "./dom";
 import type { Diff, Doctor, Report, RunInfo, RunsResponse } from "./types";
-import { diffUrl, doctorUrl, reportUrl, runsUrl } from "./urls";
+import { diffUrl, doctorUrl, frameworkLabel, reportUrl, runsUrl } from "./urls";
 import { readParentDark, resolveTheme } from "./theme";
 import { renderDiff } from "./views/diff";
 import { doctorProblemCount, renderDoctor } from "./views/doctor";
@@ -128,7 +128,7 @@ export class AdvisorApp {
     }
     this.runs = Array.isArray(res.data.runs) ? res.data.runs : [];
     const keep = this.runSelect.value;
-    replace(this.runSelect, this.runs.map((r) => option(r.run, r.run, r.run === keep)));
+    replace(this.runSelect, this.runs.map((r) => option(r.run, `${r.run} · ${frameworkLabel(r)}`, r.run === keep)));
     const names = this.runs.map((r) => r.run);
     const b = this.baselineSelect.value;
     const c = this.candidateSelect.value;

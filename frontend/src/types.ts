@@ -18,6 +18,8 @@ export interface RunInfo {
   hosts?: string[];
   format?: string;
   size_bytes?: number;
+  /** "pytorch" / "tensorflow" where the format says; absent or "" when TF or JAX (XSpace) */
+  framework?: string;
 }
 
 export interface RunsResponse {
@@ -98,6 +100,8 @@ export interface Recommendation {
   evidence?: string | string[];
   snippet?: string;
   snippet_jax?: string;
+  /** what `snippet` is written for: "TF/Keras" (default) or "PyTorch" */
+  snippet_label?: string;
 }
 
 export interface OpRow {

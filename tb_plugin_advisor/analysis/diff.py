@@ -391,6 +391,10 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
             warnings.append(f"{side}: the report has no per-step times; significance cannot be judged")
         for w in report.get("warnings") or []:
             warnings.append(f"{side}: {w}")
+    frameworks = {"baseline": baseline.get("framework") or "", "candidate": candidate.get("framework") or ""}
+    mixed = cross_framework_caveat(frameworks["baseline"], frameworks["candidate"])
+    if mixed:
+        warnings.insert(0, mixed)
 
     diff = {
         "schema": SCHEMA,
@@ -410,6 +414,7 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         "ops": ops,
         "kernels": kernels,
         "warnings": warnings,
+        "frameworks": frameworks,
     }
     diff["significant_change"] = bool(
         step_time["significant"]
@@ -434,6 +439,22 @@ def is_regression(diff: Dict[str, Any], threshold_pct: float) -> bool:
     if mean_pct is None or median_pct is None:
         return False
     return min(mean_pct, median_pct) > threshold_pct
+
+
+def cross_framework_caveat(baseline_framework: str, candidate_framework: str) -> str:
+    """A PyTorch run against a TF/JAX run: the diff works, with this caveat ("" when they match).
+
+    Step times, the breakdown categories, precision and Tensor Core shares mean the same thing in
+    both; op names do not (aten ops vs TF ops / HLO), so op rows show up as new and vanished.
+    """
+    torch_side = {baseline_framework == "pytorch", candidate_framework == "pytorch"}
+    if torch_side != {True, False}:
+        return ""
+    return (
+        "cross-framework diff (PyTorch vs TensorFlow/JAX): step time, breakdown, precision and Tensor "
+        "Core shares compare; op and kernel names differ between frameworks, so ops show as new and "
+        "vanished rather than changed"
+    )
 
 
 def diff_runs(

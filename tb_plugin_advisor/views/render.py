@@ -188,7 +188,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
             if text:
                 out += _wrap(str(text), width, initial_indent="      ", subsequent_indent="      ")
         if r.get("snippet"):
-            out.append("      TF/Keras:")
+            out.append(f"      {r.get('snippet_label') or 'TF/Keras'}:")
             out += ["        " + s for s in str(r["snippet"]).splitlines()]
         if r.get("snippet_jax"):
             out.append("      JAX:")
@@ -264,7 +264,8 @@ def render_markdown(report: Dict[str, Any]) -> str:
     for r in recommendations:
         out.append(f"### {_md(r.get('title', ''))} ({_md(r.get('severity', ''))}, `{r.get('id', '')}`)")
         out += ["", _md(r.get("message", "")), "", f"Evidence: {_md(r.get('evidence', ''))}", ""]
-        for label, key, lang in (("TF/Keras", "snippet", "python"), ("JAX", "snippet_jax", "python")):
+        label_of_snippet = r.get("snippet_label") or "TF/Keras"
+        for label, key, lang in ((label_of_snippet, "snippet", "python"), ("JAX", "snippet_jax", "python")):
             if r.get(key):
                 code = str(r[key]).replace("```", "'''")
                 out += [f"{label}:", "", f"```{lang}", code, "```", ""]
@@ -411,7 +412,7 @@ def render_html(report: Dict[str, Any]) -> str:
             f"<b>{_e(r.get('title', ''))}</b> <code>{_e(r.get('id', ''))}</code>"
             f'<p>{_e(r.get("message", ""))}</p><p class="muted">{_e(r.get("evidence", ""))}</p>'
         )
-        for label, key in (("TF/Keras", "snippet"), ("JAX", "snippet_jax")):
+        for label, key in ((r.get("snippet_label") or "TF/Keras", "snippet"), ("JAX", "snippet_jax")):
             if r.get(key):
                 body.append(f"<div>{label}</div><pre><code>{_e(r[key])}</code></pre>")
         body.append("</div>")

@@ -8,7 +8,7 @@ import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme 
 import { h, table } from "../dom";
 import { formatBytes, formatMs, formatNumber, formatPct } from "../format";
 import type { Report, RunInfo } from "../types";
-import { profileTabUrl, profileTools } from "../urls";
+import { frameworkLabel, profileTabUrl, profileTools } from "../urls";
 import {
   deviceLine,
   evidenceList,
@@ -32,11 +32,12 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
   const v = verdictView(r.verdict, { breakdownPct: r.breakdown_pct, accelerator: hasAccelerator(r) });
   const devices = deviceLine(r);
   const mem = typeof r.peak_memory_bytes === "number" ? `peak memory ${formatBytes(r.peak_memory_bytes)}` : null;
-  const links = h(
+  const tools = profileTools(ctx.run.format);
+  const links = tools.length === 0 ? null : h(
     "p",
     { class: "adv-links", testid: "profile-links" },
     "Open in the Profile tab: ",
-    profileTools(ctx.run.format).map((t, i) => [
+    tools.map((t, i) => [
       i > 0 ? " · " : null,
       h("a", { attrs: { href: profileTabUrl(ctx.run.run, t.tag, ctx.host || null), target: "_parent" }, testid: `profile-link-${t.tag.replace("@", "")}` }, t.label),
     ]),
@@ -49,6 +50,8 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
       "p",
       { class: "adv-run", testid: "report-run" },
       h("span", { class: "adv-name" }, ctx.run.run),
+      " ",
+      badge(frameworkLabel(ctx.run), "neutral", "framework-badge"),
       ctx.host ? ` · host ${ctx.host}` : (r.hosts?.length ?? 0) > 1 ? ` · ${r.hosts?.length} hosts` : null,
     ),
     h("h2", { testid: "verdict-headline" }, v.headline),
@@ -126,7 +129,11 @@ function recommendationsCard(r: Report): HTMLElement {
         ),
         rec.message ? h("p", { class: "adv-rec-message" }, rec.message) : null,
         list(evidenceList(rec.evidence), "rec-evidence"),
-        rec.snippet ? snippet("TensorFlow / Keras", rec.snippet, "snippet-tf") : null,
+        rec.snippet
+          ? rec.snippet_label === "PyTorch"
+            ? snippet("PyTorch", rec.snippet, "snippet-pytorch")
+            : snippet("TensorFlow / Keras", rec.snippet, "snippet-tf")
+          : null,
         rec.snippet_jax ? snippet("JAX", rec.snippet_jax, "snippet-jax") : null,
       ),
     ),
