@@ -27,6 +27,7 @@ from tb_plugin_advisor.analysis.preprocessing import Preprocessing, analyze_prep
 from tb_plugin_advisor.analysis.signals import Signals, collect_signals
 from tb_plugin_advisor.analysis.steps import Steps, find_steps
 from tb_plugin_advisor.analysis.tensor_cores import TensorCoreResult, analyze_tensor_cores
+from tb_plugin_advisor.analysis.torch_signals import TorchSignals, collect_torch_signals
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import Device, Profile, RunProfiles
@@ -69,6 +70,7 @@ class HostReport:
     preprocessing: Preprocessing = field(default_factory=Preprocessing)
     cpu_16bit: Optional[CpuSixteenBit] = None
     host_sync: HostSync = field(default_factory=HostSync)
+    torch_signals: Optional[TorchSignals] = None  # PyTorch runs only
 
     @property
     def steady_count(self) -> int:
@@ -136,6 +138,7 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
         warnings=_warnings(profile),
         preprocessing=analyze_preprocessing(profile, breakdown),
         host_sync=analyze_host_sync(profile, breakdown),
+        torch_signals=collect_torch_signals(profile, breakdown),
         cpu_16bit=assess_cpu_16bit(
             precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags
         ),
@@ -173,6 +176,7 @@ def _facts(report: HostReport) -> rec.Facts:
     return rec.Facts(
         framework=s.framework,
         input_wait_event=report.breakdown.input_evidence[0][0] if report.breakdown.input_evidence else "",
+        **_torch_facts(report.torch_signals),
         device_kind=s.device_kind,
         compute_capability=s.compute_capability,
         breakdown_pct=pct,
@@ -223,6 +227,17 @@ def _facts(report: HostReport) -> rec.Facts:
         device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
     )
 
+
+
+def _torch_facts(t: Optional[TorchSignals]) -> Dict[str, Any]:
+    if t is None:
+        return {}
+    return {
+        "torch_dataloader": t.dataloader,
+        "torch_pageable_h2d_ms": t.pageable_h2d_ms,
+        "torch_pageable_h2d_pct": t.pageable_h2d_pct,
+        "torch_zero_grad_fills": t.zero_grad_fills,
+    }
 
 # ---------------------------------------------------------------------------------------------------
 # The run

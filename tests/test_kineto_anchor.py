@@ -62,7 +62,7 @@ def test_the_diff_names_the_dataloader_wait_as_what_changed(capsys):
     assert code == 0, out.err
     diff = json.loads(out.out)
     assert diff["summary"].startswith("Step time")
-    assert "input wait −" in diff["summary"]
+    assert "DataLoader wait −" in diff["summary"]
     assert "no longer on the critical path" in diff["summary"]
     deltas = diff["breakdown_delta_ms"]
     assert min(deltas, key=deltas.get) == "input"

@@ -67,6 +67,10 @@ SYNC = {"host_sync_count": 12.0, "host_sync_calls": ["cudaStreamSynchronize ×12
 JAX_GPU = {"framework": "jax", "kernels_per_step": 2000, "median_kernel_us": 4.0}
 COPY_BOUND = {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 91.0, "device_compute": 9.0}}
 CASES = [
+    ("input.pin_memory", {"framework": "pytorch", "torch_pageable_h2d_pct": th.TORCH_PAGEABLE_COPY_PCT},
+     "medium", {"framework": "pytorch", "torch_pageable_h2d_pct": th.TORCH_PAGEABLE_COPY_PCT - 0.1}),
+    ("optimizer.zero_grad_set_to_none", {"framework": "pytorch", "torch_zero_grad_fills": 1.0}, "low",
+     {"framework": "pytorch", "torch_zero_grad_fills": 0.0}),
     ("device.copy_bound", {**COPY_BOUND, "host_offload_copy_pct": 100.0}, "high", {}),
     ("device.copy_bound", {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 14.0}}, "medium",
      {"bottleneck": "device", "breakdown_pct": {"memcpy": 14.0}}),
@@ -264,6 +268,7 @@ CASES = [
 TF_JAX_ONLY = {
     "input.parallel_map", "input.prefetch", "input.cache", "input.interleave", "input.preprocess_offline",
     "compile.xla", "host.tf_function",
+    "compile.launch_bound_xla",  # XLA programs; a launch-bound PyTorch run gets compile.torch
 }
 
 

@@ -65,7 +65,7 @@ def test_the_diff_of_slow_and_fast_names_the_input_wait(torch_traces, capsys):
     diff = json.loads(out.out)
     deltas = diff["breakdown_delta_ms"]
     assert min(deltas, key=deltas.get) == "input"
-    assert "input wait −" in diff["summary"]
+    assert "DataLoader wait −" in diff["summary"]
     measured = torch_traces.measured("slow_loader")
     slow_wait_ms = sum(measured["wait_ms"]) / len(measured["wait_ms"])
     assert -deltas["input"] == pytest.approx(slow_wait_ms, rel=0.25)  # fast wait is ~0.1 ms of it

@@ -565,7 +565,10 @@ def _step_sentence(diff: Dict[str, Any]) -> str:
 
     drivers = _drivers(diff)
     if drivers:
-        sentence += ": " + ", ".join(f"{CATEGORY_LABELS.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
+        labels = dict(CATEGORY_LABELS)
+        if set((diff.get("frameworks") or {}).values()) == {"pytorch"}:
+            labels["input"] = "DataLoader wait"  # PyTorch's input wait is next() on its DataLoader
+        sentence += ": " + ", ".join(f"{labels.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
     phrase = _input_phrase(diff)
     if phrase:
         sentence += f" {chr(0x2014)} {phrase}"

@@ -23,6 +23,11 @@ class Facts:
     """What the rules may look at (filled by report.py from the analyses)."""
 
     framework: str = "unknown"  # tf | jax | pytorch | unknown
+    # PyTorch (analysis/torch_signals.py)
+    torch_dataloader: str = ""  # "single" (num_workers=0) | "multi" | ""
+    torch_pageable_h2d_ms: float = 0.0
+    torch_pageable_h2d_pct: float = 0.0
+    torch_zero_grad_fills: float = 0.0
     input_wait_event: str = ""  # the host event the step waits in longest (PyTorch: the DataLoader)
     device_kind: str = ""  # "GPU" | "TPU" | "" (CPU only)
     compute_capability: Optional[Tuple[int, int]] = None  # of the GPUs, when known

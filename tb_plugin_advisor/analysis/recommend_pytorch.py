@@ -58,6 +58,34 @@ PYTORCH_SNIPPETS: Dict[str, str] = {
         "    prefetch_factor=4)        # batches each worker prepares ahead\n"
         "x = x.to('cuda', non_blocking=True)  # from pinned memory, overlaps the step"
     ),
+    "input.pin_memory": (
+        "loader = DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True)\n"
+        "for x, y in loader:\n"
+        "    x = x.to(device, non_blocking=True)\n"
+        "    y = y.to(device, non_blocking=True)"
+    ),
+    "optimizer.zero_grad_set_to_none": "optimizer.zero_grad(set_to_none=True)  # the default since torch 2.0",
+    "host.sync": (
+        "# keep values on the device inside the step; read them every N steps\n"
+        "running_loss += loss.detach()          # not loss.item()\n"
+        "if step % 100 == 0:\n"
+        "    print(running_loss.item() / 100); running_loss.zero_()"
+    ),
+    "precision.cpu_16bit": (
+        "# lscpu | grep -o -w -E 'amx_bf16|avx512_bf16|amx_fp16|avx512_fp16'   (empty: emulated)\n"
+        "# without native 16-bit math keep CPU compute in float32: no torch.autocast('cpu', ...)"
+    ),
+    "device.copy_bound": (
+        "# keep tensors on the device across steps; copy each batch once, pinned and asynchronously\n"
+        "loader = DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True)\n"
+        "x = x.to(device, non_blocking=True)   # and avoid .cpu()/.numpy() inside the step"
+    ),
+    "input.preprocessing": (
+        "# decode/augment in DataLoader workers, or on the GPU after the copy\n"
+        "loader = DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True,\n"
+        "                    persistent_workers=True, prefetch_factor=4)\n"
+        "# or preprocess once offline and load ready tensors (torch.save / memory-mapped numpy)"
+    ),
     "compile.torch": (
         "model = torch.compile(model)  # fuses small kernels\n"
         "# launch-bound and static shapes: also capture CUDA graphs\n"
@@ -99,6 +127,27 @@ def torch_compile(f: Facts) -> Optional[Tuple[str, str]]:
     return None
 
 
+def pin_memory(f: Facts) -> Optional[Tuple[str, str]]:
+    """Host-to-device copies from pageable memory take a visible share of the step."""
+    if f.framework != PYTORCH or f.torch_pageable_h2d_pct < th.TORCH_PAGEABLE_COPY_PCT:
+        return None
+    return "medium", (
+        f"copies from pageable host memory ('Memcpy HtoD (Pageable -> Device)') take "
+        f"{f.torch_pageable_h2d_ms:.2f} ms per step ({f.torch_pageable_h2d_pct:.1f} % of the step); they are "
+        "staged through a bounce buffer and cannot overlap compute."
+    )
+
+
+def zero_grad_set_to_none(f: Facts) -> Optional[Tuple[str, str]]:
+    """zero_grad fills every gradient with zeros (set_to_none=False)."""
+    if f.framework != PYTORCH or f.torch_zero_grad_fills < 1:
+        return None
+    return "low", (
+        f"Optimizer.zero_grad runs {f.torch_zero_grad_fills:.0f} zero-filling ops (aten::zero_/fill_) per "
+        "step: gradients are overwritten with zeros instead of being dropped."
+    )
+
+
 # (id, title, message, check) of the PyTorch-only rules; their snippets are in PYTORCH_SNIPPETS
 PYTORCH_RULES = (
     (
@@ -115,5 +164,20 @@ PYTORCH_RULES = (
         "The step launches many small kernels one by one from Python and the GPU waits between them. "
         "torch.compile fuses them; mode='reduce-overhead' also replays the step as a CUDA graph.",
         torch_compile,
+    ),
+    (
+        "input.pin_memory",
+        "Copy batches from pinned memory, asynchronously",
+        "Host-to-device copies from pageable memory are staged through a bounce buffer and block the "
+        "stream. pin_memory=True in the DataLoader and .to(device, non_blocking=True) let the copy overlap "
+        "compute.",
+        pin_memory,
+    ),
+    (
+        "optimizer.zero_grad_set_to_none",
+        "Drop gradients instead of zero-filling them",
+        "zero_grad(set_to_none=False) launches a fill for every parameter's gradient each step; "
+        "set_to_none=True skips that work and its memory traffic.",
+        zero_grad_set_to_none,
     ),
 )

@@ -102,3 +102,9 @@ HOST_SYNC_IDLE_HIGH_PCT = 15.0
 LAUNCH_BOUND_MIN_KERNELS = 200
 LAUNCH_BOUND_MAX_MEDIAN_US = 20.0
 LAUNCH_BOUND_MIN_IDLE_PCT = 20.0
+
+# ---------------------------------------------------------------------------------------------------
+# PyTorch rules (analysis/recommend_pytorch.py)
+
+# Copies from pageable host memory at least this share of the step: recommend pin_memory.
+TORCH_PAGEABLE_COPY_PCT = 1.0
