@@ -134,7 +134,7 @@ class AdvisorPlugin(base_plugin.TBPlugin):
         if not self.logdir and getattr(getattr(context, "flags", None), "logdir_spec", ""):
             logger.warning("advisor: --logdir_spec is not supported; start TensorBoard with --logdir")
         try:
-            read_limits.configure(float(_flag(context, "advisor_max_profile_mb")))
+            read_limits.configure(float(_flag(context, "advisor_max_profile_mb")), export=True)
         except ValueError as exc:
             logger.warning("advisor: --advisor_max_profile_mb ignored: %s", exc)
         self.markers = MarkerWriter(enabled=bool(_flag(context, "advisor_write_markers")))

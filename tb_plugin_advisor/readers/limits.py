@@ -57,14 +57,15 @@ def current() -> ReadLimits:
     return _current
 
 
-def configure(max_profile_mb: float) -> ReadLimits:
-    """Set the process-wide profile size cap (megabytes of profile data, after decompression), for
-    this process and the worker processes it starts later."""
+def configure(max_profile_mb: float, export: bool = False) -> ReadLimits:
+    """Set the process-wide profile size cap (megabytes of profile data, after decompression);
+    `export` also hands it to the worker processes started later (TensorBoard's analysis pool)."""
     global _current
     if not max_profile_mb > 0:
         raise ValueError(f"the profile size cap must be positive, not {max_profile_mb!r}")
     _current = _current.with_profile_mb(max_profile_mb)
-    os.environ[CAP_ENV] = repr(float(max_profile_mb))
+    if export:
+        os.environ[CAP_ENV] = repr(float(max_profile_mb))
     return _current
 
 
