@@ -12,3 +12,6 @@ class ProfileReadError(AdvisorError):
         self.source = source
         self.problem = problem
         super().__init__(f"cannot read profile {source}: {problem}")
+
+    def __reduce__(self):  # rebuilt from its two fields when it comes back from a worker process
+        return (type(self), (self.source, self.problem))

@@ -17,6 +17,7 @@ import argparse
 import sys
 
 from tb_plugin_advisor.views.commands import require_logdir
+from tb_plugin_advisor.views.commands.report import add_parallel_arguments, check_parallel_arguments
 
 EPILOG = """\
 Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`). Give the same
@@ -52,19 +53,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when the candidate's step time is significantly slower by more than PCT percent "
         "(a regression gate for CI)",
     )
+    add_parallel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor.analysis.diff import diff_runs, is_regression
+    from tb_plugin_advisor.analysis.diff import diff_reports, is_regression
+    from tb_plugin_advisor.hostpool import build_session_report
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import find_run, load_run
+    from tb_plugin_advisor.sources.runs import find_run
     from tb_plugin_advisor.views.diff_render import render
 
     require_logdir(args.logdir)
+    check_parallel_arguments(args)
     scan = scan_logdir(args.logdir)
-    baseline = load_run(find_run(scan, args.baseline, "baseline"), args.baseline_host, "baseline")
-    candidate = load_run(find_run(scan, args.candidate, "candidate"), args.candidate_host, "candidate")
-    diff = diff_runs(baseline, candidate)
+    sides = []
+    for role, name, host in (
+        ("baseline", args.baseline, args.baseline_host),
+        ("candidate", args.candidate, args.candidate_host),
+    ):
+        session = find_run(scan, name, role)
+        report = build_session_report(
+            session, host, scheduler=args.scheduler, workers=args.workers, role=role
+        )
+        sides.append(report.to_json())
+    diff = diff_reports(sides[0], sides[1])
     text = render(diff, args.format, top=max(1, args.top))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
