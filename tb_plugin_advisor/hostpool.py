@@ -32,6 +32,8 @@ PEAK_BYTES_PER_FILE_BYTE = 6.0
 WORKER_BASE_BYTES = 150 * 2**20
 # Share of the RAM available now that the pool may plan to use; the rest is left to everything else.
 RAM_SHARE = 0.8
+# How long to try reaching a Dask scheduler before saying it cannot be reached.
+DASK_CONNECT_TIMEOUT_S = 20
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def _on_dask(tasks: Sequence[HostTask], scheduler: str) -> List[HostReport]:
             "--scheduler needs dask.distributed: pip install 'tb-plugin-advisor[dask]'"
         ) from None
     try:
-        client = Client(scheduler, timeout=30, set_as_default=False)
+        client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise AdvisorError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     with client:
