@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Dict, List, Optional, Sequence
 
-from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.errors import AdvisorError, ProfileReadError
 from tb_plugin_advisor.readers.xplane import read_xplane
 from tb_plugin_advisor.report import HostReport, Report, analyze_profile
+from tb_plugin_advisor.sources.remote import explain
 
 # Peak resident memory of reading + analysing one host, per byte of its .xplane.pb (measured with
 # bench/bench_pod.py on make_profile.py files: see the comment in that script for the figure).
@@ -47,7 +48,14 @@ class HostTask:
 
 def analyze_host_file(path: str, host: str) -> HostReport:
     """The worker's job: read one host file and keep only its analysed result."""
-    return analyze_profile(read_xplane(path, host=host))
+    try:
+        profile = read_xplane(path, host=host)
+    except ProfileReadError as exc:
+        reason = explain(path, exc.__cause__) if exc.__cause__ is not None else None
+        if reason is None:
+            raise
+        raise ProfileReadError(path, reason) from None
+    return analyze_profile(profile)
 
 
 def estimated_peak_bytes(size_bytes: int) -> int:
