@@ -29,6 +29,7 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_workers": 2,
     "advisor_cache_size": 32,
     "advisor_wait": 2.0,
+    "advisor_dask_scheduler": "",
 }
 
 
@@ -88,6 +89,15 @@ class AdvisorLoader(base_plugin.TBLoader):
             '{"status": "running"} (the tab then polls; default 2).',
         )
 
+        group.add_argument(
+            "--advisor_dask_scheduler",
+            default=DEFAULTS["advisor_dask_scheduler"],
+            metavar="tcp://HOST:PORT",
+            help="Analyse the hosts of multi-host runs on this dask.distributed cluster instead of a "
+            "local process pool (pip install 'tb-plugin-advisor[dask]'; its workers must be able to "
+            "read the logdir). Default: none; Dask is then never imported.",
+        )
+
     def load(self, context: base_plugin.TBContext) -> AdvisorPlugin:
         return AdvisorPlugin(context)
 
@@ -113,6 +123,7 @@ class AdvisorPlugin(base_plugin.TBPlugin):
             workers=int(_flag(context, "advisor_workers")),
             cache_size=int(_flag(context, "advisor_cache_size")),
             wait_s=float(_flag(context, "advisor_wait")),
+            scheduler=str(_flag(context, "advisor_dask_scheduler") or "") or None,
         )
         self.api = AdvisorApi(self.discovery, self.service)
         if self.logdir:

@@ -92,3 +92,19 @@ def test_without_a_scheduler_dask_is_never_imported(pod):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_tensorboard_with_the_dask_flag_serves_the_same_report(pod, scheduler, tensorboard_factory):
+    session = find_run(scan_logdir(str(pod)), f"job/{SESSION}")
+    expected = hostpool.build_session_report(session, workers=1).to_json()
+    tb = tensorboard_factory(
+        str(pod), "--advisor_dask_scheduler", scheduler, "--advisor_write_markers", "false"
+    )
+
+    def served():
+        status, body = tb.plugin("report", run=f"job/{SESSION}")
+        return body if status == 200 else None
+
+    body = tb.wait_for(served, timeout_s=120)
+    assert json.dumps(body, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    assert [s["host"] for s in body["stragglers"]] == ["worker1"]

@@ -104,8 +104,11 @@ class AnalysisService:
     file is corrupt until it changes, and then its key changes) are remembered.
     """
 
-    def __init__(self, workers: int = 2, cache_size: int = 32, wait_s: float = 2.0):
+    def __init__(
+        self, workers: int = 2, cache_size: int = 32, wait_s: float = 2.0, scheduler: Optional[str] = None
+    ):
         self.wait_s = wait_s
+        self.scheduler = scheduler  # a Dask scheduler address: a run's hosts are analysed there
         self.cache_size = max(1, cache_size)
         self._pool = DaemonPool(workers)
         self._lock = threading.RLock()
@@ -161,22 +164,16 @@ class AnalysisService:
 # Analyses behind the routes (files are only ever opened through discovered sessions)
 
 
-def _read_profiles(session: Session, host: Optional[str]):
+def build_report(session: Session, host: Optional[str], scheduler: Optional[str] = None) -> Dict[str, Any]:
+    """The engine's report JSON for a session (all hosts, or one); hosts in parallel (hostpool.py)."""
     from tb_plugin_advisor.errors import ProfileReadError
-    from tb_plugin_advisor.sources.runs import load_run
+    from tb_plugin_advisor.hostpool import build_session_report
 
     try:
-        return load_run(session, host)  # the host was validated by the route
+        report = build_session_report(session, host, scheduler=scheduler)
     except ProfileReadError as e:
         raise ApiError(422, f"cannot read the profile of run '{session.run}': {e}") from None
-
-
-def build_report(session: Session, host: Optional[str]) -> Dict[str, Any]:
-    """The engine's report JSON for a session (all hosts, or one)."""
-    profiles = _read_profiles(session, host)
-    from tb_plugin_advisor import report as engine
-
-    return to_jsonable(engine.build_report(profiles))
+    return to_jsonable(report)
 
 
 def build_diff(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[str, Any]:
@@ -321,7 +318,7 @@ class AdvisorApi:
 
     def _report_future(self, session: Session, host: Optional[str]) -> concurrent.futures.Future:
         key = ("report", session.cache_key, host)
-        return self.service.future(key, lambda: build_report(session, host))
+        return self.service.future(key, lambda: build_report(session, host, self.service.scheduler))
 
     def _answer(self, request: wrappers.Request, ready: bool, value: Any, running: Dict) -> wrappers.Response:
         if not ready:
