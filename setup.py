@@ -37,6 +37,8 @@ setup(
         "dask": ["dask[distributed]>=2022.1"],
         # s3:// logdirs through TensorBoard's own S3 filesystem (it uses boto3).
         "s3": ["boto3"],
+        # bench/bench_pod.py: process-tree memory sampling, the Dask and S3 modes.
+        "bench": ["psutil", "dask[distributed]>=2022.1", "moto[server]>=5", "boto3"],
         "test": [
             "pytest>=7",
             "pytest-timeout",

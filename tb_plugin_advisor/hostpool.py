@@ -26,9 +26,9 @@ from tb_plugin_advisor.readers.xplane import read_xplane
 from tb_plugin_advisor.report import HostReport, Report, analyze_profile
 from tb_plugin_advisor.sources.remote import explain
 
-# Peak resident memory of reading + analysing one host, per byte of its .xplane.pb (measured with
-# bench/bench_pod.py on make_profile.py files: see the comment in that script for the figure).
-PEAK_BYTES_PER_FILE_BYTE = 6.0
+# Peak resident memory of reading + analysing one host, per byte of its .xplane.pb: bench/bench_pod.py
+# measured 3.6 × (RSS growth of a fresh process on a 24 MB make_profile.py host); 4 leaves a margin.
+PEAK_BYTES_PER_FILE_BYTE = 4.0
 # Memory a fresh spawn worker costs before it reads anything (interpreter + numpy + the package).
 WORKER_BASE_BYTES = 150 * 2**20
 # Share of the RAM available now that the pool may plan to use; the rest is left to everything else.
