@@ -139,3 +139,20 @@ def test_cli_report_and_diff_are_the_same_with_any_worker_count(pod, tmp_path, c
     assert diffs["1"] == diffs["2"]
     assert cli_main(["report", str(pod), "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err
+
+
+def test_text_markdown_and_html_show_the_per_host_table_and_stragglers(pod):
+    from tb_plugin_advisor.views.render import render
+
+    report = hostpool.build_session_report(session_of(pod), workers=1).to_json()
+    text = render(report, "text")
+    rows = {line.split()[0]: line for line in text.splitlines() if line.strip().startswith("worker")}
+    assert "STRAGGLER" in rows["worker2"] and "STRAGGLER" in rows["worker3"]
+    assert "STRAGGLER" not in rows["worker0"]
+    assert "130.00" in rows["worker2"]
+    assert "worker2: step time +30.0% vs the median host" in text
+    assert "worker3: input wait +30.0 points vs the median host" in text
+    markdown = render(report, "md")
+    assert "| worker2 | 130.00 |" in markdown and "**Stragglers**" in markdown
+    page = render(report, "html")
+    assert "<td>worker3</td>" in page and "<b>STRAGGLER</b>" in page
