@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.diff_hosts import diff_hosts
 from tb_plugin_advisor.analysis.thresholds import TOP_OPS
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
@@ -603,6 +604,9 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         "kernels": kernels,
         "warnings": warnings,
     }
+    per_host = diff_hosts(baseline, candidate)
+    if per_host is not None:
+        diff["per_host"] = per_host
     diff["summary"] = explain(diff)
     return diff
 
