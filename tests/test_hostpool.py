@@ -156,3 +156,18 @@ def test_text_markdown_and_html_show_the_per_host_table_and_stragglers(pod):
     assert "| worker2 | 130.00 |" in markdown and "**Stragglers**" in markdown
     page = render(report, "html")
     assert "<td>worker3</td>" in page and "<b>STRAGGLER</b>" in page
+
+
+def _report_in_a_worker(logdir: str) -> str:
+    session = session_of(logdir)
+    return json.dumps(hostpool.build_session_report(session, workers=2).to_json(), sort_keys=True)
+
+
+def test_the_pool_runs_inside_a_worker_of_another_process_pool(pod):
+    """The server analyses reports in its own process pool; a run's host pool must start inside it."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as outer:
+        nested = outer.submit(_report_in_a_worker, str(pod)).result(timeout=300)
+    assert nested == _report_in_a_worker(str(pod))
