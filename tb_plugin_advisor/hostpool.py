@@ -26,8 +26,9 @@ from tb_plugin_advisor.readers.xplane import read_xplane
 from tb_plugin_advisor.report import HostReport, Report, analyze_profile
 from tb_plugin_advisor.sources.remote import explain
 
-# Peak resident memory of reading + analysing one host, per byte of its .xplane.pb: bench/bench_pod.py
-# measured 3.6 × (RSS growth of a fresh process on a 24 MB make_profile.py host); 4 leaves a margin.
+# Peak resident memory of reading + analysing one host, per byte of its .xplane.pb. bench/bench_pod.py
+# measured the RSS growth of a fresh process: 89 MB for a 24 MB make_profile.py host (3.6 ×) and
+# 38 MB for a 6.4 MB one (a fixed ~15 MB plus ~3.5 ×); 4 × plus WORKER_BASE_BYTES covers both.
 PEAK_BYTES_PER_FILE_BYTE = 4.0
 # Memory a fresh spawn worker costs before it reads anything (interpreter + numpy + the package).
 WORKER_BASE_BYTES = 150 * 2**20
