@@ -223,7 +223,8 @@ def main(argv=None) -> int:
         ratio = (one["peak_rss"] - one["base_rss"]) / one["file_bytes"]
         print(
             f"one host: {one['file_bytes'] / 1e6:.1f} MB file, {one['wall_s']:.2f} s, "
-            f"RSS growth {ratio:.2f} × file size (hostpool.PEAK_BYTES_PER_FILE_BYTE)"
+            f"RSS growth {(one['peak_rss'] - one['base_rss']) / 1e6:.0f} MB = {ratio:.2f} × file size "
+            "(hostpool: WORKER_BASE_BYTES + PEAK_BYTES_PER_FILE_BYTE × size)"
         )
     runs = {m: r for m, r in results.items() if m != "one_host"}
     if not runs:
