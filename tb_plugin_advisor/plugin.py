@@ -33,6 +33,7 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_worker_tasks": 1,
     "advisor_wait": 2.0,
     "advisor_max_profile_mb": 512.0,
+    "advisor_dask_scheduler": "",
 }
 
 
@@ -118,6 +119,15 @@ class AdvisorLoader(base_plugin.TBLoader):
             "report peaks near 3x this); larger files get a clear error instead of exhausting memory.",
         )
 
+        group.add_argument(
+            "--advisor_dask_scheduler",
+            default=DEFAULTS["advisor_dask_scheduler"],
+            metavar="tcp://HOST:PORT",
+            help="Analyse the hosts of multi-host runs on this dask.distributed cluster instead of a "
+            "local process pool (pip install 'tb-plugin-advisor[dask]'; its workers must be able to "
+            "read the logdir). Default: none; Dask is then never imported.",
+        )
+
     def load(self, context: base_plugin.TBContext) -> AdvisorPlugin:
         return AdvisorPlugin(context)
 
@@ -149,6 +159,7 @@ class AdvisorPlugin(base_plugin.TBPlugin):
             cache_bytes=int(float(_flag(context, "advisor_cache_mb")) * 1024 * 1024),
             wait_s=float(_flag(context, "advisor_wait")),
             tasks_per_worker=int(_flag(context, "advisor_worker_tasks")),
+            scheduler=str(_flag(context, "advisor_dask_scheduler") or "") or None,
         )
         self.api = AdvisorApi(self.discovery, self.service, logdir=self.logdir)
         if self.logdir:

@@ -26,6 +26,7 @@ from tb_plugin_advisor.analysis.precision import PrecisionResult, analyze_precis
 from tb_plugin_advisor.analysis.preprocessing import Preprocessing, analyze_preprocessing
 from tb_plugin_advisor.analysis.signals import Signals, collect_signals
 from tb_plugin_advisor.analysis.steps import Steps, find_steps
+from tb_plugin_advisor.analysis.stragglers import HostFigures, find_stragglers
 from tb_plugin_advisor.analysis.tensor_cores import TensorCoreResult, analyze_tensor_cores
 from tb_plugin_advisor.analysis.torch_signals import TorchSignals, collect_torch_signals
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
@@ -91,9 +92,23 @@ class HostReport:
         ]
         return _steps_summary(steps, per_step=per_step)
 
-    def summary_json(self) -> Dict[str, Any]:
+    def figures(self) -> HostFigures:
+        busy = list(self.breakdown.device_busy_pct.values())
+        return HostFigures(
+            host=self.host,
+            step_time_ms=self.steps.stats_ms()["mean_ms"],
+            input_pct=self.breakdown.pct()["input"],
+            device_util_pct=float(np.mean(busy)) if busy else 0.0,
+        )
+
+    def summary_json(self, stragglers: Tuple[str, ...] = ()) -> Dict[str, Any]:
+        f = self.figures()
         return {
             "host": self.host,
+            "step_time_ms": _r(f.step_time_ms),
+            "input_pct": _r(f.input_pct, 2),
+            "device_util_pct": _r(f.device_util_pct, 2),
+            "straggler": self.host in stragglers,
             "steps": self.steps_json(),
             "breakdown_ms": {k: _r(v) for k, v in self.breakdown.mean_ms().items()},
             "breakdown_pct": {k: _r(v, 2) for k, v in self.breakdown.pct().items()},
@@ -317,6 +332,8 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
     weights = [float(r.tensor_core_result.compute_ns or r.precision_result.compute_ns) for r in reports]
     recommendations = _merged_recommendations(reports)
     peaks = [p for p in (device_peak_bytes(r.memory_peaks) for r in reports) if p is not None]
+    stragglers = find_stragglers([r.figures() for r in reports])
+    straggling = tuple(s.host for s in stragglers)
     return {
         "schema": SCHEMA,
         "run": run,
@@ -342,7 +359,8 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
         "host_sync": max(reports, key=lambda r: r.host_sync.time_pct).host_sync.to_json(),
         "cpu_16bit": next((r.cpu_16bit.to_json() for r in reports if r.cpu_16bit), None),
         "profile": [{"host": r.host, "path": r.path, "size_bytes": r.size_bytes} for r in reports],
-        "per_host": [r.summary_json() for r in reports],
+        "per_host": [r.summary_json(straggling) for r in reports],
+        "stragglers": [s.to_json() for s in stragglers],
         "warnings": [f"{r.host}: {w}" for r in reports for w in r.warnings],
     }
 

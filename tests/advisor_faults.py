@@ -23,14 +23,14 @@ real_report_answer = worker_tasks.report_answer
 real_doctor_answer = worker_tasks.doctor_answer
 
 
-def faulty_report_answer(session, host, logdir):
+def faulty_report_answer(session, host, logdir, scheduler=None):
     if session.run.startswith("bug/"):
         raise RuntimeError("forced bug for the 500 test")
     if session.run.startswith("crash/"):
         os.kill(os.getpid(), signal.SIGKILL)
     if session.run.startswith("pid/"):
         return worker_tasks.encode({"pid": os.getpid()})
-    return real_report_answer(session, host, logdir)
+    return real_report_answer(session, host, logdir, scheduler)
 
 
 def doctor_answer_with_pid(scan, memo, logdir):

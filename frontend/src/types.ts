@@ -127,6 +127,19 @@ export interface HostSummary {
   steps?: Steps;
   breakdown_pct?: CategoryMap;
   verdict?: Verdict;
+  step_time_ms?: number;
+  input_pct?: number;
+  device_util_pct?: number;
+  straggler?: boolean;
+}
+
+export interface StragglerInfo {
+  host: string;
+  metric: "step_time" | "input";
+  value: number;
+  median: number;
+  excess: number;
+  message: string;
 }
 
 export interface Report {
@@ -145,6 +158,7 @@ export interface Report {
   ops?: OpRow[];
   devices?: Device[];
   per_host?: HostSummary[];
+  stragglers?: StragglerInfo[];
   peak_memory_bytes?: number | null;
   warnings?: string[];
 }

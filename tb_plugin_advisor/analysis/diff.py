@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.diff_hosts import diff_hosts
 from tb_plugin_advisor.analysis.diff_names import NAME_RULES, NAME_RULES_KEEP, NameRule, normalise_name
 from tb_plugin_advisor.analysis.diff_stats import SIGNIFICANCE, ShiftTest, _significant, shift_test
 from tb_plugin_advisor.analysis.thresholds import TOP_OPS
@@ -422,6 +423,9 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         or any(shares["precision_significant"].values())
         or shares["tensor_cores_significant"]
     )
+    per_host = diff_hosts(baseline, candidate)
+    if per_host is not None:
+        diff["per_host"] = per_host
     diff["summary"] = explain(diff)
     return diff
 

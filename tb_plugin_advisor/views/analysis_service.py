@@ -191,7 +191,9 @@ class AnalysisService:
         wait_s: float = 2.0,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         tasks_per_worker: int = 1,
+        scheduler: Optional[str] = None,
     ):
+        self.scheduler = scheduler  # a Dask scheduler address: a run's hosts are analysed there
         self.wait_s = wait_s
         self.cache_size = max(1, cache_size)
         self.cache_bytes = max(0, cache_bytes)

@@ -201,7 +201,8 @@ class AdvisorApi:
         key = ("report", session.cache_key, host)
 
         def compute() -> Answer:
-            return Answer(*self.service.in_process(worker_tasks.report_answer, session, host, self.logdir))
+            return Answer(*self.service.in_process(
+                worker_tasks.report_answer, session, host, self.logdir, self.service.scheduler))
 
         return self.service.future(key, compute)
 

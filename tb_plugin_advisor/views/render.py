@@ -14,6 +14,7 @@ import shutil
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
+from tb_plugin_advisor.views.hosts_render import hosts_html, hosts_markdown, hosts_text
 from tb_plugin_advisor.views.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
@@ -201,12 +202,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         for op in ops:
             name = _clip(_op_label(op), name_width)
             out.append(f"  {_num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
-    per_host = report.get("per_host") or []
-    if per_host:
-        out.append("")
-        out.append("Per host:")
-        for h in per_host:
-            out.append(f"  {h.get('host')}: {(h.get('verdict') or {}).get('summary', '')}")
+    out += hosts_text(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         out.append("")
@@ -277,12 +273,7 @@ def render_markdown(report: Dict[str, Any]) -> str:
                 f"| {_md(_op_label(op))} | {_md(op.get('category', ''))} | "
                 f"{_num(op.get('time_ms')):.3f} | {_num(op.get('count')):.1f} |"
             )
-    per_host = report.get("per_host") or []
-    if per_host:
-        out += ["", "## Per host", ""]
-        out += [
-            f"- {_md(h.get('host'))}: {_md((h.get('verdict') or {}).get('summary', ''))}" for h in per_host
-        ]
+    out += hosts_markdown(report, _md)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
@@ -442,14 +433,7 @@ def render_html(report: Dict[str, Any]) -> str:
                 f'<td class="n">{_num(d.get("busy_pct")):.1f}</td></tr>'
             )
         body.append("</table>")
-    per_host = report.get("per_host") or []
-    if per_host:
-        body.append("<h2>Per host</h2><ul>")
-        body += [
-            f"<li><b>{_e(h.get('host'))}</b>: {_e((h.get('verdict') or {}).get('summary', ''))}</li>"
-            for h in per_host
-        ]
-        body.append("</ul>")
+    body += hosts_html(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")

@@ -41,20 +41,22 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def report_answer(session: Session, host: Optional[str], logdir: str) -> Encoded:
-    """The engine's report for a session (all hosts, or one), encoded."""
-    from tb_plugin_advisor import report as engine
-    from tb_plugin_advisor.sources.runs import load_run
+def report_answer(
+    session: Session, host: Optional[str], logdir: str, scheduler: Optional[str] = None
+) -> Encoded:
+    """The engine's report for a session (all hosts, or one), encoded. A run's hosts are analysed in
+    parallel (hostpool.py: a local pool, or the Dask cluster at `scheduler`)."""
+    from tb_plugin_advisor.hostpool import build_session_report
 
     paths = PathMapper(logdir)
     try:
-        profiles = load_run(session, host)  # the host was validated by the route
+        report = build_session_report(session, host, scheduler=scheduler)  # host validated by the route
     except ProfileChangedError as e:  # being written: say so, and read again on the next request
         message = f"cannot read the profile of run '{session.run}' now: {e}"
         raise ApiError(409, paths.text(message), retry=True) from None
     except ProfileReadError as e:
         raise ApiError(422, paths.text(f"cannot read the profile of run '{session.run}': {e}")) from None
-    return encode(paths.json(to_jsonable(engine.build_report(profiles))))
+    return encode(paths.json(to_jsonable(report)))
 
 
 def diff_answer(baseline: bytes, candidate: bytes) -> Encoded:

@@ -6,7 +6,7 @@ import { categoryInfo } from "../categories";
 import { barChart, type Chart } from "../charts";
 import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme } from "../chartdata";
 import { h, table } from "../dom";
-import { formatBytes, formatMs, formatNumber, formatPct } from "../format";
+import { formatBytes, formatNumber, formatPct } from "../format";
 import type { Report, RunInfo } from "../types";
 import { frameworkLabel, profileTabUrl, profileTools } from "../urls";
 import {
@@ -21,6 +21,7 @@ import {
   verdictView,
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
+import { perHostCard } from "./hosts";
 
 interface Ctx {
   theme: Theme;
@@ -252,24 +253,6 @@ function opsCard(r: Report): HTMLElement | null {
     ),
   );
   return card("Ops", "ops-card", details);
-}
-
-function perHostCard(r: Report): HTMLElement | null {
-  const hosts = r.per_host ?? [];
-  if (hosts.length < 2) return null;
-  return card(
-    "Per host",
-    "per-host",
-    table(
-      "per-host-table",
-      ["Host", "Verdict", "Median step", "Input"],
-      hosts.map((ph) => {
-        const v = verdictView(ph.verdict, { breakdownPct: ph.breakdown_pct, accelerator: hasAccelerator(r) });
-        return [ph.host, badge(v.short, v.severity), formatMs(ph.steps?.median_ms), formatPct(ph.breakdown_pct?.input)];
-      }),
-      [2, 3],
-    ),
-  );
 }
 
 /** Build the whole report. Chart.js measures its canvas, so call draw() once `el` is attached. */
