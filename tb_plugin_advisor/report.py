@@ -26,7 +26,9 @@ from tb_plugin_advisor.analysis.precision import PrecisionResult, analyze_precis
 from tb_plugin_advisor.analysis.preprocessing import Preprocessing, analyze_preprocessing
 from tb_plugin_advisor.analysis.signals import Signals, collect_signals
 from tb_plugin_advisor.analysis.steps import Steps, find_steps
+from tb_plugin_advisor.analysis.stragglers import HostFigures, find_stragglers
 from tb_plugin_advisor.analysis.tensor_cores import TensorCoreResult, analyze_tensor_cores
+from tb_plugin_advisor.analysis.torch_signals import TorchSignals, collect_torch_signals
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import Device, Profile, RunProfiles
@@ -69,6 +71,7 @@ class HostReport:
     preprocessing: Preprocessing = field(default_factory=Preprocessing)
     cpu_16bit: Optional[CpuSixteenBit] = None
     host_sync: HostSync = field(default_factory=HostSync)
+    torch_signals: Optional[TorchSignals] = None  # PyTorch runs only
 
     @property
     def steady_count(self) -> int:
@@ -89,9 +92,23 @@ class HostReport:
         ]
         return _steps_summary(steps, per_step=per_step)
 
-    def summary_json(self) -> Dict[str, Any]:
+    def figures(self) -> HostFigures:
+        busy = list(self.breakdown.device_busy_pct.values())
+        return HostFigures(
+            host=self.host,
+            step_time_ms=self.steps.stats_ms()["mean_ms"],
+            input_pct=self.breakdown.pct()["input"],
+            device_util_pct=float(np.mean(busy)) if busy else 0.0,
+        )
+
+    def summary_json(self, stragglers: Tuple[str, ...] = ()) -> Dict[str, Any]:
+        f = self.figures()
         return {
             "host": self.host,
+            "step_time_ms": _r(f.step_time_ms),
+            "input_pct": _r(f.input_pct, 2),
+            "device_util_pct": _r(f.device_util_pct, 2),
+            "straggler": self.host in stragglers,
             "steps": self.steps_json(),
             "breakdown_ms": {k: _r(v) for k, v in self.breakdown.mean_ms().items()},
             "breakdown_pct": {k: _r(v, 2) for k, v in self.breakdown.pct().items()},
@@ -136,6 +153,7 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
         warnings=_warnings(profile),
         preprocessing=analyze_preprocessing(profile, breakdown),
         host_sync=analyze_host_sync(profile, breakdown),
+        torch_signals=collect_torch_signals(profile, breakdown),
         cpu_16bit=assess_cpu_16bit(
             precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags
         ),
@@ -172,6 +190,8 @@ def _facts(report: HostReport) -> rec.Facts:
     tf32_off_ns = sum(n.time_ns for n in tc.eligible_not_using if n.reason_id == "fp32_tf32_off")
     return rec.Facts(
         framework=s.framework,
+        input_wait_event=report.breakdown.input_evidence[0][0] if report.breakdown.input_evidence else "",
+        **_torch_facts(report.torch_signals),
         device_kind=s.device_kind,
         compute_capability=s.compute_capability,
         breakdown_pct=pct,
@@ -222,6 +242,17 @@ def _facts(report: HostReport) -> rec.Facts:
         device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
     )
 
+
+
+def _torch_facts(t: Optional[TorchSignals]) -> Dict[str, Any]:
+    if t is None:
+        return {}
+    return {
+        "torch_dataloader": t.dataloader,
+        "torch_pageable_h2d_ms": t.pageable_h2d_ms,
+        "torch_pageable_h2d_pct": t.pageable_h2d_pct,
+        "torch_zero_grad_fills": t.zero_grad_fills,
+    }
 
 # ---------------------------------------------------------------------------------------------------
 # The run
@@ -301,6 +332,8 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
     weights = [float(r.tensor_core_result.compute_ns or r.precision_result.compute_ns) for r in reports]
     recommendations = _merged_recommendations(reports)
     peaks = [p for p in (device_peak_bytes(r.memory_peaks) for r in reports) if p is not None]
+    stragglers = find_stragglers([r.figures() for r in reports])
+    straggling = tuple(s.host for s in stragglers)
     return {
         "schema": SCHEMA,
         "run": run,
@@ -326,7 +359,8 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
         "host_sync": max(reports, key=lambda r: r.host_sync.time_pct).host_sync.to_json(),
         "cpu_16bit": next((r.cpu_16bit.to_json() for r in reports if r.cpu_16bit), None),
         "profile": [{"host": r.host, "path": r.path, "size_bytes": r.size_bytes} for r in reports],
-        "per_host": [r.summary_json() for r in reports],
+        "per_host": [r.summary_json(straggling) for r in reports],
+        "stragglers": [s.to_json() for s in stragglers],
         "warnings": [f"{r.host}: {w}" for r in reports for w in r.warnings],
     }
 
@@ -449,6 +483,7 @@ def _merged_recommendations(reports: List[HostReport]) -> List[rec.Recommendatio
                 f"{best.evidence} (hosts: {where})",
                 best.snippet,
                 best.snippet_jax,
+                best.snippet_label,
             )
         )
     out.sort(key=lambda x: rec.SEVERITIES.index(x.severity))

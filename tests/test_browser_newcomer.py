@@ -134,7 +134,7 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
     selected = [s for s in summary["steps"] if s["do"] == "selectRun"]
     assert [s["run"] for s in selected] == [*runs, runs[1]]
     for step in selected[:4]:
-        stage_words = r"^(waiting for a worker|reading the profile|analysing)"
+        stage_words = r"^(waiting for a worker|starting|reading the profile|analysing)"
         assert re.match(stage_words, step["progress"]["text"]), step
     for name in ("newcomer-report-full", "newcomer-doctor", "readme-advisor-tab"):
         assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name

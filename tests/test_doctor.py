@@ -227,6 +227,8 @@ def test_doctor_json_schema_and_exit_code(logdir: Path, capsys):
                 "problems", "fix"}  # fmt: skip
     for entry in data["sessions"]:
         assert required <= set(entry)
+        assert entry["framework"] == ("pytorch" if entry["format"] == "kineto" else
+                                      "tensorflow" if entry["format"] == "legacy" else None)
         assert entry["format"] in ("xplane", "legacy", "kineto", "unknown")
         assert entry["step_markers"] in (
             "root_marker", "keras3_marker", "legacy_marker", "profiler_step", "none", "unknown")

@@ -349,7 +349,7 @@ const ACTIONS = {
       const opts = [...document.querySelectorAll('[data-testid="run-select"] option')].map((o) => o.textContent);
       const shown = document.querySelector('[data-testid="report-run"] .adv-name')?.textContent ?? null;
       return {
-        inSelect: opts.includes(run),
+        inSelect: opts.some((o) => o === run || o.startsWith(`${run} · `)),
         shown,
         imgs: document.querySelectorAll("img").length,
         handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,

@@ -6,7 +6,7 @@ import type { Chart } from "./charts";
 import type { Theme } from "./chartdata";
 import { h, option, replace } from "./dom";
 import type { Diff, Doctor, Report, RunInfo, RunsResponse } from "./types";
-import { diffUrl, doctorUrl, reportUrl, runsUrl } from "./urls";
+import { diffUrl, doctorUrl, frameworkLabel, reportUrl, runsUrl } from "./urls";
 import { progressFraction, progressLine, progressParts } from "./progress";
 import { readParentDark, resolveTheme } from "./theme";
 import { initialDiffPair, pageHashWith, parsePageState, parseState, stateHash, type TabState } from "./urlstate";
@@ -198,7 +198,7 @@ export class AdvisorApp {
     const names = this.runs.map((r) => r.run);
     // First load: the URL's run and pair; a reload keeps what is selected.
     const keep = this.runSelect.value || this.state.run || "";
-    replace(this.runSelect, this.runs.map((r) => option(r.run, r.run, r.run === keep)));
+    replace(this.runSelect, this.runs.map((r) => option(r.run, `${r.run} · ${frameworkLabel(r)}`, r.run === keep)));
     const b = this.baselineSelect.value;
     const c = this.candidateSelect.value;
     // Runs come newest first (xprof's order): by default compare the newest with the one before.

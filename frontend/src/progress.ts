@@ -12,8 +12,10 @@ export interface AnalysisProgress {
 
 const STAGES: Readonly<Record<string, string>> = {
   queued: "waiting for a worker",
+  starting: "starting",
   reading: "reading the profile",
   analysing: "analysing",
+  done: "read",
 };
 
 export function progressFraction(p: AnalysisProgress | undefined): number | null {

@@ -18,6 +18,8 @@ export interface RunInfo {
   hosts?: string[];
   format?: string;
   size_bytes?: number;
+  /** "pytorch" / "tensorflow" where the format says; absent or "" when TF or JAX (XSpace) */
+  framework?: string;
 }
 
 export interface RunsResponse {
@@ -100,6 +102,8 @@ export interface Recommendation {
   evidence?: string | string[];
   snippet?: string;
   snippet_jax?: string;
+  /** what `snippet` is written for: "TF/Keras" (default) or "PyTorch" */
+  snippet_label?: string;
 }
 
 export interface OpRow {
@@ -125,6 +129,19 @@ export interface HostSummary {
   steps?: Steps;
   breakdown_pct?: CategoryMap;
   verdict?: Verdict;
+  step_time_ms?: number;
+  input_pct?: number;
+  device_util_pct?: number;
+  straggler?: boolean;
+}
+
+export interface StragglerInfo {
+  host: string;
+  metric: "step_time" | "input";
+  value: number;
+  median: number;
+  excess: number;
+  message: string;
 }
 
 export interface Report {
@@ -143,6 +160,7 @@ export interface Report {
   ops?: OpRow[];
   devices?: Device[];
   per_host?: HostSummary[];
+  stragglers?: StragglerInfo[];
   peak_memory_bytes?: number | null;
   warnings?: string[];
 }

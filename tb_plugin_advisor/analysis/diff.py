@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.diff_hosts import diff_hosts
 from tb_plugin_advisor.analysis.diff_names import NAME_RULES, NAME_RULES_KEEP, NameRule, normalise_name
 from tb_plugin_advisor.analysis.diff_stats import SIGNIFICANCE, ShiftTest, _significant, shift_test
 from tb_plugin_advisor.analysis.thresholds import TOP_OPS
@@ -392,6 +393,10 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
             warnings.append(f"{side}: the report has no per-step times; significance cannot be judged")
         for w in report.get("warnings") or []:
             warnings.append(f"{side}: {w}")
+    frameworks = {"baseline": baseline.get("framework") or "", "candidate": candidate.get("framework") or ""}
+    mixed = cross_framework_caveat(frameworks["baseline"], frameworks["candidate"])
+    if mixed:
+        warnings.insert(0, mixed)
 
     diff = {
         "schema": SCHEMA,
@@ -411,6 +416,7 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         "ops": ops,
         "kernels": kernels,
         "warnings": warnings,
+        "frameworks": frameworks,
     }
     diff["significant_change"] = bool(
         step_time["significant"]
@@ -418,6 +424,9 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         or any(shares["precision_significant"].values())
         or shares["tensor_cores_significant"]
     )
+    per_host = diff_hosts(baseline, candidate)
+    if per_host is not None:
+        diff["per_host"] = per_host
     diff["summary"] = explain(diff)
     return diff
 
@@ -435,6 +444,22 @@ def is_regression(diff: Dict[str, Any], threshold_pct: float) -> bool:
     if mean_pct is None or median_pct is None:
         return False
     return min(mean_pct, median_pct) > threshold_pct
+
+
+def cross_framework_caveat(baseline_framework: str, candidate_framework: str) -> str:
+    """A PyTorch run against a TF/JAX run: the diff works, with this caveat ("" when they match).
+
+    Step times, the breakdown categories, precision and Tensor Core shares mean the same thing in
+    both; op names do not (aten ops vs TF ops / HLO), so op rows show up as new and vanished.
+    """
+    torch_side = {baseline_framework == "pytorch", candidate_framework == "pytorch"}
+    if torch_side != {True, False}:
+        return ""
+    return (
+        "cross-framework diff (PyTorch vs TensorFlow/JAX): step time, breakdown, precision and Tensor "
+        "Core shares compare; op and kernel names differ between frameworks, so ops show as new and "
+        "vanished rather than changed"
+    )
 
 
 def diff_runs(
@@ -569,7 +594,10 @@ def _step_sentence(diff: Dict[str, Any]) -> str:
 
     drivers = _drivers(diff)
     if drivers:
-        sentence += ": " + ", ".join(f"{CATEGORY_LABELS.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
+        labels = dict(CATEGORY_LABELS)
+        if set((diff.get("frameworks") or {}).values()) == {"pytorch"}:
+            labels["input"] = "DataLoader wait"  # PyTorch's input wait is next() on its DataLoader
+        sentence += ": " + ", ".join(f"{labels.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
     phrase = _input_phrase(diff)
     if phrase:
         sentence += f" {chr(0x2014)} {phrase}"

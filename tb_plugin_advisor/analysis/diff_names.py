@@ -42,6 +42,14 @@ NAME_RULES: Tuple[NameRule, ...] = (
         (("train#step_num=5,_r=1#", "train"), ("Profiled batch#step_num=12#", "Profiled batch")),
     ),
     NameRule(
+        "torch_step_number",
+        "PyTorch numbers its profiler step ranges (`ProfilerStep#12`); the same range in another run "
+        "has another number",
+        re.compile(r"^(ProfilerStep)#\d+$"),
+        r"\1",
+        (("ProfilerStep#12", "ProfilerStep"), ("ProfilerStep#3", "ProfilerStep")),
+    ),
+    NameRule(
         "hlo_sigil",
         "the % of HLO instruction names as written in HLO text",
         re.compile(r"(?:^|(?<=/))%"),
@@ -94,6 +102,9 @@ NAME_RULES_KEEP = (
     "void Eigen::internal::EigenMetaKernel<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16>>(long)",
     "float16",
     "Iterator::Root::Prefetch::ParallelMapV2",
+    "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+    "autograd::engine::evaluate_function: ConvolutionBackward0",
+    "Optimizer.step#SGD.step",
     "Cijk_Ailk_Bljk_BBS_BH_MT256x128x64_MI16x16x16x1_SN_1LDSB0_WS64_WG32_8_1.kd",  # AMD Tensile
 )
 

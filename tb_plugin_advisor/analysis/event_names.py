@@ -70,6 +70,12 @@ HOST_INPUT = (
         "tf.data iterator work on a consumer thread (nested in get-next; never on producer threads)",
     ),
     NamePattern(
+        "torch_dataloader_next",
+        r"^enumerate\(DataLoader\)#_\w*DataLoaderIter\.__next__$",
+        "PyTorch: the training loop waiting in next() of a DataLoader iterator (`user_annotation` in "
+        "current torch, `Operator`/`cpu_op` in 2021 traces)",
+    ),
+    NamePattern(
         "jax_device_put",
         r"^(DevicePut\w*|batched_device_put)$",
         "JAX copying a step's arrays to the device (jax.device_put / argument transfer)",
@@ -152,6 +158,11 @@ HOST_COMPUTE = (
         "an eager op or a tf.function call being executed",
     ),
     NamePattern(
+        "torch_aten_op",
+        r"^aten::",
+        "a PyTorch operator (`aten::addmm` …): computes on the CPU, or launches kernels on a GPU run",
+    ),
+    NamePattern(
         "xla_cpu_execute",
         r"^(TfrtCpuExecutable::Execute\w*|PjRtCpu\w*::Execute\w*|"
         r"ThunkExecutor::Execute\w*)$",
@@ -205,6 +216,11 @@ STEP_LAUNCHES = (
     NamePattern("tf_function_graph", r"^(?P<fn>__inference_\w+)$", "older TF: the function's own event"),
     NamePattern("jax_pjit", r"^PjitFunction\((?P<fn>[^)]+)\)$", "a jitted JAX function called from Python"),
     NamePattern("xla_gpu_module", r"^(?P<fn>[^:]+):XLA GPU module$", "an XLA module launched on a GPU"),
+    NamePattern(
+        "torch_dataloader_next",
+        r"^enumerate\(DataLoader\)#_\w*DataLoaderIter\.__next__$",
+        "PyTorch without prof.step(): each training iteration starts by taking a batch from its DataLoader",
+    ),
 )
 # Device lines whose events are whole XLA module executions (TPU, some GPU writers).
 XLA_MODULE_LINES = ("XLA Modules",)

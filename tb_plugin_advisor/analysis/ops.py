@@ -94,10 +94,15 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
     return rows[:limit]
 
 
+# The host events that are ops on a CPU-only profile: TF ops, and PyTorch's aten ops (inclusive time:
+# `aten::linear` contains its `aten::addmm`, as in PyTorch's own key_averages "CPU total").
+HOST_OP_PATTERNS = tuple(p for p in names.HOST_COMPUTE if p.id in ("tf_op", "torch_aten_op"))
+
+
 def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tuple, List[float]]) -> None:
     for plane in profile.host_planes:
         is_op = np.array(
-            [names.first_match(names.HOST_COMPUTE[:1], n) is not None for n in plane.event_names] + [False]
+            [names.first_match(HOST_OP_PATTERNS, n) is not None for n in plane.event_names] + [False]
         )
         if not is_op.any():
             continue

@@ -35,6 +35,7 @@ from tb_plugin_advisor.analysis.patterns import (
     classify_op,
     precision_of_tf_data_type,
 )
+from tb_plugin_advisor.analysis.precision_torch import torch_host_precision
 
 # Verdict: share of matrix work (GEMM/convolution/attention, or all compute when the profile has
 # none) in 16-bit/8-bit types, among the work whose type is known. The built-in tab warns below 10 %
@@ -165,7 +166,7 @@ def analyze_precision(profile, steps: Optional[int] = None) -> PrecisionResult:
     devices = [d for d in profile.devices if len(d.kernels)]
     if devices:
         _device_precision(result, devices)
-    else:
+    elif not (getattr(profile, "framework", "") == "pytorch" and torch_host_precision(result, profile)):
         _host_precision(result, profile)
     _decide(result)
     return result

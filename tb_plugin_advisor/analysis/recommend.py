@@ -8,11 +8,12 @@ stable (ARCHITECTURE.md §2): scripts may test for them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.analysis import rules_cpu, rules_device
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.recommend_pytorch import PYTORCH, PYTORCH_RULES, PYTORCH_SNIPPETS
 
 SEVERITIES = ("high", "medium", "low")
 
@@ -21,7 +22,13 @@ SEVERITIES = ("high", "medium", "low")
 class Facts:
     """What the rules may look at (filled by report.py from the analyses)."""
 
-    framework: str = "unknown"  # tf | jax | unknown
+    framework: str = "unknown"  # tf | jax | pytorch | unknown
+    # PyTorch (analysis/torch_signals.py)
+    torch_dataloader: str = ""  # "single" (num_workers=0) | "multi" | ""
+    torch_pageable_h2d_ms: float = 0.0
+    torch_pageable_h2d_pct: float = 0.0
+    torch_zero_grad_fills: float = 0.0
+    input_wait_event: str = ""  # the host event the step waits in longest (PyTorch: the DataLoader)
     device_kind: str = ""  # "GPU" | "TPU" | "" (CPU only)
     compute_capability: Optional[Tuple[int, int]] = None  # of the GPUs, when known
     breakdown_pct: Dict[str, float] = field(default_factory=dict)
@@ -87,6 +94,7 @@ class Recommendation:
     evidence: str
     snippet: str = ""
     snippet_jax: str = ""
+    snippet_label: str = "TF/Keras"  # what `snippet` is written for ("PyTorch" on PyTorch runs)
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -97,6 +105,7 @@ class Recommendation:
             "evidence": self.evidence,
             "snippet": self.snippet,
             "snippet_jax": self.snippet_jax,
+            "snippet_label": self.snippet_label,
         }
 
 
@@ -513,6 +522,8 @@ RULES: Tuple[Rule, ...] = (
     ),
 )
 
+RULES += tuple(Rule(id_, title, message, check) for id_, title, message, check in PYTORCH_RULES)
+
 RULE_IDS = tuple(rule.id for rule in RULES)
 
 
@@ -524,10 +535,13 @@ def recommend(facts: Facts) -> List[Recommendation]:
         if fired is None:
             continue
         severity, evidence = fired
-        out.append(
-            Recommendation(
-                rule.id, severity, rule.title, rule.message, evidence, rule.snippet, rule.snippet_jax
-            )
+        advice = Recommendation(
+            rule.id, severity, rule.title, rule.message, evidence, rule.snippet, rule.snippet_jax
         )
+        if facts.framework == PYTORCH:  # a TF/JAX snippet does not apply to a PyTorch run
+            advice = replace(
+                advice, snippet=PYTORCH_SNIPPETS.get(rule.id, ""), snippet_jax="", snippet_label="PyTorch"
+            )
+        out.append(advice)
     out.sort(key=lambda r: SEVERITIES.index(r.severity))
     return out

@@ -35,7 +35,7 @@ _JAX_HINTS = (
 
 @dataclass
 class Signals:
-    framework: str = "unknown"  # tf | jax | unknown
+    framework: str = "unknown"  # tf | jax | pytorch | unknown
     device_kind: str = ""  # GPU | TPU | "" (CPU only)
     compute_capability: Optional[Tuple[int, int]] = None
     gpu_planes: int = 0
@@ -73,6 +73,8 @@ def collect_signals(profile: Profile, steps: Steps, breakdown: Breakdown) -> Sig
 
 
 def _framework(profile: Profile) -> str:
+    if profile.framework:  # the reader knows (Kineto traces: "pytorch")
+        return profile.framework
     tf = jax = False
     for plane in profile.host_planes:
         for event_name in plane.event_names:

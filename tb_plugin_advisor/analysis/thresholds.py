@@ -102,3 +102,20 @@ HOST_SYNC_IDLE_HIGH_PCT = 15.0
 LAUNCH_BOUND_MIN_KERNELS = 200
 LAUNCH_BOUND_MAX_MEDIAN_US = 20.0
 LAUNCH_BOUND_MIN_IDLE_PCT = 20.0
+
+# ---------------------------------------------------------------------------------------------------
+# PyTorch rules (analysis/recommend_pytorch.py)
+
+# Copies from pageable host memory at least this share of the step: recommend pin_memory.
+TORCH_PAGEABLE_COPY_PCT = 1.0
+
+# ---------------------------------------------------------------------------------------------------
+# Stragglers (multi-host runs)
+
+# A host straggles when its mean steady step is at least this much longer than the median host's
+# (percent): in synchronous data-parallel training every host waits for the slowest, so 10 % on one
+# host is 10 % on the whole job, and run-to-run noise of one healthy host stays well below it.
+STRAGGLER_STEP_PCT = 10.0
+# … or when its input wait is at least this many percentage points of the step above the median
+# host's: the same as the "moderately input-bound" line, so a host that alone is input-bound shows up.
+STRAGGLER_INPUT_POINTS = INPUT_MODERATE_PCT

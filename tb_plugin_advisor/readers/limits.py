@@ -9,6 +9,7 @@ overrides them for one read.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 
 MB = 1 << 20
@@ -36,19 +37,35 @@ class ReadLimits:
         return dataclasses.replace(self, max_profile_bytes=int(megabytes * MB))
 
 
-_current = ReadLimits()
+# The cap also travels in the environment: TensorBoard's analyses run in spawned worker processes
+# (views/analysis_service.py), which inherit the variable but not this module's state.
+CAP_ENV = "TB_ADVISOR_MAX_PROFILE_MB"
+
+
+def _from_environment() -> ReadLimits:
+    try:
+        megabytes = float(os.environ.get(CAP_ENV, ""))
+    except ValueError:
+        return ReadLimits()
+    return ReadLimits().with_profile_mb(megabytes) if megabytes > 0 else ReadLimits()
+
+
+_current = _from_environment()
 
 
 def current() -> ReadLimits:
     return _current
 
 
-def configure(max_profile_mb: float) -> ReadLimits:
-    """Set the process-wide profile size cap (megabytes of profile data, after decompression)."""
+def configure(max_profile_mb: float, export: bool = False) -> ReadLimits:
+    """Set the process-wide profile size cap (megabytes of profile data, after decompression);
+    `export` also hands it to the worker processes started later (TensorBoard's analysis pool)."""
     global _current
     if not max_profile_mb > 0:
         raise ValueError(f"the profile size cap must be positive, not {max_profile_mb!r}")
     _current = _current.with_profile_mb(max_profile_mb)
+    if export:
+        os.environ[CAP_ENV] = repr(float(max_profile_mb))
     return _current
 
 

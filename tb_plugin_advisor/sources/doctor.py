@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, MutableMapping, Optional, Tuple
 
 from tb_plugin_advisor.readers.kineto import read_kineto
 from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.sources.discovery import Scan, Session, scan_logdir
+from tb_plugin_advisor.sources.discovery import FRAMEWORK_OF_FORMAT, Scan, Session, scan_logdir
 from tb_plugin_advisor.sources.doctor_checks import HostCheck, check_host, session_findings
 from tb_plugin_advisor.sources.doctor_findings import FINDINGS, STEP_SOURCE_ORDER
 from tb_plugin_advisor.sources.kineto_runs import KINETO_FORMAT
@@ -98,6 +98,7 @@ class SessionReport:
             "fix": "\n".join(self.fixes),
             # additions (DESIGN §2: add keys freely)
             "layout": s.layout,
+            "framework": s.framework or FRAMEWORK_OF_FORMAT.get(s.format),
             "size_bytes": s.size_bytes,
             "devices": self.devices,
             "step_count": sum(h.step_count for h in self.hosts) if self.step_markers != "unknown" else None,

@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 from tb_plugin_advisor import __version__
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.views.terminal import terminal_safe
 
 # subcommand -> (module under tb_plugin_advisor.views.commands, one-line help)
 SUBCOMMANDS = {
@@ -68,7 +69,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _set_profile_cap(parser, args.max_profile_mb)
         return int(args._run(args) or 0)
     except AdvisorError as exc:  # bad input: one line that says what and where, no traceback
-        print(f"tb-advisor: error: {exc}", file=sys.stderr)
+        print(f"tb-advisor: error: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -22,6 +22,8 @@ from tb_plugin_advisor.analysis.diff import (
     fmt_bytes,
     short_name,
 )
+from tb_plugin_advisor.views.diff_hosts_render import hosts_html, hosts_markdown, hosts_text
+from tb_plugin_advisor.views.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)
@@ -266,10 +268,11 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
         if any(r.get("uncertain") for r in rows[:top]):
             out.append(f"  {UNCERTAIN_NOTE}")
         out.append("")
+    out += hosts_text(diff)
     if diff.get("warnings"):
         out.append("Warnings")
         out += [f"  - {w}" for w in diff["warnings"]] + [""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_output("\n".join(out).rstrip())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -323,9 +326,10 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
         if any(r.get("uncertain") for r in rows[:top]):
             out += ["", md_escape(UNCERTAIN_NOTE)]
         out.append("")
+    out += hosts_markdown(diff, md_escape)
     if diff.get("warnings"):
         out += ["## Warnings", ""] + [f"- {md_escape(w)}" for w in diff["warnings"]] + [""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_output("\n".join(out).rstrip())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -442,6 +446,7 @@ def render_html(diff: Dict[str, Any]) -> str:
         body.append(_op_table_html(_op_rows(rows, HTML_MAX_ROWS, full_names=True)))
         if any(r.get("uncertain") for r in rows[:HTML_MAX_ROWS]):
             body.append(f'<p class="muted">{_e(UNCERTAIN_NOTE)}</p>')
+    body += hosts_html(diff)
     if diff.get("warnings"):
         body.append(
             "<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in diff["warnings"]) + "</ul>"

@@ -15,6 +15,8 @@ import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
+from tb_plugin_advisor.views.hosts_render import hosts_html, hosts_markdown, hosts_text
+from tb_plugin_advisor.views.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 
@@ -189,7 +191,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
             if text:
                 out += _wrap(str(text), width, initial_indent="      ", subsequent_indent="      ")
         if r.get("snippet"):
-            out.append("      TF/Keras:")
+            out.append(f"      {r.get('snippet_label') or 'TF/Keras'}:")
             out += ["        " + s for s in str(r["snippet"]).splitlines()]
         if r.get("snippet_jax"):
             out.append("      JAX:")
@@ -202,19 +204,14 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         for op in ops:
             name = _clip(_op_label(op), name_width)
             out.append(f"  {_num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
-    per_host = report.get("per_host") or []
-    if per_host:
-        out.append("")
-        out.append("Per host:")
-        for h in per_host:
-            out.append(f"  {h.get('host')}: {(h.get('verdict') or {}).get('summary', '')}")
+    out += hosts_text(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         out.append("")
         out.append("Notes:")
         for note in notes:
             out += _wrap(str(note), width, initial_indent="  - ", subsequent_indent="    ")
-    return "\n".join(out) + "\n"
+    return terminal_output("\n".join(out))
 
 
 def _clip(text: str, width: int) -> str:
@@ -265,7 +262,8 @@ def render_markdown(report: Dict[str, Any]) -> str:
     for r in recommendations:
         out.append(f"### {_md(r.get('title', ''))} ({_md(r.get('severity', ''))}, `{r.get('id', '')}`)")
         out += ["", _md(r.get("message", "")), "", f"Evidence: {_md(r.get('evidence', ''))}", ""]
-        for label, key, lang in (("TF/Keras", "snippet", "python"), ("JAX", "snippet_jax", "python")):
+        label_of_snippet = r.get("snippet_label") or "TF/Keras"
+        for label, key, lang in ((label_of_snippet, "snippet", "python"), ("JAX", "snippet_jax", "python")):
             if r.get(key):
                 code = str(r[key]).replace("```", "'''")
                 out += [f"{label}:", "", f"```{lang}", code, "```", ""]
@@ -277,16 +275,11 @@ def render_markdown(report: Dict[str, Any]) -> str:
                 f"| {_md(_op_label(op))} | {_md(op.get('category', ''))} | "
                 f"{_num(op.get('time_ms')):.3f} | {_num(op.get('count')):.1f} |"
             )
-    per_host = report.get("per_host") or []
-    if per_host:
-        out += ["", "## Per host", ""]
-        out += [
-            f"- {_md(h.get('host'))}: {_md((h.get('verdict') or {}).get('summary', ''))}" for h in per_host
-        ]
+    out += hosts_markdown(report, _md)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
-    return "\n".join(out) + "\n"
+    return terminal_output("\n".join(out))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -412,7 +405,7 @@ def render_html(report: Dict[str, Any]) -> str:
             f"<b>{_e(r.get('title', ''))}</b> <code>{_e(r.get('id', ''))}</code>"
             f'<p>{_e(r.get("message", ""))}</p><p class="muted">{_e(r.get("evidence", ""))}</p>'
         )
-        for label, key in (("TF/Keras", "snippet"), ("JAX", "snippet_jax")):
+        for label, key in ((r.get("snippet_label") or "TF/Keras", "snippet"), ("JAX", "snippet_jax")):
             if r.get(key):
                 body.append(f"<div>{label}</div><pre><code>{_e(r[key])}</code></pre>")
         body.append("</div>")
@@ -442,14 +435,7 @@ def render_html(report: Dict[str, Any]) -> str:
                 f'<td class="n">{_num(d.get("busy_pct")):.1f}</td></tr>'
             )
         body.append("</table>")
-    per_host = report.get("per_host") or []
-    if per_host:
-        body.append("<h2>Per host</h2><ul>")
-        body += [
-            f"<li><b>{_e(h.get('host'))}</b>: {_e((h.get('verdict') or {}).get('summary', ''))}</li>"
-            for h in per_host
-        ]
-        body.append("</ul>")
+    body += hosts_html(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")

@@ -6,9 +6,9 @@ import { categoryInfo } from "../categories";
 import { barChart, type Chart } from "../charts";
 import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme } from "../chartdata";
 import { h, table } from "../dom";
-import { formatBytes, formatMs, formatNumber, formatPct } from "../format";
+import { formatBytes, formatNumber, formatPct } from "../format";
 import type { Report, RunInfo } from "../types";
-import { profileTabUrl, profileTools } from "../urls";
+import { frameworkLabel, profileTabUrl, profileTools } from "../urls";
 import {
   deviceLine,
   evidenceList,
@@ -22,6 +22,7 @@ import {
   verdictView,
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
+import { perHostCard } from "./hosts";
 import { opName, opTable } from "./optable";
 
 interface Ctx {
@@ -34,11 +35,12 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
   const v = verdictView(r.verdict, { breakdownPct: r.breakdown_pct, accelerator: hasAccelerator(r) });
   const devices = deviceLine(r);
   const mem = typeof r.peak_memory_bytes === "number" ? `peak memory ${formatBytes(r.peak_memory_bytes)}` : null;
-  const links = h(
+  const tools = profileTools(ctx.run.format);
+  const links = tools.length === 0 ? null : h(
     "p",
     { class: "adv-links", testid: "profile-links" },
     "Open in the Profile tab: ",
-    profileTools(ctx.run.format).map((t, i) => [
+    tools.map((t, i) => [
       i > 0 ? " · " : null,
       h("a", { attrs: { href: profileTabUrl(ctx.run.run, t.tag, ctx.host || null), target: "_parent" }, testid: `profile-link-${t.tag.replace("@", "")}` }, t.label),
     ]),
@@ -51,6 +53,8 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
       "p",
       { class: "adv-run", testid: "report-run" },
       h("span", { class: "adv-name" }, ctx.run.run),
+      " ",
+      badge(frameworkLabel(ctx.run), "neutral", "framework-badge"),
       ctx.host ? ` · host ${ctx.host}` : (r.hosts?.length ?? 0) > 1 ? ` · ${r.hosts?.length} hosts` : null,
     ),
     h("h2", { testid: "verdict-headline" }, v.headline),
@@ -128,7 +132,11 @@ function recommendationsCard(r: Report): HTMLElement {
         ),
         rec.message ? h("p", { class: "adv-rec-message" }, rec.message) : null,
         list(evidenceList(rec.evidence), "rec-evidence"),
-        rec.snippet ? snippet("TensorFlow / Keras", rec.snippet, "snippet-tf") : null,
+        rec.snippet
+          ? rec.snippet_label === "PyTorch"
+            ? snippet("PyTorch", rec.snippet, "snippet-pytorch")
+            : snippet("TensorFlow / Keras", rec.snippet, "snippet-tf")
+          : null,
         rec.snippet_jax ? snippet("JAX", rec.snippet_jax, "snippet-jax") : null,
       ),
     ),
@@ -232,24 +240,6 @@ function opsCard(r: Report, ctx: Ctx): HTMLElement | null {
   const ops = r.ops ?? [];
   if (ops.length === 0) return null;
   return card(`Ops (${ops.length})`, "ops-card", opTable(ops, r.steps?.mean_ms, ctx.theme));
-}
-
-function perHostCard(r: Report): HTMLElement | null {
-  const hosts = r.per_host ?? [];
-  if (hosts.length < 2) return null;
-  return card(
-    "Per host",
-    "per-host",
-    table(
-      "per-host-table",
-      ["Host", "Verdict", "Median step", "Input"],
-      hosts.map((ph) => {
-        const v = verdictView(ph.verdict, { breakdownPct: ph.breakdown_pct, accelerator: hasAccelerator(r) });
-        return [ph.host, badge(v.short, v.severity), formatMs(ph.steps?.median_ms), formatPct(ph.breakdown_pct?.input)];
-      }),
-      [2, 3],
-    ),
-  );
 }
 
 /** Build the whole report. Chart.js measures its canvas, so call draw() once `el` is attached. */

@@ -18,6 +18,7 @@ import sys
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.views.commands import require_logdir
+from tb_plugin_advisor.views.commands.report import add_parallel_arguments, check_parallel_arguments
 
 EPILOG = """\
 Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`); a unique
@@ -60,15 +61,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when the candidate's step time is significantly slower by more than PCT percent "
         "(a regression gate for CI)",
     )
+    add_parallel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor.analysis.diff import diff_runs, is_regression
+    from tb_plugin_advisor.analysis.diff import diff_reports, is_regression
+    from tb_plugin_advisor.hostpool import build_session_report
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import find_run, is_profile_file, load_run, session_for_file
+    from tb_plugin_advisor.sources.runs import find_run, is_profile_file, session_for_file
     from tb_plugin_advisor.views.diff_render import render
     from tb_plugin_advisor.views.progress import ProgressBar
 
+    check_parallel_arguments(args)
     if args.candidate is None:  # `diff BASELINE_FILE CANDIDATE_FILE`
         args.logdir, args.baseline, args.candidate = None, args.logdir, args.baseline
     scan = None
@@ -87,16 +91,21 @@ def run(args: argparse.Namespace) -> int:
         return find_run(scan, name, role)
 
     bar = ProgressBar()  # both runs' progress, one after the other; only when stderr is a terminal
+    sides = []
     try:
-        base_session = session(args.baseline, "baseline")
-        baseline = load_run(base_session, args.baseline_host, "baseline",
-                            on_progress=bar.callback(f"reading baseline {base_session.run}"))
-        cand_session = session(args.candidate, "candidate")
-        candidate = load_run(cand_session, args.candidate_host, "candidate",
-                             on_progress=bar.callback(f"reading candidate {cand_session.run}"))
+        for role, name, host in (
+            ("baseline", args.baseline, args.baseline_host),
+            ("candidate", args.candidate, args.candidate_host),
+        ):
+            chosen = session(name, role)
+            report = build_session_report(
+                chosen, host, scheduler=args.scheduler, workers=args.workers, role=role,
+                on_progress=bar.callback(f"reading {role} {chosen.run}"),
+            )
+            sides.append(report.to_json())
     finally:
         bar.close()
-    diff = diff_runs(baseline, candidate)
+    diff = diff_reports(sides[0], sides[1])
     text = render(diff, args.format, top=max(1, args.top))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:

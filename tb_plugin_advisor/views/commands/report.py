@@ -3,6 +3,11 @@
     tb-advisor report LOGDIR [--run RUN] [--host H] [--format text|md|json|html] [--output FILE]
     tb-advisor report LOGDIR --list
     tb-advisor report TRACE_FILE [--format …]      (a *.pt.trace.json[.gz] or *.xplane.pb file)
+    tb-advisor report LOGDIR [--workers N | --scheduler tcp://HOST:PORT]
+
+The hosts of a multi-host run are analysed in parallel (a process pool sized by cores and by the
+memory each host needs), or on an existing Dask cluster with --scheduler (its workers must see the
+logdir: a shared path, s3:// or gs://). The report is the same JSON whichever way it ran.
 
 Runs are found the way the Advisor tab finds them (tb_plugin_advisor.sources.discovery); RUN is a run name
 as `--list`, `tb-advisor doctor` and the tab show it, a unique prefix of it, or its run directory's
@@ -19,6 +24,7 @@ import sys
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.views.commands import require_logdir
+from tb_plugin_advisor.views.terminal import terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,20 +44,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--list", action="store_true", help="list the runs found under LOGDIR and exit")
+    add_parallel_arguments(parser)
+
+
+def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
+    """--workers / --scheduler, shared by `report` and `diff`."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="analyse at most N hosts at once here (default: by cores and free memory; 1 = sequential)",
+    )
+    group.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="analyse the hosts on this dask.distributed cluster (pip install 'tb-plugin-advisor[dask]')",
+    )
+
+
+def check_parallel_arguments(args: argparse.Namespace) -> None:
+    if args.workers is not None and args.workers < 1:
+        raise AdvisorError(f"--workers must be at least 1, not {args.workers}")
+    if args.scheduler is not None and "://" not in args.scheduler:
+        raise AdvisorError(
+            f"--scheduler wants a Dask scheduler address like tcp://HOST:8786, not {args.scheduler!r}"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.sources.discovery import scan_logdir
     from tb_plugin_advisor.sources.runs import READERS, is_profile_file, resolve_run, session_for_file
 
+    check_parallel_arguments(args)
     if is_profile_file(args.logdir) and not args.list:
-        return _emit(_build(session_for_file(args.logdir), args.host), args)
+        return _emit(_build(session_for_file(args.logdir), args.host, args.scheduler, args.workers), args)
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
     sessions = [s for s in scan.sessions if s.format in READERS]
     if args.list:
         for session in sessions:
-            print(f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes")
+            line = f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes"
+            print(terminal_safe(line))
         return 0
     if not sessions:
         others = [s.run for s in scan.sessions]
@@ -65,12 +99,12 @@ def run(args: argparse.Namespace) -> int:
         if len(sessions) > 1:
             print(
                 f"tb-advisor report: {len(sessions)} runs in {args.logdir}; reporting the newest, "
-                f"{session.run!r} (choose with --run; list with --list)",
+                f"{terminal_safe(repr(session.run))} (choose with --run; list with --list)",
                 file=sys.stderr,
             )
     else:
         session = resolve_run(sessions, args.run, args.logdir)
-    return _emit(_build(session, args.host), args)
+    return _emit(_build(session, args.host, args.scheduler, args.workers), args)
 
 
 def _emit(report, args: argparse.Namespace) -> int:
@@ -94,17 +128,19 @@ def newest(sessions):
     return max(sessions, key=key)
 
 
-def _build(session, host):
-    from tb_plugin_advisor.report import build_report
-    from tb_plugin_advisor.sources.runs import load_run
+def _build(session, host, scheduler=None, workers=None):
+    from tb_plugin_advisor.hostpool import build_session_report
     from tb_plugin_advisor.views.progress import ProgressBar
 
     bar = ProgressBar()  # draws only when stderr is a terminal
     try:
-        run = load_run(session, host, on_progress=bar.callback(f"reading {session.run}"))
+        report = build_session_report(
+            session, host, scheduler=scheduler, workers=workers,
+            on_progress=bar.callback(f"reading {session.run}"),
+        )
     finally:
         bar.close()
-    return build_report(run, host=host).to_json()
+    return report.to_json()
 
 
 def _format(report, fmt: str) -> str:
