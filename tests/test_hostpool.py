@@ -38,6 +38,20 @@ def test_pooled_and_sequential_reports_are_the_same_json(pod):
     assert json.dumps(one, sort_keys=True) == json.dumps(sequential, sort_keys=True)
 
 
+def test_progress_counts_bytes_over_all_hosts_in_process_and_from_a_pool(pod):
+    """What the tab's progress bar shows: bytes grow to the run's size, one host after another or as
+    pooled hosts finish."""
+    session = session_of(pod)
+    size = sum(f.size_bytes for f in session.hosts)
+    for workers in (1, 2):
+        seen: list = []
+        record = seen.append
+        hostpool.build_session_report(session, workers=workers, on_progress=lambda d, t, r=record: r((d, t)))
+        assert {t for _, t in seen} == {size}, workers
+        dones = [d for d, _ in seen]
+        assert dones == sorted(dones) and dones[-1] == size and len(set(dones)) >= len(session.hosts), workers
+
+
 def test_the_run_report_has_a_per_host_table_and_names_the_stragglers(pod):
     report = hostpool.build_session_report(session_of(pod), workers=2).to_json()
     table = {h["host"]: h for h in report["per_host"]}

@@ -57,3 +57,26 @@ def test_json_output_stays_clean(capsys):
     out = capsys.readouterr()
     json.loads(out.out)  # stdout is exactly the JSON
     assert "[#" not in out.err and "MB" not in out.err
+
+
+def test_progress_board_reads_what_a_worker_wrote(tmp_path):
+    """Worker and server share only a file: stage, bytes and elapsed time come back through it."""
+    import pickle
+
+    from tb_plugin_advisor.views.progress_board import ProgressBoard, ProgressWriter
+
+    clock = iter([0.0, 2.5, 3.0, 5.0]).__next__
+    board = ProgressBoard()
+    assert board.to_json("k")["stage"] == "queued"
+    entry = board.start("k")
+    entry.clock, entry.started = clock, clock()
+    assert board.to_json("k") == {"stage": "starting", "done_bytes": 0, "total_bytes": 0, "elapsed_s": 2.5}
+    writer = pickle.loads(pickle.dumps(ProgressWriter(entry.path)))  # what travels to the worker
+    writer(400, 1000)
+    reading = {"stage": "reading", "done_bytes": 400, "total_bytes": 1000, "elapsed_s": 3.0}
+    assert board.to_json("k") == reading
+    writer(1000, 1000)  # the last call is always written, however soon after the previous one
+    assert board.to_json("k")["stage"] == "analysing"
+    path = Path(entry.path)
+    board.finish("k")
+    assert not path.exists() and board.to_json("k")["stage"] == "queued"

@@ -2,8 +2,8 @@
 which DataLoader iterator fed the loop (num_workers 0 or more), copies from pageable host memory
 (no `pin_memory`), and `zero_grad` filling gradients with zeros instead of dropping them.
 
-Kineto names these the same way from 2021 to today (checked on the corpus traces); the patterns live in this one
-table and tests/test_torch_signals.py backs each entry with a real name.
+Kineto names these the same way from 2021 to today (checked on the corpus traces); the patterns
+live in this one table and tests/test_torch_signals.py backs each entry with a real name.
 """
 
 from __future__ import annotations
