@@ -73,6 +73,7 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
     assert len(runs) == 4, runs
     fp32 = "FP32 throughout (the default on a CPU)"
     steps = [{"do": "openAdvisor"}]
+    opened = scan.sessions[0].run  # the tab opens on the newest run: its report is already there
     for i, run in enumerate(runs):
         verdict = report_of(scan, run)["precision"]["verdict"]
         active = ("Mixed precision is active", "ok")
@@ -80,7 +81,7 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
         assert verdict in ("not_active", "active"), (run, verdict)
         steps += [
             # --advisor_wait=0: each first request answers 202, so the tab must show a progress bar
-            {"do": "selectRun", "run": run, "expectPending": True, "expectProgress": True},
+            {"do": "selectRun", "run": run, "expectPending": run != opened, "expectProgress": run != opened},
             {"do": "expectExactText", "testid": "precision-verdict", "text": label},
             {"do": "expectCount", "selector": f'[data-testid="precision-verdict"] .sev-{severity}', "max": 1},
             {"do": "expectCount", "selector": '[data-testid="precision-card"] .sev-warn', "min": 0, "max": 0},
@@ -133,7 +134,7 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
         summary = drive(browser_tools, tmp_path, "newcomer", server.url + "/", steps)
     selected = [s for s in summary["steps"] if s["do"] == "selectRun"]
     assert [s["run"] for s in selected] == [*runs, runs[1]]
-    for step in selected[:4]:
+    for step in [s for s in selected[:4] if s["run"] != opened]:
         stage_words = r"^(waiting for a worker|starting|reading the profile|analysing)"
         assert re.match(stage_words, step["progress"]["text"]), step
     for name in ("newcomer-report-full", "newcomer-doctor", "readme-advisor-tab"):
