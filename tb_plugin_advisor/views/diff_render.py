@@ -23,6 +23,7 @@ from tb_plugin_advisor.analysis.diff import (
     short_name,
 )
 from tb_plugin_advisor.views.diff_hosts_render import hosts_html, hosts_markdown, hosts_text
+from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
 from tb_plugin_advisor.views.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
@@ -351,7 +352,6 @@ th { white-space: nowrap; text-align: left; color: var(--muted); font-weight: 60
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.name { font-family: ui-monospace, monospace; word-break: break-all; }
 .good { color: var(--good); } .bad { color: var(--bad); } .muted { color: var(--muted); }
-svg text { fill: var(--fg); font-size: 12px; }
 """
 
 
@@ -376,36 +376,6 @@ def _delta_class(text: str, lower_is_better: bool = True) -> str:
     return ""
 
 
-def _breakdown_svg(diff: Dict[str, Any]) -> str:
-    """Baseline and candidate per-category ms per step as paired horizontal bars."""
-    rows = [(k, r) for k, r in diff["breakdown"].items() if r["baseline_ms"] or r["candidate_ms"]]
-    if not rows:
-        return ""
-    top = max(max(r["baseline_ms"], r["candidate_ms"]) for _, r in rows) or 1.0
-    label_w, bar_w, row_h = 140, 520, 30
-    height = row_h * len(rows) + 24
-    parts = [
-        f'<svg role="img" aria-label="breakdown per step, baseline and candidate"'
-        f' width="{label_w + bar_w + 120}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
-        f'<rect x="{label_w}" y="2" width="10" height="10" fill="var(--base)"/>'
-        f'<text x="{label_w + 14}" y="11">baseline</text>'
-        f'<rect x="{label_w + 90}" y="2" width="10" height="10" fill="var(--cand)"/>'
-        f'<text x="{label_w + 104}" y="11">candidate</text>',
-    ]
-    for i, (key, r) in enumerate(rows):
-        y = 20 + i * row_h
-        bw = bar_w * r["baseline_ms"] / top
-        cw = bar_w * r["candidate_ms"] / top
-        parts.append(f'<text x="0" y="{y + 16}">{_e(CATEGORY_LABELS.get(key, key))}</text>')
-        parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{bw:.1f}" height="10" fill="var(--base)"/>')
-        parts.append(f'<rect x="{label_w}" y="{y + 14}" width="{cw:.1f}" height="10" fill="var(--cand)"/>')
-        parts.append(
-            f'<text x="{label_w + max(bw, cw) + 6:.1f}" y="{y + 20}">{_e(_signed(r["delta_ms"]))} ms</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
 def render_html(diff: Dict[str, Any]) -> str:
     st = diff["step_time"]
     title = f"Profile diff: {_title(diff)}"
@@ -419,7 +389,7 @@ def render_html(diff: Dict[str, Any]) -> str:
     body.append(f'<p class="muted">{_e(_test_line(st))}</p>')
     rows = _breakdown_rows(diff)
     if rows:
-        body += ["<h2>Breakdown per step (ms)</h2>", _breakdown_svg(diff)]
+        body += ["<h2>Breakdown per step (ms)</h2>", chart_canvas("delta")]
         body.append(
             _html_table(["", "baseline", "candidate", "delta", "significant"], rows, ["", "n", "n", "n", ""])
         )
@@ -454,10 +424,10 @@ def render_html(diff: Dict[str, Any]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'\">"
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n"
+        + csp_meta()
+        + f"<title>{_e(title)}</title><style>{_CSS}{CHART_CSS}</style></head><body>\n"
         + "\n".join(b for b in body if b)
+        + chart_scripts({"diff": diff})
         + "\n</body></html>\n"
     )
 

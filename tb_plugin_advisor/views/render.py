@@ -12,9 +12,10 @@ import functools
 import html
 import shutil
 import textwrap
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
+from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
 from tb_plugin_advisor.views.hosts_render import hosts_html, hosts_markdown, hosts_text
 from tb_plugin_advisor.views.terminal import terminal_output
 
@@ -306,55 +307,9 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _stacked_bar_svg(pct: Dict[str, float], width: int = 1000, height: int = 26) -> str:
-    x = 0.0
-    parts = []
-    for c in CATEGORY_ORDER:
-        w = max(pct[c], 0.0) / 100.0 * width
-        if w <= 0:
-            continue
-        parts.append(
-            f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" fill="{CATEGORY_COLORS[c]}">'
-            f"<title>{_e(CATEGORY_LABELS[c])}: {pct[c]:.1f} %</title></rect>"
-        )
-        x += w
-    return (
-        f'<svg role="img" aria-label="step time breakdown" viewBox="0 0 {width} {height}" '
-        f'width="100%" height="{height}" preserveAspectRatio="none">{"".join(parts)}</svg>'
-    )
-
-
-def _per_step_svg(report: Dict[str, Any], width: int = 1000, height: int = 160) -> str:
-    steps: Sequence[Dict[str, Any]] = (report.get("steps") or {}).get("per_step") or []
-    if not steps:
-        return ""
-    steps = steps[:400]
-    longest = max((_num(s.get("total_ms")) for s in steps), default=0.0) or 1.0
-    slot = width / len(steps)
-    bars = []
-    for i, s in enumerate(steps):
-        y = float(height)
-        breakdown = s.get("breakdown_ms") or {}
-        for c in CATEGORY_ORDER:
-            h = _num(breakdown.get(c)) / longest * height
-            if h <= 0:
-                continue
-            y -= h
-            bars.append(
-                f'<rect x="{i * slot + slot * 0.1:.2f}" y="{y:.2f}" width="{slot * 0.8:.2f}" '
-                f'height="{h:.2f}" '
-                f'fill="{CATEGORY_COLORS[c]}"><title>step {_e(s.get("step"))}: {_e(CATEGORY_LABELS[c])} '
-                f"{_num(breakdown.get(c)):.2f} ms</title></rect>"
-            )
-    return (
-        f'<svg role="img" aria-label="per-step breakdown" viewBox="0 0 {width} {height}" width="100%" '
-        f'height="{height}" preserveAspectRatio="none">{"".join(bars)}</svg>'
-        f'<div class="muted">{len(steps)} steps, tallest {longest:.1f} ms</div>'
-    )
-
-
 def render_html(report: Dict[str, Any]) -> str:
-    """One standalone page: inline CSS and SVG, no script, every profile string escaped."""
+    """One standalone page: inline CSS, the tab's charts drawn by its embedded bundle
+    (export_charts.py), every profile string escaped."""
     verdict = report.get("verdict") or {}
     level = verdict.get("input_bound")
     color = (
@@ -367,7 +322,6 @@ def render_html(report: Dict[str, Any]) -> str:
         f"{_e(_device_line(report))}</div>",
         f'<div class="verdict" style="--c:{color}">{_e(verdict.get("summary", ""))}</div>',
         "<h2>Step time breakdown</h2>",
-        _stacked_bar_svg(pct),
         '<table><tr><th>category</th><th class="n">ms per step</th><th class="n">% of step</th></tr>',
     ]
     for c in CATEGORY_ORDER:
@@ -376,9 +330,8 @@ def render_html(report: Dict[str, Any]) -> str:
             f'{_e(CATEGORY_LABELS[c])}</td><td class="n">{ms[c]:.2f}</td><td class="n">{pct[c]:.1f}</td></tr>'
         )
     body.append("</table>")
-    per_step = _per_step_svg(report)
-    if per_step:
-        body += ["<h2>Per step</h2>", per_step]
+    if (report.get("steps") or {}).get("per_step"):
+        body += ["<h2>Per step</h2>", chart_canvas("steps")]
     evidence = verdict.get("evidence") or []
     if evidence:
         body.append("<ul>" + "".join(f"<li>{_e(e)}</li>" for e in evidence) + "</ul>")
@@ -391,7 +344,10 @@ def render_html(report: Dict[str, Any]) -> str:
         body.append("</ul>")
     precision, tensor_cores = _precision_line(report), _tensor_core_line(report)
     if precision or tensor_cores:
-        body.append("<h2>Precision and Tensor Cores</h2><ul>")
+        body.append("<h2>Precision and Tensor Cores</h2>")
+        if report.get("precision_pct"):
+            body.append(chart_canvas("precision"))
+        body.append("<ul>")
         body += [f"<li>{_e(x)}</li>" for x in (precision, tensor_cores) if x]
         body.append("</ul>")
     body.append("<h2>Recommendations</h2>")
@@ -442,10 +398,11 @@ def render_html(report: Dict[str, Any]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta http-equiv="Content-Security-Policy" '
-        "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-        f"<title>Advisor report: {_e(report.get('run', ''))}</title><style>{_CSS}</style></head><body>"
+        + csp_meta()
+        + f"<title>Advisor report: {_e(report.get('run', ''))}</title><style>{_CSS}{CHART_CSS}</style>"
+        + "</head><body>"
         + "\n".join(body)
+        + chart_scripts({"report": report})
         + "</body></html>\n"
     )
 

@@ -1,7 +1,8 @@
 // The diff view: the server's summary, step time before/after, per-category delta chart and the
 // op table ordered by how much each op changed.
 
-import { barChart, type Chart } from "../charts";
+import type { Chart } from "../charts";
+import { drawDeltaChart } from "../reportcharts";
 import { deltaBars, type Theme } from "../chartdata";
 import { opDelta, opStatus, sideAccelerator, sideBreakdownPct, sortOpsByChange, stepTimeChange, stepTimeLine } from "../diffops";
 import { h, table } from "../dom";
@@ -100,7 +101,7 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
     el,
     draw: () =>
       bars.labels.length
-        ? [barChart(canvas, bars, theme, { horizontal: true, colors: bars.colors, unit: " ms", legend: false, xTitle: "Δ ms per step (candidate − baseline)" })]
+        ? [drawDeltaChart(canvas, diff, theme)].filter((c): c is Chart => c !== null)
         : [],
   };
 }

@@ -3,8 +3,9 @@
 // pure modules.
 
 import { categoryInfo } from "../categories";
-import { barChart, type Chart } from "../charts";
+import type { Chart } from "../charts";
 import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme } from "../chartdata";
+import { drawPrecisionChart, drawStepsChart } from "../reportcharts";
 import { h, table } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
 import type { Report, RunInfo } from "../types";
@@ -69,7 +70,7 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
   );
 }
 
-type Drawers = (() => Chart)[];
+type Drawers = (() => Chart | null)[];
 
 function swatch(key: string, theme: Theme): HTMLElement {
   const el = h("span", { class: "adv-swatch", attrs: { "aria-hidden": "true" } });
@@ -108,7 +109,7 @@ function breakdownCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
     ),
   );
   if (bars.labels.length > 0) {
-    drawers.push(() => barChart(canvas, bars, ctx.theme, { stacked: true, unit: " ms", xTitle: "step", yTitle: "ms per step" }));
+    drawers.push(() => drawStepsChart(canvas, r, ctx.theme));
   }
   return el;
 }
@@ -182,9 +183,7 @@ function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
       : null,
   );
   if (bars.labels.length) {
-    drawers.push(() =>
-      barChart(canvas, bars, ctx.theme, { horizontal: true, colors: bars.colors, unit: " %", legend: false, xTitle: "% of compute time" }),
-    );
+    drawers.push(() => drawPrecisionChart(canvas, r, ctx.theme));
   }
   return el;
 }
@@ -256,5 +255,5 @@ export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () =
     perHostCard(r),
     opsCard(r, ctx),
   );
-  return { el, draw: () => drawers.map((d) => d()) };
+  return { el, draw: () => drawers.map((d) => d()).filter((c): c is Chart => c !== null) };
 }
