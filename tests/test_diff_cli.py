@@ -219,7 +219,7 @@ def test_text_view_has_every_part(capsys, logdir):
         "Breakdown per step (ms)",
         "Verdict",
         "Precision (% of compute time)",
-        "Tensor Cores: 0.0 \u2192 100.0 % of device time",
+        "Tensor Cores: 0 \u2192 100 % of device time",
         "Ops (time per step",
         "Kernels (",
     ):

@@ -32,3 +32,26 @@ def test_the_export_uses_those_colours():
     page = render(report, "html").lower()
     for key in ("input", "device_compute", "host_compute"):
         assert CATEGORY_COLORS[key].lower() in page, key
+
+
+def test_the_verdicts_numbers_are_the_breakdown_tables_numbers_on_the_demo():
+    """One number everywhere: every percent in a demo run's verdict is a row of its breakdown table,
+    written the same way in the HTML, Markdown and text exports (and by the tab: format_cases.json)."""
+    from html_pages import outside_scripts
+
+    from tb_plugin_advisor.formatting import format_pct
+    from tb_plugin_advisor.report import build_report
+    from tb_plugin_advisor.sources.discovery import scan_logdir
+    from tb_plugin_advisor.sources.runs import load_run
+
+    demo = Path(__file__).resolve().parent.parent / "tb_plugin_advisor" / "sample_logdir"
+    for session in scan_logdir(str(demo)).sessions:
+        report = build_report(load_run(session)).to_json()
+        rows = {key: format_pct(value) for key, value in report["breakdown_pct"].items()}
+        quoted = re.findall(r"(\d+(?:\.\d)?) %", report["verdict"]["summary"])
+        assert quoted and {f"{q} %" for q in quoted} <= set(rows.values()), (session.run, quoted, rows)
+        page = outside_scripts(render(report, "html"))
+        markdown, text = render(report, "md"), render(report, "text")
+        for key, shown in rows.items():
+            assert f'<td class="n">{shown}</td>' in page, (session.run, key, shown)
+            assert f"| {shown} |" in markdown and f" {shown} " in text, (session.run, key, shown)

@@ -41,6 +41,16 @@ def test_screenshot_shows_a_run_the_demo_has_and_says_what_it_says():
     assert report["verdict"]["summary"].lower().startswith(verdict_word.lower()), report["verdict"]["summary"]
 
 
+def test_quoted_verdicts_are_what_the_demo_says():
+    """The demo table quotes the Advisor's verdict word for word: each quote is the run's summary."""
+    quotes = dict(re.findall(r'^\| (run\w+) \|[^|]*\| "([^"]+)" \|$', README, re.M))
+    assert {"run1_naive", "run2_parallel"} <= set(quotes), quotes
+    scan = scan_logdir(str(DEMO))
+    for run_dir, quote in quotes.items():
+        (session,) = [s for s in scan.sessions if s.run.split("/")[0] == run_dir]
+        assert build_report(load_run(session)).to_json()["verdict"]["summary"] == quote, run_dir
+
+
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_documents_named_in_the_code_are_in_the_repository(path: Path):
     """Docstrings and comments may point at README.md or docs/*.md, never at notes outside the repo."""

@@ -22,6 +22,7 @@ from tb_plugin_advisor.analysis.diff import (
     fmt_bytes,
     short_name,
 )
+from tb_plugin_advisor.formatting import format_number, pct_number
 from tb_plugin_advisor.views.diff_hosts_render import hosts_html, hosts_markdown, hosts_text
 from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
 from tb_plugin_advisor.views.terminal import terminal_output
@@ -58,22 +59,31 @@ def render(diff: Dict[str, Any], fmt: str, top: int = TOP_OPS) -> str:
 # Number formatting shared by the views
 
 
-def _num(value: Optional[float], digits: int = 1) -> str:
+def _with_sign(value: Optional[float], text: str, plus: bool) -> str:
+    """A typographic minus, and a plus for `plus`, unless the value rounds to zero."""
     if value is None:
         return "n/a"
-    text = f"{abs(value):.{digits}f}"
-    return (MINUS if value < 0 and float(text) != 0 else "") + text
+    if text.strip("0.") == "":
+        return text
+    return (MINUS if value < 0 else "+" if plus else "") + text
 
 
-def _signed(value: Optional[float], digits: int = 1) -> str:
-    if value is None:
-        return "n/a"
-    text = _num(value, digits)
-    return text if text.startswith(MINUS) or float(text.replace(MINUS, "-")) == 0 else "+" + text
+def _num(value: Optional[float]) -> str:
+    """As the tab rounds it (formatting.py): about three significant digits."""
+    return _with_sign(value, format_number(abs(value)) if value is not None else "", plus=False)
+
+
+def _signed(value: Optional[float]) -> str:
+    return _with_sign(value, format_number(abs(value)) if value is not None else "", plus=True)
+
+
+def _share(value: Optional[float], plus: bool = False) -> str:
+    """A share in % (the number only), as the tab rounds percents: whole from 10 up."""
+    return _with_sign(value, pct_number(abs(value)) if value is not None else "", plus=plus)
 
 
 def _pct(value: Optional[float]) -> str:
-    return "n/a" if value is None else _signed(value) + " %"
+    return "n/a" if value is None else _with_sign(value, pct_number(abs(value)), plus=True) + " %"
 
 
 def _p(value: Optional[float]) -> str:
@@ -178,7 +188,7 @@ def _precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
         b, c = prec["baseline"].get(key), prec["candidate"].get(key)
         if not b and not c:
             continue
-        rows.append([key, _num(b), _num(c), _signed(delta)])
+        rows.append([key, _share(b), _share(c), _share(delta, plus=True)])
     return rows
 
 
@@ -192,9 +202,9 @@ def _op_rows(rows: Sequence[Dict[str, Any]], limit: int, full_names: bool = Fals
                      "candidate, compared as one op)")
         out.append(
             [
-                _signed(r["delta_ms"], 3),
-                _num(r["baseline_ms"], 3),
-                _num(r["candidate_ms"], 3),
+                _signed(r["delta_ms"]),
+                _num(r["baseline_ms"]),
+                _num(r["candidate_ms"]),
                 r["status"] + ("?" if r.get("uncertain") else ""),
                 name,
             ]
@@ -215,12 +225,10 @@ def _tc_line(diff: Dict[str, Any]) -> Optional[str]:
     t = diff["tensor_cores_pct"]
     if not t["baseline"] and not t["candidate"] and not diff["kernels"]:
         return None  # no device kernels on either side: nothing to say
-    return (
-        f"{_num(t['baseline'])} {ARROW} {_num(t['candidate'])} % of device time"
-        f" ({_signed(diff['tensor_cores_delta_pct'])} points)"
-        if diff["tensor_cores_delta_pct"] is not None
-        else f"{_num(t['baseline'])} {ARROW} {_num(t['candidate'])} % of device time"
-    )
+    line = f"{_share(t['baseline'])} {ARROW} {_share(t['candidate'])} % of device time"
+    if diff["tensor_cores_delta_pct"] is not None:
+        line += f" ({_share(diff['tensor_cores_delta_pct'], plus=True)} points)"
+    return line
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import textwrap
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
+from tb_plugin_advisor.formatting import format_ms, format_number, format_pct
 from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
 from tb_plugin_advisor.views.hosts_render import hosts_html, hosts_markdown, hosts_text
 from tb_plugin_advisor.views.terminal import terminal_output
@@ -110,7 +111,7 @@ def _precision_line(report: Dict[str, Any]) -> Optional[str]:
     shares = {k: _num(v) for k, v in (report.get("precision_pct") or {}).items() if _num(v) >= 0.5}
     if not shares:
         return None
-    listed = ", ".join(f"{k} {v:.0f} %" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
+    listed = ", ".join(f"{k} {format_pct(v)}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
     return f"mixed precision {precision.get('verdict', 'unknown')} ({listed})"
 
 
@@ -119,8 +120,8 @@ def _tensor_core_line(report: Dict[str, Any]) -> Optional[str]:
     if not tc.get("kernels") and not _num(tc.get("device_time_pct")):
         return None
     return (
-        f"{_num(tc.get('device_time_pct')):.0f} % of device time on Tensor Cores; "
-        f"{_num(tc.get('eligible_time_pct')):.0f} % in ops that could use them"
+        f"{format_pct(_num(tc.get('device_time_pct')))} of device time on Tensor Cores; "
+        f"{format_pct(_num(tc.get('eligible_time_pct')))} in ops that could use them"
     )
 
 
@@ -143,7 +144,7 @@ def _host_sync_line(report: Dict[str, Any]) -> Optional[str]:
     calls = ", ".join(f"{c['name']} ×{c['count']:g}" for c in sync.get("calls") or [])
     return (
         f"{sync['count_per_step']:g} per step, {sync['time_ms']:.2f} ms "
-        f"({sync['time_pct']:.1f} % of the step){idle_text}: {calls}"
+        f"({format_pct(sync['time_pct'])} of the step){idle_text}: {calls}"
     )
 
 
@@ -176,7 +177,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         if pct[c] < 0.05 and ms[c] <= 0:
             continue
         bar = "#" * int(round(pct[c] / 100 * bar_width))
-        out.append(f"  {CATEGORY_LABELS[c]:<26} {ms[c]:>10.2f} ms {pct[c]:>6.1f} %  {bar}")
+        out.append(f"  {CATEGORY_LABELS[c]:<26} {format_ms(ms[c]):>12} {format_pct(pct[c]):>7}  {bar}")
     pipeline = report.get("input_pipeline") or {}
     if verdict.get("input_bound") in ("high", "moderate") and pipeline.get("evidence"):
         out.append("")
@@ -249,7 +250,7 @@ def render_markdown(report: Dict[str, Any]) -> str:
     out += ["", "## Step time breakdown", "", "| category | ms per step | % of step |", "|---|---:|---:|"]
     pct, ms = _pct_map(report), _ms_map(report)
     for c in CATEGORY_ORDER:
-        out.append(f"| {CATEGORY_LABELS[c]} | {ms[c]:.2f} | {pct[c]:.1f} |")
+        out.append(f"| {CATEGORY_LABELS[c]} | {format_number(ms[c])} | {format_pct(pct[c])} |")
     evidence = verdict.get("evidence") or []
     if evidence:
         out += ["", "Evidence:", ""] + [f"- {_md(e)}" for e in evidence]
@@ -327,7 +328,8 @@ def render_html(report: Dict[str, Any]) -> str:
     for c in CATEGORY_ORDER:
         body.append(
             f'<tr><td><span class="sw" style="background:{CATEGORY_COLORS[c]}"></span>'
-            f'{_e(CATEGORY_LABELS[c])}</td><td class="n">{ms[c]:.2f}</td><td class="n">{pct[c]:.1f}</td></tr>'
+            f'{_e(CATEGORY_LABELS[c])}</td><td class="n">{format_number(ms[c])}</td>'
+            f'<td class="n">{format_pct(pct[c])}</td></tr>'
         )
     body.append("</table>")
     if (report.get("steps") or {}).get("per_step"):
