@@ -18,7 +18,7 @@ export interface OpView {
 export function filterOps(ops: readonly OpRow[], query: string, topN: number): OpView {
   const words = query.trim().toLowerCase().split(/\s+/).filter(Boolean);
   const matches = (o: OpRow) => {
-    const hay = `${o.name} ${o.category ?? ""} ${categoryLabel(o.category ?? "")}`.toLowerCase();
+    const hay = `${o.name} ${o.onednn_op ?? ""} ${o.category ?? ""} ${categoryLabel(o.category ?? "")}`.toLowerCase();
     return words.every((w) => hay.includes(w));
   };
   const sorted = ops.filter(matches).sort((a, b) => (b.time_ms ?? 0) - (a.time_ms ?? 0));

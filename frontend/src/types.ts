@@ -108,6 +108,8 @@ export interface Recommendation {
 
 export interface OpRow {
   name: string;
+  /** The oneDNN op TensorFlow ran it as (`_MklMatMul`); `name` is the familiar op. */
+  onednn_op?: string;
   category?: string;
   time_ms?: number;
   count?: number;

@@ -16,6 +16,10 @@ describe("op tables", () => {
     expect([v.matching, v.total]).toEqual([2, 4]);
     expect(filterOps(OPS, "model matmul", 0).rows.map((o) => o.name)).toEqual(["model/dense/MatMul:MatMul"]);
   });
+  it("finds an op by the oneDNN name TensorFlow ran it as", () => {
+    const ops = [...OPS, { name: "model/d/MatMul:MatMul", onednn_op: "_MklMatMul", category: "host_compute", time_ms: 2 }];
+    expect(filterOps(ops, "_mklmatmul", 0).rows.map((o) => o.name)).toEqual(["model/d/MatMul:MatMul"]);
+  });
   it("filters by the category's label as shown", () => {
     expect(filterOps(OPS, "input pipeline", 0).rows.map((o) => o.name)).toEqual(["DecodePng:DecodePng"]);
   });

@@ -42,7 +42,9 @@ export function opTable(ops: readonly OpRow[], stepMs: number | null | undefined
         testid,
         ["Op", "Category", "ms per step", "% of step", "count per step"],
         view.rows.map((o) => [
-          opName(o.name),
+          o.onednn_op
+            ? h("span", null, opName(o.name), " ", h("span", { class: "adv-muted", testid: "onednn-name", attrs: { title: "TensorFlow ran this op through oneDNN under this name" } }, `(oneDNN ${o.onednn_op})`))
+            : opName(o.name),
           categoryCell(o.category, theme),
           formatNumber(o.time_ms),
           formatPct(pctOfStep(o.time_ms, stepMs)),
