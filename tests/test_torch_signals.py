@@ -44,7 +44,7 @@ def test_pageable_copies_fire_pin_memory_with_the_measured_time(tmp_path):
     report = report_of(training_trace(steps=6), tmp_path, "a.1.pt.trace.json")
     advice = {r["id"]: r for r in report["recommendations"]}
     assert "input.pin_memory" in advice
-    assert "0.30 ms per step (3.0 % of the step)" in advice["input.pin_memory"]["evidence"]
+    assert "0.30 ms per step (3 % of the step)" in advice["input.pin_memory"]["evidence"]
     assert "non_blocking=True" in advice["input.pin_memory"]["snippet"]
 
 

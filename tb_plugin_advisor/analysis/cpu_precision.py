@@ -13,6 +13,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.precision import PrecisionResult
+from tb_plugin_advisor.formatting import format_pct
 
 # CPU flags (Linux /proc/cpuinfo, `lscpu`) that give native math per 16-bit type.
 NATIVE_16BIT_FLAGS: Dict[str, Tuple[str, ...]] = {
@@ -64,7 +65,7 @@ def assess_cpu_16bit(
     if share < th.CPU_16BIT_DOMINANT_PCT:
         return None
     needed = NATIVE_16BIT_FLAGS[dtype]
-    base = f"{dtype} holds {share:.0f} % of host compute with a known type on a CPU-only profile"
+    base = f"{dtype} holds {format_pct(share)} of host compute with a known type on a CPU-only profile"
     if local_host is None or local_host != profile_host:
         return CpuSixteenBit(
             dtype, share, "other_host", None,

@@ -36,6 +36,7 @@ from tb_plugin_advisor.analysis.patterns import (
     precision_of_tf_data_type,
 )
 from tb_plugin_advisor.analysis.precision_torch import torch_host_precision
+from tb_plugin_advisor.formatting import format_pct
 
 # Verdict: share of matrix work (GEMM/convolution/attention, or all compute when the profile has
 # none) in 16-bit/8-bit types, among the work whose type is known. The built-in tab warns below 10 %
@@ -226,16 +227,16 @@ def _device_evidence(
 ) -> List[str]:
     shares = result.precision_pct
     lines = []
-    present = [f"{p} {shares[p]:.1f} %" for p in PRECISIONS if shares[p] >= 0.05]
+    present = [f"{p} {format_pct(shares[p])}" for p in PRECISIONS if shares[p] >= 0.05]
     lines.append("device compute time by precision (from kernel names): " + ", ".join(present))
     if shares["bf16"] > 0:
         lines.append(
-            f"bf16 kernels ({shares['bf16']:.1f} %) count as 16-bit here; the built-in Profile tab counts "
-            "bf16 as 32-bit"
+            f"bf16 kernels ({format_pct(shares['bf16'])}) count as 16-bit here; the built-in Profile tab "
+            "counts bf16 as 32-bit"
         )
     if shares["unknown"] >= 0.05:
         lines.append(
-            f"{shares['unknown']:.1f} % of compute time is in kernels whose names carry no data type "
+            f"{format_pct(shares['unknown'])} of compute time is in kernels whose names carry no data type "
             "(elementwise/fusion kernels): counted as unknown"
         )
     if shape_typed:
@@ -248,7 +249,7 @@ def _device_evidence(
     if fp32_matrix_ns:
         share = 100.0 * fp32_matrix_ns / result.compute_ns
         lines.append(
-            f"fp32 GEMM/convolution kernels without TF32 take {share:.1f} % of compute time on a GPU "
+            f"fp32 GEMM/convolution kernels without TF32 take {format_pct(share)} of compute time on a GPU "
             "that supports TF32"
         )
     return lines
@@ -344,12 +345,12 @@ def _host_evidence(
         ]
     total = sum(bytes_by_precision.values())
     ranked = sorted(bytes_by_precision.items(), key=lambda kv: -kv[1])
-    parts = [f"{p} {100.0 * b / total:.1f} %" for p, b in ranked]
+    parts = [f"{p} {format_pct(100.0 * b / total)}" for p, b in ranked]
     shares = result.precision_pct
     return [
         f"{allocations} typed MemoryAllocation events; floating-point bytes allocated: " + ", ".join(parts),
         "host op time by the type of each op's output tensor: "
-        + ", ".join(f"{p} {shares[p]:.1f} %" for p in PRECISIONS if shares[p] >= 0.05),
+        + ", ".join(f"{p} {format_pct(shares[p])}" for p in PRECISIONS if shares[p] >= 0.05),
         "an op counts as bf16/fp16 when its output is; its internal math (e.g. fp32 accumulation) is not "
         "recorded, so these shares bound 16-bit compute rather than measure it",
     ]
@@ -381,8 +382,8 @@ def _decide(result: PrecisionResult) -> None:
             )
         else:
             result.summary = (
-                f"Precision unknown: {100.0 * (total - known) / total:.0f} % of compute has no recorded "
-                "data type (kernel names without types)."
+                f"Precision unknown: {format_pct(100.0 * (total - known) / total)} of compute has no "
+                "recorded data type (kernel names without types)."
             )
         return
     result.verdict = "not_active"
@@ -391,11 +392,11 @@ def _decide(result: PrecisionResult) -> None:
             result.verdict = verdict
             break
     shares = result.precision_pct
-    mix = ", ".join(f"{p} {shares[p]:.0f} %" for p in PRECISIONS if shares[p] >= 0.5)
+    mix = ", ".join(f"{p} {format_pct(shares[p])}" for p in PRECISIONS if shares[p] >= 0.5)
     if result.basis == "host" and result.verdict == "not_active":
         # fp32 is TensorFlow's and PyTorch's default on a CPU: say so plainly, not as a failure.
         result.summary = (
-            f"fp32 throughout, the default on a CPU: {basis_pct:.0f} % {basis_text} runs in 16-bit "
+            f"fp32 throughout, the default on a CPU: {format_pct(basis_pct)} {basis_text} runs in 16-bit "
             f"types; all compute: {mix}."
         )
         return
@@ -404,7 +405,9 @@ def _decide(result: PrecisionResult) -> None:
     if result.basis == "host":
         host_words = {"active": "bf16/fp16 dominant", "partial": "bf16/fp16 present"}
         words = host_words[result.verdict] + " on the host"
-    summary = f"{words}: {basis_pct:.0f} % {basis_text} runs in 16-bit or 8-bit types; all compute: {mix}."
+    summary = (
+        f"{words}: {format_pct(basis_pct)} {basis_text} runs in 16-bit or 8-bit types; all compute: {mix}."
+    )
     if result.verdict != "active" and result.top_fp32_ops:
         summary += f" Largest fp32 op: {result.top_fp32_ops[0][0]}."
     if result.basis == "host":

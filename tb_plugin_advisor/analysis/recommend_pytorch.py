@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.formatting import format_pct
 
 if TYPE_CHECKING:  # recommend.py imports this module; Facts is only a type here
-    from tb_plugin_advisor.analysis.recommend import Facts
+    from tb_plugin_advisor.analysis.facts import Facts
 
 PYTORCH = "pytorch"
 
@@ -105,8 +106,8 @@ def dataloader_workers(f: Facts) -> Optional[Tuple[str, str]]:
     wait = f"; longest wait: {f.input_wait_event}" if f.input_wait_event else ""
     severity = "high" if f.input_bound == "high" else "medium"
     return severity, (
-        f"input wait {f.breakdown_pct.get('input', 0.0):.0f} % of the step ({f.input_bound}): the training "
-        f"loop waits for the DataLoader's next batch{wait}."
+        f"input wait {format_pct(f.breakdown_pct.get('input', 0.0))} of the step ({f.input_bound}): "
+        f"the training loop waits for the DataLoader's next batch{wait}."
     )
 
 
@@ -122,7 +123,7 @@ def torch_compile(f: Facts) -> Optional[Tuple[str, str]]:
         severity = "high" if f.bottleneck == "launch" else "medium"
         return severity, (
             f"{f.kernels_per_step:.0f} kernels per step, {f.mean_kernel_us:.1f} µs on average; "
-            f"kernel launch {launch:.0f} % of the step."
+            f"kernel launch {format_pct(launch)} of the step."
         )
     return None
 
@@ -133,8 +134,8 @@ def pin_memory(f: Facts) -> Optional[Tuple[str, str]]:
         return None
     return "medium", (
         f"copies from pageable host memory ('Memcpy HtoD (Pageable -> Device)') take "
-        f"{f.torch_pageable_h2d_ms:.2f} ms per step ({f.torch_pageable_h2d_pct:.1f} % of the step); they are "
-        "staged through a bounce buffer and cannot overlap compute."
+        f"{f.torch_pageable_h2d_ms:.2f} ms per step ({format_pct(f.torch_pageable_h2d_pct)} of the step); "
+        "they are staged through a bounce buffer and cannot overlap compute."
     )
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.formatting import format_pct
 
 if TYPE_CHECKING:
-    from tb_plugin_advisor.analysis.recommend import Facts
+    from tb_plugin_advisor.analysis.facts import Facts
 
 
 def cpu_16bit(f: Facts) -> Optional[Tuple[str, str]]:
@@ -36,6 +37,6 @@ def preprocessing(f: Facts) -> Optional[Tuple[str, str]]:
     host = "on a CPU-only host they compete with training for the same cores" if not f.device_kind else (
         "and the step waits for input")
     return severity, (
-        f"Input preprocessing takes {share:.0f} % of the step's time in CPU time per step "
+        f"Input preprocessing takes {format_pct(share)} of the step's time in CPU time per step "
         f"({'; '.join(where)}); {host}. Largest: {ops}."
     )

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.formatting import format_pct
 
 if TYPE_CHECKING:
-    from tb_plugin_advisor.analysis.recommend import Facts
+    from tb_plugin_advisor.analysis.facts import Facts
 
 
 def host_sync(f: Facts) -> Optional[Tuple[str, str]]:
@@ -20,8 +21,9 @@ def host_sync(f: Facts) -> Optional[Tuple[str, str]]:
     severity = "high" if f.host_sync_idle_pct >= th.HOST_SYNC_IDLE_HIGH_PCT else "medium"
     calls = ", ".join(f.host_sync_calls[:4])
     return severity, (
-        f"{f.host_sync_count:.0f} host synchronisations per step take {f.host_sync_pct:.0f} % of the step; "
-        f"the device is idle for {f.host_sync_idle_pct:.0f} % of the step while the host waits ({calls})."
+        f"{f.host_sync_count:.0f} host synchronisations per step take {format_pct(f.host_sync_pct)} of "
+        f"the step; the device is idle for {format_pct(f.host_sync_idle_pct)} of the step while the host "
+        f"waits ({calls})."
     )
 
 
@@ -40,7 +42,7 @@ def launch_bound_xla(f: Facts) -> Optional[Tuple[str, str]]:
     launch = f.breakdown_pct.get("kernel_launch", 0.0)
     return severity, (
         f"{f.kernels_per_step:.0f} kernels per step with a median of {f.median_kernel_us:.1f} µs; kernel "
-        f"launch {launch:.0f} % of the step and the device idle {f.device_idle_pct:.0f} % of it."
+        f"launch {format_pct(launch)} of the step and the device idle {format_pct(f.device_idle_pct)} of it."
     )
 
 
@@ -51,8 +53,8 @@ def copy_bound(f: Facts) -> Optional[Tuple[str, str]]:
     pct = f.breakdown_pct.get("memcpy", 0.0)
     severity = "high" if pct >= th.OVERHEAD_HIGH_PCT else "medium"
     offload = (
-        f"; {f.host_offload_copy_pct:.0f} % of the copy time moves arrays between device and host memory "
-        "(XLA copy-start/copy-done with memory space S(5): host offload)"
+        f"; {format_pct(f.host_offload_copy_pct)} of the copy time moves arrays between device and host "
+        "memory (XLA copy-start/copy-done with memory space S(5): host offload)"
         if f.host_offload_copy_pct >= 50.0 else ""
     )
-    return severity, f"Device memory copies take {pct:.0f} % of the step{offload}."
+    return severity, f"Device memory copies take {format_pct(pct)} of the step{offload}."
