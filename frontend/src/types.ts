@@ -198,6 +198,8 @@ export interface Diff {
   warnings?: string[];
   breakdown_delta_ms?: CategoryMap;
   precision_delta_pct?: CategoryMap;
+  /** Per precision: did its share move beyond noise (diff.py's significance rules)? */
+  precision_significant?: Record<string, boolean>;
   tensor_cores_delta_pct?: number;
   ops?: DiffOp[];
   kernels?: DiffOp[];
