@@ -25,7 +25,7 @@ from tb_plugin_advisor.errors import AdvisorError, ProfileReadError
 from tb_plugin_advisor.readers.xplane import read_xplane
 from tb_plugin_advisor.report import HostReport, Report, analyze_profile
 from tb_plugin_advisor.sources.remote import explain
-from tb_plugin_advisor.sources.runs import READERS
+from tb_plugin_advisor.sources.runs import READERS, host_files
 
 # Peak resident memory of reading + analysing one host, per byte of its .xplane.pb. bench/bench_pod.py
 # measured the RSS growth of a fresh process: 89 MB for a 24 MB make_profile.py host (3.6 ×) and
@@ -232,15 +232,7 @@ def build_session_report(
     on_progress: Optional[RunProgress] = None,
 ) -> Report:
     """The run report of a discovered session (all hosts, or only `host`), hosts analysed in parallel."""
-    files = list(session.hosts)
-    if host is not None:
-        chosen = session.host(host)
-        if chosen is None:
-            label = f"{role} host" if role else "host"
-            raise AdvisorError(
-                f"unknown {label} '{host}' in run '{session.run}'; its hosts: {', '.join(session.host_names)}"
-            )
-        files = [chosen]
+    files = host_files(session, host, role)
     if not files:
         raise AdvisorError(f"run {session.run!r} has no profile to analyse")
     tasks = [HostTask(f.host, f.path, int(f.size_bytes or 0), session.format) for f in files]

@@ -55,3 +55,9 @@ def test_the_verdicts_numbers_are_the_breakdown_tables_numbers_on_the_demo():
         for key, shown in rows.items():
             assert f'<td class="n">{shown}</td>' in page, (session.run, key, shown)
             assert f"| {shown} |" in markdown and f" {shown} " in text, (session.run, key, shown)
+
+
+def test_the_exports_list_every_breakdown_category_once():
+    from tb_plugin_advisor.views.render import CATEGORY_ORDER
+
+    assert sorted(CATEGORY_ORDER) == sorted(CATEGORIES) and CATEGORY_ORDER[-1] == "idle"

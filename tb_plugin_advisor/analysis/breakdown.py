@@ -86,6 +86,13 @@ class Breakdown:
     def window_count(self) -> int:
         return int(self.window_start_ns.shape[0])
 
+    def steady_windows(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Starts and ends (ns) of the steady windows, in time order: what per-step analyses walk."""
+        lo = self.window_start_ns[self.steady]
+        hi = self.window_end_ns[self.steady]
+        order = np.argsort(lo, kind="stable")
+        return lo[order], hi[order]
+
     def per_window_ms(self, i: int) -> Dict[str, float]:
         return {c: float(self.per_window_ns[i, k]) / 1e6 for k, c in enumerate(CATEGORIES)}
 

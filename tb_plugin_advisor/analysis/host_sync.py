@@ -60,12 +60,9 @@ class HostSync:
 
 def analyze_host_sync(profile: Profile, breakdown: Breakdown) -> HostSync:
     out = HostSync()
-    lo = breakdown.window_start_ns[breakdown.steady]
-    hi = breakdown.window_end_ns[breakdown.steady]
+    lo, hi = breakdown.steady_windows()
     if not lo.size:
         return out
-    order = np.argsort(lo, kind="stable")
-    lo, hi = lo[order], hi[order]
     n = int(lo.size)
     out.steps = n
     out.step_ms = float((hi - lo).sum()) / n / 1e6

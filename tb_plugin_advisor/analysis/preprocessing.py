@@ -103,12 +103,9 @@ def preprocessing_op(op_type: str, on_input_thread: bool) -> bool:
 
 def analyze_preprocessing(profile: Profile, breakdown: Breakdown) -> Preprocessing:
     out = Preprocessing()
-    lo = breakdown.window_start_ns[breakdown.steady]
-    hi = breakdown.window_end_ns[breakdown.steady]
+    lo, hi = breakdown.steady_windows()
     if not lo.size:
         return out
-    order = np.argsort(lo, kind="stable")
-    lo, hi = lo[order], hi[order]
     n = int(lo.size)
     out.step_ms = float((hi - lo).sum()) / n / 1e6
     is_op = names.HOST_COMPUTE[0].compiled

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.rules_core import small_kernels
 from tb_plugin_advisor.formatting import format_pct
 
 if TYPE_CHECKING:  # recommend.py imports this module; Facts is only a type here
@@ -115,17 +116,8 @@ def torch_compile(f: Facts) -> Optional[Tuple[str, str]]:
     """Many small kernels or a launch-bound step on a GPU, in eager PyTorch."""
     if f.framework != PYTORCH or f.device_kind != "GPU" or not f.step_count:
         return None
-    launch = f.breakdown_pct.get("kernel_launch", 0.0)
-    many_small = (
-        f.kernels_per_step >= th.XLA_MIN_KERNELS_PER_STEP and f.mean_kernel_us < th.XLA_MAX_MEAN_KERNEL_US
-    )
-    if many_small or launch >= th.OVERHEAD_MODERATE_PCT:
-        severity = "high" if f.bottleneck == "launch" else "medium"
-        return severity, (
-            f"{f.kernels_per_step:.0f} kernels per step, {f.mean_kernel_us:.1f} µs on average; "
-            f"kernel launch {format_pct(launch)} of the step."
-        )
-    return None
+    fired = small_kernels(f)
+    return (fired[0], f"{fired[1]}.") if fired else None
 
 
 def pin_memory(f: Facts) -> Optional[Tuple[str, str]]:

@@ -4,6 +4,8 @@ profile itself. The table (ids, titles, snippets) lives in recommend.py; each ch
 
 from __future__ import annotations
 
+from typing import Optional, Tuple
+
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.facts import Facts
 from tb_plugin_advisor.formatting import format_pct
@@ -91,20 +93,27 @@ def tf32(f: Facts):
     return None
 
 
-def xla(f: Facts):
-    if f.device_kind != "GPU" or f.framework != "tf" or f.xla_compiled or not f.step_count:
-        return None
+def small_kernels(f: Facts) -> Optional[Tuple[str, str]]:
+    """Many short kernels or a step held up by launches: (severity, evidence without a full stop).
+    What compilation (XLA, torch.compile) fixes; the framework rules add their own words."""
     launch = f.breakdown_pct.get("kernel_launch", 0.0)
     many_small = (
         f.kernels_per_step >= th.XLA_MIN_KERNELS_PER_STEP and f.mean_kernel_us < th.XLA_MAX_MEAN_KERNEL_US
     )
-    if many_small or launch >= th.OVERHEAD_MODERATE_PCT:
-        severity = "high" if f.bottleneck == "launch" else "medium"
-        return severity, (
-            f"{f.kernels_per_step:.0f} kernels per step, {f.mean_kernel_us:.1f} µs on average; "
-            f"kernel launch {format_pct(launch)} of the step; no XLA-compiled kernels."
-        )
-    return None
+    if not (many_small or launch >= th.OVERHEAD_MODERATE_PCT):
+        return None
+    severity = "high" if f.bottleneck == "launch" else "medium"
+    return severity, (
+        f"{f.kernels_per_step:.0f} kernels per step, {f.mean_kernel_us:.1f} µs on average; "
+        f"kernel launch {format_pct(launch)} of the step"
+    )
+
+
+def xla(f: Facts):
+    if f.device_kind != "GPU" or f.framework != "tf" or f.xla_compiled or not f.step_count:
+        return None
+    fired = small_kernels(f)
+    return (fired[0], f"{fired[1]}; no XLA-compiled kernels.") if fired else None
 
 
 def tf_function(f: Facts):

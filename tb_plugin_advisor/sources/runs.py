@@ -88,21 +88,27 @@ def find_run(scan: Scan, run: str, role: str = "") -> Session:
 RunProgress = Callable[[int, int], None]
 
 
+def host_files(session: Session, host: Optional[str] = None, role: str = "") -> List[HostFile]:
+    """The session's host files to read: all of them, or only `host` (a clear error naming the hosts
+    there are when it is not one of them)."""
+    if host is None:
+        return list(session.hosts)
+    chosen = session.host(host)
+    if chosen is None:
+        label = f"{role} host" if role else "host"
+        raise AdvisorError(
+            f"unknown {label} '{host}' in run '{session.run}'; its hosts: {', '.join(session.host_names)}"
+        )
+    return [chosen]
+
+
 def load_run(
     session: Session, host: Optional[str] = None, role: str = "", on_progress: Optional[RunProgress] = None
 ) -> RunProfiles:
     """Read every host of the session, or only `host`; ProfileReadError for unreadable files.
     `on_progress` sees bytes read over all files (XSpace files report as they are read, traces once
     each is read)."""
-    files = list(session.hosts)
-    if host is not None:
-        chosen = session.host(host)
-        if chosen is None:
-            label = f"{role} host" if role else "host"
-            raise AdvisorError(
-                f"unknown {label} '{host}' in run '{session.run}'; its hosts: {', '.join(session.host_names)}"
-            )
-        files = [chosen]
+    files = host_files(session, host, role)
     reader = READERS.get(session.format, read_xplane)
     total = sum(f.size_bytes for f in files)
     profiles = []

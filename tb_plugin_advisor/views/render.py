@@ -22,16 +22,6 @@ from tb_plugin_advisor.views.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 
-CATEGORY_ORDER = (
-    "input",
-    "device_compute",
-    "host_compute",
-    "kernel_launch",
-    "memcpy",
-    "communication",
-    "other",
-    "idle",
-)
 CATEGORY_LABELS = {
     "input": "Input (waiting for data)",
     "device_compute": "Device compute",
@@ -52,6 +42,7 @@ CATEGORY_COLORS = {
     "other": "#795548",
     "idle": "#9aa0a6",
 }
+CATEGORY_ORDER = tuple(CATEGORY_LABELS)  # display order: every breakdown category, idle last
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
 TOP_ROWS = 15
 
