@@ -26,6 +26,8 @@ setup(
         # The built-in Profile tab; the Advisor links into it and reads the same runs.
         "tensorboard-plugin-profile>=2.15",
         "werkzeug>=1.0",
+        # PyTorch Kineto traces: typed JSON decoding that skips unused fields (memory ≈ file size).
+        "msgspec>=0.18",
         # Every protobuf major that tensorboard accepts; the XSpace schema is built at runtime.
         "protobuf>=4.21,<8",
         # Columnar event storage: per-event Python objects cost ~2 us each on 1 M-event files.
@@ -33,7 +35,25 @@ setup(
     ],
     extras_require={
         "demo": ["tensorflow-cpu>=2.15"],
-        "test": ["pytest>=7", "pytest-timeout", "fsspec", "ruff", "tensorflow-cpu>=2.15"],
+        # `tb-advisor report --scheduler tcp://…` / `--advisor_dask_scheduler`: hosts on a Dask cluster.
+        "dask": ["dask[distributed]>=2022.1"],
+        # s3:// logdirs through TensorBoard's own S3 filesystem (it uses boto3).
+        "s3": ["boto3"],
+        # bench/bench_pod.py: process-tree memory sampling, the Dask and S3 modes.
+        "bench": ["psutil", "dask[distributed]>=2022.1", "moto[server]>=5", "boto3"],
+        "test": [
+            "pytest>=7",
+            "pytest-timeout",
+            "fsspec",
+            "ruff",
+            "hypothesis>=6",
+            "tensorflow-cpu>=2.15",
+            "torch==2.13.0",  # the CPU build; newer versions resolve to multi-GB CUDA builds
+            # pod scale: a real LocalCluster and a real S3-compatible server on 127.0.0.1
+            "dask[distributed]>=2022.1",
+            "moto[server]>=5",
+            "boto3",
+        ],
     },
     entry_points={
         "tensorboard_plugins": ["advisor = tb_plugin_advisor.plugin:AdvisorLoader"],

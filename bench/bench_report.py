@@ -1,12 +1,15 @@
-"""Benchmark: `tb-advisor report` on a large GPU profile vs xprof's own converter on the same file.
+"""Benchmark: `tb-advisor report` vs xprof's own converter on the same synthetic GPU profiles.
 
-    python bench/bench_report.py [--steps 1500] [--kernels-per-step 1500] [--repeat 1] [--regen]
+    python bench/bench_report.py [--sizes 20,100,300] [--kernels-per-step 1500] [--repeat 1]
+                                 [--regen] [--skip-xprof] [--file F]
 
-Builds bench/out/bench.xplane.pb (≥ 1 M device events, ≥ 200 MB by default; see make_profile.py),
-then measures, each in a fresh Python process: (1) ours — read the file and build the full report
-JSON; (2) xprof — `xspace_to_tool_data([copy], "overview_page", {})` on a copy of the file in a
-temporary directory (xprof writes caches next to its input). Reports wall time and peak RSS (the
-child's own ru_maxrss) and the ratios. Not a test: CI does not run it.
+For each size, builds bench/out/bench-<MB>mb.xplane.pb (make_profile.py; the step count is scaled
+to the size), then measures, each in a fresh Python process: (1) ours — read the file and build the
+full report JSON; (2) xprof — `xspace_to_tool_data([copy], "overview_page", {})` on a copy of the
+file in a temporary directory (xprof writes caches next to its input); (3) the floor — a bare
+protobuf parse of the whole file (`XSpace.FromString`). Prints wall times, ours ÷ xprof, and our
+peak RSS (the child's ru_maxrss) ÷ file size, also net of the interpreter's RSS after imports.
+Not a test: CI does not run it. Figures are only comparable within one run on one machine.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ OURS = textwrap.dedent(
     from tb_plugin_advisor.readers.xplane import read_xplane
     from tb_plugin_advisor.report import build_report
     imported = time.perf_counter()
+    baseline_kb = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() // 1024
     profile = read_xplane({path!r})
     read = time.perf_counter()
     report = build_report(RunProfiles("bench", [profile])).to_json()
@@ -42,6 +46,7 @@ OURS = textwrap.dedent(
     print(json.dumps({{
         "wall_s": done - begin, "import_s": imported - begin, "read_s": read - imported,
         "analyse_s": done - read, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "baseline_kb": baseline_kb,
         "summary": report["verdict"]["summary"], "steps": report["steps"]["count"],
         "input_pct": report["breakdown_pct"]["input"], "json_bytes": len(text),
     }}))
@@ -61,6 +66,21 @@ XPROF = textwrap.dedent(
         "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "output_bytes": len(data or b""), "content_type": content_type,
     }}))
+    """
+)
+
+
+FLOOR = textwrap.dedent(
+    """
+    import json, resource, sys, time
+    sys.path.insert(0, {root!r})
+    from tb_plugin_advisor.readers import xspace_schema as schema
+    begin = time.perf_counter()
+    with open({path!r}, "rb") as handle:
+        space = schema.XSpace.FromString(handle.read())
+    done = time.perf_counter()
+    print(json.dumps({{"wall_s": done - begin, "planes": len(space.planes),
+                      "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
     """
 )
 
@@ -88,54 +108,73 @@ def median_of(runs: list, key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
+def steps_for(megabytes: float, kernels_per_step: int) -> int:
+    """Steps that make a file of about `megabytes` (make_profile writes ~95 bytes per kernel)."""
+    return max(2, int(megabytes * 1e6 / (kernels_per_step * 95)))
+
+
+def ensure_profile(path: Path, steps: int, kernels_per_step: int, regen: bool) -> None:
+    if regen or not path.exists():
+        command = [sys.executable, str(HERE / "make_profile.py"), str(path), "--steps", str(steps),
+                   "--kernels-per-step", str(kernels_per_step)]
+        subprocess.run(command, check=True)
+
+
+def measure(path: Path, args) -> dict:
+    size = path.stat().st_size
+    ours = [measure_ours(path, args.timeout) for _ in range(args.repeat)]
+    print(f"  ours:  {json.dumps(ours[-1])}", flush=True)
+    floor = run_child(FLOOR.format(root=str(ROOT), path=str(path)), args.timeout)
+    print(f"  floor: {json.dumps(floor)}", flush=True)
+    row = {
+        "mb": size / 1e6, "ours_s": median_of(ours, "wall_s"), "read_s": median_of(ours, "read_s"),
+        "rss_x": median_of(ours, "maxrss_kb") * 1024 / size,
+        "net_rss_x": (median_of(ours, "maxrss_kb") - median_of(ours, "baseline_kb")) * 1024 / size,
+        "net_rss_mb": (median_of(ours, "maxrss_kb") - median_of(ours, "baseline_kb")) / 1024,
+        "floor_s": floor["wall_s"], "xprof_s": None,
+    }
+    if not args.skip_xprof:
+        xprof = [measure_xprof(path, args.timeout) for _ in range(args.repeat)]
+        print(f"  xprof: {json.dumps(xprof[-1])}", flush=True)
+        row["xprof_s"] = median_of(xprof, "wall_s")
+    return row
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
-    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--sizes", default="20,100,300", help="profile sizes in MB, comma-separated")
+    parser.add_argument("--file", type=Path, help="measure this file instead of generated sizes")
     parser.add_argument("--kernels-per-step", type=int, default=1500)
     parser.add_argument("--repeat", type=int, default=1, help="fresh processes per tool (median reported)")
-    parser.add_argument("--regen", action="store_true", help="rebuild the profile even if it exists")
+    parser.add_argument("--regen", action="store_true", help="rebuild the profiles even if they exist")
     parser.add_argument("--skip-xprof", action="store_true")
     parser.add_argument("--timeout", type=float, default=1800.0)
     args = parser.parse_args(argv)
 
-    if args.regen or not args.file.exists():
-        subprocess.run(
-            [
-                sys.executable,
-                str(HERE / "make_profile.py"),
-                str(args.file),
-                "--steps",
-                str(args.steps),
-                "--kernels-per-step",
-                str(args.kernels_per_step),
-            ],
-            check=True,
-        )
-    size = args.file.stat().st_size
-    device_events = args.steps * (args.kernels_per_step + 2)
-    print(f"profile: {args.file} — {size / 1e6:.1f} MB, ~{device_events / 1e6:.2f} M device events")
-
-    ours = [measure_ours(args.file, args.timeout) for _ in range(args.repeat)]
-    print(f"ours:  {json.dumps(ours[-1])}")
-    rows = [("tb-advisor report", median_of(ours, "wall_s"), median_of(ours, "maxrss_kb") * 1024)]
-    if not args.skip_xprof:
-        xprof = [measure_xprof(args.file, args.timeout) for _ in range(args.repeat)]
-        print(f"xprof: {json.dumps(xprof[-1])}")
-        rows.append(("xprof overview_page", median_of(xprof, "wall_s"), median_of(xprof, "maxrss_kb") * 1024))
+    if args.file:
+        paths = [args.file]
+    else:
+        paths = []
+        for text in args.sizes.split(","):
+            megabytes = float(text)
+            path = HERE / "out" / f"bench-{text.strip()}mb.xplane.pb"
+            steps = steps_for(megabytes, args.kernels_per_step)
+            ensure_profile(path, steps, args.kernels_per_step, args.regen)
+            paths.append(path)
+    rows = []
+    for path in paths:
+        print(f"profile: {path} ({path.stat().st_size / 1e6:.1f} MB)", flush=True)
+        rows.append(measure(path, args))
 
     print()
-    print(f"{'':22} {'wall s':>9} {'peak RSS MB':>12} {'RSS / file':>11}")
-    for name, wall, rss in rows:
-        print(f"{name:22} {wall:9.2f} {rss / 1e6:12.0f} {rss / size:10.2f}×")
-    if len(rows) == 2:
-        (_, our_wall, our_rss), (_, x_wall, x_rss) = rows
-        print(f"{'ours / xprof':22} {our_wall / x_wall:9.3f} {our_rss / x_rss:12.3f}")
-        print()
-        print(
-            f"time: ours is {x_wall / our_wall:.1f}× faster than xprof; memory: {x_rss / our_rss:.1f}× less; "
-            f"peak RSS {our_rss / size:.2f}× the file size (target < 3×)"
-        )
+    print(f"{'file MB':>8} {'ours s':>8} {'read s':>8} {'xprof s':>8} {'ours/xprof':>10} "
+          f"{'RSS/file':>9} {'net RSS/file':>12} {'net RSS MB':>10} {'floor s':>8}")
+    for r in rows:
+        xprof = f"{r['xprof_s']:8.2f}" if r["xprof_s"] else f"{'-':>8}"
+        ratio = f"{r['ours_s'] / r['xprof_s']:10.3f}" if r["xprof_s"] else f"{'-':>10}"
+        print(f"{r['mb']:8.1f} {r['ours_s']:8.2f} {r['read_s']:8.2f} {xprof} {ratio} {r['rss_x']:8.2f}x "
+              f"{r['net_rss_x']:11.2f}x {r['net_rss_mb']:10.0f} {r['floor_s']:8.2f}")
+    print("targets: ours/xprof <= 0.1 at 100 and 300 MB; RSS/file <= 1.5 (or <= 150 MB net for small files)")
     return 0
 
 

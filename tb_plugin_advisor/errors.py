@@ -12,3 +12,13 @@ class ProfileReadError(AdvisorError):
         self.source = source
         self.problem = problem
         super().__init__(f"cannot read profile {source}: {problem}")
+
+    def __reduce__(self):  # rebuilt from its two fields when it comes back from a worker process
+        return (type(self), (self.source, self.problem))
+
+
+class ProfileChangedError(ProfileReadError):
+    """The file was rewritten or truncated while it was read: not a bad profile, try again later.
+
+    Callers must not cache this answer: the next read (of the finished file) may well succeed.
+    """

@@ -9,6 +9,7 @@ Times are int64 nanoseconds since the Unix epoch (the clock of the profiled host
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -89,7 +90,7 @@ class Line:
     id: int
     name: str
     display_name: str
-    plane: Plane = field(repr=False)
+    plane: Plane = field(repr=False, compare=False)  # held weakly (see below the class)
     start_ns: np.ndarray  # int64
     duration_ns: np.ndarray  # int64
     metadata_index: np.ndarray  # int32 index into plane.event_names
@@ -150,6 +151,27 @@ class Line:
     def events(self) -> Iterator[Event]:
         for i in range(len(self)):
             yield self.event(i)
+
+
+def _plane_of(line: Line) -> Plane:
+    plane = line._plane_ref()
+    if plane is None:  # the profile was dropped while this line is still used: its tables live on
+        plane = line._detached_plane = Plane(*line._plane_tables)
+        line._plane_ref = weakref.ref(plane)
+    return plane
+
+
+def _set_plane(line: Line, plane: Plane) -> None:
+    line._plane_ref = weakref.ref(plane)
+    line._plane_tables = (plane.id, plane.name, plane.event_names, plane.event_display_names,
+                          plane.metadata_stats, plane.stats, plane.strings)
+
+
+# A line refers to its plane weakly (plane -> lines -> plane was a reference cycle, so a dropped
+# Profile waited for the cyclic GC and kept hundreds of MB meanwhile) and to the plane's tables
+# strongly, so a line used after its profile was dropped still has its names and strings.
+Line.plane = property(_plane_of, _set_plane)  # type: ignore[assignment]
+
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -318,7 +340,7 @@ class Device:
 # ---------------------------------------------------------------------------------------------------
 # Steps
 
-STEP_SOURCES = ("root_marker", "keras3_marker", "legacy_marker")
+STEP_SOURCES = ("root_marker", "keras3_marker", "legacy_marker", "profiler_step")
 
 
 @dataclass(frozen=True)
@@ -326,7 +348,8 @@ class StepMarker:
     """A host event that marks one training step.
 
     source: root_marker (`_r=1`: tf.profiler Trace(..., _r=1), JAX StepTraceAnnotation),
-            keras3_marker (`Profiled batch` with step_num), legacy_marker (tf.keras `TraceContext`).
+            keras3_marker (`Profiled batch` with step_num), legacy_marker (tf.keras `TraceContext`),
+            profiler_step (PyTorch `ProfilerStep#N`, one per `prof.step()`).
     """
 
     source: str
@@ -358,6 +381,8 @@ class Profile:
     hostnames: List[str] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # recorded by the profiler itself (XSpace.errors)
     warnings: List[str] = field(default_factory=list)  # XSpace.warnings plus the reader's own notes
+    framework: str = ""  # "pytorch" for Kineto traces; "" for XSpace (TensorFlow or JAX)
+    properties: Dict[str, Any] = field(default_factory=dict)  # format-specific facts (rank, schema…)
 
     @property
     def host_planes(self) -> List[Plane]:

@@ -13,7 +13,8 @@ from typing import Any, Dict
 
 from tensorboard.plugins import base_plugin
 
-from tb_plugin_advisor.sources.discovery import LiveDiscovery
+from tb_plugin_advisor.readers import limits as read_limits
+from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
 from tb_plugin_advisor.views.api import AdvisorApi, AnalysisService
 
@@ -28,7 +29,11 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_reload_interval": 30.0,
     "advisor_workers": 2,
     "advisor_cache_size": 32,
+    "advisor_cache_mb": 256,
+    "advisor_worker_tasks": 1,
     "advisor_wait": 2.0,
+    "advisor_max_profile_mb": 512.0,
+    "advisor_dask_scheduler": "",
 }
 
 
@@ -70,7 +75,16 @@ class AdvisorLoader(base_plugin.TBLoader):
             type=int,
             default=DEFAULTS["advisor_workers"],
             metavar="N",
-            help="Threads that analyse profiles in the background (default 2).",
+            help="Worker processes that analyse profiles in the background, outside the server's "
+            "process so it never stalls (default 2).",
+        )
+        group.add_argument(
+            "--advisor_worker_tasks",
+            type=int,
+            default=DEFAULTS["advisor_worker_tasks"],
+            metavar="N",
+            help="Analyses a worker process runs before it is replaced, giving its memory back to the "
+            "OS (default 1: a big profile's memory is returned as soon as its report is done).",
         )
         group.add_argument(
             "--advisor_cache_size",
@@ -80,12 +94,38 @@ class AdvisorLoader(base_plugin.TBLoader):
             help="Analysis results kept in memory (default 32).",
         )
         group.add_argument(
+            "--advisor_cache_mb",
+            type=float,
+            default=DEFAULTS["advisor_cache_mb"],
+            metavar="MB",
+            help="Memory for kept analysis results, serialised and gzipped (default 256; the newest "
+            "result is always kept).",
+        )
+        group.add_argument(
             "--advisor_wait",
             type=float,
             default=DEFAULTS["advisor_wait"],
             metavar="SECONDS",
             help="How long a report/diff request waits for its analysis before answering 202 "
             '{"status": "running"} (the tab then polls; default 2).',
+        )
+
+        group.add_argument(
+            "--advisor_max_profile_mb",
+            type=float,
+            default=DEFAULTS["advisor_max_profile_mb"],
+            metavar="MB",
+            help="Largest profile the Advisor reads, in MB after decompression (default 512: the "
+            "report peaks near 3x this); larger files get a clear error instead of exhausting memory.",
+        )
+
+        group.add_argument(
+            "--advisor_dask_scheduler",
+            default=DEFAULTS["advisor_dask_scheduler"],
+            metavar="tcp://HOST:PORT",
+            help="Analyse the hosts of multi-host runs on this dask.distributed cluster instead of a "
+            "local process pool (pip install 'tb-plugin-advisor[dask]'; its workers must be able to "
+            "read the logdir). Default: none; Dask is then never imported.",
         )
 
     def load(self, context: base_plugin.TBContext) -> AdvisorPlugin:
@@ -103,6 +143,10 @@ class AdvisorPlugin(base_plugin.TBPlugin):
         self.logdir = getattr(context, "logdir", None) or ""
         if not self.logdir and getattr(getattr(context, "flags", None), "logdir_spec", ""):
             logger.warning("advisor: --logdir_spec is not supported; start TensorBoard with --logdir")
+        try:
+            read_limits.configure(float(_flag(context, "advisor_max_profile_mb")), export=True)
+        except ValueError as exc:
+            logger.warning("advisor: --advisor_max_profile_mb ignored: %s", exc)
         self.markers = MarkerWriter(enabled=bool(_flag(context, "advisor_write_markers")))
         self.discovery = LiveDiscovery(
             self.logdir,
@@ -112,9 +156,12 @@ class AdvisorPlugin(base_plugin.TBPlugin):
         self.service = AnalysisService(
             workers=int(_flag(context, "advisor_workers")),
             cache_size=int(_flag(context, "advisor_cache_size")),
+            cache_bytes=int(float(_flag(context, "advisor_cache_mb")) * 1024 * 1024),
             wait_s=float(_flag(context, "advisor_wait")),
+            tasks_per_worker=int(_flag(context, "advisor_worker_tasks")),
+            scheduler=str(_flag(context, "advisor_dask_scheduler") or "") or None,
         )
-        self.api = AdvisorApi(self.discovery, self.service)
+        self.api = AdvisorApi(self.discovery, self.service, logdir=self.logdir)
         if self.logdir:
             self.discovery.start()
             self.discovery.wait_ready(FIRST_SCAN_WAIT_S)

@@ -2,8 +2,8 @@
 
 `build_report(run)` runs the analyses per host profile and, for runs with several hosts, adds an
 all-hosts summary (steps pooled over hosts, categories averaged per step) plus `per_host`. JSON
-follows DESIGN.md §2 (`tb-advisor/report/1`) and the keys agreed in TEAM.md; keys are only ever
-added. Times in JSON are milliseconds, shares percent.
+follows ARCHITECTURE.md §2 in docs/ (`tb-advisor/report/1`); keys are only ever added. Times in JSON
+are milliseconds, shares percent.
 """
 
 from __future__ import annotations
@@ -16,18 +16,24 @@ import numpy as np
 from tb_plugin_advisor.analysis import recommend as rec
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import CATEGORIES, Breakdown, compute_breakdown
+from tb_plugin_advisor.analysis.cpu_precision import CpuSixteenBit, assess_cpu_16bit
+from tb_plugin_advisor.analysis.host_sync import HostSync, analyze_host_sync
 from tb_plugin_advisor.analysis.inputs import InputPipeline, analyze_input_pipeline
 from tb_plugin_advisor.analysis.memory import device_peak_bytes, peak_by_allocator
 from tb_plugin_advisor.analysis.ops import OpRow, kernel_table, op_table
 from tb_plugin_advisor.analysis.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.precision import PrecisionResult, analyze_precision
+from tb_plugin_advisor.analysis.preprocessing import Preprocessing, analyze_preprocessing
 from tb_plugin_advisor.analysis.signals import Signals, collect_signals
 from tb_plugin_advisor.analysis.steps import Steps, find_steps
+from tb_plugin_advisor.analysis.stragglers import HostFigures, find_stragglers
 from tb_plugin_advisor.analysis.tensor_cores import TensorCoreResult, analyze_tensor_cores
+from tb_plugin_advisor.analysis.torch_signals import TorchSignals, collect_torch_signals
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import Device, Profile, RunProfiles
 from tb_plugin_advisor.report_deep import DeepViews, analyze_deep, combined_deep_json, deep_json
+from tb_plugin_advisor.sources.local_cpu import LocalCpu, read_local_cpu
 
 SCHEMA = "tb-advisor/report/1"
 
@@ -63,6 +69,10 @@ class HostReport:
     devices: List[Dict[str, Any]]
     memory_peaks: Dict[str, int]
     warnings: List[str] = field(default_factory=list)
+    preprocessing: Preprocessing = field(default_factory=Preprocessing)
+    cpu_16bit: Optional[CpuSixteenBit] = None
+    host_sync: HostSync = field(default_factory=HostSync)
+    torch_signals: Optional[TorchSignals] = None  # PyTorch runs only
     deep: Optional[DeepViews] = None  # kernel statistics, memory over time … (report_deep.py)
 
     @property
@@ -84,9 +94,23 @@ class HostReport:
         ]
         return _steps_summary(steps, per_step=per_step)
 
-    def summary_json(self) -> Dict[str, Any]:
+    def figures(self) -> HostFigures:
+        busy = list(self.breakdown.device_busy_pct.values())
+        return HostFigures(
+            host=self.host,
+            step_time_ms=self.steps.stats_ms()["mean_ms"],
+            input_pct=self.breakdown.pct()["input"],
+            device_util_pct=float(np.mean(busy)) if busy else 0.0,
+        )
+
+    def summary_json(self, stragglers: Tuple[str, ...] = ()) -> Dict[str, Any]:
+        f = self.figures()
         return {
             "host": self.host,
+            "step_time_ms": _r(f.step_time_ms),
+            "input_pct": _r(f.input_pct, 2),
+            "device_util_pct": _r(f.device_util_pct, 2),
+            "straggler": self.host in stragglers,
             "steps": self.steps_json(),
             "breakdown_ms": {k: _r(v) for k, v in self.breakdown.mean_ms().items()},
             "breakdown_pct": {k: _r(v, 2) for k, v in self.breakdown.pct().items()},
@@ -96,8 +120,10 @@ class HostReport:
         }
 
 
-def analyze_profile(profile: Profile) -> HostReport:
-    """Run every analysis on one host's profile."""
+def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> HostReport:
+    """Run every analysis on one host's profile. `local_cpu`: the CPU the report runs on (its flags are
+    evidence for a profile captured on the same host); None reads this machine's."""
+    local_cpu = local_cpu if local_cpu is not None else read_local_cpu()
     steps = find_steps(profile)
     breakdown = compute_breakdown(profile, steps)
     signals = collect_signals(profile, steps, breakdown)
@@ -127,6 +153,12 @@ def analyze_profile(profile: Profile) -> HostReport:
         devices=[_device_json(d, breakdown) for d in profile.devices],
         memory_peaks=peaks,
         warnings=_warnings(profile),
+        preprocessing=analyze_preprocessing(profile, breakdown),
+        host_sync=analyze_host_sync(profile, breakdown),
+        torch_signals=collect_torch_signals(profile, breakdown),
+        cpu_16bit=assess_cpu_16bit(
+            precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags
+        ),
         deep=analyze_deep(profile, steps),
     )
     report.recommendations = rec.recommend(_facts(report))
@@ -161,6 +193,8 @@ def _facts(report: HostReport) -> rec.Facts:
     tf32_off_ns = sum(n.time_ns for n in tc.eligible_not_using if n.reason_id == "fp32_tf32_off")
     return rec.Facts(
         framework=s.framework,
+        input_wait_event=report.breakdown.input_evidence[0][0] if report.breakdown.input_evidence else "",
+        **_torch_facts(report.torch_signals),
         device_kind=s.device_kind,
         compute_capability=s.compute_capability,
         breakdown_pct=pct,
@@ -195,8 +229,33 @@ def _facts(report: HostReport) -> rec.Facts:
         active_devices=s.active_devices,
         cupti_problem=s.cupti_problem,
         cupti_message=s.cupti_message,
+        cpu_16bit_dtype=report.cpu_16bit.dtype if report.cpu_16bit else "",
+        cpu_16bit_native=report.cpu_16bit.native if report.cpu_16bit else None,
+        cpu_16bit_evidence=report.cpu_16bit.evidence if report.cpu_16bit else "",
+        preprocessing_pct=report.preprocessing.share_pct,
+        preprocessing_input_threads_ms=report.preprocessing.input_threads_ms,
+        preprocessing_step_threads_ms=report.preprocessing.step_threads_ms,
+        preprocessing_ops=[f"{op} {ms:.1f} ms" for op, ms in report.preprocessing.top_ops()],
+        host_sync_count=report.host_sync.count,
+        host_sync_pct=report.host_sync.time_pct,
+        host_sync_idle_pct=report.host_sync.device_idle_pct if report.host_sync.has_device else None,
+        host_sync_calls=[f"{n} ×{c:.0f}, {ms:.2f} ms" for n, c, ms in report.host_sync.top_calls()],
+        median_kernel_us=s.median_kernel_us,
+        host_offload_copy_pct=s.host_offload_copy_pct,
+        device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
     )
 
+
+
+def _torch_facts(t: Optional[TorchSignals]) -> Dict[str, Any]:
+    if t is None:
+        return {}
+    return {
+        "torch_dataloader": t.dataloader,
+        "torch_pageable_h2d_ms": t.pageable_h2d_ms,
+        "torch_pageable_h2d_pct": t.pageable_h2d_pct,
+        "torch_zero_grad_fills": t.zero_grad_fills,
+    }
 
 # ---------------------------------------------------------------------------------------------------
 # The run
@@ -220,7 +279,9 @@ class Report:
         return out
 
 
-def build_report(run: RunProfiles, host: Optional[str] = None) -> Report:
+def build_report(
+    run: RunProfiles, host: Optional[str] = None, local_cpu: Optional[LocalCpu] = None
+) -> Report:
     """Analyse every host of `run` (or only `host`); raises AdvisorError for an unknown host or no data."""
     profiles = run.profiles
     if host is not None:
@@ -230,7 +291,7 @@ def build_report(run: RunProfiles, host: Optional[str] = None) -> Report:
             raise AdvisorError(f"run {run.run!r} has no host {host!r}; its hosts: {known}")
     if not profiles:
         raise AdvisorError(f"run {run.run!r} has no profile to analyse")
-    reports = [analyze_profile(p) for p in profiles]
+    reports = [analyze_profile(p, local_cpu) for p in profiles]
     return Report(run=run.run, hosts=[p.host for p in profiles], host_reports=reports, selected_host=host)
 
 
@@ -254,6 +315,9 @@ def _single_json(run: str, hosts: List[str], r: HostReport) -> Dict[str, Any]:
         "peak_memory_bytes": device_peak_bytes(r.memory_peaks),
         "memory_peak_bytes_by_allocator": dict(r.memory_peaks),
         "framework": r.signals.framework,
+        "preprocessing": r.preprocessing.to_json(),
+        "host_sync": r.host_sync.to_json(),
+        "cpu_16bit": r.cpu_16bit.to_json() if r.cpu_16bit else None,
         "profile": {"host": r.host, "path": r.path, "size_bytes": r.size_bytes},
         "warnings": list(r.warnings),
         **(deep_json(r.deep) if r.deep else {}),
@@ -272,6 +336,8 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
     weights = [float(r.tensor_core_result.compute_ns or r.precision_result.compute_ns) for r in reports]
     recommendations = _merged_recommendations(reports)
     peaks = [p for p in (device_peak_bytes(r.memory_peaks) for r in reports) if p is not None]
+    stragglers = find_stragglers([r.figures() for r in reports])
+    straggling = tuple(s.host for s in stragglers)
     return {
         "schema": SCHEMA,
         "run": run,
@@ -293,8 +359,12 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
             f"{r.host}:{k}": v for r in reports for k, v in r.memory_peaks.items()
         },
         "framework": reports[0].signals.framework,
+        "preprocessing": max(reports, key=lambda r: r.preprocessing.share_pct).preprocessing.to_json(),
+        "host_sync": max(reports, key=lambda r: r.host_sync.time_pct).host_sync.to_json(),
+        "cpu_16bit": next((r.cpu_16bit.to_json() for r in reports if r.cpu_16bit), None),
         "profile": [{"host": r.host, "path": r.path, "size_bytes": r.size_bytes} for r in reports],
-        "per_host": [r.summary_json() for r in reports],
+        "per_host": [r.summary_json(straggling) for r in reports],
+        "stragglers": [s.to_json() for s in stragglers],
         "warnings": [f"{r.host}: {w}" for r in reports for w in r.warnings],
         **combined_deep_json([(r.host, r.deep) for r in reports if r.deep]),
     }
@@ -349,7 +419,7 @@ def _pooled_steps_json(reports: List[HostReport]) -> Dict[str, Any]:
 
 
 def _steps_summary(steps: Steps, **extra: Any) -> Dict[str, Any]:
-    """The report's `steps` object (DESIGN.md §2 plus times, numbers, notes), one host or pooled."""
+    """The report's `steps` object (ARCHITECTURE.md §2 plus times, numbers, notes), one host or pooled."""
     return {
         "count": steps.count,
         "source": steps.source,
@@ -418,6 +488,7 @@ def _merged_recommendations(reports: List[HostReport]) -> List[rec.Recommendatio
                 f"{best.evidence} (hosts: {where})",
                 best.snippet,
                 best.snippet_jax,
+                best.snippet_label,
             )
         )
     out.sort(key=lambda x: rec.SEVERITIES.index(x.severity))

@@ -5,7 +5,7 @@ the `advisor` entry point, so the server has the Advisor plugin exactly as a use
 
 API
 ---
-`start_tensorboard(logdir, *flags, timeout_s=120, path_prefix="") -> TensorBoardServer`
+`start_tensorboard(logdir, *flags, timeout_s=120, path_prefix="", env=None, python_args=...)`
     Starts `python -m tensorboard.main --logdir LOGDIR --host 127.0.0.1 --port 0 [--path_prefix P]
     *FLAGS`, reads the port TensorBoard picked from its own startup line, and returns once
     `/data/plugins_listing` answers 200. Raises `TensorBoardStartError` (with the server's log tail)
@@ -55,7 +55,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -140,12 +140,17 @@ class TensorBoardServer:
 
 
 def start_tensorboard(
-    logdir, *flags: str, timeout_s: float = 120.0, path_prefix: str = "", env: Optional[Dict[str, str]] = None
+    logdir,
+    *flags: str,
+    timeout_s: float = 120.0,
+    path_prefix: str = "",
+    env: Optional[Dict[str, str]] = None,
+    python_args: Sequence[str] = ("-m", "tensorboard.main"),
 ) -> TensorBoardServer:
     log_fd, log_name = tempfile.mkstemp(prefix="tensorboard-", suffix=".log")
     log_path = Path(log_name)
     args: List[str] = [
-        sys.executable, "-m", "tensorboard.main",
+        sys.executable, *python_args,
         "--logdir", str(logdir), "--host", "127.0.0.1", "--port", "0",
     ]  # fmt: skip
     if path_prefix:

@@ -254,14 +254,28 @@ def test_markers_flag_off_writes_nothing(quiet):
     assert sorted(root.rglob("*")) == before
 
 
+def assert_progress(progress: dict, size: int) -> None:
+    """The 202 answer's progress: a known stage, bytes within the run's size, a sane elapsed time."""
+    assert progress["stage"] in ("queued", "starting", "reading", "analysing", "done"), progress
+    assert progress["total_bytes"] in (0, size), progress
+    assert 0 <= progress["done_bytes"] <= size and 0 <= progress["elapsed_s"] < 600, progress
+
+
 def test_slow_analysis_answers_202_then_result(quiet):
     server, _root, _before = quiet
+    size = (_root / "plugins/profile/s1/host0.xplane.pb").stat().st_size
     status, body = server.plugin("report", run="s1")
-    assert status == 202 and body == {"status": "running", "run": "s1"}
+    assert status == 202 and {k: body[k] for k in ("status", "run")} == {"status": "running", "run": "s1"}
+    assert_progress(body["progress"], size)
     status, body = poll(server, "report", run="s1")
     assert status == 200 and body["run"] == "s1"
     status, body = server.plugin("diff", baseline="s1", candidate="s1", candidate_host="host0")
-    assert status == 202 and body == {"status": "running", "baseline": "s1", "candidate": "s1"}
+    assert status == 202 and {k: body[k] for k in ("status", "baseline", "candidate")} == {
+        "status": "running", "baseline": "s1", "candidate": "s1"}
+    # The baseline's report is done (read in full); the candidate's (one host) shows its own progress.
+    assert body["progress"]["baseline"]["done_bytes"] == size
+    assert body["progress"]["baseline"]["stage"] == "done"
+    assert_progress(body["progress"]["candidate"], size)
     assert poll(server, "diff", baseline="s1", candidate="s1", candidate_host="host0")[0] == 200
     status, body = server.plugin("doctor")
     assert status == 202 and body == {"status": "running"}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.views.api import AnalysisService, ApiError
+from tb_plugin_advisor.views.api import AnalysisService, Answer, ApiError
 
 
 def test_concurrent_requests_share_one_computation():
@@ -95,3 +99,80 @@ def test_client_errors_are_remembered_other_failures_retried():
             service.result("flaky", flaky)
         time.sleep(0.05)
     assert calls == {"bad": 1, "flaky": 3}
+
+
+def test_cache_is_bounded_by_bytes_and_keeps_the_newest_entry():
+    service = AnalysisService(workers=1, cache_size=100, cache_bytes=2500, wait_s=5)
+
+    def answer(n: int) -> Answer:
+        return Answer(b"x" * n, b"")
+
+    for key in ("a", "b"):
+        service.result(key, lambda: answer(1000))
+    settle(service, "b")
+    assert service.cached("a") is not None and service.cached_bytes == 2000
+    service.result("c", lambda: answer(1000))  # 3000 > 2500: the oldest goes
+    settle(service, "c")
+    assert service.cached("a") is None and service.cached_bytes == 2000
+    service.result("huge", lambda: answer(10_000))  # over the whole budget: kept alone
+    settle(service, "huge")
+    assert [k for k in ("b", "c", "huge") if service.cached(k)] == ["huge"]
+    assert service.cached_bytes == 10_000
+
+
+def test_answers_count_their_plain_and_gzipped_bytes():
+    value = {"ops": ["MatMul"] * 1000}
+    stored = Answer.of_value(value)
+    assert stored.value() == value
+    assert stored.nbytes == len(stored.body) + len(stored.gzipped)
+    assert len(stored.gzipped) < len(stored.body) / 10
+
+
+def test_work_sent_to_a_process_runs_in_another_process():
+    service = AnalysisService(workers=1, wait_s=60)
+    try:
+        ready, pid = service.result("pid", lambda: service.in_process(os.getpid))
+        assert ready and pid != os.getpid()
+    finally:
+        service.shutdown()
+
+
+def settle(service: AnalysisService, key: str) -> None:
+    deadline = time.monotonic() + 5
+    while service.cached(key) is None:  # the done-callback runs right after the result is set
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_interpreter_exit_does_not_wait_for_a_running_worker(tmp_path):
+    """Ctrl+C on TensorBoard must not wait for a long analysis (concurrent.futures would join it)."""
+    script = tmp_path / "exit_while_busy.py"
+    script.write_text(
+        "import threading, time\n"
+        "from tb_plugin_advisor.views.analysis_service import WorkerProcesses\n"
+        "if __name__ == '__main__':\n"
+        "    w = WorkerProcesses(1)\n"
+        "    threading.Thread(target=w.call, args=(time.sleep, 600), daemon=True).start()\n"
+        "    time.sleep(2)\n"
+        "    raise KeyboardInterrupt\n"
+    )
+    paths = [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    # The worker sleeps 600 s; the process must end long before that (the bound is not a timing).
+    subprocess.run([sys.executable, str(script)], env=env, capture_output=True, timeout=300)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_workers_are_replaced_after_their_tasks(monkeypatch, native):
+    """A recycled worker gives its memory back; Python < 3.11 replaces the whole idle pool instead."""
+    from tb_plugin_advisor.views import analysis_service
+
+    if native and not analysis_service.NATIVE_RECYCLING:
+        pytest.skip("max_tasks_per_child needs Python 3.11")
+    monkeypatch.setattr(analysis_service, "NATIVE_RECYCLING", native)
+    workers = analysis_service.WorkerProcesses(1, tasks_per_worker=1)
+    try:
+        pids = [workers.call(os.getpid) for _ in range(3)]
+    finally:
+        workers.shutdown()
+    assert len(set(pids)) == 3 and os.getpid() not in pids

@@ -73,7 +73,9 @@ def test_doctor_over_tf_profiles(tb, no_events_logdir):
         assert loop["step_markers"] == "root_marker", loop
         assert loop["step_count"] == len(no_events_logdir.steps(name))
         assert loop["findings"] == ["not_visible"]
-        assert loop["fix"] == f"tb-advisor fix-logdir {no_events_logdir.logdir}"
+        # Answers carry no server path: the logdir itself is "." (paths are relative to it).
+        assert loop["fix"] == "tb-advisor fix-logdir ."
+        assert str(no_events_logdir.logdir) not in str(body)
 
 
 def test_reports_and_diff_over_tf_profiles(tb, no_events_logdir):

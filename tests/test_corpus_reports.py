@@ -88,3 +88,31 @@ def test_gpu_multi_worker_run_reports_both_hosts():
     assert len(gpus) == 16 and {d["compute_capability"] for d in gpus} == {"7.0"}
     assert report["verdict"]["bottleneck"] == "device"
     assert report["framework"] == "tf"
+
+
+JAX_LAUNCH_BOUND = ("jax08_attention", "jax08_elementwise", "jax08_gemm")
+
+
+@pytest.mark.parametrize("name", JAX_LAUNCH_BOUND)
+def test_launch_bound_jax_traces_get_the_xla_remedy_with_evidence(name):
+    """TraceLens' MI300X JAX traces: a few tiny kernels per step, the GPU idle between launches."""
+    (path,) = sorted((CORPUS / "tracelens" / "tests" / "traces" / "mi300" / name).glob("*.xplane.pb"))
+    report = report_for(path)
+    assert report["verdict"]["bottleneck"] == "launch"
+    rec = next(r for r in report["recommendations"] if r["id"] == "compile.launch_bound_xla")
+    assert rec["severity"] == "high"
+    assert "kernels per step" in rec["evidence"] and "median" in rec["evidence"] and "idle" in rec["evidence"]
+    assert "lax.scan" in rec["snippet_jax"] and "--xla_gpu_enable_command_buffer" in rec["snippet_jax"]
+
+
+def test_tpu_v6e_profile_is_copy_bound_by_host_offload():
+    """xprof's tpu_inference_2 (4x TPU v6 Lite): jit_f copies three f32[5,1024,1024,256] arrays (5.4 GB
+    each) between host memory (memory space S(5)) and HBM every call; copy-done waits fill ~96 % of the
+    device's op time, broadcast_add fusions ~3 %. Copy-bound is right; the advice must say why."""
+    path = CORPUS / "xprof" / "older_01d85de" / "xprof" / "convert" / "test_xplanes"
+    path = path / "tpu_inference_2.xplane.pb"
+    report = report_for(path)
+    assert report["verdict"]["bottleneck"] == "memcpy"
+    assert report["breakdown_pct"]["memcpy"] == pytest.approx(91.2, abs=1.0)
+    rec = next(r for r in report["recommendations"] if r["id"] == "device.copy_bound")
+    assert rec["severity"] == "high" and "host offload" in rec["evidence"] and "S(5)" in rec["evidence"]

@@ -10,6 +10,7 @@ import pytest
 from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
 
 from tb_plugin_advisor.analysis import diff as d
+from tb_plugin_advisor.analysis import diff_stats
 from tb_plugin_advisor.analysis.diff import diff_reports, is_regression, shift_test
 
 MINUS = "\u2212"
@@ -21,11 +22,11 @@ MINUS = "\u2212"
 
 def test_u_distribution_of_two_by_two_is_the_textbook_one():
     # Orderings of {x1,x2} vs {y1,y2}: U = 0,1,2,2,3,4 → counts 1,1,2,1,1 of 6.
-    assert np.allclose(d._u_distribution(2, 2), np.array([1, 1, 2, 1, 1]) / 6)
+    assert np.allclose(diff_stats._u_distribution(2, 2), np.array([1, 1, 2, 1, 1]) / 6)
 
 
 def test_u_distribution_sums_to_one_and_is_symmetric():
-    probs = d._u_distribution(7, 4)
+    probs = diff_stats._u_distribution(7, 4)
     assert probs.shape == (29,)
     assert abs(probs.sum() - 1.0) < 1e-12
     assert np.allclose(probs, probs[::-1])
@@ -540,3 +541,38 @@ def test_sixteen_bit_that_made_host_compute_slower_is_called_emulated():
     same_precision = make_report("fp32b", steps(10, wobble=1.0, host_compute=480.0), cpu,
                                  precision_pct={"fp32": 100.0})
     assert "got slower" not in diff_reports(base, same_precision)["summary"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Shares follow the same rules as times (issue 11, point 6)
+
+
+def test_share_noise_on_identical_steps_is_no_change():
+    cpu = {"bottleneck": "host", "input_bound": "low", "input_pct": 1.0, "summary": "host-bound"}
+    step_rows = steps(10, wobble=1.0, host_compute=60.0)
+    base = make_report("a", step_rows, cpu, precision_pct={"fp32": 81.0, "unknown": 19.0})
+    same = make_report("b", step_rows, cpu, precision_pct={"fp32": 71.0, "unknown": 29.0})
+    diff = diff_reports(base, same)
+    assert diff["precision_delta_pct"]["fp32"] == pytest.approx(-10.0)
+    assert diff["precision_significant"]["fp32"] is False
+    assert diff["significant_change"] is False
+    assert "share" not in diff["summary"] and "No significant change in any section." in diff["summary"]
+
+
+def test_share_move_with_a_verdict_change_or_real_compute_change_is_named():
+    cpu = {"bottleneck": "host", "input_bound": "low", "input_pct": 1.0, "summary": "host-bound"}
+    base = make_report("a", steps(10, wobble=1.0, host_compute=60.0), cpu, precision_pct={"fp32": 100.0})
+    base["precision"] = {"verdict": "not_active", "basis": "host"}
+    flipped = make_report("b", steps(10, wobble=1.0, host_compute=60.0), cpu,
+                          precision_pct={"fp32": 40.0, "bf16": 60.0})
+    flipped["precision"] = {"verdict": "active", "basis": "host"}
+    diff = diff_reports(base, flipped)
+    assert diff["precision_significant"]["bf16"] is True and diff["significant_change"] is True
+    assert "bf16 share 0 \u2192 60 %" in diff["summary"]
+    slower = make_report("c", steps(10, wobble=1.0, host_compute=90.0), cpu, precision_pct={"fp32": 90.0})
+    slower["precision"] = {"verdict": "not_active", "basis": "host"}
+    moved = diff_reports(base, slower)
+    assert moved["precision_significant"]["fp32"] is True  # host compute moved significantly
+    below = make_report("d", steps(10, wobble=1.0, host_compute=90.0), cpu, precision_pct={"fp32": 96.0})
+    below["precision"] = {"verdict": "not_active", "basis": "host"}
+    assert diff_reports(base, below)["precision_significant"]["fp32"] is False  # 4 < 5 points

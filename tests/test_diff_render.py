@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pytest
+from html_pages import outside_scripts
 from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
 
 from tb_plugin_advisor.analysis import diff as d
@@ -48,10 +50,11 @@ def test_markdown_table_survives_a_pipe_in_an_op_name():
 
 
 def test_html_is_self_contained_and_escapes_everything():
-    page = view.render(_diff([_op("<script>alert(1)</script>", 5.0)], []), "html")
+    full = view.render(_diff([_op("<script>alert(1)</script>", 5.0)], []), "html")
+    page = outside_scripts(full)
     assert "<script" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert "Content-Security-Policy" in full and "default-src 'none'" in full
     assert "<link" not in page and "src=" not in page
 
 
@@ -64,6 +67,20 @@ def test_short_name_drops_the_argument_list_and_elides_the_middle():
     assert d.short_name("jit(train)/dot_general") == "jit(train)/dot_general"  # not C++: kept
 
 
+def test_long_op_names_are_cut_between_parts_never_mid_word():
+    name = ("StatefulPartitionedCall/gradient_tape/sequential_1/conv2d_1_2/convolution/"
+            "Conv2DBackpropFilter:Conv2DBackpropFilter")
+    short = d.short_name(name, limit=80)
+    assert short == "StatefulPartitionedCall/\u2026/convolution/Conv2DBackpropFilter:Conv2DBackpropFilter"
+    assert len(short) <= 80
+    assert d.short_name(name, limit=50) == "StatefulPartitionedCall/\u2026:Conv2DBackpropFilter"
+    for limit in range(20, len(name)):
+        cut = d.short_name(name, limit)
+        assert len(cut) <= limit
+        words = set(re.split(r"[/:\u2026]", cut)) - {""}
+        assert words <= set(re.split(r"[/:]", name)) or "\u2026" in cut and len(words) <= 2, (limit, cut)
+
+
 def test_text_tables_use_short_names_and_html_full_ones():
     diff = _diff([_op(EIGEN, 5.0)], [_op(EIGEN, 9.0)])
     assert f"{KERNEL} +4.00 ms" in diff["summary"]  # the summary names the kernel, not its arguments
@@ -74,7 +91,8 @@ def test_text_tables_use_short_names_and_html_full_ones():
 @pytest.mark.parametrize("fmt", ["text", "md", "html"])
 def test_cpu_only_runs_show_no_precision_or_tensor_core_sections(fmt):
     out = view.render(_diff(cpu=True), fmt)
-    assert "Precision (% of device compute)" not in out
+    out = outside_scripts(out) if fmt == "html" else out
+    assert "Precision (% of compute time)" not in out
     assert "Tensor Cores" not in out
 
 
@@ -94,3 +112,32 @@ def test_json_view_round_trips():
 def test_unknown_format_is_refused():
     with pytest.raises(ValueError, match="choose one of text, md, json, html"):
         view.render(_diff(), "pdf")
+
+
+def test_no_internal_ids_in_what_people_read():
+    """Step-source ids and the name-matching jargon stay in JSON; text, md and html use words."""
+    from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
+    from tb_plugin_advisor.views.render import _steps_line
+
+    for source, words in STEP_SOURCE_WORDS.items():
+        steps_json = {"count": 3, "source": source, "mean_ms": 1, "median_ms": 1, "p90_ms": 1}
+        line = _steps_line({"steps": steps_json})
+        assert words in line and f"({source})" not in line
+    diff = _diff([_op("conv/Conv2D", 5.0)], [_op("conv/Conv2D", 7.0)])
+    diff["ops"][0].update(match="normalised", instances={"baseline": 2, "candidate": 3})
+    for fmt in ("text", "md", "html"):
+        page = view.render(diff, fmt)
+        assert "merged]" not in page and "\u00d7 /" not in page, fmt
+    assert "(2 in the baseline, 3 in the candidate, compared as one op)" in view.render(diff, "text")
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "html"])
+def test_verdicts_quote_each_runs_sentence_with_one_rounding(fmt):
+    """The compare view said 'input (input-bound high, 34.6 % input) — Input-bound: 35 % …': one
+    quantity, two roundings, and a raw id. Each side now shows its report's own sentence."""
+    diff = _diff()
+    out = view.render(diff, fmt)
+    for side in ("baseline", "candidate"):
+        summary = diff["verdict"][side]["summary"]
+        assert (html.escape(summary) if fmt == "html" else summary) in out
+    assert "input-bound high" not in out and "% input)" not in out

@@ -12,7 +12,8 @@ import fsspec
 import pytest
 
 from tb_plugin_advisor.sources import discovery
-from tb_plugin_advisor.sources.discovery import LiveDiscovery, scan_logdir
+from tb_plugin_advisor.sources.discovery import scan_logdir
+from tb_plugin_advisor.sources.live import LiveDiscovery
 
 
 def touch(path: Path, data: bytes = b"x") -> Path:
@@ -82,7 +83,8 @@ def test_legacy_and_unknown_sessions_are_listed_not_hidden(logdir: Path):
     assert only_cache.format == "unknown" and only_cache.hosts == () and only_cache.files == ()
     assert scan.run("empty/2020_01_01").format == "unknown"
     assert [s.to_json() for s in scan.sessions if s.run == "old/2019_05_05"] == [
-        {"run": "old/2019_05_05", "hosts": ["10.0.0.1"], "format": "legacy", "size_bytes": 50}
+        {"run": "old/2019_05_05", "hosts": ["10.0.0.1"], "format": "legacy", "size_bytes": 50,
+         "framework": "tensorflow"}
     ]
 
 

@@ -9,6 +9,7 @@ from typing import Dict, List
 
 import pytest
 from synth import XSpaceBuilder
+from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 from tb_plugin_advisor.sources import doctor
 from tb_plugin_advisor.sources.discovery import scan_logdir
@@ -85,7 +86,36 @@ def logdir(tmp_path: Path) -> Path:
     (legacy / "10.0.0.1.overview_page.pb").write_bytes(b"o" * 10)
     session(root, "empty", "s")
     host_profile("root").write(root / "stray" / "w 1.xplane.pb")
+    add_torch_runs(root)
     return root
+
+
+def add_torch_runs(root: Path) -> None:
+    """PyTorch runs, each in a directory TensorBoard lists (an events file), made for one finding."""
+
+    def run_dir(name: str) -> Path:
+        path = root / "torch" / name
+        path.mkdir(parents=True)
+        (path / "events.out.tfevents.1.h.v2").write_bytes(b"")
+        return path
+
+    training_trace(steps=3).write(run_dir("good") / "w_1.1700000001000.pt.trace.json.gz")
+    cpu_only = KinetoTrace(devices=[])
+    for n in range(3):
+        cpu_only.step(n + 1, BASE_NS + n * 10 * MS, 9 * MS)
+        cpu_only.op("aten::mm", BASE_NS + n * 10 * MS + MS, 5 * MS)
+    cpu_only.write(run_dir("cpu") / "w_1.1700000001000.pt.trace.json")
+    empty = KinetoTrace()  # only the process/thread names: nothing was recorded
+    empty.write(run_dir("empty") / "w_1.1700000001000.pt.trace.json")
+    no_cuda = KinetoTrace()  # the GPU is listed and launches happen, but CUDA activity was not asked for
+    no_cuda.step(1, BASE_NS, 9 * MS)
+    no_cuda.complete("cuda_runtime", "cudaLaunchKernel", BASE_NS + MS, 10_000, args={"correlation": 1})
+    no_cuda.write(run_dir("nocuda") / "w_1.1700000001000.pt.trace.json")
+    no_steps = KinetoTrace()
+    no_steps.op("aten::mm", BASE_NS, MS)
+    no_steps.launch("gemm", BASE_NS + 10_000, 5_000, BASE_NS + 20_000, 500_000)
+    no_steps.write(run_dir("nosteps") / "w_1.1700000001000.pt.trace.json")
+    training_trace(steps=2).write(root / "torchexport" / "trace.json")  # prof.export_chrome_trace
 
 
 def by_run(report: doctor.DoctorReport) -> Dict[str, dict]:
@@ -110,6 +140,12 @@ EXPECTED: Dict[str, List[str]] = {
     "old/s": ["legacy_format"],
     "empty/s": ["empty_session"],
     "stray": ["loose_file"],
+    "torch/good/2023_11_14_22_13_21.000": [],
+    "torch/cpu/2023_11_14_22_13_21.000": [],
+    "torch/empty/2023_11_14_22_13_21.000": ["torch_empty_trace"],
+    "torch/nocuda/2023_11_14_22_13_21.000": ["torch_no_gpu_events"],
+    "torch/nosteps/2023_11_14_22_13_21.000": ["torch_no_profiler_steps"],
+    "torchexport": ["torch_outside_handler"],
 }
 
 
@@ -120,6 +156,21 @@ def test_each_session_gets_exactly_its_findings(logdir: Path):
 
 def test_every_finding_in_the_table_is_exercised():
     assert {f for findings in EXPECTED.values() for f in findings} == set(doctor.FINDINGS)
+
+
+# Findings that leave the Advisor's view whole (only TensorBoard's run list or Profile tab suffers).
+PROFILE_TAB_ONLY = {"not_visible", "keras3_markers_only", "no_step_markers", "torch_no_profiler_steps"}
+
+
+def test_session_severity_is_calm_when_only_the_profile_tab_is_affected(logdir: Path):
+    assert {k for k, f in doctor.FINDINGS.items() if f.profile_tab_only} == PROFILE_TAB_ONLY
+    for run, session in by_run(doctor.diagnose(str(logdir))).items():
+        problems = [f for f in session["findings"] if doctor.FINDINGS[f].is_problem]
+        expected = "ok" if not problems else "tip" if set(problems) <= PROFILE_TAB_ONLY else "problem"
+        assert session["severity"] == expected, run
+    sessions = by_run(doctor.diagnose(str(logdir)))
+    assert sessions["keras/s"]["severity"] == "tip" and sessions["corrupt/s"]["severity"] == "problem"
+    assert sessions["idle/s"]["severity"] == "ok"  # a note, not a problem
 
 
 def test_session_fields(logdir: Path):
@@ -176,13 +227,16 @@ def test_doctor_json_schema_and_exit_code(logdir: Path, capsys):
                 "problems", "fix"}  # fmt: skip
     for entry in data["sessions"]:
         assert required <= set(entry)
-        assert entry["format"] in ("xplane", "legacy", "unknown")
-        assert entry["step_markers"] in ("root_marker", "keras3_marker", "legacy_marker", "none", "unknown")
+        assert entry["framework"] == ("pytorch" if entry["format"] == "kineto" else
+                                      "tensorflow" if entry["format"] == "legacy" else None)
+        assert entry["format"] in ("xplane", "legacy", "kineto", "unknown")
+        assert entry["step_markers"] in (
+            "root_marker", "keras3_marker", "legacy_marker", "profiler_step", "none", "unknown")
     assert data["summary"] == {
-        "sessions": 16,
-        "loose": 1,
-        "with_problems": 13,
-        "by_format": {"xplane": 15, "legacy": 1, "unknown": 1},
+        "sessions": 21,
+        "loose": 2,
+        "with_problems": 17,
+        "by_format": {"xplane": 15, "legacy": 1, "unknown": 1, "kineto": 6},
     }
 
 
@@ -192,7 +246,7 @@ def test_doctor_text_has_a_line_per_session_and_prints_code_once(logdir: Path, c
     for run in EXPECTED:
         assert re.search(rf"^(ok|!!) {re.escape(run)}  \[", out, re.M), run
     assert out.count('with tf.profiler.experimental.Trace("train", step_num=step, _r=1):') == 1
-    assert "16 session(s), 1 loose profile director(ies)" in out
+    assert "21 session(s), 2 loose profile director(ies)" in out
 
 
 def test_healthy_logdir_exits_zero(tmp_path: Path, capsys):
@@ -254,7 +308,8 @@ def test_memo_reads_each_unchanged_file_once(logdir: Path):
 def test_diagnose_scan_uses_the_given_scan(logdir: Path):
     scan = scan_logdir(str(logdir))
     report = doctor.diagnose_scan(scan)
-    assert [r.session.run for r in report.sessions] == [s.run for s in scan.sessions] + ["stray"]
+    expected = [s.run for s in scan.sessions] + ["stray", "torchexport"]
+    assert [r.session.run for r in report.sessions] == expected
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside this checkout")

@@ -8,6 +8,7 @@ import os
 import random
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -32,14 +33,16 @@ def read_records(path: Path):
         records.append(reader.record())
 
 
-def test_crc32c_known_values_and_tensorboards_mask():
-    assert markers.crc32c(b"") == 0
-    assert markers.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
-    assert markers.crc32c(b"\x00" * 32) == 0x8A9136AA  # RFC 3720 B.4 test vector
+def test_record_framing_uses_tensorboards_masked_crc32c():
+    """The CRC is TensorBoard's own (no hand-written copy); its CRC-32C check value is the standard one."""
+    assert tb_records.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
     rng = random.Random(7)
-    for n in (1, 7, 8, 88, 1000):
+    for n in (0, 1, 7, 8, 88, 1000):
         data = bytes(rng.randrange(256) for _ in range(n))
-        assert markers.masked_crc32c(data) == tb_records.masked_crc32c(data)
+        record = markers.tfrecord(data)
+        header = struct.pack("<Q", n)
+        assert record == (header + struct.pack("<I", tb_records.masked_crc32c(header)) + data
+                          + struct.pack("<I", tb_records.masked_crc32c(data)))
 
 
 def test_marker_is_one_file_version_event(tmp_path: Path):

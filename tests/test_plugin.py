@@ -102,3 +102,15 @@ def test_plugin_modules_never_import_tensorflow():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_pool_and_cache_flags_reach_the_analysis_service(tmp_path: Path):
+    flags = parse("--logdir", "/tmp/x")
+    assert (flags.advisor_workers, flags.advisor_worker_tasks, flags.advisor_cache_mb) == (2, 1, 256)
+    plugin = make_plugin(
+        tmp_path, advisor_write_markers=False, advisor_workers=3, advisor_worker_tasks=5, advisor_cache_mb=1.5
+    )
+    service = plugin.service
+    assert service.processes.processes == 3 and service.processes.tasks_per_worker == 5
+    assert service.cache_bytes == int(1.5 * 1024 * 1024)
+    service.shutdown()

@@ -77,12 +77,25 @@ def test_float32_on_cpu_has_no_bf16(cpu_runs):
     assert result.verdict == "not_active", result.summary
     assert result.precision_pct["bf16"] == 0.0
     assert result.precision_pct["fp32"] > 50.0
-    names = [name for name, _ in result.top_fp32_ops]
+    names = [name for name, _ in result.top_fp32_ops]  # familiar names, also with oneDNN on
     assert any(name.endswith((":Conv2D", ":Conv2DBackpropFilter", ":Conv2DBackpropInput", ":MatMul",
                               ":_FusedMatMul", ":_FusedConv2D")) for name in names), names
 
 
 def test_default_allocator_profile_says_dtypes_are_missing(tf_profiles):
+    """Without the BFC variable only oneDNN's mklcpu allocator records dtypes (DESIGN §5): with oneDNN
+    off the answer must be "unknown", with it on the float32 Keras run must read as fp32 — through the
+    `_Mkl…` op names, shown as the familiar ops."""
     result = analyze_precision(read_xplane(str(tf_profiles.xplane("keras_fit"))))
-    assert result.verdict == "unknown"
-    assert any("TF_CPU_ALLOCATOR_USE_BFC=true" in e for e in result.evidence)
+    typed = tf_profiles.facts["keras_fit"]["memory_allocation_data_types"]
+    if not tf_profiles.onednn:
+        assert not typed, typed
+        assert result.verdict == "unknown"
+        assert any("TF_CPU_ALLOCATOR_USE_BFC=true" in e for e in result.evidence)
+        return
+    assert typed, "oneDNN on but no typed MemoryAllocation events"
+    assert result.verdict == "not_active", result.summary
+    assert result.precision_pct["fp32"] > 50.0
+    assert result.matrix_low_precision_pct == 0.0
+    assert result.onednn_ops, "oneDNN ops not recognised"
+    assert all(not name.rsplit(":", 1)[1].startswith("_Mkl") for name, _ in result.top_fp32_ops)

@@ -8,6 +8,7 @@ import pytest
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.recommend import RULE_IDS, RULES, SEVERITIES, Facts, recommend
+from tb_plugin_advisor.analysis.recommend_pytorch import PYTORCH_RULES, PYTORCH_SNIPPETS
 
 DESIGN_IDS = (
     "input.parallel_map",
@@ -59,7 +60,57 @@ INPUT_HIGH = {
 INPUT_MODERATE = {"input_bound": "moderate", "breakdown_pct": {"input": 8.0, "device_compute": 85.0}}
 
 # (rule id, changes that make it fire, expected severity, changes that keep it quiet)
+CPU_ONLY = {"device_kind": "", "bottleneck": "host", "breakdown_pct": {"host_compute": 95.0}}
+BF16_ON_CPU = {**CPU_ONLY, "cpu_16bit_dtype": "bf16", "cpu_16bit_evidence": "bf16 holds 90 % …"}
+PRE = {"preprocessing_input_threads_ms": 50.0, "preprocessing_ops": ["DecodePng 31.4 ms"]}
+SYNC = {"host_sync_count": 12.0, "host_sync_calls": ["cudaStreamSynchronize ×12, 30 ms"]}
+JAX_GPU = {"framework": "jax", "kernels_per_step": 2000, "median_kernel_us": 4.0}
+COPY_BOUND = {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 91.0, "device_compute": 9.0}}
 CASES = [
+    ("input.pin_memory", {"framework": "pytorch", "torch_pageable_h2d_pct": th.TORCH_PAGEABLE_COPY_PCT},
+     "medium", {"framework": "pytorch", "torch_pageable_h2d_pct": th.TORCH_PAGEABLE_COPY_PCT - 0.1}),
+    ("optimizer.zero_grad_set_to_none", {"framework": "pytorch", "torch_zero_grad_fills": 1.0}, "low",
+     {"framework": "pytorch", "torch_zero_grad_fills": 0.0}),
+    ("device.copy_bound", {**COPY_BOUND, "host_offload_copy_pct": 100.0}, "high", {}),
+    ("device.copy_bound", {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 14.0}}, "medium",
+     {"bottleneck": "device", "breakdown_pct": {"memcpy": 14.0}}),
+    ("host.sync", {**SYNC, "host_sync_pct": 30.0, "host_sync_idle_pct": th.HOST_SYNC_IDLE_HIGH_PCT}, "high",
+     {**SYNC, "host_sync_pct": 30.0, "host_sync_idle_pct": th.HOST_SYNC_IDLE_PCT - 0.1}),
+    ("host.sync", {**SYNC, "host_sync_pct": th.HOST_SYNC_STEP_PCT, "host_sync_idle_pct": 5.0}, "medium",
+     {**SYNC, "host_sync_pct": th.HOST_SYNC_STEP_PCT - 0.1, "host_sync_idle_pct": 5.0}),
+    ("host.sync", {**SYNC, "host_sync_pct": 30.0, "host_sync_idle_pct": 20.0}, "high",
+     {**SYNC, "device_kind": "", "host_sync_pct": 30.0, "host_sync_idle_pct": None}),  # CPU only
+    ("compile.launch_bound_xla", {**JAX_GPU, "device_idle_pct": 2 * th.LAUNCH_BOUND_MIN_IDLE_PCT}, "high",
+     {**JAX_GPU, "device_idle_pct": th.LAUNCH_BOUND_MIN_IDLE_PCT - 0.1}),
+    ("compile.launch_bound_xla", {**JAX_GPU, "device_idle_pct": th.LAUNCH_BOUND_MIN_IDLE_PCT}, "medium",
+     {**JAX_GPU, "median_kernel_us": th.LAUNCH_BOUND_MAX_MEDIAN_US, "device_idle_pct": 50.0}),
+    ("compile.launch_bound_xla", {**JAX_GPU, "device_idle_pct": 50.0}, "high",
+     {**JAX_GPU, "kernels_per_step": th.LAUNCH_BOUND_MIN_KERNELS - 1, "device_idle_pct": 50.0}),
+    # the verdict says launch-bound: few kernels per step are enough (the corpus jax08 traces)
+    ("compile.launch_bound_xla", {**JAX_GPU, "kernels_per_step": 9, "bottleneck": "launch"}, "high",
+     {**JAX_GPU, "kernels_per_step": 9, "bottleneck": "launch", "framework": "tf"}),
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": False}, "high", CPU_ONLY),
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": None}, "medium",
+     {**CPU_ONLY, "cpu_16bit_native": False}),
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": True}, "low", CPU_ONLY),
+    (
+        "input.preprocessing",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_HIGH_PCT},
+        "high",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT - 0.1},
+    ),
+    (
+        "input.preprocessing",
+        {**CPU_ONLY, **PRE, "preprocessing_pct": th.PREPROCESSING_HIGH_PCT - 0.1},
+        "medium",
+        {**PRE, "preprocessing_pct": 90.0},  # a GPU run that is not input-bound: the cores are free
+    ),
+    (
+        "input.preprocessing",
+        {**INPUT_HIGH, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT},
+        "medium",
+        {**INPUT_HIGH, **PRE, "preprocessing_pct": th.PREPROCESSING_STEP_PCT - 0.1},
+    ),
     (
         "input.parallel_map",
         {**INPUT_HIGH, "sequential_map": True, "map_parallelism": 1},
@@ -185,7 +236,40 @@ CASES = [
         {"step_count": 0, "step_source": "none"},
     ),
     ("profile.step_markers", {"step_source": "inferred"}, "low", {"step_source": "keras3_marker"}),
+    (
+        "input.dataloader_workers",
+        {**INPUT_HIGH, "framework": "pytorch"},
+        "high",
+        {**INPUT_HIGH, "framework": "tf"},  # tf.data has its own rules
+    ),
+    (
+        "input.dataloader_workers",
+        {**INPUT_MODERATE, "framework": "pytorch"},
+        "medium",
+        {"framework": "pytorch"},  # not input-bound
+    ),
+    (
+        "compile.torch",
+        {"framework": "pytorch", "kernels_per_step": th.XLA_MIN_KERNELS_PER_STEP, "mean_kernel_us": 5.0},
+        "medium",
+        {"framework": "pytorch", "kernels_per_step": th.XLA_MIN_KERNELS_PER_STEP - 1, "mean_kernel_us": 5.0},
+    ),
+    (
+        "compile.torch",
+        {"framework": "pytorch", "bottleneck": "launch",
+         "breakdown_pct": {"kernel_launch": th.OVERHEAD_MODERATE_PCT, "device_compute": 60.0}},
+        "high",
+        {"framework": "pytorch", "device_kind": "",
+         "breakdown_pct": {"kernel_launch": 30.0, "device_compute": 60.0}},  # CPU only: no kernels
+    ),
 ]
+
+# Rules whose fix exists only in TF/JAX (tf.data, XLA via TF, tf.function): quiet or unhelpful on PyTorch
+TF_JAX_ONLY = {
+    "input.parallel_map", "input.prefetch", "input.cache", "input.interleave", "input.preprocess_offline",
+    "compile.xla", "host.tf_function",
+    "compile.launch_bound_xla",  # XLA programs; a launch-bound PyTorch run gets compile.torch
+}
 
 
 def facts(**changes) -> Facts:
@@ -217,6 +301,8 @@ def test_every_rule_has_a_case_and_every_design_id_is_a_rule():
 
 def test_every_rule_has_a_tf_snippet_and_jax_snippets_where_they_apply():
     for rule in RULES:
+        if rule.id in {r[0] for r in PYTORCH_RULES}:
+            continue  # PyTorch-only rules: checked below
         assert rule.snippet.strip(), rule.id
         if rule.id != "compile.xla":  # JAX always compiles with XLA
             assert rule.snippet_jax.strip(), rule.id
@@ -236,8 +322,42 @@ def test_recommendations_are_sorted_by_severity_and_serialise():
     order = [SEVERITIES.index(r.severity) for r in out]
     assert order == sorted(order)
     payload = out[0].to_json()
-    assert set(payload) == {"id", "severity", "title", "message", "evidence", "snippet", "snippet_jax"}
+    assert set(payload) == {
+        "id", "severity", "title", "message", "evidence", "snippet", "snippet_jax", "snippet_label"
+    }
     assert (
         "num_parallel_calls=tf.data.AUTOTUNE"
         in fired(facts(**INPUT_HIGH, sequential_map=True))["input.parallel_map"].snippet
     )
+
+
+def test_every_rule_that_applies_to_pytorch_has_a_pytorch_snippet():
+    assert set(PYTORCH_SNIPPETS) <= set(RULE_IDS)
+    for rule_id in RULE_IDS:
+        if rule_id not in TF_JAX_ONLY:
+            assert PYTORCH_SNIPPETS.get(rule_id, "").strip(), rule_id
+
+
+@pytest.mark.parametrize(("rule_id", "fire", "severity", "quiet"), CASES)
+def test_a_pytorch_run_gets_pytorch_snippets_and_never_tf_ones(rule_id, fire, severity, quiet):
+    if rule_id in TF_JAX_ONLY:
+        return
+    on = fired(facts(**{**fire, "framework": "pytorch"}))
+    assert rule_id in on, f"{rule_id} should fire on a PyTorch run too"
+    advice = on[rule_id]
+    assert advice.snippet_label == "PyTorch" and advice.snippet_jax == ""
+    assert advice.snippet == PYTORCH_SNIPPETS[rule_id]
+    assert "keras" not in advice.snippet and "tf." not in advice.snippet and "jax" not in advice.snippet
+
+
+def test_tf_runs_keep_their_tf_and_jax_snippets():
+    on = fired(facts(precision_pct={"fp32": 95.0}, breakdown_pct={"device_compute": 90.0}))
+    assert on["precision.mixed"].snippet_label == "TF/Keras"
+    assert "keras.mixed_precision" in on["precision.mixed"].snippet
+    assert on["precision.mixed"].snippet_jax
+
+
+def test_pytorch_only_rules_stay_quiet_on_tf_and_jax_runs():
+    for framework in ("tf", "jax", "unknown"):
+        on = fired(facts(**INPUT_HIGH, framework=framework, kernels_per_step=10_000, mean_kernel_us=2.0))
+        assert not {r[0] for r in PYTORCH_RULES} & set(on), framework

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from html_pages import outside_scripts
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis.breakdown import CATEGORIES
@@ -170,7 +171,7 @@ def test_tf_data_stages_parallelism_prefetch_and_autotune_from_iterator_events()
 def test_renderers_escape_profile_strings():
     report = build_report(run_of((gpu_host("w0", 40, op_name=f"{EVIL}/MatMul:MatMul"), "w0"))).to_json()
     report["run"] = EVIL
-    page = render_html(report)
+    page = outside_scripts(render_html(report))
     assert EVIL not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "<script" not in page and "http://" not in page and "https://" not in page
     markdown = render_markdown(report)
@@ -264,3 +265,60 @@ def test_console_script_entry_point_runs(logdir):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert not math.isnan(report["steps"]["mean_ms"]) and report["verdict"]["input_bound"] == "low"
+
+
+@pytest.fixture
+def named_logdir(tmp_path: Path) -> Path:
+    """The demo's layout: `<name>/train/plugins/profile/<session>/` for run1_naive, run10_big and
+    run2_parallel, so `run1` is a prefix of two runs and `train` a directory of all three."""
+    for name, session, wait in (
+        ("run1_naive", "2024_01_01_00_00_01", 40),
+        ("run10_big", "2024_01_01_00_00_02", 20),
+        ("run2_parallel", "2024_01_01_00_00_03", 2),
+    ):
+        profile_dir = tmp_path / name / "train" / "plugins" / "profile" / session
+        gpu_host("vm", wait).write(profile_dir / "vm.xplane.pb")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "query, run",
+    [
+        ("run1_naive", "run1_naive/train/2024_01_01_00_00_01"),  # the directory the user created
+        ("run1_naive/", "run1_naive/train/2024_01_01_00_00_01"),  # as the shell completes it
+        ("run1_naive/train", "run1_naive/train/2024_01_01_00_00_01"),  # the TensorBoard run
+        ("run10", "run10_big/train/2024_01_01_00_00_02"),  # a unique prefix
+        ("run2", "run2_parallel/train/2024_01_01_00_00_03"),
+        ("run2_parallel/train/2024_01_01_00_00_03", "run2_parallel/train/2024_01_01_00_00_03"),
+    ],
+)
+def test_cli_run_accepts_a_unique_prefix_or_the_directory_name(named_logdir, capsys, query, run):
+    assert cli_main(["report", str(named_logdir), "--run", query, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["run"] == run
+
+
+@pytest.mark.parametrize(
+    "query, candidates",
+    [
+        ("run1", ["run1_naive/train/2024_01_01_00_00_01", "run10_big/train/2024_01_01_00_00_02"]),
+        ("train", ["run1_naive/", "run10_big/", "run2_parallel/"]),
+    ],
+)
+def test_cli_ambiguous_run_lists_the_candidates_and_exits_2(named_logdir, capsys, query, candidates):
+    assert cli_main(["report", str(named_logdir), "--run", query]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err
+    assert f"run '{query}' is ambiguous" in err and f"matches {len(candidates)} runs" in err
+    assert all(c in err for c in candidates) and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_diff_accepts_directory_names_and_reports_ambiguity(named_logdir, capsys):
+    assert cli_main(["diff", str(named_logdir), "run1_naive", "run2", "--format", "json"]) == 0
+    diff = json.loads(capsys.readouterr().out)
+    assert (diff["baseline"], diff["candidate"]) == (
+        "run1_naive/train/2024_01_01_00_00_01", "run2_parallel/train/2024_01_01_00_00_03")
+    assert cli_main(["diff", str(named_logdir), "run1", "run2"]) == 2
+    err = capsys.readouterr().err
+    assert "baseline run 'run1' is ambiguous" in err and "run10_big/train/2024_01_01_00_00_02" in err

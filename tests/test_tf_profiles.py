@@ -133,7 +133,7 @@ def test_copy_to_gives_an_independent_identical_logdir(tf_profiles, tmp_path):
 
 def test_cache_env_reuses_profiles_keyed_by_this_generator(tf_profiles, tmp_path, monkeypatch):
     key = tfp.cache_key()
-    assert re.fullmatch(r"[0-9a-f]{16}", key)
+    assert re.fullmatch(r"[0-9a-f]{16}-onednn-(0|1|default)", key)
     cached = tf_profiles.copy_to(tmp_path / "cache" / f"tf_profiles-{key}")
     monkeypatch.setenv(tfp.CACHE_ENV, str(tmp_path / "cache"))
     fresh_root = tmp_path / "fresh"
@@ -156,3 +156,15 @@ def test_cached_profiles_are_rewritten_only_for_another_tensorflow(tf_profiles, 
     monkeypatch.setattr(tfp, "tensorflow_version", lambda: None)  # no TensorFlow: use what is there
     assert tfp._cached_is_current(root)
     assert not tfp._cached_is_current(tmp_path / "nothing-here")
+
+
+def test_cache_key_separates_onednn_settings(monkeypatch):
+    """Profiles captured with oneDNN on must never be reused for a run that asked for it off."""
+    keys = {}
+    for value in ("0", "1", ""):
+        monkeypatch.setenv(tfp.ONEDNN_ENV, value)
+        keys[value] = tfp.cache_key()
+    monkeypatch.delenv(tfp.ONEDNN_ENV)
+    assert tfp.cache_key() == keys[""]
+    assert len(set(keys.values())) == 3, keys
+    assert keys["1"].endswith("-onednn-1") and keys[""].endswith("-onednn-default")

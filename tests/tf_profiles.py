@@ -24,6 +24,8 @@ Fixture API (tests/fixtures_tf.py, session scope) — `tf_profiles` is a frozen 
     .loop_fixed          Path  the same loop, model and map with num_parallel_calls=AUTOTUNE and
                                .prefetch(AUTOTUNE), autotune on.
     .host                str   host name = the xplane file's stem.
+    .loop_fixed_repeat   Path  the .xplane.pb of loop_fixed's configuration captured once more, outside
+                               logdir (same-configuration diffs must show no significant change).
     .xplane(name)        Path  the single <host>.xplane.pb of run `name` (one of NAMES).
     .session(name)       str   the <ts> session directory name.
     .run_name(name)      str   the run name discovery and xprof use: "keras_fit/train/<ts>",
@@ -36,7 +38,11 @@ Fixture API (tests/fixtures_tf.py, session scope) — `tf_profiles` is a frozen 
     .facts[name]         dict  `inspect()` of the xplane, made right after writing it: planes, host_lines,
                                step_marker ("train" | "Profiled batch"), step_nums, steps_with_r,
                                step_ms, get_next_events, iterator_events, per_step_input_wait_pct,
-                               input_wait_pct, memory_allocation_data_types (empty: default allocator).
+                               input_wait_pct, memory_allocation_data_types (empty: default allocator
+                               with oneDNN off; oneDNN's mklcpu allocator records them), onednn_op_types
+                               (`_Mkl…` op types seen; empty with oneDNN off).
+    .onednn              bool  TensorFlow ran its oneDNN rewrite (TF_ENABLE_ONEDNN_OPTS=1, or unset on a
+                               CPU with AVX512-VNNI/BF16/AMX); the cache is keyed by that variable.
     .manifest            dict  everything above as written (TF version, seconds, attempts per run).
     .copy_to(dst)        TFProfiles  the same runs copied under dst (a fresh, writable logdir).
 
@@ -70,6 +76,8 @@ from typing import Any, Dict, List, Optional
 NAMES = ("keras_fit", "loop_input_bound", "loop_fixed")
 MANIFEST = "manifest.json"
 CACHE_ENV = "TB_ADVISOR_TF_PROFILES_CACHE"
+# TensorFlow's oneDNN switch, inherited by the generator: CI runs the real-TF tests with 1 and with 0.
+ONEDNN_ENV = "TF_ENABLE_ONEDNN_OPTS"
 
 # Loop runs: steps 0..WARMUP-1 run before the profiler starts; PROFILED steps follow under it.
 WARMUP_STEPS = 3
@@ -135,8 +143,18 @@ class TFProfiles:
     def xplane(self, name: str) -> Path:
         return self.logdir / self._run(name)["xplane"]
 
+    @property
+    def loop_fixed_repeat(self) -> Path:
+        """The .xplane.pb of a second loop_fixed run (same configuration, captured right after it)."""
+        return self.logdir.parent / self.manifest["repeat_of_loop_fixed"]
+
     def steps(self, name: str) -> List[int]:
         return list(self._run(name)["facts"]["step_nums"])
+
+    @property
+    def onednn(self) -> bool:
+        """Did TensorFlow run its oneDNN rewrite (op types `_Mkl…` in the profiles)?"""
+        return any(run["facts"]["onednn_op_types"] for run in self.manifest["runs"].values())
 
     @property
     def measured(self) -> Dict[str, Dict[str, Any]]:
@@ -151,6 +169,8 @@ class TFProfiles:
         dst = Path(dst)
         dst.mkdir(parents=True, exist_ok=True)
         shutil.copytree(self.logdir, dst / "logdir")
+        if (self.logdir.parent / "repeat").is_dir():
+            shutil.copytree(self.logdir.parent / "repeat", dst / "repeat")
         (dst / MANIFEST).write_text(json.dumps(self.manifest, indent=1))
         return TFProfiles.load(dst)
 
@@ -169,9 +189,15 @@ def tensorflow_version() -> Optional[str]:
     return None
 
 
+def onednn_setting() -> str:
+    """TF_ENABLE_ONEDNN_OPTS for the capture: "0", "1" or "default" (TensorFlow decides by CPU)."""
+    return os.environ.get(ONEDNN_ENV, "").strip() or "default"
+
+
 def cache_key() -> str:
-    """Profiles depend on this generator; the TensorFlow that wrote them is checked separately."""
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    """Profiles depend on this generator and the oneDNN setting; the TensorFlow that wrote them is
+    checked separately."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16] + f"-onednn-{onednn_setting()}"
 
 
 def _cached_is_current(root: Path) -> bool:
@@ -296,6 +322,7 @@ def inspect(path: Path) -> Dict[str, Any]:
         "per_step_input_wait_pct": [],
         "input_wait_pct": None,
         "memory_allocation_data_types": {},
+        "onednn_op_types": [],
     }
     for plane in space.planes:
         if plane.name != "/host:CPU":
@@ -303,6 +330,9 @@ def inspect(path: Path) -> Dict[str, Any]:
         stat_names = {key: meta.name for key, meta in plane.stat_metadata.items()}
         facts["host_lines"] = [line.name for line in plane.lines]
         steps, get_next, dtypes = [], [], {}
+        facts["onednn_op_types"] = sorted(
+            {meta.name.rsplit(":", 1)[1] for meta in plane.event_metadata.values() if ":_Mkl" in meta.name}
+        )
         for line in plane.lines:
             base_ps = line.timestamp_ns * 1000
             for event in line.events:
@@ -534,6 +564,12 @@ def generate(root: Path) -> Dict[str, Any]:
             "attempts": attempt,
         }
 
+    # The same configuration once more, outside logdir (the runs there are what tests list): two runs
+    # of one configuration must diff to "no significant change".
+    repeat_dir = root / "repeat" / "loop_fixed"
+    _loop_run(tf, repeat_dir, _dataset(tf, images, labels, True), train_step)
+    repeat_xplane = _session_of(repeat_dir)[1]
+
     for run in runs.values():
         run["facts"] = inspect(logdir / run["xplane"])
     manifest = {
@@ -541,9 +577,11 @@ def generate(root: Path) -> Dict[str, Any]:
         "tensorflow": tf.__version__,
         "tensorflow_dist": tensorflow_version(),
         "keras": keras.__version__,
+        "onednn_setting": onednn_setting(),
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.perf_counter() - started, 1),
         "runs": runs,
+        "repeat_of_loop_fixed": str(repeat_xplane.relative_to(root)),
     }
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return manifest

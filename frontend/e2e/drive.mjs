@@ -118,6 +118,19 @@ async function themeState(ctx, mode) {
 }
 
 const ACTIONS = {
+  /** Test the page itself (an HTML export opened from a file), not TensorBoard: wait for its charts. */
+  async openPage(ctx) {
+    ctx.adv = ctx.page.mainFrame();
+    const state = await ctx.adv.waitForFunction(
+      () => document.documentElement.dataset.chartsDrawn ?? document.documentElement.dataset.chartsError,
+      null,
+      { timeout },
+    );
+    const error = await ctx.adv.evaluate(() => document.documentElement.dataset.chartsError ?? null);
+    if (error) fail(`the export's charts failed: ${error}`);
+    return { url: ctx.page.url(), chartsDrawn: Number(await state.jsonValue()) };
+  },
+
   /** Click TensorBoard's "Advisor" tab and wait for the plugin's iframe to render. */
   async openAdvisor(ctx, s) {
     const tb = await tensorboardFrame(ctx.page);
@@ -141,9 +154,14 @@ const ACTIONS = {
     await f.locator(sel("nav-report")).click();
     await f.evaluate(() => {
       window.__advisorSawPending = false;
+      window.__advisorProgress = null;
       const status = document.querySelector('[data-testid="report-state"]');
       new MutationObserver(() => {
         if (/still running/.test(status.textContent)) window.__advisorSawPending = true;
+        const bar = status.querySelector('[data-testid="progress"]');
+        if (bar && !window.__advisorProgress) {
+          window.__advisorProgress = { stage: bar.getAttribute("data-stage"), text: bar.textContent, hasBar: !!bar.querySelector("progress") };
+        }
       }).observe(status, { childList: true, subtree: true, characterData: true });
     });
     const runSel = f.locator(sel("run-select"));
@@ -164,7 +182,9 @@ const ACTIONS = {
     await waitForPanel(f, "report", `[data-testid="report"][data-run=${cssString(s.run)}][data-host=${cssString(host)}]`);
     const pending = await f.evaluate(() => window.__advisorSawPending);
     if (s.expectPending && !pending) fail("the tab never showed that the analysis was still running");
-    return { run: s.run, host, sawPending: pending };
+    const progress = await f.evaluate(() => window.__advisorProgress);
+    if (s.expectProgress && !(progress && progress.hasBar && progress.stage)) fail(`no progress bar while running: ${JSON.stringify(progress)}`);
+    return { run: s.run, host, sawPending: pending, progress };
   },
 
   /** The panel shows the "nothing found" message (no runs in the logdir). */
@@ -276,6 +296,47 @@ const ACTIONS = {
     return { rows: deltas.length, first: deltas[0] };
   },
 
+  /** Type into an input (e.g. a table's filter box), replacing what it held. */
+  async fill(ctx, s) {
+    const text = s.text ?? s.value;
+    await ctx.adv.locator(s.selector ?? sel(s.testid)).first().fill(text);
+    return { testid: s.testid, text, value: text };
+  },
+
+  /** Choose an option of a <select> by its value. */
+  async choose(ctx, s) {
+    await ctx.adv.locator(s.selector ?? sel(s.testid)).first().selectOption(s.value);
+    return { testid: s.testid, value: s.value };
+  },
+
+  /** Click one of the tab's navigation buttons (report, diff, doctor). */
+  async clickNav(ctx, s) {
+    await ctx.adv.locator(sel(`nav-${s.panel}`)).click();
+    return { panel: s.panel };
+  },
+
+  /** Reload TensorBoard's whole page (not just the iframe) and wait for the Advisor to render again. */
+  async reloadPage(ctx) {
+    await ctx.page.reload({ waitUntil: "load", timeout });
+    ctx.tb = await tensorboardFrame(ctx.page);
+    ctx.adv = await advisorFrame(ctx.page);
+    return { tensorboard: ctx.tb.url(), advisor: ctx.adv.url() };
+  },
+
+  /** The diff panel is visible and shows this pair (after a reload or an automatic compare). */
+  async expectDiffShown(ctx, s) {
+    await waitForPanel(
+      ctx.adv,
+      "diff",
+      `[data-testid="diff"][data-baseline=${cssString(s.baseline)}][data-candidate=${cssString(s.candidate)}]`,
+    );
+    const hidden = await ctx.adv.locator(sel("panel-diff")).evaluate((el) => el.hidden);
+    if (hidden) fail("the diff panel is hidden");
+    const pair = [await ctx.adv.locator(sel("diff-baseline")).inputValue(), await ctx.adv.locator(sel("diff-candidate")).inputValue()];
+    if (pair[0] !== s.baseline || pair[1] !== s.candidate) fail(`selectors show ${JSON.stringify(pair)}`);
+    return { baseline: s.baseline, candidate: s.candidate, hash: new URL(ctx.adv.url()).hash };
+  },
+
   async doctor(ctx) {
     await ctx.adv.locator(sel("nav-doctor")).click();
     await waitForPanel(ctx.adv, "doctor", sel("doctor-status"));
@@ -301,7 +362,7 @@ const ACTIONS = {
       const opts = [...document.querySelectorAll('[data-testid="run-select"] option')].map((o) => o.textContent);
       const shown = document.querySelector('[data-testid="report-run"] .adv-name')?.textContent ?? null;
       return {
-        inSelect: opts.includes(run),
+        inSelect: opts.some((o) => o === run || o.startsWith(`${run} · `)),
         shown,
         imgs: document.querySelectorAll("img").length,
         handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
@@ -335,22 +396,10 @@ const ACTIONS = {
     return { href };
   },
 
-  /** Type into an input (replacing its value); the panel re-renders on "input". */
-  async fill(ctx, s) {
-    await ctx.adv.locator(s.selector ?? sel(s.testid)).first().fill(s.value);
-    return { value: s.value };
-  },
-
   /** Click the first element matching a selector or testid. */
   async click(ctx, s) {
     await ctx.adv.locator(s.selector ?? sel(s.testid)).first().click();
     return {};
-  },
-
-  /** Choose an option (by value) of a select. */
-  async choose(ctx, s) {
-    await ctx.adv.locator(s.selector ?? sel(s.testid)).first().selectOption(s.value);
-    return { value: s.value };
   },
 
   /** Text (and one attribute, when `attr` is given) of every element matching: the test checks them. */

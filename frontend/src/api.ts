@@ -12,8 +12,8 @@ export interface PollOptions {
   fetchFn?: FetchLike;
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
-  /** Called after each 202 with the time waited so far. */
-  onPending?: (elapsedMs: number) => void;
+  /** Called after each 202 with the time waited so far and the answer's body (its `progress`). */
+  onPending?: (elapsedMs: number, body: unknown) => void;
   /** Give up after this long (default 10 minutes). */
   timeoutMs?: number;
   /** Stop polling when this returns true (the user picked another run). */
@@ -65,7 +65,13 @@ export async function getJson<T>(url: string, opts: PollOptions = {}): Promise<A
       if (waited >= timeoutMs) {
         return { ok: false, status, error: `The analysis is still running after ${Math.round(waited / 1000)} s; try again later.` };
       }
-      opts.onPending?.(waited);
+      let parsed: unknown = null;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        // a 202 without JSON: no progress to show
+      }
+      opts.onPending?.(waited, parsed);
       await sleep(pollDelay(attempt));
       continue;
     }

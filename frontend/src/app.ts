@@ -3,17 +3,42 @@
 
 import { CANCELLED, getJson, type ApiResult } from "./api";
 import type { Chart } from "./charts";
-import { defaultDiffPair } from "./diffops";
 import type { Theme } from "./chartdata";
 import { h, option, replace } from "./dom";
 import type { Diff, Doctor, Report, RunInfo, RunsResponse } from "./types";
-import { diffUrl, doctorUrl, reportUrl, runsUrl } from "./urls";
+import { diffUrl, doctorUrl, frameworkLabel, reportUrl, runsUrl } from "./urls";
+import { progressFraction, progressLine, progressParts } from "./progress";
 import { readParentDark, resolveTheme } from "./theme";
+import { initialDiffPair, pageHashWith, parsePageState, parseState, stateHash, type TabState } from "./urlstate";
 import { renderDiff } from "./views/diff";
 import { doctorProblemCount, renderDoctor } from "./views/doctor";
 import { renderReport } from "./views/report";
 
 type Panel = "report" | "diff" | "doctor";
+
+/** TensorBoard's page, when the tab may reach it (same origin); null in cross-origin embeddings. */
+function tensorboardPage(): Window | null {
+  try {
+    const p = window.parent;
+    if (!p || p === window) return null;
+    void p.location.hash; // throws when cross-origin
+    return p;
+  } catch {
+    return null;
+  }
+}
+
+/** The page's state when it holds ours (it survives reloads), else the iframe's own hash. */
+function initialState(): TabState {
+  const page = tensorboardPage();
+  const fromPage = page ? parsePageState(page.location.hash) : {};
+  return Object.keys(fromPage).length ? fromPage : parseState(window.location.hash);
+}
+
+/** The iframe's own URL with `hash`: the document's <base> must not turn "#…" into another path. */
+function withHash(hash: string): string {
+  return window.location.pathname + window.location.search + hash;
+}
 
 interface Slot {
   content: HTMLElement;
@@ -37,6 +62,9 @@ export class AdvisorApp {
   private theme: Theme = "light";
   private runs: RunInfo[] = [];
   private doctor: Doctor | null = null;
+  private state: TabState = initialState();
+  private view: Panel = "report";
+  private shownDiff = "";
   private readonly slots: Record<Panel, Slot> = { report: newSlot("report"), diff: newSlot("diff"), doctor: newSlot("doctor") };
   private readonly panels: Record<Panel, HTMLElement>;
   private readonly navButtons: Record<Panel, HTMLButtonElement>;
@@ -50,7 +78,13 @@ export class AdvisorApp {
       h("button", { class: "adv-nav-btn", testid: `nav-${p}`, attrs: { type: "button" }, on: { click: () => this.show(p) } }, label);
     this.navButtons = { report: nav("report", "Report"), diff: nav("diff", "Compare runs"), doctor: nav("doctor", "Doctor") };
     this.runSelect.addEventListener("change", () => this.onRunChange());
-    this.hostSelect.addEventListener("change", () => void this.loadReport());
+    this.hostSelect.addEventListener("change", () => {
+      this.saveState();
+      void this.loadReport();
+    });
+    // A pair is compared as soon as both runs are chosen; the button runs it again.
+    this.baselineSelect.addEventListener("change", () => this.onPairChange());
+    this.candidateSelect.addEventListener("change", () => this.onPairChange());
     const compare = h("button", { class: "adv-primary", testid: "diff-compare", attrs: { type: "button" }, on: { click: () => void this.loadDiff() } }, "Compare");
     const reload = h("button", { testid: "reload", attrs: { type: "button", title: "Reload the run list and analysis" }, on: { click: () => void this.start() } }, "Reload");
     this.panels = {
@@ -85,7 +119,34 @@ export class AdvisorApp {
         Object.values(this.panels),
       ),
     );
-    this.show("report");
+    this.show(this.state.view ?? "report");
+  }
+
+  /** Write what is shown into the iframe's hash (replaceState: no history entry per click). */
+  private saveState(): void {
+    const state: TabState = {
+      view: this.view,
+      run: this.runSelect.value || undefined,
+      host: this.hostSelect.value || undefined,
+      baseline: this.baselineSelect.value || undefined,
+      candidate: this.candidateSelect.value || undefined,
+    };
+    try {
+      window.history.replaceState(null, "", withHash(stateHash(state)));
+      const page = tensorboardPage();
+      if (page) {
+        const loc = page.location;
+        // Keep TensorBoard's history state object: its router reads it.
+        page.history.replaceState(page.history.state, "", loc.pathname + loc.search + pageHashWith(loc.hash, state));
+      }
+    } catch {
+      // sandboxed frame without history access: the tab still works, without shareable state
+    }
+  }
+
+  private onPairChange(): void {
+    this.saveState();
+    void this.loadDiff();
   }
 
   /** Follow TensorBoard's dark-mode switch and the OS setting; redraw charts in the new colours. */
@@ -115,7 +176,14 @@ export class AdvisorApp {
       b.classList.toggle("active", name === p);
       b.setAttribute("aria-pressed", String(name === p));
     }
+    this.view = p;
     if (p === "doctor" && !this.doctor) void this.loadDoctor();
+    if (this.runs.length) this.saveState();
+    if (p === "diff" && this.runs.length && this.shownDiff !== this.pairKey()) void this.loadDiff();
+  }
+
+  private pairKey(): string {
+    return JSON.stringify([this.baselineSelect.value, this.candidateSelect.value]);
   }
 
   async start(): Promise<void> {
@@ -127,13 +195,14 @@ export class AdvisorApp {
       return;
     }
     this.runs = Array.isArray(res.data.runs) ? res.data.runs : [];
-    const keep = this.runSelect.value;
-    replace(this.runSelect, this.runs.map((r) => option(r.run, r.run, r.run === keep)));
     const names = this.runs.map((r) => r.run);
+    // First load: the URL's run and pair; a reload keeps what is selected.
+    const keep = this.runSelect.value || this.state.run || "";
+    replace(this.runSelect, this.runs.map((r) => option(r.run, `${r.run} · ${frameworkLabel(r)}`, r.run === keep)));
     const b = this.baselineSelect.value;
     const c = this.candidateSelect.value;
     // Runs come newest first (xprof's order): by default compare the newest with the one before.
-    const [defBase, defCand] = defaultDiffPair(names);
+    const [defBase, defCand] = initialDiffPair(names, this.state);
     replace(this.baselineSelect, names.map((n) => option(n, n, n === (names.includes(b) ? b : defBase))));
     replace(this.candidateSelect, names.map((n) => option(n, n, n === (names.includes(c) ? c : defCand))));
     void this.loadDoctor();
@@ -149,14 +218,16 @@ export class AdvisorApp {
       return;
     }
     this.onRunChange();
+    if (this.view === "diff") void this.loadDiff();
   }
 
   private onRunChange(): void {
     const run = this.currentRun();
-    const keepHost = this.hostSelect.value;
+    const keepHost = this.hostSelect.value || (run?.run === this.state.run ? this.state.host ?? "" : "");
     const hosts = run?.hosts ?? [];
     replace(this.hostSelect, option("", "All hosts", true), hosts.map((x) => option(x, x, x === keepHost)));
     this.hostSelect.disabled = hosts.length < 2;
+    this.saveState();
     void this.loadReport();
   }
 
@@ -185,16 +256,21 @@ export class AdvisorApp {
     const b = this.baselineSelect.value;
     const c = this.candidateSelect.value;
     const slot = this.slots.diff;
-    if (!b || !c) {
-      this.setMessage(slot, "error", "Pick a baseline and a candidate run.");
-      return;
-    }
-    if (b === c) {
-      this.setMessage(slot, "error", "Baseline and candidate are the same run: pick two different runs.");
+    this.shownDiff = this.pairKey();
+    if (!b || !c || b === c) {
+      // An error never sits above the previous pair's result: it would read as this pair's.
+      slot.token++;
+      this.clearCharts(slot);
+      replace(slot.content);
+      slot.redraw = null;
+      this.setMessage(slot, "error", !b || !c ? "Pick a baseline and a candidate run." : "Baseline and candidate are the same run: pick two different runs.");
       return;
     }
     const res = await this.poll<Diff>(slot, diffUrl(b, c), `Comparing ${b} with ${c}`);
-    if (!res) return;
+    if (!res) {
+      this.shownDiff = "";
+      return;
+    }
     const draw = () => {
       const v = renderDiff(res, this.theme);
       this.clearCharts(slot);
@@ -225,8 +301,10 @@ export class AdvisorApp {
     this.setLoading(slot, `${what}…`);
     const res: ApiResult<T> = await getJson<T>(url, {
       cancelled: () => token !== slot.token,
-      onPending: (ms) => {
-        if (token === slot.token) this.setLoading(slot, `${what}… still running after ${Math.round(ms / 1000)} s (large profiles take a while).`);
+      onPending: (ms, body) => {
+        if (token !== slot.token) return;
+        this.setLoading(slot, `${what}… still running after ${Math.round(ms / 1000)} s (large profiles take a while).`);
+        this.showProgress(slot, body);
       },
     });
     if (token !== slot.token) return null;
@@ -251,6 +329,32 @@ export class AdvisorApp {
 
   private setLoading(slot: Slot, text: string): void {
     this.setMessage(slot, "loading", text);
+  }
+
+  /** Progress bars under the loading line: one per run being read (two for a diff). */
+  private showProgress(slot: Slot, body: unknown): void {
+    const parts = progressParts(body);
+    if (parts.length === 0) return;
+    const box = slot.status.querySelector('[data-testid="loading"]');
+    if (!box) return;
+    box.appendChild(
+      h(
+        "div",
+        { class: "adv-progress-list" },
+        parts.map(({ label, progress }) => {
+          const bar = h("progress", { attrs: { max: "1" } }) as HTMLProgressElement;
+          const fraction = progressFraction(progress);
+          if (fraction !== null) bar.value = fraction;
+          return h(
+            "div",
+            { class: "adv-progress", testid: "progress", attrs: { "data-stage": progress.stage ?? "" } },
+            label ? h("span", { class: "adv-progress-label" }, label) : null,
+            bar,
+            h("span", { class: "adv-muted" }, progressLine(progress) ?? ""),
+          );
+        }),
+      ),
+    );
   }
 
   private setError(slot: Slot, text: string): void {

@@ -21,6 +21,11 @@ export const CATEGORIES: readonly CategoryInfo[] = [
   { key: "other", label: "Other", help: "recorded time that fits no other category", light: "#795548", dark: "#bcaaa4" },
 ];
 
+/** Op-table categories that are not step-breakdown categories (ops beside the step). */
+export const OP_ONLY_CATEGORIES: readonly CategoryInfo[] = [
+  { key: "input_pipeline", label: "Input pipeline", help: "tf.data work on its own threads, beside the step", light: "#c5221f", dark: "#f6aea9" },
+];
+
 export interface PrecisionInfo {
   key: string;
   label: string;
@@ -41,7 +46,8 @@ export const PRECISIONS: readonly PrecisionInfo[] = [
 
 export function categoryInfo(key: string): CategoryInfo {
   return (
-    CATEGORIES.find((c) => c.key === key) ?? {
+    CATEGORIES.find((c) => c.key === key) ??
+    OP_ONLY_CATEGORIES.find((c) => c.key === key) ?? {
       key,
       label: key.replace(/_/g, " "),
       help: "",

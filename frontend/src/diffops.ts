@@ -79,3 +79,16 @@ export function sideAccelerator(diff: Diff, side: "baseline" | "candidate"): boo
   if (Object.keys(pct).length === 0) return undefined;
   return ["device_compute", "kernel_launch", "memcpy"].some((k) => (pct[k] ?? 0) > 0);
 }
+
+/** The diff's summary as separate sentences, one line each, instead of one paragraph. */
+export function summaryLines(summary: string | undefined): string[] {
+  return (summary ?? "").split(/(?<=[.!?])\s+(?=[A-Z])/).map((t) => t.trim()).filter(Boolean);
+}
+
+/** Precision moves worth showing: the diff marked them significant (same rules as times). */
+export function significantPrecision(diff: Diff): [string, number][] {
+  const marks = diff.precision_significant ?? {};
+  return Object.entries(diff.precision_delta_pct ?? {}).filter(
+    (e): e is [string, number] => typeof e[1] === "number" && Math.abs(e[1]) >= 0.05 && marks[e[0]] !== false,
+  );
+}

@@ -2,6 +2,7 @@
 
 import css from "./style.css?inline";
 import { AdvisorApp } from "./app";
+import { drawExportCharts, EXPORT_DATA_ID } from "./exportcharts";
 
 export async function render(): Promise<void> {
   const style = document.createElement("style");
@@ -13,3 +14,6 @@ export async function render(): Promise<void> {
   app.watchTheme(window);
   await app.start();
 }
+
+// Inside an HTML export (the page carries its answer's JSON), draw its charts at once.
+if (typeof document !== "undefined" && document.getElementById(EXPORT_DATA_ID)) drawExportCharts(document);

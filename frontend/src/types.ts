@@ -18,6 +18,8 @@ export interface RunInfo {
   hosts?: string[];
   format?: string;
   size_bytes?: number;
+  /** "pytorch" / "tensorflow" where the format says; absent or "" when TF or JAX (XSpace) */
+  framework?: string;
 }
 
 export interface RunsResponse {
@@ -62,6 +64,8 @@ export interface InputPipeline {
 
 export interface Precision {
   verdict?: string;
+  /** "device" (kernel types) or "host" (CPU ops typed by their output tensors). */
+  basis?: string;
   summary?: string;
   top_fp32_ops?: { name: string; time_ms: number }[];
   evidence?: string[];
@@ -98,10 +102,14 @@ export interface Recommendation {
   evidence?: string | string[];
   snippet?: string;
   snippet_jax?: string;
+  /** what `snippet` is written for: "TF/Keras" (default) or "PyTorch" */
+  snippet_label?: string;
 }
 
 export interface OpRow {
   name: string;
+  /** The oneDNN op TensorFlow ran it as (`_MklMatMul`); `name` is the familiar op. */
+  onednn_op?: string;
   category?: string;
   time_ms?: number;
   count?: number;
@@ -123,6 +131,19 @@ export interface HostSummary {
   steps?: Steps;
   breakdown_pct?: CategoryMap;
   verdict?: Verdict;
+  step_time_ms?: number;
+  input_pct?: number;
+  device_util_pct?: number;
+  straggler?: boolean;
+}
+
+export interface StragglerInfo {
+  host: string;
+  metric: "step_time" | "input";
+  value: number;
+  median: number;
+  excess: number;
+  message: string;
 }
 
 export interface Report {
@@ -141,6 +162,7 @@ export interface Report {
   ops?: OpRow[];
   devices?: Device[];
   per_host?: HostSummary[];
+  stragglers?: StragglerInfo[];
   peak_memory_bytes?: number | null;
   warnings?: string[];
 }
@@ -176,6 +198,8 @@ export interface Diff {
   warnings?: string[];
   breakdown_delta_ms?: CategoryMap;
   precision_delta_pct?: CategoryMap;
+  /** Per precision: did its share move beyond noise (diff.py's significance rules)? */
+  precision_significant?: Record<string, boolean>;
   tensor_cores_delta_pct?: number;
   ops?: DiffOp[];
   kernels?: DiffOp[];
@@ -194,6 +218,10 @@ export interface DoctorSession {
   step_markers?: string;
   problems?: string[];
   fix?: string;
+  fixes?: string[];
+  notes?: string[];
+  /** "problem": the Advisor's view suffers; "tip": only TensorBoard's run list / Profile tab does. */
+  severity?: string;
 }
 
 export interface Doctor {

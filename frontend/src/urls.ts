@@ -34,6 +34,7 @@ export interface ProfileTool {
  * viewer as "trace_viewer@" for XSpace runs and "trace_viewer" for old JSON traces.
  */
 export function profileTools(format: string | undefined): ProfileTool[] {
+  if (format === "kineto") return []; // xprof cannot open PyTorch traces: no link that would fail there
   return [
     { tag: "overview_page", label: "Overview page" },
     { tag: "input_pipeline_analyzer", label: "Input pipeline analyzer" },
@@ -43,4 +44,12 @@ export function profileTools(format: string | undefined): ProfileTool[] {
 
 export function profileTabUrl(run: string, tool: string, host?: string | null): string {
   return TENSORBOARD_ROOT + query({ run, tag: tool, host }) + "#profile";
+}
+
+/** The framework badge of a run in the run list and the report: from the runs route's keys. */
+export function frameworkLabel(run: { framework?: string; format?: string } | undefined): string {
+  const framework = run?.framework || (run?.format === "kineto" ? "pytorch" : "");
+  if (framework === "pytorch") return "PyTorch";
+  if (framework === "tensorflow") return "TensorFlow";
+  return "TF/JAX";
 }

@@ -113,6 +113,14 @@ export const STEP_SOURCES: Readonly<Record<string, string>> = {
   none: "no steps found",
 };
 
+/** Doctor's step-marker kinds in words (never the internal ids such as `keras3_marker`). */
+export function stepMarkerLabel(source: string | undefined): string {
+  if (source === "none") return "nothing (no step markers)";
+  if (source === "profiler_step") return "PyTorch ProfilerStep#N";
+  if (!source || source === "unknown") return "unknown";
+  return STEP_SOURCES[source] ?? source.replace(/_/g, " ");
+}
+
 export function stepsLine(steps: Report["steps"]): string | null {
   if (!steps || steps.count === undefined) return null;
   const source = STEP_SOURCES[steps.source ?? ""] ?? steps.source ?? "unknown source";
@@ -133,9 +141,21 @@ export const PRECISION_VERDICTS: Readonly<Record<string, { label: string; severi
   unknown: { label: "Precision could not be determined", severity: "neutral" },
 };
 
+/** A CPU run in plain fp32 is the frameworks' default, not a failure: neutral, in plain words. */
+export const CPU_FP32_VIEW = { label: "FP32 throughout (the default on a CPU)", severity: "neutral" as Severity };
+
 export function precisionView(p: Precision | undefined): { label: string; severity: Severity; detail: string | null } {
-  const v = PRECISION_VERDICTS[p?.verdict ?? "unknown"] ?? PRECISION_VERDICTS.unknown;
+  const cpuDefault = p?.verdict === "not_active" && p?.basis === "host";
+  const v = cpuDefault ? CPU_FP32_VIEW : PRECISION_VERDICTS[p?.verdict ?? "unknown"] ?? PRECISION_VERDICTS.unknown;
   return { label: v.label, severity: v.severity, detail: p?.summary?.trim() || null };
+}
+
+/** Why the Tensor Core card is empty: on a CPU-only run the reason is the hardware, not the model. */
+export function tensorCoresEmptyText(accelerator: boolean, evidence: readonly string[] | undefined): string {
+  if (!accelerator) {
+    return "Tensor Cores are units of NVIDIA GPUs; this run used only the CPU, so there is nothing to show here.";
+  }
+  return evidence?.length ? evidence.join(" ") : "This report lists no GPU kernels to check for Tensor Core use.";
 }
 
 export const REC_SEVERITY_ORDER: Readonly<Record<string, number>> = { high: 0, medium: 1, low: 2 };

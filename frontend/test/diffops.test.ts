@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultDiffPair, opDelta, sideAccelerator, sideBreakdownPct, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine } from "../src/diffops";
+import { defaultDiffPair, opDelta, sideAccelerator, sideBreakdownPct, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine, significantPrecision, summaryLines } from "../src/diffops";
 
 describe("sortOpsByChange", () => {
   it("puts the largest absolute change first, ties by name", () => {
@@ -81,5 +81,21 @@ describe("sideAccelerator", () => {
     expect(sideAccelerator(diff, "baseline")).toBe(false);
     expect(sideAccelerator(diff, "candidate")).toBe(true);
     expect(sideAccelerator({ baseline: "a", candidate: "b" }, "baseline")).toBeUndefined();
+  });
+});
+
+describe("diff summary and precision moves", () => {
+  it("splits the summary into its sentences, keeping op names whole", () => {
+    const s = "Step time −36 % (52.2 → 33.2 ms, significant): input wait −32.7 ms. Bottleneck: input pipeline → host compute. Largest op changes per step: a/b.c:Conv2D +3.21 ms.";
+    expect(summaryLines(s)).toEqual([
+      "Step time −36 % (52.2 → 33.2 ms, significant): input wait −32.7 ms.",
+      "Bottleneck: input pipeline → host compute.",
+      "Largest op changes per step: a/b.c:Conv2D +3.21 ms.",
+    ]);
+    expect(summaryLines(undefined)).toEqual([]);
+  });
+  it("shows only precision moves the diff found significant", () => {
+    const diff = { baseline: "a", candidate: "b", precision_delta_pct: { fp32: 0.8, unknown: -0.8, bf16: 40 }, precision_significant: { fp32: false, unknown: false, bf16: true } };
+    expect(significantPrecision(diff as never)).toEqual([["bf16", 40]]);
   });
 });

@@ -56,3 +56,14 @@ describe("formatBytes", () => {
     expect(formatBytes(-1)).toBe("–");
   });
 });
+
+import cases from "./format_cases.json";
+
+describe("the shared rounding table (the Python exports use the same cases)", () => {
+  it.each(cases.pct as [number, string][])("formatPct(%s) is %s", (x, text) => {
+    expect(formatPct(x)).toBe(text);
+  });
+  it.each(cases.number as [number, string][])("formatNumber(%s) is %s", (x, text) => {
+    expect(formatNumber(x)).toBe(text);
+  });
+});

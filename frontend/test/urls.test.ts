@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diffUrl, doctorUrl, profileTabUrl, profileTools, reportUrl, runsUrl } from "../src/urls";
+import { diffUrl, doctorUrl, frameworkLabel, profileTabUrl, profileTools, reportUrl, runsUrl } from "../src/urls";
 
 const BASE = "http://127.0.0.1:6006/some/prefix/data/plugin/advisor/";
 
@@ -49,5 +49,17 @@ describe("Profile tab links", () => {
     expect(profileTools("xplane").map((t) => t.tag)).toContain("trace_viewer@");
     expect(profileTools("legacy").map((t) => t.tag)).toContain("trace_viewer");
     expect(profileTools("xplane").map((t) => t.tag)).toContain("input_pipeline_analyzer");
+  });
+
+  it("offers no Profile-tab link for PyTorch runs, which xprof cannot open", () => {
+    expect(profileTools("kineto")).toEqual([]);
+  });
+
+  it("labels each run with its framework", () => {
+    expect(frameworkLabel({ framework: "pytorch", format: "kineto" })).toBe("PyTorch");
+    expect(frameworkLabel({ format: "kineto" })).toBe("PyTorch"); // runs route without the key
+    expect(frameworkLabel({ framework: "tensorflow", format: "legacy" })).toBe("TensorFlow");
+    expect(frameworkLabel({ format: "xplane" })).toBe("TF/JAX");
+    expect(frameworkLabel(undefined)).toBe("TF/JAX");
   });
 });

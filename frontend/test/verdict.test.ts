@@ -8,6 +8,7 @@ import {
   inputBoundLine,
   precisionView,
   sortRecommendations,
+  tensorCoresEmptyText,
   stepsLine,
   verdictView,
   worseSeverity,
@@ -99,6 +100,19 @@ describe("small verdict helpers", () => {
       detail: "bf16 dominant",
     });
     expect(precisionView({ verdict: "weird" }).severity).toBe("neutral");
+  });
+  it("shows a plain fp32 CPU run as the neutral default, a GPU one as a warning", () => {
+    const cpu = precisionView({ verdict: "not_active", basis: "host", summary: "fp32 throughout" });
+    expect(cpu.severity).toBe("neutral");
+    expect(cpu.label).toBe("FP32 throughout (the default on a CPU)");
+    expect(cpu.label).not.toMatch(/not active/);
+    const gpu = precisionView({ verdict: "not_active", basis: "device" });
+    expect(gpu).toMatchObject({ label: "Mixed precision is not active", severity: "warn" });
+  });
+  it("says why the Tensor Core card is empty", () => {
+    expect(tensorCoresEmptyText(false, ["no device kernels"])).toMatch(/only the CPU/);
+    expect(tensorCoresEmptyText(true, ["no device kernels"])).toBe("no device kernels");
+    expect(tensorCoresEmptyText(true, [])).toMatch(/no GPU kernels/);
   });
   it("sorts recommendations by severity, keeping server order within one", () => {
     const ids = sortRecommendations([

@@ -35,7 +35,7 @@ from tb_plugin_advisor.analysis.patterns import classify_kernel
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
-# JSON order (DESIGN.md §2) and claim priority (module docstring).
+# JSON order (ARCHITECTURE.md §2) and claim priority (module docstring).
 CATEGORIES = (
     "input",
     "device_compute",
@@ -51,7 +51,7 @@ PRIORITY = ("device_compute", "communication", "memcpy", "input", "kernel_launch
 _H2D = MEMCPY_DIRECTIONS.index("H2D")
 
 # Host name codes (per distinct name of a plane)
-_NONE, _INPUT, _LAUNCH, _COPY_H2D, _COPY, _COMM, _HOST = range(7)
+_NONE, _INPUT, _LAUNCH, _COPY_H2D, _COPY, _COMM, _HOST, _DATA_ANNOTATION = range(8)
 _HOST_TABLES = (
     (_INPUT, names.HOST_INPUT),
     (_LAUNCH, names.HOST_KERNEL_LAUNCH),
@@ -85,6 +85,13 @@ class Breakdown:
     @property
     def window_count(self) -> int:
         return int(self.window_start_ns.shape[0])
+
+    def steady_windows(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Starts and ends (ns) of the steady windows, in time order: what per-step analyses walk."""
+        lo = self.window_start_ns[self.steady]
+        hi = self.window_end_ns[self.steady]
+        order = np.argsort(lo, kind="stable")
+        return lo[order], hi[order]
 
     def per_window_ms(self, i: int) -> Dict[str, float]:
         return {c: float(self.per_window_ns[i, k]) / 1e6 for k, c in enumerate(CATEGORIES)}
@@ -256,10 +263,12 @@ def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
         else:
             if event_name in kernel_names:  # older TF names the launch after the kernel it launches
                 codes[i] = _LAUNCH
+            elif names.is_data_loading_annotation(event_name):
+                codes[i] = _DATA_ANNOTATION
     return codes
 
 
-_HOST_CODE_TO_PRIORITY = np.full(7, -1, dtype=np.int8)
+_HOST_CODE_TO_PRIORITY = np.full(8, -1, dtype=np.int8)
 for _code, _category in _CODE_CATEGORY.items():
     _HOST_CODE_TO_PRIORITY[_code] = _P[_category]
 
@@ -277,6 +286,11 @@ def _host_source(
             per_event[rows[np.isin(correlation.values[rows], launched)]] = _LAUNCH
     categories = _HOST_CODE_TO_PRIORITY[per_event]
     if steps is not None and steps.count:
+        # a user's data-loading annotation on the step's thread is input, unless it wraps whole steps
+        marked = np.flatnonzero(per_event == _DATA_ANNOTATION)
+        if marked.size:
+            ends = line.start_ns[marked] + line.duration_ns[marked]
+            categories[marked[~_contains_a_step(line.start_ns[marked], ends, steps)]] = _P["input"]
         rest = np.flatnonzero(per_event == _NONE)
         if rest.size:
             ends = line.start_ns[rest] + line.duration_ns[rest]

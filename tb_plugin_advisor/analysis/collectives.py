@@ -20,7 +20,8 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis import intervals as iv
-from tb_plugin_advisor.analysis.patterns import FAMILIES, kernel_view
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.patterns import FAMILIES
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Device, Profile
 

@@ -1,7 +1,7 @@
 """Run-to-run diff: two Reports in, what changed per step, per category and per op — and is it real.
 
-The diff works on report JSON dicts (`tb-advisor/report/1`, DESIGN.md §2 plus the keys agreed in
-TEAM.md) rather than on Profiles: the numbers a user compares are the ones the report showed them,
+The diff works on report JSON dicts (`tb-advisor/report/1`, ARCHITECTURE.md §2) rather than
+on Profiles: the numbers a user compares are the ones the report showed them,
 and the core can be tested with report dicts built by hand. `diff_runs` is the thin wrapper that
 builds both reports first.
 
@@ -27,30 +27,26 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from functools import lru_cache
-from statistics import NormalDist
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis.diff_deep import deep_diff, deep_sentences
+from tb_plugin_advisor.analysis.diff_hosts import diff_hosts
+from tb_plugin_advisor.analysis.diff_names import NAME_RULES, NAME_RULES_KEEP, NameRule, normalise_name
+from tb_plugin_advisor.analysis.diff_stats import SIGNIFICANCE, ShiftTest, _significant, shift_test
 from tb_plugin_advisor.analysis.thresholds import TOP_OPS
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
 
 SCHEMA = "tb-advisor/diff/1"
+# Re-exported: the name rules and the statistics moved to diff_names.py / diff_stats.py.
+__all__ = ["NAME_RULES", "NAME_RULES_KEEP", "NameRule", "SIGNIFICANCE", "ShiftTest", "diff_reports",
+           "diff_runs", "explain", "is_regression", "match_by_name", "normalise_name", "shift_test"]
 
 # ---------------------------------------------------------------------------------------------------
 # Thresholds: every number that decides a verdict or a sentence lives here.
 
-SIGNIFICANCE = {
-    "alpha": 0.01,  # two-sided level of the rank-sum test
-    "min_steps": 5,  # per run; fewer steps are never significant
-    "min_effect_pct": 1.0,  # |shift| below this % of the baseline median step is never significant
-    "exact_max_pairs": 2500,  # exact U distribution up to n1*n2 pairs without ties
-    "max_pairs": 1_000_000,  # above this, Hodges–Lehmann uses evenly spaced order statistics
-}
 
 EXPLAIN = {
     "category_min_pct": 2.0,  # a category is named when |Δ| ≥ this % of the baseline step
@@ -74,7 +70,7 @@ SENTENCE_NAME_CHARS = 80  # op names in the summary are shortened to this (table
 
 REPORT_LIST_LIMIT = TOP_OPS  # reports list their top ops / kernels only (analysis/thresholds.py)
 
-# Breakdown categories (DESIGN.md §2) and the words used for them in sentences.
+# Breakdown categories (ARCHITECTURE.md §2) and the words used for them in sentences.
 CATEGORIES: Tuple[Tuple[str, str], ...] = (
     ("input", "input wait"),
     ("device_compute", "device compute"),
@@ -112,220 +108,6 @@ INPUT_INTERPRETATIONS: Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...], str], 
 
 MINUS = "\u2212"  # typographic minus, as in "−38 %"
 ARROW = "\u2192"
-
-# ---------------------------------------------------------------------------------------------------
-# Op and kernel name normalisation: ONE table. Applied in order; each rule has the examples that
-# its test checks (and that fail when the rule is removed).
-
-_END = r"(?=$|[/:.()\s,\]>])"  # what may follow a removable numeric part
-
-
-@dataclass(frozen=True)
-class NameRule:
-    id: str
-    why: str
-    pattern: re.Pattern[str]
-    replacement: str
-    examples: Tuple[Tuple[str, str], ...]
-
-
-NAME_RULES: Tuple[NameRule, ...] = (
-    NameRule(
-        "traceme_args",
-        "TraceMe arguments encoded in the name (step numbers differ every step)",
-        re.compile(r"#[^#]*#$"),
-        "",
-        (("train#step_num=5,_r=1#", "train"), ("Profiled batch#step_num=12#", "Profiled batch")),
-    ),
-    NameRule(
-        "hlo_sigil",
-        "the % of HLO instruction names as written in HLO text",
-        re.compile(r"(?:^|(?<=/))%"),
-        "",
-        (("%fusion", "fusion"), ("%convolution.7", "convolution")),
-    ),
-    NameRule(
-        "program_id",
-        "XLA program / JAX executable ids in parentheses",
-        re.compile(r"\(\d+\)" + _END),
-        "",
-        (("jit_train_step(13)", "jit_train_step"), ("jit__normal(11)/fusion", "jit__normal/fusion")),
-    ),
-    NameRule(
-        "graph_node_id",
-        "node-id path components TensorFlow generates inside control flow (`cond/then/_256/…`)",
-        re.compile(r"/_\d+(?=$|[/:])"),
-        "",
-        (("cond_17/then/_256/cond_17/Add", "cond/then/cond/Add"),),
-    ),
-    NameRule(
-        "dot_number",
-        "HLO instruction numbering (`fusion.123`, `dot.4`, `add.1.clone`) and module ids",
-        re.compile(r"(?:\.\d+)+" + _END),
-        "",
-        (("fusion.123", "fusion"), ("dot.4", "dot"), ("copy.1.clone", "copy.clone")),
-    ),
-    NameRule(
-        "underscore_number",
-        "instance counters: Keras layer/model suffixes (`conv2d_1`), tf.function ids "
-        "(`__inference_train_function_1234`), XLA fusion numbering (`loop_fusion_4`), replica ids",
-        re.compile(r"(?<=[A-Za-z])(?:_\d+)+" + _END),  # after a letter: `WG32_8_1` are tile sizes
-        "",
-        (
-            ("conv2d_1", "conv2d"),
-            ("sequential_3/dense_12/MatMul:MatMul", "sequential/dense/MatMul:MatMul"),
-            ("__inference_train_function_1234", "__inference_train_function"),
-            ("loop_fusion_4", "loop_fusion"),
-            ("input_reduce_fusion_1_2", "input_reduce_fusion"),
-        ),
-    ),
-)
-
-# Names every rule must leave alone (kernel tile sizes, dtypes, op types).
-NAME_RULES_KEEP = (
-    "Conv2D",
-    "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn",
-    "volta_h884gemm_64x64_ldg8_nn",
-    "sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel",
-    "void Eigen::internal::EigenMetaKernel<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16>>(long)",
-    "float16",
-    "Iterator::Root::Prefetch::ParallelMapV2",
-    "Cijk_Ailk_Bljk_BBS_BH_MT256x128x64_MI16x16x16x1_SN_1LDSB0_WS64_WG32_8_1.kd",  # AMD Tensile
-)
-
-
-def normalise_name(name: str, rules: Sequence[NameRule] = NAME_RULES) -> str:
-    """The name with its step- and instance-specific parts removed (see NAME_RULES)."""
-    for rule in rules:
-        name = rule.pattern.sub(rule.replacement, name)
-    return name
-
-
-# ---------------------------------------------------------------------------------------------------
-# Statistics
-
-
-def _ranks(values: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """1-based mid-ranks of `values`, and the sizes of the tie groups."""
-    order = np.argsort(values, kind="mergesort")
-    _, first, counts = np.unique(values[order], return_index=True, return_counts=True)
-    ranks = np.empty(values.shape[0], dtype=float)
-    ranks[order] = np.repeat(first + (counts + 1) / 2.0, counts)
-    return ranks, counts
-
-
-@lru_cache(maxsize=64)
-def _u_distribution(n1: int, n2: int) -> np.ndarray:
-    """P(U = u), u = 0 … n1·n2, for two samples without ties (U counts pairs where sample 1 wins).
-
-    Recurrence on the largest of all values: from sample 1 it beats all n2 values of sample 2
-    (shift by n2) and leaves (n1-1, n2); from sample 2 it leaves (n1, n2-1).
-    """
-    previous = [np.ones(1) for _ in range(n2 + 1)]  # f(0, n) = [1]
-    for m in range(1, n1 + 1):
-        row = [np.ones(1)]  # f(m, 0) = [1]
-        for n in range(1, n2 + 1):
-            out = np.zeros(m * n + 1)
-            a = previous[n]
-            out[n : n + a.shape[0]] += a
-            b = row[n - 1]
-            out[: b.shape[0]] += b
-            row.append(out)
-        previous = row
-    probs = previous[n2] / previous[n2].sum()
-    probs.flags.writeable = False  # cached: shared by every caller
-    return probs
-
-
-@dataclass
-class ShiftTest:
-    """Result of comparing two samples: Mann–Whitney U and the Hodges–Lehmann shift."""
-
-    test: str  # mann_whitney_exact | mann_whitney_normal | none
-    p_value: Optional[float]
-    shift: Optional[float]  # Hodges–Lehmann estimate of candidate − baseline
-    ci: Optional[Tuple[float, float]]  # confidence interval of the shift at 1 − alpha
-
-
-def shift_test(
-    baseline: Sequence[float], candidate: Sequence[float], alpha: float = SIGNIFICANCE["alpha"]
-) -> ShiftTest:
-    """Mann–Whitney U (two-sided) and the Hodges–Lehmann shift with its distribution-free interval."""
-    x = np.asarray(baseline, dtype=float)
-    y = np.asarray(candidate, dtype=float)
-    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
-    n1, n2 = x.shape[0], y.shape[0]
-    if n1 == 0 or n2 == 0:
-        return ShiftTest("none", None, None, None)
-    pairs = n1 * n2
-    ranks, ties = _ranks(np.concatenate([x, y]))
-    u_candidate = float(ranks[n1:].sum() - n2 * (n2 + 1) / 2.0)  # pairs where the candidate is larger
-    mean_u = pairs / 2.0
-    has_ties = bool((ties > 1).any())
-
-    if not has_ties and pairs <= SIGNIFICANCE["exact_max_pairs"]:
-        probs = _u_distribution(n2, n1)
-        cdf = np.cumsum(probs)
-        u = int(round(u_candidate))
-        lower = float(cdf[u])
-        upper = float(1.0 - (cdf[u - 1] if u > 0 else 0.0))
-        p_value = min(1.0, 2.0 * min(lower, upper))
-        k = int(np.count_nonzero(cdf <= alpha / 2.0 + 1e-12))  # P(U <= k-1) <= alpha/2
-        test = "mann_whitney_exact"
-    else:
-        n = n1 + n2
-        tie_term = float((ties.astype(float) ** 3 - ties).sum()) / (n * (n - 1)) if n > 1 else 0.0
-        variance = pairs / 12.0 * ((n + 1) - tie_term)
-        if variance <= 0:  # every value equal: nothing to tell apart
-            p_value = 1.0
-        else:
-            z = max(0.0, abs(u_candidate - mean_u) - 0.5) / math.sqrt(variance)
-            p_value = min(1.0, math.erfc(z / math.sqrt(2.0)))
-        z_crit = NormalDist().inv_cdf(1.0 - alpha / 2.0)
-        k = int(math.floor(mean_u - z_crit * math.sqrt(pairs * (n1 + n2 + 1) / 12.0)))
-        test = "mann_whitney_normal"
-
-    differences = _pairwise_differences(x, y)
-    m = differences.shape[0]
-    ci: Optional[Tuple[float, float]] = None
-    picks = [(m - 1) // 2, m // 2]
-    if k >= 1:
-        # Scale k when the differences were thinned to order statistics.
-        k_eff = max(1, int(math.floor(k * m / pairs))) if m != pairs else k
-        picks += [k_eff - 1, m - k_eff]
-    ordered = np.partition(differences, sorted(set(picks)))  # O(m): only these order statistics
-    shift = float((ordered[picks[0]] + ordered[picks[1]]) / 2.0)
-    if k >= 1:
-        ci = (float(ordered[picks[2]]), float(ordered[picks[3]]))
-    return ShiftTest(test, p_value, shift, ci)
-
-
-def _pairwise_differences(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """y_j − x_i over all pairs (over evenly spaced order statistics when there are too many)."""
-    limit = int(math.sqrt(SIGNIFICANCE["max_pairs"]))
-    if x.shape[0] * y.shape[0] > SIGNIFICANCE["max_pairs"]:
-        x = np.quantile(x, np.linspace(0, 1, min(limit, x.shape[0])))
-        y = np.quantile(y, np.linspace(0, 1, min(limit, y.shape[0])))
-    return np.subtract.outer(y, x).ravel()
-
-
-def _significant(
-    test: ShiftTest, n1: int, n2: int, scale: Optional[float], mean_delta: Optional[float]
-) -> Tuple[bool, str]:
-    """Apply SIGNIFICANCE to a ShiftTest; returns (significant, why in words)."""
-    alpha, min_steps = SIGNIFICANCE["alpha"], SIGNIFICANCE["min_steps"]
-    if test.test == "none" or test.p_value is None:
-        return False, "no per-step values to compare"
-    if n1 < min_steps or n2 < min_steps:
-        return False, f"too few steps ({n1} and {n2}; need {min_steps} each)"
-    if test.p_value >= alpha:
-        return False, f"within the step-to-step noise (p = {test.p_value:.2g})"
-    if scale and test.shift is not None and abs(test.shift) < SIGNIFICANCE["min_effect_pct"] / 100.0 * scale:
-        return False, f"real but below {SIGNIFICANCE['min_effect_pct']:g} % of the step"
-    if mean_delta is not None and test.shift is not None and mean_delta * test.shift < 0:
-        return False, "mean and median moved in opposite directions"
-    return True, f"p = {test.p_value:.2g}"
-
 
 # ---------------------------------------------------------------------------------------------------
 # Reading report dicts defensively (reports from older versions or other hosts may lack keys)
@@ -448,7 +230,21 @@ def _breakdown(
     return out
 
 
-def _shares(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+def _share_significant(
+    delta: Optional[float], changed_verdict: bool, compute_row: Dict[str, Any]
+) -> bool:
+    """A share is a ratio of times, so it moves with noise in any of them: it counts as a change only
+    when it moved by at least EXPLAIN's minimum points AND the time it is a share of moved
+    significantly (the rank test and minimum effect of the step times) or the verdict it drives changed.
+    Two runs of the same configuration then diff to no change (fp32 81 → 71 % was reported before)."""
+    if delta is None or abs(delta) < EXPLAIN["share_min_points"]:
+        return False
+    return changed_verdict or bool(compute_row.get("significant"))
+
+
+def _shares(
+    base: Dict[str, Any], cand: Dict[str, Any], breakdown: Dict[str, Dict[str, Any]]
+) -> Dict[str, Any]:
     b_prec, c_prec = base.get("precision_pct") or {}, cand.get("precision_pct") or {}
     keys = list(PRECISIONS) + sorted((set(b_prec) | set(c_prec)) - set(PRECISIONS))
     precision_delta = {}
@@ -459,13 +255,27 @@ def _shares(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
         precision_delta[key] = (c or 0.0) - (b or 0.0)
     b_tc = _num((base.get("tensor_cores") or {}).get("device_time_pct"))
     c_tc = _num((cand.get("tensor_cores") or {}).get("device_time_pct"))
-    b_pv = (base.get("precision") or {}).get("verdict")
-    c_pv = (cand.get("precision") or {}).get("verdict")
+    b_precision, c_precision = base.get("precision") or {}, cand.get("precision") or {}
+    b_pv, c_pv = b_precision.get("verdict"), c_precision.get("verdict")
+    bases = {b_precision.get("basis"), c_precision.get("basis")}
+    rows = [r for r, basis in (("host_compute", "host"), ("device_compute", "device")) if basis in bases]
+    # older reports do not say what the shares are of: either compute moving will do
+    rows = rows or ["host_compute", "device_compute"]
+    compute_row = {"significant": any((breakdown.get(r) or {}).get("significant") for r in rows)}
+    b_tcv = (base.get("tensor_cores") or {}).get("verdict")
+    c_tcv = (cand.get("tensor_cores") or {}).get("verdict")
+    tc_delta = _sub(c_tc, b_tc)
     return {
         "precision_delta_pct": precision_delta,
+        "precision_significant": {
+            k: _share_significant(d, b_pv != c_pv, compute_row) for k, d in precision_delta.items()
+        },
         "precision_pct": {"baseline": dict(b_prec), "candidate": dict(c_prec)},
         "precision_verdict": {"baseline": b_pv, "candidate": c_pv},
-        "tensor_cores_delta_pct": _sub(c_tc, b_tc),
+        "tensor_cores_delta_pct": tc_delta,
+        "tensor_cores_significant": _share_significant(
+            tc_delta, b_tcv != c_tcv, breakdown.get("device_compute") or {}
+        ),
         "tensor_cores_pct": {"baseline": b_tc, "candidate": c_tc},
     }
 
@@ -570,7 +380,7 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
     step_time = _step_time(baseline, candidate)
     scale = step_time["baseline_median_ms"] or step_time["baseline_ms"]
     breakdown = _breakdown(baseline, candidate, scale)
-    shares = _shares(baseline, candidate)
+    shares = _shares(baseline, candidate, breakdown)
     memory = _memory(baseline, candidate)
     ops = match_by_name(baseline.get("ops") or [], candidate.get("ops") or [])
     kernels = match_by_name(_kernel_rows(baseline), _kernel_rows(candidate))
@@ -584,6 +394,10 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
             warnings.append(f"{side}: the report has no per-step times; significance cannot be judged")
         for w in report.get("warnings") or []:
             warnings.append(f"{side}: {w}")
+    frameworks = {"baseline": baseline.get("framework") or "", "candidate": candidate.get("framework") or ""}
+    mixed = cross_framework_caveat(frameworks["baseline"], frameworks["candidate"])
+    if mixed:
+        warnings.insert(0, mixed)
 
     diff = {
         "schema": SCHEMA,
@@ -603,8 +417,18 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         "ops": ops,
         "kernels": kernels,
         "warnings": warnings,
+        "frameworks": frameworks,
         **deep_diff(baseline, candidate),  # memory, kernel_stats … (diff_deep.py)
     }
+    diff["significant_change"] = bool(
+        step_time["significant"]
+        or any(row["significant"] for row in breakdown.values())
+        or any(shares["precision_significant"].values())
+        or shares["tensor_cores_significant"]
+    )
+    per_host = diff_hosts(baseline, candidate)
+    if per_host is not None:
+        diff["per_host"] = per_host
     diff["summary"] = explain(diff)
     return diff
 
@@ -622,6 +446,22 @@ def is_regression(diff: Dict[str, Any], threshold_pct: float) -> bool:
     if mean_pct is None or median_pct is None:
         return False
     return min(mean_pct, median_pct) > threshold_pct
+
+
+def cross_framework_caveat(baseline_framework: str, candidate_framework: str) -> str:
+    """A PyTorch run against a TF/JAX run: the diff works, with this caveat ("" when they match).
+
+    Step times, the breakdown categories, precision and Tensor Core shares mean the same thing in
+    both; op names do not (aten ops vs TF ops / HLO), so op rows show up as new and vanished.
+    """
+    torch_side = {baseline_framework == "pytorch", candidate_framework == "pytorch"}
+    if torch_side != {True, False}:
+        return ""
+    return (
+        "cross-framework diff (PyTorch vs TensorFlow/JAX): step time, breakdown, precision and Tensor "
+        "Core shares compare; op and kernel names differ between frameworks, so ops show as new and "
+        "vanished rather than changed"
+    )
 
 
 def diff_runs(
@@ -664,9 +504,33 @@ def short_name(name: str, limit: int = SENTENCE_NAME_CHARS) -> str:
                 name = name[:i] if i > 0 else name
                 break
     if len(name) > limit:
-        keep = limit - 1
-        name = name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
+        name = _elide_at_separators(name, limit)
     return name
+
+
+_NAME_PARTS = re.compile(r"(?<=[/:,<>( ])")
+
+
+def _elide_at_separators(name: str, limit: int) -> str:
+    """First part, "…", then as many whole trailing parts as fit (`a/…/conv2d/Conv2D:Conv2D`): a name
+    cut mid-word reads as a different op. Names without separators are cut in the middle."""
+    parts = [p for p in _NAME_PARTS.split(name) if p]
+
+    def joined(head: List[str], tail: List[str]) -> str:
+        dropped = parts[len(head) : len(parts) - len(tail)]
+        sep = dropped[-1][-1] if dropped and not dropped[-1][-1].isalnum() else ""
+        return "".join(head) + "\u2026" + sep + "".join(tail)
+
+    for head in (parts[:1], []):  # keep the first part if it fits beside a tail, else only a tail
+        tail: List[str] = []
+        for part in reversed(parts[len(head) :]):
+            if len(joined(head, [part, *tail])) > limit:
+                break
+            tail.insert(0, part)
+        if tail and len(parts) > len(head) + len(tail):
+            return joined(head, tail)
+    keep = limit - 1
+    return name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
 
 
 def fmt_ms(value: float) -> str:
@@ -732,7 +596,10 @@ def _step_sentence(diff: Dict[str, Any]) -> str:
 
     drivers = _drivers(diff)
     if drivers:
-        sentence += ": " + ", ".join(f"{CATEGORY_LABELS.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
+        labels = dict(CATEGORY_LABELS)
+        if set((diff.get("frameworks") or {}).values()) == {"pytorch"}:
+            labels["input"] = "DataLoader wait"  # PyTorch's input wait is next() on its DataLoader
+        sentence += ": " + ", ".join(f"{labels.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
     phrase = _input_phrase(diff)
     if phrase:
         sentence += f" {chr(0x2014)} {phrase}"
@@ -772,10 +639,11 @@ def _input_phrase(diff: Dict[str, Any]) -> Optional[str]:
 def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
     prec = diff["precision_pct"]
     parts = []
+    significant = diff.get("precision_significant") or {}
     moved = [
         (k, d)
         for k, d in diff["precision_delta_pct"].items()
-        if abs(d) >= EXPLAIN["share_min_points"] and k != "unknown"
+        if abs(d) >= EXPLAIN["share_min_points"] and k != "unknown" and significant.get(k, True)
     ]
     # Name what grew (that is the change: "fp16 share 0 → 87 %"); what shrank only if nothing grew.
     grown = sorted((kd for kd in moved if kd[1] > 0), key=lambda kd: -kd[1])
@@ -785,7 +653,8 @@ def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
         c = _num(prec["candidate"].get(key)) or 0.0
         parts.append(f"{key} share {fmt_share(b)} {ARROW} {fmt_share(c)} %")
     tc = diff["tensor_cores_delta_pct"]
-    if tc is not None and abs(tc) >= EXPLAIN["share_min_points"]:
+    tc_moved = diff.get("tensor_cores_significant", True)
+    if tc is not None and abs(tc) >= EXPLAIN["share_min_points"] and tc_moved:
         t = diff["tensor_cores_pct"]
         parts.append(f"Tensor Core share {fmt_share(t['baseline'])} {ARROW} {fmt_share(t['candidate'])} %")
     if not parts:
@@ -797,7 +666,11 @@ def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
 
 
 def _slower_16bit_sentence(diff: Dict[str, Any]) -> Optional[str]:
-    grown = [k for k in SIXTEEN_BIT if diff["precision_delta_pct"].get(k, 0.0) >= EXPLAIN["share_min_points"]]
+    significant = diff.get("precision_significant") or {}
+    grown = [
+        k for k in SIXTEEN_BIT
+        if diff["precision_delta_pct"].get(k, 0.0) >= EXPLAIN["share_min_points"] and significant.get(k, True)
+    ]
     if not grown:
         return None
     for category, where in (("device_compute", "accelerator"), ("host_compute", "CPU")):
@@ -878,6 +751,10 @@ def explain(diff: Dict[str, Any]) -> str:
         sentences += _ops_sentence(diff, "ops", "op")  # op moves are only worth naming behind a real change
     sentences.append(_memory_sentence(diff))
     sentences += deep_sentences(diff)
+    if diff.get("significant_change") is False and min(st["baseline_steps"], st["candidate_steps"]) >= (
+        SIGNIFICANCE["min_steps"]
+    ):
+        sentences.append("No significant change in any section.")
     fewest = min(st["baseline_steps"], st["candidate_steps"])
     if 0 < fewest < SIGNIFICANCE["min_steps"]:
         sentences.append(

@@ -70,6 +70,12 @@ HOST_INPUT = (
         "tf.data iterator work on a consumer thread (nested in get-next; never on producer threads)",
     ),
     NamePattern(
+        "torch_dataloader_next",
+        r"^enumerate\(DataLoader\)#_\w*DataLoaderIter\.__next__$",
+        "PyTorch: the training loop waiting in next() of a DataLoader iterator (`user_annotation` in "
+        "current torch, `Operator`/`cpu_op` in 2021 traces)",
+    ),
+    NamePattern(
         "jax_device_put",
         r"^(DevicePut\w*|batched_device_put)$",
         "JAX copying a step's arrays to the device (jax.device_put / argument transfer)",
@@ -152,6 +158,11 @@ HOST_COMPUTE = (
         "an eager op or a tf.function call being executed",
     ),
     NamePattern(
+        "torch_aten_op",
+        r"^aten::",
+        "a PyTorch operator (`aten::addmm` …): computes on the CPU, or launches kernels on a GPU run",
+    ),
+    NamePattern(
         "xla_cpu_execute",
         r"^(TfrtCpuExecutable::Execute\w*|PjRtCpu\w*::Execute\w*|"
         r"ThunkExecutor::Execute\w*)$",
@@ -187,6 +198,11 @@ DEVICE_COMMUNICATION = (
 DEVICE_MEMCPY = (
     NamePattern("xla_async_copy", r"^copy-(start|done)(\.\d+)?$", "XLA async copies (TPU host offload)"),
 )
+# An XLA async copy whose HLO text puts an operand or result in memory space 5 (`{…:T(8,128)S(5)}`)
+# moves data between HBM and host memory (host offload: memory_kind="pinned_host", remat offload).
+HOST_OFFLOAD_COPY = NamePattern(
+    "xla_host_offload_copy", r"^%copy-(start|done)(\.\d+)? = .*S\(5\)", "copies to/from host memory (S(5))"
+)
 
 # ---------------------------------------------------------------------------------------------------
 # Steps without markers: host launches of a compiled step function (group "fn" names the function)
@@ -200,6 +216,11 @@ STEP_LAUNCHES = (
     NamePattern("tf_function_graph", r"^(?P<fn>__inference_\w+)$", "older TF: the function's own event"),
     NamePattern("jax_pjit", r"^PjitFunction\((?P<fn>[^)]+)\)$", "a jitted JAX function called from Python"),
     NamePattern("xla_gpu_module", r"^(?P<fn>[^:]+):XLA GPU module$", "an XLA module launched on a GPU"),
+    NamePattern(
+        "torch_dataloader_next",
+        r"^enumerate\(DataLoader\)#_\w*DataLoaderIter\.__next__$",
+        "PyTorch without prof.step(): each training iteration starts by taking a batch from its DataLoader",
+    ),
 )
 # Device lines whose events are whole XLA module executions (TPU, some GPU writers).
 XLA_MODULE_LINES = ("XLA Modules",)
@@ -319,4 +340,83 @@ CUPTI_PROBLEMS = (
         "libcupti is not on the library path",
     ),
     NamePattern("cupti_other", r"CUPTI_ERROR_\w+", "any other CUPTI error"),
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Data loading marked by the user: JAX and custom loops have no tf.data, so people wrap batch
+# preparation in `jax.profiler.TraceAnnotation("input")`, `tf.profiler.experimental.Trace("load_batch")`,
+# `torch.profiler.record_function("dataloader")`. Time inside such an annotation on a step thread is
+# input. Whole words only (split at `_`, `-`, spaces, dots and camelCase): "loader" and "DataLoader"
+# match, "download" and "payload" do not.
+
+DATA_LOADING_WORDS = frozenset({
+    "input", "inputs", "data", "dataset", "dataloader", "loader", "load", "loading", "batch", "batches",
+    "prefetch", "prefetching", "preprocess", "preprocessing", "augment", "augmentation", "collate",
+    "decode", "decoding", "dataiter", "datapipe",
+})
+# Only events on a step's own thread count (breakdown.py); these names there contain such a word but
+# are framework internals, not a user's annotation (read off the sample, TF fixtures and the corpus).
+NOT_DATA_LOADING = (
+    NamePattern("keras_step_marker", r"^Profiled batch", "Keras' step marker (`Profiled batch#step_num=…#`)"),
+    NamePattern("structured_name", r"::|:[A-Z_]|\(", "TF op events `x:Type`, `Iterator::…`, `Fn(args)`"),
+    NamePattern("tf_data_internal", r"^\w+(Consume|Produce)$", "tf.data buffers: `PrefetchConsume` …"),
+    NamePattern("xla_fusion", r"fusion", "XLA fusion kernels `input_reduce_fusion` (already device work)"),
+    NamePattern("xla_pass", r"^[a-z0-9]+(-[a-z0-9]+)+$|_unification$|buffer_alias",
+                "XLA compiler passes: `space-to-batch-converter`, `optimize_input_output_buffer_alias`"),
+    NamePattern("runtime_internal", r"^(Actual)?Load(Program|$)|^LoadProgram|^Handle inputs?\b|"
+                r"^AllocateOutputBuffer|^Validate\w*Input",
+                "TPU/PJRT runtime steps: `LoadProgram`, `Handle inputs`, `ValidateInputTypeAndPlacement`"),
+)
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+@cache
+def is_data_loading_annotation(event_name: str) -> bool:
+    """A user's annotation whose name says data loading (`input`, `load_batch`, `DataLoader` …)."""
+    name = event_name.split("#", 1)[0]  # TraceMe arguments
+    if first_match(NOT_DATA_LOADING, name):
+        return False
+    return any(word.lower() in DATA_LOADING_WORDS for word in _WORDS.findall(name))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Host synchronisations: the host thread blocks until the device (or a transfer) is done. Every
+# framework, one table (analysis/host_sync.py counts them per step and measures the device idle time
+# while they wait).
+
+HOST_SYNC = (
+    NamePattern(
+        "cuda_sync",
+        r"^cu(da)?(StreamSynchronize|DeviceSynchronize|CtxSynchronize|EventSynchronize|StreamWaitEvent)"
+        r"(_v\d+)?(_ptsz)?$",
+        "CUDA runtime/driver calls that block the host (or a stream) until work is done",
+    ),
+    NamePattern(
+        "hip_sync",
+        r"^hip(StreamSynchronize|DeviceSynchronize|EventSynchronize|StreamWaitEvent)$",
+        "ROCm equivalents recorded by roctracer",
+    ),
+    NamePattern(
+        "sync_memcpy",
+        r"^(cuda|cu|hip)Memcpy(?!\w*Async)(HtoD|DtoH|DtoD|H2D|D2H|D2D|HostToDevice|DeviceToHost|"
+        r"DeviceToDevice|Peer)?(_v\d+)?(_ptsz)?$",
+        "synchronous copies (`cudaMemcpy`, `hipMemcpy`, `cuMemcpyDtoH`): the host waits for the copy",
+    ),
+    NamePattern(
+        "tf_recv",
+        r"(^|:)(_Recv|_HostRecv)$",
+        "TF `_Recv`/`_HostRecv` ops waiting on the host for a tensor from the device",
+    ),
+    NamePattern(
+        "jax_block",
+        r"^(block_until_ready|BlockHostUntilReady|PjRtStreamExecutorBuffer::BlockHostUntilReady|"
+        r"device_get|\w*::BlockHostUntilReady|PjRtCApiBuffer::ToLiteral\w*|\w+Buffer::ToLiteral\w*)$",
+        "JAX `block_until_ready`, `jax.device_get`, PJRT buffers copied to host literals",
+    ),
+    NamePattern(
+        "torch_item",
+        r"^aten::(item|_local_scalar_dense)$",
+        "PyTorch `.item()` (and the scalar read behind it): copies one value to the host, a full sync",
+    ),
 )

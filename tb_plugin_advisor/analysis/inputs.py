@@ -19,6 +19,7 @@ from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
 from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.model import Line, Profile
 
 STAGES = ("source", "map", "batch", "prefetch", "other")
@@ -255,7 +256,7 @@ def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
     total = sum(result.stages_ms.values())
     if total > 0:
         parts = ", ".join(
-            f"{stage} {ms:.1f} ms ({ms * 100 / total:.0f} %)"
+            f"{stage} {ms:.1f} ms ({format_pct(ms * 100 / total)})"
             for stage, ms in sorted(result.stages_ms.items(), key=lambda kv: -kv[1])
             if ms > 0
         )

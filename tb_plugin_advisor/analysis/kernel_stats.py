@@ -17,8 +17,9 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.occupancy import sm_limits, theoretical_occupancy
-from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS, kernel_view
+from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
 from tb_plugin_advisor.readers.devices import parse_kernel_details

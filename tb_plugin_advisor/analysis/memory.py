@@ -17,6 +17,7 @@ from tb_plugin_advisor.model import Profile
 MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
 _HOST_ALLOCATOR = re.compile(r"(?i)host|cpu")
 NO_ALLOCATOR = "device"  # TPU runtimes leave allocator_name out
+MAX_BYTES = float(1 << 62)  # no allocator peaks above this; larger values are corrupt
 
 
 def peak_by_allocator(profile: Profile) -> Dict[str, int]:
@@ -30,7 +31,9 @@ def peak_by_allocator(profile: Profile) -> Dict[str, int]:
             peak = line.stats.get("peak_bytes_in_use")
             if peak is None or peak.kind == "str" or len(line) == 0:
                 continue
-            mask = is_memory[line.metadata_index] & peak.present
+            # Hostile or broken values (NaN, negative, wrapped uint64) are not byte counts: skip them.
+            plausible = (peak.values >= 0) & (peak.values < MAX_BYTES)
+            mask = is_memory[line.metadata_index] & peak.present & plausible
             if not mask.any():
                 continue
             allocator = line.stats.get("allocator_name")

@@ -9,7 +9,7 @@ tf.data producer threads are listed too, as category `input_pipeline` (they run 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown, device_kernel_category, is_producer_line
 from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.model import Profile
 
 
@@ -26,14 +27,18 @@ class OpRow:
     category: str  # device_compute | communication | memcpy | host_compute | input_pipeline
     time_ms: float  # per steady step
     count: float  # per steady step
+    onednn_op: Optional[str] = None  # the oneDNN op type TF ran this op as (name shows the familiar one)
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        row: Dict[str, Any] = {
             "name": self.name,
             "category": self.category,
             "time_ms": round(self.time_ms, 6),
             "count": round(self.count, 3),
         }
+        if self.onednn_op:
+            row["onednn_op"] = self.onednn_op
+        return row
 
 
 def _windows(breakdown: Breakdown):
@@ -81,15 +86,23 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
                 slot[1] += float(count[row])
     else:
         _host_ops(profile, lo, hi, totals)
-    rows = [OpRow(name, category, t / 1e6 / n, c / n) for (name, category), (t, c) in totals.items()]
+    rows = []
+    for (name, category), (t, c) in totals.items():
+        familiar, onednn = familiar_tf_op(name)
+        rows.append(OpRow(familiar, category, t / 1e6 / n, c / n, onednn))
     rows.sort(key=lambda r: (-r.time_ms, r.name))
     return rows[:limit]
+
+
+# The host events that are ops on a CPU-only profile: TF ops, and PyTorch's aten ops (inclusive time:
+# `aten::linear` contains its `aten::addmm`, as in PyTorch's own key_averages "CPU total").
+HOST_OP_PATTERNS = tuple(p for p in names.HOST_COMPUTE if p.id in ("tf_op", "torch_aten_op"))
 
 
 def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tuple, List[float]]) -> None:
     for plane in profile.host_planes:
         is_op = np.array(
-            [names.first_match(names.HOST_COMPUTE[:1], n) is not None for n in plane.event_names] + [False]
+            [names.first_match(HOST_OP_PATTERNS, n) is not None for n in plane.event_names] + [False]
         )
         if not is_op.any():
             continue

@@ -1,6 +1,6 @@
 """Kernel and op names → precision, Tensor Core / matrix-core use, kernel family, op eligibility.
 
-The one table-driven place for these patterns (DESIGN.md §6 lists what the built-in tab misses: bf16
+The one table-driven place for these patterns (ARCHITECTURE.md §6 lists what the built-in tab misses: bf16
 counted as 32-bit, TF32 `sm80_xmma_*`, cutlass tensorop, Hopper `nvjet`/`sm90_*`, flash attention,
 Triton and AMD MFMA kernels, and JAX ops never "eligible"). Every rule carries a stable id; the tests
 hold a real kernel or op name for each id and fail when an id is decided by none of them.
@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
-import numpy as np
+from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
 
 # ---------------------------------------------------------------------------------------------------
 # Vocabulary
@@ -336,14 +336,26 @@ def head_name(name: str) -> str:
     return name
 
 
+_COMPILED: Dict[int, Tuple[Tuple[str, re.Pattern], ...]] = {}  # by id() of a module-level rule table
+
+
+def _compiled(rules: Sequence[Rule]) -> Tuple[Tuple[str, re.Pattern], ...]:
+    """(target, pattern) per rule, built once per table (the `compiled` property costs a call)."""
+    found = _COMPILED.get(id(rules))
+    if found is None or len(found) != len(rules):
+        found = _COMPILED[id(rules)] = tuple((rule.on, rule.compiled) for rule in rules)
+    return found
+
+
 def _first(
     rules: Sequence[Rule], name: str, base: str, head: str = ""
 ) -> Tuple[Optional[Rule], Optional[re.Match]]:
-    for rule in rules:
-        text = base if rule.on == "base" else (head or name) if rule.on == "head" else name
-        match = rule.compiled.search(text)
+    """The first rule (in table order) that matches its text, and its match."""
+    head = head or name
+    for k, (on, pattern) in enumerate(_compiled(rules)):
+        match = pattern.search(base if on == "base" else head if on == "head" else name)
         if match:
-            return rule, match
+            return rules[k], match
     return None, None
 
 
@@ -378,7 +390,12 @@ def _precision_from_name(name: str) -> Tuple[str, Optional[str]]:
     return dtype_in_text(name)
 
 
-@lru_cache(maxsize=65536)
+# Distinct names remembered across analyses: an LRU smaller than a profile's name count would make
+# every pass over the names miss (the 23 s for 100,000 names of issue 12).
+NAME_CACHE_SIZE = 1 << 18
+
+
+@lru_cache(maxsize=NAME_CACHE_SIZE)
 def classify_kernel(name: str) -> KernelClass:
     """Precision, Tensor Core verdict and family of one kernel name (cached: names repeat a lot)."""
     base = base_name(name)
@@ -397,7 +414,7 @@ def classify_kernel(name: str) -> KernelClass:
     return KernelClass(precision, verdict, family, tuple(rules))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=NAME_CACHE_SIZE)
 def classify_op(op: str) -> Tuple[bool, Optional[str]]:
     """Is this op (a `tf_op` "name:Type", or an HLO instruction name) a Tensor Core candidate?
 
@@ -407,7 +424,7 @@ def classify_op(op: str) -> Tuple[bool, Optional[str]]:
     if not op:
         return False, None
     if ":" in op:
-        op_type = op.rsplit(":", 1)[1].strip()
+        op_type = familiar_op_type(op.rsplit(":", 1)[1].strip())
         if op_type in TF_MATRIX_OP_TYPES:
             return True, "tf_matrix_op"
         if op_type:
@@ -421,172 +438,3 @@ def classify_op(op: str) -> Tuple[bool, Optional[str]]:
 def precision_of_tf_data_type(code: int) -> Optional[str]:
     """TensorFlow DataType enum value → precision, None for non-floating types (int32, bool …)."""
     return TF_DATA_TYPES.get(int(code))
-
-
-# ---------------------------------------------------------------------------------------------------
-# Applying the tables to a device's KernelTable (vectorised: one classification per distinct name)
-
-# Stats that name the op a kernel belongs to when neither `tf_op` nor `hlo_op` is recorded (older TF
-# GPU profiles annotate kernels with `level 0` = "scope/op:Type").
-OP_NAME_LINE_STATS = ("level 0",)
-
-
-@dataclass
-class KernelView:
-    """Per-kernel numpy columns derived from the tables for one device.
-
-    `precision` indexes PRECISIONS, `family` indexes FAMILIES; `op` indexes `op_labels` (-1: no op
-    recorded); `compute` is False for collectives and runtime copies.
-    """
-
-    arch: Architecture
-    duration_ns: np.ndarray
-    name_index: np.ndarray
-    names: List[str]
-    classes: Dict[int, KernelClass]
-    precision: np.ndarray
-    family: np.ndarray
-    tensor_cores: np.ndarray
-    compute: np.ndarray
-    op: np.ndarray
-    op_labels: List[str]
-    op_eligible: np.ndarray
-    eligible: np.ndarray
-    precision_from_shape: int  # how many kernels got their precision from a `shape` stat
-
-    def __len__(self) -> int:
-        return int(self.duration_ns.shape[0])
-
-
-def line_stat_strings(device, stat: str, rows: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
-    """String ids (into the plane's `strings`) of a string stat for kernel rows, -1 where absent.
-
-    The KernelTable keeps only the common annotation columns; other stats (`shape`, `level 0`) stay
-    on the plane's lines. Kernels are found on their line by start time (lines are sorted by start).
-    Returns None when no line of the device carries the stat.
-    """
-    table = device.kernels
-    rows = np.arange(len(table)) if rows is None else np.asarray(rows, dtype=np.int64)
-    out = np.full(rows.shape[0], -1, dtype=np.int64)
-    found = False
-    line_of = table.line_index[rows]
-    for line_index in np.unique(line_of).tolist():
-        line = device.plane.lines[int(line_index)]
-        column = line.stats.get(stat)
-        if column is None or column.kind != "str" or len(line) == 0:
-            continue
-        found = True
-        sel = np.nonzero(line_of == line_index)[0]
-        starts = table.start_ns[rows[sel]]
-        pos = np.clip(np.searchsorted(line.start_ns, starts), 0, len(line) - 1)
-        same = (line.start_ns[pos] == starts) & (line.metadata_index[pos] == table.name_index[rows[sel]])
-        ok = same & column.present[pos]
-        out[sel] = np.where(ok, column.values[pos], -1)
-    return out if found else None
-
-
-def _op_columns(device, count: int):
-    """Op label per kernel: `hlo_module/hlo_op` (XLA), else `tf_op`, else an older `level 0` stat."""
-    table = device.kernels
-    strings = table.strings
-    n_strings = len(strings) + 1
-    op = np.full(count, -1, dtype=np.int64)
-    labels: List[str] = []
-    eligible: List[bool] = []
-
-    def add(mask: np.ndarray, keys: np.ndarray, label_of) -> None:
-        if not mask.any():
-            return
-        unique, inverse = np.unique(keys[mask], return_inverse=True)
-        base = len(labels)
-        for key in unique.tolist():
-            label, check = label_of(int(key))
-            labels.append(label)
-            eligible.append(any(classify_op(c)[0] for c in check if c))
-        op[mask] = base + inverse.reshape(-1)
-
-    has_hlo = table.hlo_op >= 0
-    hlo_keys = table.hlo_op.astype(np.int64) * n_strings + (table.hlo_module.astype(np.int64) + 1)
-
-    def hlo_label(key: int):
-        hlo, module = divmod(key, n_strings)
-        hlo_name = strings[hlo]
-        label = f"{strings[module - 1]}/{hlo_name}" if module > 0 else hlo_name
-        return label, (hlo_name,)
-
-    add(has_hlo, hlo_keys, hlo_label)
-    has_tf = ~has_hlo & (table.tf_op >= 0)
-    add(has_tf, table.tf_op.astype(np.int64), lambda key: (strings[key], (strings[key],)))
-    rest = op < 0
-    if rest.any():
-        for stat in OP_NAME_LINE_STATS:
-            ids = line_stat_strings(device, stat, np.nonzero(rest)[0])
-            if ids is None:
-                continue
-            keys = np.full(count, -1, dtype=np.int64)
-            keys[np.nonzero(rest)[0]] = ids
-            add(rest & (keys >= 0), keys, lambda key: (strings[key], (strings[key],)))
-            rest = op < 0
-    return op, labels, np.array(eligible, dtype=bool)
-
-
-def kernel_view(device) -> KernelView:
-    """Classify every kernel of one device: each distinct name once, then numpy gathers."""
-    table = device.kernels
-    arch = architecture(device.vendor, device.model, device.compute_capability, device.kind)
-    count = len(table)
-    names = table.names
-    used = np.unique(table.name_index).tolist() if count else []
-    classes = {i: classify_kernel(names[i]) for i in used}
-    size = len(names) + 1
-    prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)
-    fam_of = np.full(size, FAMILIES.index("other"), dtype=np.int8)
-    tc_of = np.zeros(size, dtype=bool)
-    for i, cls in classes.items():
-        prec_of[i] = PRECISIONS.index(cls.precision)
-        fam_of[i] = FAMILIES.index(cls.family)
-        tc_of[i] = cls.uses_tensor_cores(arch)
-    name_index = table.name_index
-    precision = prec_of[name_index]
-    family = fam_of[name_index]
-    tensor_cores = tc_of[name_index]
-    compute = (family != FAMILIES.index("comm")) & (family != FAMILIES.index("copy"))
-
-    # Kernels whose name has no type: TF's `shape` stat lists the op's input types.
-    from_shape = 0
-    unknown = np.nonzero(compute & (precision == PRECISIONS.index("unknown")))[0]
-    if unknown.size:
-        shape_ids = line_stat_strings(device, "shape", unknown)
-        if shape_ids is not None:
-            known = shape_ids >= 0
-            distinct = np.unique(shape_ids[known]).tolist()
-            code_of = {s: PRECISIONS.index(dtype_in_text(table.strings[s])[0]) for s in distinct}
-            if distinct:
-                lookup_keys = np.array(distinct, dtype=np.int64)
-                lookup_vals = np.array([code_of[s] for s in distinct], dtype=np.int8)
-                rows = unknown[known]
-                codes = lookup_vals[np.searchsorted(lookup_keys, shape_ids[known])]
-                precision[rows] = codes
-                from_shape = int((codes != PRECISIONS.index("unknown")).sum())
-                # A kernel that may use Tensor Cores only for low-precision inputs follows its new type.
-                for i, cls in classes.items():
-                    if cls.tensor_cores == "if_low_precision":
-                        sel = rows[name_index[rows] == i]
-                        if sel.size:
-                            tensor_cores[sel] = [cls.uses_tensor_cores(arch, PRECISIONS[c])
-                                                 for c in precision[sel].tolist()]
-
-    op, op_labels, op_eligible = _op_columns(device, count)
-    matrix = np.isin(family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
-    op_ok = np.zeros(count, dtype=bool)
-    has_op = op >= 0
-    if op_eligible.size:
-        op_ok[has_op] = op_eligible[op[has_op]]
-    eligible = compute & (matrix | op_ok)
-    if arch.matrix_ops_always:
-        tensor_cores = eligible.copy()
-    return KernelView(
-        arch=arch, duration_ns=table.duration_ns, name_index=name_index, names=names, classes=classes,
-        precision=precision, family=family, tensor_cores=tensor_cores & compute, compute=compute, op=op,
-        op_labels=op_labels, op_eligible=op_eligible, eligible=eligible, precision_from_shape=from_shape,
-    )

@@ -2,11 +2,14 @@
 
 GPU/TPU: every kernel's precision comes from its name (library type tokens, C++ template types) or,
 failing that, from TF's `shape` stat; shares are of device compute time (collectives and runtime
-copies left out). bf16 counts as 16-bit — the built-in Profile tab counts it as 32-bit (DESIGN.md §6).
+copies left out). bf16 counts as 16-bit — the built-in Profile tab counts it as 32-bit (ARCHITECTURE.md §6).
 
 CPU-only TF profiles have no kernels and op events carry no dtype; `MemoryAllocation` events do
 (`data_type`, `tf_op`, `region_type`), when the profiled process used TF's BFC allocator on the host
-(TF_CPU_ALLOCATOR_USE_BFC=true; TF 2.21's default CPU allocator records none). An op counts as the
+(TF_CPU_ALLOCATOR_USE_BFC=true) or ran with oneDNN on (its mklcpu allocator records them; TF 2.21's
+default CPU allocator with oneDNN off records none). Ops on tf.data producer threads (decoding,
+augmentation) are input work beside the step and stay out of the shares; oneDNN op names
+(`_MklNativeConv2D`) count as the ops they stand for (onednn_ops.py). An op counts as the
 type of its output tensor, which bounds, not measures, its internal math — the summary says so.
 
 Times: `time_ms` values are totals over the profiled window, or per step when `steps` is given.
@@ -20,6 +23,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.event_names import INPUT_PRODUCER_LINES, first_match
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     LOW_PRECISION,
@@ -27,9 +33,10 @@ from tb_plugin_advisor.analysis.patterns import (
     PRECISIONS,
     SIXTEEN_BIT,
     classify_op,
-    kernel_view,
     precision_of_tf_data_type,
 )
+from tb_plugin_advisor.analysis.precision_torch import torch_host_precision
+from tb_plugin_advisor.formatting import format_pct
 
 # Verdict: share of matrix work (GEMM/convolution/attention, or all compute when the profile has
 # none) in 16-bit/8-bit types, among the work whose type is known. The built-in tab warns below 10 %
@@ -62,6 +69,8 @@ class PrecisionResult:
     matrix_time_ns: Dict[str, int] = field(default_factory=lambda: {p: 0 for p in PRECISIONS})
     tf32_possible: bool = False
     steps: Optional[int] = None
+    # familiar op label → the oneDNN op type TensorFlow ran it as (onednn_ops.py)
+    onednn_ops: Dict[str, str] = field(default_factory=dict)
 
     # -- plain numbers the recommendation rules test ------------------------------------------------
 
@@ -115,7 +124,7 @@ class PrecisionResult:
             "precision": {
                 "verdict": self.verdict,
                 "summary": self.summary,
-                "top_fp32_ops": [{"name": n, "time_ms": round(t * scale, 4)} for n, t in self.top_fp32_ops],
+                "top_fp32_ops": [self._op_json(n, t * scale) for n, t in self.top_fp32_ops],
                 "evidence": list(self.evidence),
                 "basis": self.basis,
                 "matrix_low_precision_pct": (
@@ -125,6 +134,13 @@ class PrecisionResult:
                 "time_basis": "per_step" if self.steps else "total",
             },
         }
+
+
+    def _op_json(self, name: str, time_ms: float) -> Dict[str, Any]:
+        row: Dict[str, Any] = {"name": name, "time_ms": round(time_ms, 4)}
+        if name in self.onednn_ops:
+            row["onednn_op"] = self.onednn_ops[name]
+        return row
 
 
 def _shares(time_ns: Dict[str, int]) -> Dict[str, float]:
@@ -151,7 +167,7 @@ def analyze_precision(profile, steps: Optional[int] = None) -> PrecisionResult:
     devices = [d for d in profile.devices if len(d.kernels)]
     if devices:
         _device_precision(result, devices)
-    else:
+    elif not (getattr(profile, "framework", "") == "pytorch" and torch_host_precision(result, profile)):
         _host_precision(result, profile)
     _decide(result)
     return result
@@ -211,16 +227,16 @@ def _device_evidence(
 ) -> List[str]:
     shares = result.precision_pct
     lines = []
-    present = [f"{p} {shares[p]:.1f} %" for p in PRECISIONS if shares[p] >= 0.05]
+    present = [f"{p} {format_pct(shares[p])}" for p in PRECISIONS if shares[p] >= 0.05]
     lines.append("device compute time by precision (from kernel names): " + ", ".join(present))
     if shares["bf16"] > 0:
         lines.append(
-            f"bf16 kernels ({shares['bf16']:.1f} %) count as 16-bit here; the built-in Profile tab counts "
-            "bf16 as 32-bit"
+            f"bf16 kernels ({format_pct(shares['bf16'])}) count as 16-bit here; the built-in Profile tab "
+            "counts bf16 as 32-bit"
         )
     if shares["unknown"] >= 0.05:
         lines.append(
-            f"{shares['unknown']:.1f} % of compute time is in kernels whose names carry no data type "
+            f"{format_pct(shares['unknown'])} of compute time is in kernels whose names carry no data type "
             "(elementwise/fusion kernels): counted as unknown"
         )
     if shape_typed:
@@ -233,7 +249,7 @@ def _device_evidence(
     if fp32_matrix_ns:
         share = 100.0 * fp32_matrix_ns / result.compute_ns
         lines.append(
-            f"fp32 GEMM/convolution kernels without TF32 take {share:.1f} % of compute time on a GPU "
+            f"fp32 GEMM/convolution kernels without TF32 take {format_pct(share)} of compute time on a GPU "
             "that supports TF32"
         )
     return lines
@@ -262,16 +278,21 @@ def _host_precision(result: PrecisionResult, profile) -> None:
             if len(line) == 0:
                 continue
             ops = line.name_mask(lambda n: bool(TF_OP_EVENT.match(n)))
-            if ops.any():
+            # tf.data's producer threads run preprocessing beside the step (reported as input work);
+            # the precision question is about the model's compute.
+            if ops.any() and first_match(INPUT_PRODUCER_LINES, line.name) is None:
                 per_name = np.bincount(
                     line.metadata_index[ops],
                     weights=line.duration_ns[ops].astype(np.float64),
                     minlength=len(plane.event_names),
                 )
                 for i in np.nonzero(per_name)[0].tolist():
-                    name, kind = plane.event_names[i].rsplit(":", 1)
+                    familiar, onednn = familiar_tf_op(plane.event_names[i])
+                    name, kind = familiar.rsplit(":", 1)
                     op_time[name] = op_time.get(name, 0) + int(per_name[i])
                     op_type[name] = kind
+                    if onednn:
+                        result.onednn_ops[familiar] = onednn
             allocs = line.name_mask(lambda n: n == ALLOCATION_EVENT)
             dtype_col, op_col = line.stats.get("data_type"), line.stats.get("tf_op")
             if not allocs.any() or dtype_col is None or op_col is None or dtype_col.kind == "str":
@@ -324,12 +345,12 @@ def _host_evidence(
         ]
     total = sum(bytes_by_precision.values())
     ranked = sorted(bytes_by_precision.items(), key=lambda kv: -kv[1])
-    parts = [f"{p} {100.0 * b / total:.1f} %" for p, b in ranked]
+    parts = [f"{p} {format_pct(100.0 * b / total)}" for p, b in ranked]
     shares = result.precision_pct
     return [
         f"{allocations} typed MemoryAllocation events; floating-point bytes allocated: " + ", ".join(parts),
         "host op time by the type of each op's output tensor: "
-        + ", ".join(f"{p} {shares[p]:.1f} %" for p in PRECISIONS if shares[p] >= 0.05),
+        + ", ".join(f"{p} {format_pct(shares[p])}" for p in PRECISIONS if shares[p] >= 0.05),
         "an op counts as bf16/fp16 when its output is; its internal math (e.g. fp32 accumulation) is not "
         "recorded, so these shares bound 16-bit compute rather than measure it",
     ]
@@ -361,8 +382,8 @@ def _decide(result: PrecisionResult) -> None:
             )
         else:
             result.summary = (
-                f"Precision unknown: {100.0 * (total - known) / total:.0f} % of compute has no recorded "
-                "data type (kernel names without types)."
+                f"Precision unknown: {format_pct(100.0 * (total - known) / total)} of compute has no "
+                "recorded data type (kernel names without types)."
             )
         return
     result.verdict = "not_active"
@@ -371,15 +392,25 @@ def _decide(result: PrecisionResult) -> None:
             result.verdict = verdict
             break
     shares = result.precision_pct
-    mix = ", ".join(f"{p} {shares[p]:.0f} %" for p in PRECISIONS if shares[p] >= 0.5)
+    mix = ", ".join(f"{p} {format_pct(shares[p])}" for p in PRECISIONS if shares[p] >= 0.5)
+    if result.basis == "host" and result.verdict == "not_active":
+        # fp32 is TensorFlow's and PyTorch's default on a CPU: say so plainly, not as a failure.
+        result.summary = (
+            f"fp32 throughout, the default on a CPU: {format_pct(basis_pct)} {basis_text} runs in 16-bit "
+            f"types; all compute: {mix}."
+        )
+        return
     words = {"active": "Mixed precision active", "partial": "Mixed precision partial",
              "not_active": "Mixed precision not active"}[result.verdict]
     if result.basis == "host":
-        words = {"active": "bf16/fp16 dominant", "partial": "bf16/fp16 present",
-                 "not_active": "No bf16/fp16"}[result.verdict] + " on the host"
-    summary = f"{words}: {basis_pct:.0f} % {basis_text} runs in 16-bit or 8-bit types; all compute: {mix}."
+        host_words = {"active": "bf16/fp16 dominant", "partial": "bf16/fp16 present"}
+        words = host_words[result.verdict] + " on the host"
+    summary = (
+        f"{words}: {format_pct(basis_pct)} {basis_text} runs in 16-bit or 8-bit types; all compute: {mix}."
+    )
     if result.verdict != "active" and result.top_fp32_ops:
         summary += f" Largest fp32 op: {result.top_fp32_ops[0][0]}."
     if result.basis == "host":
-        summary += " Host shares bound, not measure, 16-bit math."
+        summary += (" These shares come from each op's output type, so they are an upper bound on the "
+                    "16-bit math done.")
     result.summary = summary

@@ -35,13 +35,15 @@ _JAX_HINTS = (
 
 @dataclass
 class Signals:
-    framework: str = "unknown"  # tf | jax | unknown
+    framework: str = "unknown"  # tf | jax | pytorch | unknown
     device_kind: str = ""  # GPU | TPU | "" (CPU only)
     compute_capability: Optional[Tuple[int, int]] = None
     gpu_planes: int = 0
     active_devices: int = 0
     kernels_per_step: float = 0.0
     mean_kernel_us: float = 0.0
+    median_kernel_us: float = 0.0
+    host_offload_copy_pct: float = 0.0  # of device copy time: XLA copies to/from host memory (S(5))
     xla_compiled: bool = False
     eager_ops_per_step: float = 0.0
     compiled_step: bool = False
@@ -71,6 +73,8 @@ def collect_signals(profile: Profile, steps: Steps, breakdown: Breakdown) -> Sig
 
 
 def _framework(profile: Profile) -> str:
+    if profile.framework:  # the reader knows (Kineto traces: "pytorch")
+        return profile.framework
     tf = jax = False
     for plane in profile.host_planes:
         for event_name in plane.event_names:
@@ -90,6 +94,7 @@ def _framework(profile: Profile) -> str:
 
 def _kernel_signals(profile: Profile, lo, hi, n: int, out: Signals) -> None:
     busiest_count, total_ns, total_count, module_ns = 0, 0, 0, 0
+    durations_all = []
     for device in profile.devices:
         k = device.kernels
         if not len(k):
@@ -98,12 +103,34 @@ def _kernel_signals(profile: Profile, lo, hi, n: int, out: Signals) -> None:
         count = int(inside.sum())
         busiest_count = max(busiest_count, count)
         durations = k.duration_ns[inside]
+        durations_all.append(durations)
         total_ns += int(durations.sum())
         total_count += count
         module_ns += int(durations[k.hlo_module[inside] >= 0].sum())
     out.kernels_per_step = busiest_count / n
     out.mean_kernel_us = total_ns / total_count / 1e3 if total_count else 0.0
+    _host_offload(profile, lo, hi, out)
+    if total_count:  # the median: a few long kernels hide thousands of tiny ones in the mean
+        out.median_kernel_us = float(np.median(np.concatenate(durations_all))) / 1e3
     out.xla_compiled = total_ns > 0 and module_ns >= 0.5 * total_ns
+
+
+def _host_offload(profile: Profile, lo, hi, out: Signals) -> None:
+    """Share of device copy-op time (XLA copy-start/done) that moves data to or from host memory."""
+    copy_ns = offload_ns = 0
+    for device in profile.devices:
+        k = device.kernels
+        if not len(k):
+            continue
+        inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
+        per_name = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
+        for i in np.flatnonzero(per_name).tolist():
+            name = k.names[i]
+            if names.first_match(names.DEVICE_MEMCPY, names.short_op_name(name)):
+                copy_ns += int(per_name[i])
+                if names.HOST_OFFLOAD_COPY.compiled.search(name):
+                    offload_ns += int(per_name[i])
+    out.host_offload_copy_pct = 100.0 * offload_ns / copy_ns if copy_ns else 0.0
 
 
 def _host_signals(profile: Profile, steps: Steps, lo, hi, n: int, out: Signals) -> None:

@@ -1,6 +1,6 @@
 """Find the training steps of a profile: markers first, then a repeating pattern, else none.
 
-Order (DESIGN.md §5): root markers (`_r=1`: tf.profiler `Trace(..., _r=1)`, JAX
+Order (ARCHITECTURE.md §5): root markers (`_r=1`: tf.profiler `Trace(..., _r=1)`, JAX
 `StepTraceAnnotation`), Keras 3 `Profiled batch`, legacy `TraceContext`. Without markers the steps
 are inferred, in this order, from: host launches of a function whose name says it is the step
 (`__inference_train_step_…`, `PjitFunction(train_step)`); repeated XLA module executions on a
@@ -87,11 +87,16 @@ def find_steps(profile: Profile) -> Steps:
 # ---------------------------------------------------------------------------------------------------
 # Markers
 
-_MARKER_METHOD = {
+# What marked the steps, in words for people (the ids are JSON values; no page shows them).
+STEP_SOURCE_WORDS = {
     "root_marker": "root step markers (_r=1: tf.profiler Trace / JAX StepTraceAnnotation)",
     "keras3_marker": "Keras 3 'Profiled batch' markers",
     "legacy_marker": "tf.keras 'TraceContext' markers",
+    "profiler_step": "PyTorch profiler steps (prof.step())",
+    "inferred": "inferred from the repeating work (no step markers)",
+    "none": "no steps found",
 }
+_MARKER_METHOD = STEP_SOURCE_WORDS
 
 
 def _from_markers(profile: Profile) -> Optional[Steps]:

@@ -3,7 +3,7 @@ which Tensor-Core-eligible work does not, and the likely reason.
 
 "Eligible" means matrix work: a GEMM / convolution / fused-attention kernel, or any kernel of an op
 that is one (TF MatMul, Conv2D, Einsum …; XLA dot, convolution, cuBLAS/cuDNN custom calls). The
-built-in Profile tab only knows TF op types, so JAX work is never eligible there (DESIGN.md §6).
+built-in Profile tab only knows TF op types, so JAX work is never eligible there (ARCHITECTURE.md §6).
 
 Times: `time_ms` values are totals over the profiled window, or per step when `steps` is given.
 """
@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.kernel_view import KernelView, kernel_view, line_stat_strings
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     LOW_PRECISION,
@@ -23,10 +24,8 @@ from tb_plugin_advisor.analysis.patterns import (
     PRECISIONS,
     TENSOR_CORE_DIM_MULTIPLE,
     Architecture,
-    KernelView,
-    kernel_view,
-    line_stat_strings,
 )
+from tb_plugin_advisor.formatting import format_pct
 
 # How many entries the JSON lists keep (the rest is noise for a reader, and the report stays small).
 MAX_KERNELS = 50
@@ -327,9 +326,10 @@ def _evidence(result: TensorCoreResult, fp32_matrix_ns: int) -> List[str]:
         return ["no device kernels in this profile: Tensor Core use cannot be measured"]
     arch = ", ".join(result.architectures)
     lines.append(
-        f"{result.device_time_pct:.1f} % of device compute time ran on Tensor Cores / matrix cores "
+        f"{format_pct(result.device_time_pct)} of device compute time ran on Tensor Cores / matrix cores "
         f"({arch}); matrix work (GEMM, convolution, attention and their ops) is "
-        f"{result.eligible_time_pct:.1f} %, of which {result.eligible_on_tensor_cores_pct:.1f} % used them"
+        f"{format_pct(result.eligible_time_pct)}, of which "
+        f"{format_pct(result.eligible_on_tensor_cores_pct)} used them"
     )
     if result.has_tensor_cores is False:
         lines.append("this device has no Tensor Cores: eligible work cannot use them")
@@ -339,13 +339,13 @@ def _evidence(result: TensorCoreResult, fp32_matrix_ns: int) -> List[str]:
     if fp32_matrix_ns:
         share = _pct(fp32_matrix_ns, result.compute_ns)
         lines.append(
-            f"fp32 GEMM/convolution kernels without TF32 take {share:.1f} % of device compute time on a GPU "
-            "that supports TF32"
+            f"fp32 GEMM/convolution kernels without TF32 take {format_pct(share)} of device compute time "
+            "on a GPU that supports TF32"
         )
     if result.transpose_ns:
         name = result.transposes[0][0] if result.transposes else ""
         lines.append(
-            f"layout transposes take {result.transpose_time_pct:.1f} % of device compute time "
+            f"layout transposes take {format_pct(result.transpose_time_pct)} of device compute time "
             f"(largest: {name[:120]})"
         )
     return lines

@@ -1,6 +1,6 @@
 """Every number that turns measurements into a verdict, a note or a recommendation — in one place.
 
-The starting points are the built-in Profile tab's own rules (DESIGN.md §6): input ≥ 20 % of the step
+The starting points are the built-in Profile tab's own rules (ARCHITECTURE.md §6): input ≥ 20 % of the step
 is "highly" and ≥ 5 % "moderately" input-bound; kernel launch / collectives ≥ 15 % high, ≥ 3 %
 moderate. Changing a number here changes the product's advice, so each one says why it is what it is
 and tests assert the behaviour on both sides of it.
@@ -78,3 +78,44 @@ TRANSPOSE_SHARE_PCT = 5.0
 
 TOP_OPS = 200
 TOP_KERNELS = 200
+
+# ---------------------------------------------------------------------------------------------------
+# bf16/fp16 on a CPU-only profile: the 16-bit type holds at least this share of host compute with a
+# known type (the bundled mixed_bfloat16 run: ~90 %; float32 runs: 0 %).
+CPU_16BIT_DOMINANT_PCT = 50.0
+
+# Preprocessing ops (decode, resize, colour augmentation …) take at least this much CPU time per step,
+# as % of the step's wall time, on a CPU-only run (where they compete with training for the cores) or
+# an input-bound one; "high" from PREPROCESSING_HIGH_PCT. The sample: run2/run4 ~90 %, run3 ~18 %.
+PREPROCESSING_STEP_PCT = 25.0
+PREPROCESSING_HIGH_PCT = 50.0
+
+# Host synchronisations stall the device: the host waits in sync calls for at least HOST_SYNC_STEP_PCT
+# of the step and the device is idle for at least HOST_SYNC_IDLE_PCT of the step during those waits
+# ("high" from HOST_SYNC_IDLE_HIGH_PCT, the built-in tab's "high" for overheads).
+HOST_SYNC_STEP_PCT = 5.0
+HOST_SYNC_IDLE_PCT = 5.0
+HOST_SYNC_IDLE_HIGH_PCT = 15.0
+
+# Launch-bound JAX/XLA: on a GPU, at least this many kernels per step with a median below this, and
+# the device idle (nothing running) for at least this share of the step.
+LAUNCH_BOUND_MIN_KERNELS = 200
+LAUNCH_BOUND_MAX_MEDIAN_US = 20.0
+LAUNCH_BOUND_MIN_IDLE_PCT = 20.0
+
+# ---------------------------------------------------------------------------------------------------
+# PyTorch rules (analysis/recommend_pytorch.py)
+
+# Copies from pageable host memory at least this share of the step: recommend pin_memory.
+TORCH_PAGEABLE_COPY_PCT = 1.0
+
+# ---------------------------------------------------------------------------------------------------
+# Stragglers (multi-host runs)
+
+# A host straggles when its mean steady step is at least this much longer than the median host's
+# (percent): in synchronous data-parallel training every host waits for the slowest, so 10 % on one
+# host is 10 % on the whole job, and run-to-run noise of one healthy host stays well below it.
+STRAGGLER_STEP_PCT = 10.0
+# … or when its input wait is at least this many percentage points of the step above the median
+# host's: the same as the "moderately input-bound" line, so a host that alone is input-bound shows up.
+STRAGGLER_INPUT_POINTS = INPUT_MODERATE_PCT

@@ -14,7 +14,8 @@ from typing import Any, Dict, List, Optional
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown
 from tb_plugin_advisor.analysis.inputs import InputPipeline
-from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS, Steps
+from tb_plugin_advisor.formatting import format_ms, format_pct
 
 # How categories read in sentences.
 LABELS = {
@@ -28,6 +29,7 @@ LABELS = {
     "other": "other host work (Python, framework)",
 }
 BOTTLENECKS = ("input", "device", "host", "launch", "memcpy", "communication", "balanced", "unknown")
+_HOST_WORDS = {"host_compute": "ops", "other": "Python and framework code"}
 _OVERHEADS = (("kernel_launch", "launch"), ("communication", "communication"), ("memcpy", "memcpy"))
 
 
@@ -100,36 +102,47 @@ def _summary(
 ) -> str:
     device = device_kind or "device"
     if bottleneck == "input":
-        text = f"Input-bound: {pct['input']:.0f} % of each step waits for the input pipeline"
+        text = f"Input-bound: {format_pct(pct['input'])} of each step waits for the input pipeline"
         if pipeline is not None and pipeline.dominant_stage not in ("unknown", "other"):
             text += f", mostly in its {pipeline.dominant_stage} stage"
     elif bottleneck == "device":
-        text = f"{device}-bound: {pct['device_compute']:.0f} % of each step is {device} compute"
+        text = f"{device}-bound: {format_pct(pct['device_compute'])} of each step is {device} compute"
     elif bottleneck == "host":
-        host = pct["host_compute"] + pct["other"]
+        # The shares the breakdown table shows: the larger host category, then the other one.
         doing = _host_activity(pct)
+        main, rest = ("host_compute", "other")
+        if pct["other"] > pct["host_compute"]:
+            main, rest = rest, main
+        also = ""
+        if pct[rest] >= 0.5:
+            also = f", plus {_HOST_WORDS[rest]} for another {format_pct(pct[rest])}"
         if device_kind:
-            text = f"Host-bound: for {host:.0f} % of each step the host {doing} while the {device} idles"
+            text = (
+                f"Host-bound: for {format_pct(pct[main])} of each step the host {doing}{also} "
+                f"while the {device} idles"
+            )
         else:
-            text = f"Compute-bound on the CPU: for {host:.0f} % of each step the host {doing}"
+            share = format_pct(pct[main])
+            text = f"Compute-bound on the CPU: for {share} of each step the host {doing}{also}"
     elif bottleneck == "launch":
         text = (
-            f"Launch-bound: for {pct['kernel_launch']:.0f} % of each step the host is launching work "
+            f"Launch-bound: for {format_pct(pct['kernel_launch'])} of each step the host is launching work "
             f"while the {device} is idle"
         )
     elif bottleneck == "memcpy":
-        text = f"Copy-bound: {pct['memcpy']:.0f} % of each step is spent in device memory copies"
+        text = f"Copy-bound: {format_pct(pct['memcpy'])} of each step is spent in device memory copies"
     elif bottleneck == "communication":
-        text = f"Communication-bound: {pct['communication']:.0f} % of each step is collectives (all-reduce …)"
+        share = format_pct(pct["communication"])
+        text = f"Communication-bound: {share} of each step is collectives (all-reduce …)"
     else:
         parts = [(v, k) for k, v in pct.items() if k != "idle" and v >= 1.0]
-        listed = ", ".join(f"{LABELS[k]} {v:.0f} %" for v, k in sorted(parts, reverse=True)[:4])
+        listed = ", ".join(f"{LABELS[k]} {format_pct(v)}" for v, k in sorted(parts, reverse=True)[:4])
         text = f"No single bottleneck: {listed}" if listed else "No single bottleneck"
     if bottleneck != "input" and level == "moderate":
-        text += f"; the input pipeline still holds up {pct['input']:.0f} % of each step (moderate)"
+        text += f"; the input pipeline still holds up {format_pct(pct['input'])} of each step (moderate)"
     if pct["idle"] >= th.IDLE_NOTE_PCT:
         text += (
-            f"; {pct['idle']:.0f} % of each step has no recorded activity (an unprofiled thread, "
+            f"; {format_pct(pct['idle'])} of each step has no recorded activity (an unprofiled thread, "
             "a sync or a sleep)"
         )
     return text + "."
@@ -147,20 +160,20 @@ def _evidence(breakdown: Breakdown, steps: Steps, pct: Dict[str, float], device_
     if steps.count:
         steady = int(steps.steady.sum())
         out.append(
-            f"{steps.count} steps ({steps.source}); over {steady} steady step{'s' if steady != 1 else ''}: "
-            f"mean {stats['mean_ms']:.1f} ms, median {stats['median_ms']:.1f} ms, "
-            f"p90 {stats['p90_ms']:.1f} ms."
+            f"{steps.count} steps ({STEP_SOURCE_WORDS.get(steps.source, steps.source)}); over {steady} "
+            f"steady step{'s' if steady != 1 else ''}: mean {format_ms(stats['mean_ms'])}, "
+            f"median {format_ms(stats['median_ms'])}, p90 {format_ms(stats['p90_ms'])}."
         )
     means = breakdown.mean_ms()
     ranked = sorted(((pct[c], c) for c in pct if pct[c] >= 0.5), reverse=True)
     out.append(
         "Per step: "
-        + ", ".join(f"{LABELS[c]} {means[c]:.1f} ms ({p:.0f} %)" for p, c in ranked)
+        + ", ".join(f"{LABELS[c]} {format_ms(means[c])} ({format_pct(p)})" for p, c in ranked)
         + "."
     )
     for name, thread, ms in breakdown.input_evidence[:3]:
         out.append(f"Input wait: {name} on {thread}: {ms:.1f} ms per step.")
-    busy = [f"{name} {value:.0f} %" for name, value in breakdown.device_busy_pct.items() if value > 0]
+    busy = [f"{name} {format_pct(value)}" for name, value in breakdown.device_busy_pct.items() if value > 0]
     if busy:
         out.append(
             f"{device_kind or 'Device'} busy (kernels or copies) during the steps: " + ", ".join(busy) + "."

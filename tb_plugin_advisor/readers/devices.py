@@ -63,7 +63,25 @@ MEMCPY_NAMES: Dict[str, str] = {
     "CopyDeviceToDevice": "D2D",
 }
 
-# Step markers, in the order the analyses prefer them (DESIGN.md §5).
+# Kineto names copies `Memcpy HtoD (Pageable -> Device)`: the direction is the second word.
+MEMCPY_PREFIXES: Dict[str, str] = {
+    "Memcpy HtoD": "H2D",
+    "Memcpy DtoH": "D2H",
+    "Memcpy DtoD": "D2D",
+    "Memcpy PtoP": "P2P",
+    "Memcpy HtoH": "other",
+}
+
+
+def copy_direction(event_name: str) -> Optional[str]:
+    """The direction of a copy event by name (XSpace or Kineto spelling), None when not a copy."""
+    direction = MEMCPY_NAMES.get(event_name)
+    if direction is None and event_name.startswith("Memcpy "):
+        direction = MEMCPY_PREFIXES.get(event_name[:11], "other")
+    return direction
+
+
+# Step markers, in the order the analyses prefer them (ARCHITECTURE.md §5).
 KERAS3_MARKER_NAMES = frozenset({"Profiled batch"})
 LEGACY_MARKER_NAMES = frozenset({"TraceContext"})
 
@@ -116,6 +134,31 @@ def parse_memcpy_bytes(text: str) -> int:
     return -1
 
 
+# Larger than any real core count, clock, memory size or bandwidth; rejects wrapped uint64 values.
+MAX_QUANTITY = float(1 << 62)
+
+
+def _small_int(value: object) -> Optional[int]:
+    """An int in [0, 1000) from an int, an integral float or a digit string; None otherwise."""
+    if isinstance(value, str):
+        value = value.strip()
+        return int(value) if value.isdigit() and len(value) < 4 else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1000:
+        return int(value)
+    return None
+
+
+def _capability(major: object, minor: object) -> Optional[Tuple[int, int]]:
+    """(major, minor) compute capability; None when absent or not a small number."""
+    if major is None:
+        return None
+    major_int = _small_int(major)
+    minor_int = _small_int(minor) if minor is not None else 0
+    if major_int is None or minor_int is None:
+        return None
+    return (major_int, minor_int)
+
+
 def _device_ordinal(plane_name: str) -> int:
     tail = plane_name.rsplit(":", 1)[-1]
     return int(tail) if tail.isdigit() else 0
@@ -166,9 +209,9 @@ def _copy_sizes(line: Line, details: Optional[StatColumn]) -> np.ndarray:
 def build_device(plane: Plane) -> Device:
     strings = plane.strings  # device tables extend the plane's own string table
     memcpy_direction_by_name = {
-        i: MEMCPY_DIRECTIONS.index(MEMCPY_NAMES[name])
+        i: MEMCPY_DIRECTIONS.index(direction)
         for i, name in enumerate(plane.event_names)
-        if name in MEMCPY_NAMES
+        if (direction := copy_direction(name)) is not None
     }
     is_memcpy = np.zeros(len(plane.event_names) + 1, dtype=bool)
     direction_of = np.full(len(plane.event_names) + 1, MEMCPY_DIRECTIONS.index("other"), dtype=np.int8)
@@ -241,7 +284,7 @@ def build_device(plane: Plane) -> Device:
     )
     stats = plane.stats
     major, minor = stats.get("compute_cap_major"), stats.get("compute_cap_minor")
-    capability = (int(major), int(minor or 0)) if major is not None else None
+    capability = _capability(major, minor)
     vendor = str(stats.get("device_vendor") or "")
     if not vendor and plane.kind == "tpu":
         vendor = "Google"
@@ -252,8 +295,11 @@ def build_device(plane: Plane) -> Device:
     )
 
     def number(key: str) -> Optional[float]:
+        """A plausible non-negative quantity, else None (hostile or broken stats are ignored)."""
         value = stats.get(key)
-        return float(value) if isinstance(value, (int, float)) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return float(value) if 0 <= value < MAX_QUANTITY else None
 
     core_count = number("core_count")
     memory = number("memory_size")
@@ -289,6 +335,13 @@ def _marker_source(event_name: str) -> str:
     return "legacy_marker" if event_name in LEGACY_MARKER_NAMES else ""
 
 
+def _step_number(value: object) -> Optional[int]:
+    """A step number from a stat; NaN, infinite, negative or absurd values give None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if 0 <= value < MAX_QUANTITY else None
+
+
 def step_markers(planes: List[Plane]) -> List[StepMarker]:
     markers: List[StepMarker] = []
     for plane in (p for p in planes if p.kind == "host"):
@@ -307,7 +360,7 @@ def step_markers(planes: List[Plane]) -> List[StepMarker]:
                     StepMarker(
                         source="root_marker" if is_root[i] else source_of_name[meta],
                         name=plane.event_names[meta],
-                        step_num=int(step) if isinstance(step, (int, float)) else None,
+                        step_num=_step_number(step),
                         start_ns=int(line.start_ns[i]),
                         duration_ns=int(line.duration_ns[i]),
                         line_name=line.label,

@@ -6,8 +6,7 @@ file at this level and hands only those pieces to the protobuf runtime.
 
 from __future__ import annotations
 
-import mmap
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.readers import xspace_schema as schema
@@ -132,35 +131,80 @@ def field_end(buf: memoryview, pos: int, end: int, source: str) -> int:
     raise ProfileReadError(source, f"corrupt data in XLine (wire type {wire_type})")
 
 
-class PageReleaser:
-    """Tells the kernel that mapped pages before an offset will not be read again.
+class ByteSource:
+    """Bytes [start, end) of a profile, copied from a file with pread or sliced from memory."""
 
-    The reader moves forward through the file; dropping what it has decoded keeps the resident part
-    of a multi-GB mapping to a few MB. Pages touched again are simply read back from the file.
-    """
+    def __init__(self, name: str, size: int, reader: Callable[[int, int], Any]):
+        self.name = name
+        self.size = size
+        self.read = reader
 
-    def __init__(self, mapping: mmap.mmap):
-        self._mapping = mapping
-        self._done = 0
-        self._can = hasattr(mapping, "madvise") and hasattr(mmap, "MADV_DONTNEED")
-
-    def upto(self, offset: int) -> None:
-        end = offset - offset % mmap.PAGESIZE
-        if self._can and end - self._done >= 16 * mmap.PAGESIZE:
-            self._mapping.madvise(mmap.MADV_DONTNEED, self._done, end - self._done)
-            self._done = end
+    @classmethod
+    def of_memory(cls, name: str, view: memoryview) -> ByteSource:
+        return cls(name, len(view), lambda start, end: view[start:end])
 
 
-class Offset:
-    """A releaser seen from inside a slice that starts `base` bytes into the file."""
+class Window:
+    """Field headers of a large region, read a window at a time (a few syscalls, not one per field)."""
 
-    def __init__(self, releaser: Optional[PageReleaser], base: int):
-        self.releaser = releaser
+    SPAN = 1 << 16
+
+    def __init__(self, source: ByteSource, end: int):
+        self.source = source
+        self.end = end
+        self.base = 0
+        self.buf: Any = b""
+
+    def fields(self, pos: int, where: str) -> Iterator[Tuple[int, int, Any]]:
+        """Like `fields`, but over the source: values of length-delimited fields are (start, end)."""
+        name = self.source.name
+        while pos < self.end:
+            head = self._at(pos, 20)
+            key, used = varint(head, 0, len(head), name)
+            number, wire_type = key >> 3, key & 7
+            if number == 0:
+                raise ProfileReadError(name, f"{_corrupt(where)} (field number 0 at byte {pos})")
+            if wire_type == 0:
+                value, used = varint(head, used, len(head), name)
+                pos += used
+                yield number, 0, value
+            elif wire_type == 2:
+                length, used = varint(head, used, len(head), name)
+                start = pos + used
+                if start + length > self.end:
+                    missing = start + length - self.end
+                    problem = f"the file is truncated: a field of the {where} needs {missing} more bytes"
+                    raise ProfileReadError(name, problem)
+                yield number, 2, (start, start + length)
+                pos = start + length
+            elif wire_type in (1, 5):
+                size = 8 if wire_type == 1 else 4
+                if pos + used + size > self.end:
+                    raise ProfileReadError(name, f"the file is truncated inside {where}")
+                yield number, wire_type, (pos + used, pos + used + size)
+                pos += used + size
+            else:
+                raise ProfileReadError(name, f"{_corrupt(where)} (wire type {wire_type} at byte {pos})")
+
+    def _at(self, pos: int, size: int) -> Any:
+        end = min(pos + size, self.end)
+        if not (self.base <= pos and end <= self.base + len(self.buf)):
+            self.base = pos
+            self.buf = self.source.read(pos, min(pos + self.SPAN, self.end))
+        return memoryview(self.buf)[pos - self.base : end - self.base]
+
+
+class Progress:
+    """Reports bytes done to an `on_progress(done, total)` callback, seen from inside a slice."""
+
+    def __init__(self, callback: Optional[Callable[[int, int], None]], total: int, base: int = 0):
+        self.callback = callback
+        self.total = total
         self.base = base
 
-    def at(self, offset: int) -> Offset:
-        return Offset(self.releaser, self.base + offset)
+    def at(self, offset: int) -> Progress:
+        return Progress(self.callback, self.total, self.base + offset)
 
     def done(self, offset: int) -> None:
-        if self.releaser is not None:
-            self.releaser.upto(self.base + offset)
+        if self.callback is not None:
+            self.callback(min(self.base + offset, self.total), self.total)

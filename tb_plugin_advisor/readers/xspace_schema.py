@@ -49,6 +49,11 @@ SCHEMA: Dict[str, List[Tuple[str, int, str, bool, str]]] = {
         ("duration_ps", 9, "int64", False, ""),
         ("events", 4, "XEvent", True, ""),
     ],
+    # An XLine seen as its raw events (other fields kept as unknown): the runtime splits the events
+    # in C, and the reader decodes them with numpy (readers/event_columns.py).
+    "XLineRawEvents": [
+        ("events", 4, "bytes", True, ""),
+    ],
     "XEvent": [
         ("metadata_id", 1, "int64", False, ""),
         ("offset_ps", 2, "int64", False, "data"),
@@ -153,6 +158,7 @@ XSpace = _CLASSES["XSpace"]
 XPlane = _CLASSES["XPlane"]
 XLine = _CLASSES["XLine"]
 XEvent = _CLASSES["XEvent"]
+XLineRawEvents = _CLASSES["XLineRawEvents"]
 XStat = _CLASSES["XStat"]
 XEventMetadata = _CLASSES["XEventMetadata"]
 XStatMetadata = _CLASSES["XStatMetadata"]

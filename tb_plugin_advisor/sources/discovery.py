@@ -11,21 +11,27 @@ gs://, s3://, any fsspec URL) so remote logdirs work exactly where TensorBoard w
 directories use `os.scandir` directly because a stat per entry is what makes big logdirs slow.
 TensorFlow is never imported.
 
-`LiveDiscovery` keeps the latest scan in memory and refreshes it on a background thread, so
-request handlers (and `is_active()`) answer from memory and never walk a logdir themselves.
+The walk itself (symlinks, special files, budget) is sources/walk.py; `LiveDiscovery`, which keeps
+the latest scan in memory for the server, is sources/live.py.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import posixpath
-import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
-from tensorboard.compat.tensorflow_stub.io import gfile
+from tb_plugin_advisor.sources.kineto_runs import (
+    KINETO_FORMAT,
+    has_kineto_traces,
+    is_trace_file,
+    kineto_run_dirs,
+    kineto_sessions,
+    loose_kineto_traces,
+)
+from tb_plugin_advisor.sources.walk import Budget, Entry, WalkReport, is_remote, join, walk
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +64,8 @@ LEGACY_SUFFIXES = (
     ".op_profile.json",
 )
 
-FORMATS = ("xplane", "legacy", "unknown")
+FORMATS = ("xplane", "legacy", KINETO_FORMAT, "unknown")
+FRAMEWORK_OF_FORMAT = {"legacy": "tensorflow", KINETO_FORMAT: "pytorch"}  # xplane: TF or JAX, unknown
 
 
 def is_xprof_cache(name: str) -> bool:
@@ -67,6 +74,8 @@ def is_xprof_cache(name: str) -> bool:
 
 def legacy_host(name: str) -> Optional[str]:
     """`10.0.0.1.overview_page.pb` -> `10.0.0.1`; None when the file is no legacy tool output."""
+    if is_trace_file(name):  # `.pt.trace.json` is PyTorch's, not an old TensorFlow trace
+        return None
     for suffix in LEGACY_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
@@ -109,6 +118,7 @@ class Session:
     hosts: Tuple[HostFile, ...]
     files: Tuple[str, ...]  # every non-cache file name in the session directory
     layout: str = "session"
+    framework: str = ""  # "pytorch" / "tensorflow" where the format says; "" when unknown
 
     @property
     def size_bytes(self) -> int:
@@ -129,12 +139,13 @@ class Session:
         return (self.run, tuple(h.cache_key for h in self.hosts))
 
     def to_json(self) -> Dict:
-        """The `runs` route's entry (TEAM.md HTTP API)."""
+        """The `runs` route's entry (ARCHITECTURE.md §2 HTTP API)."""
         return {
             "run": self.run,
             "hosts": self.host_names,
             "format": self.format,
             "size_bytes": self.size_bytes,
+            "framework": self.framework or FRAMEWORK_OF_FORMAT.get(self.format),
         }
 
 
@@ -166,6 +177,8 @@ class Scan:
     run_dirs: Tuple[RunDir, ...]
     scanned_at: float = field(default_factory=time.time)
     errors: Tuple[str, ...] = ()  # directories that could not be listed
+    problems: Tuple[str, ...] = ()  # entries skipped on purpose: special files, links leaving the logdir
+    warnings: Tuple[str, ...] = ()  # the walk ran out of its budget: the scan is partial
 
     def run(self, name: str) -> Optional[Session]:
         for session in self.sessions:
@@ -183,84 +196,12 @@ class Scan:
 EMPTY_SCAN = Scan(logdir="", sessions=(), loose=(), run_dirs=(), scanned_at=0.0)
 
 
-# ---------------------------------------------------------------------------------------------------
-# The file layer
+def looks_like_profile(name: str) -> bool:
+    """Names the Advisor would open as a profile (doctor reports them when they are not files)."""
+    return name.endswith(XPLANE_SUFFIX) or legacy_host(name) is not None or is_trace_file(name)
 
 
-def is_remote(path: str) -> bool:
-    return "://" in path
-
-
-def join(base: str, *parts: str) -> str:
-    if is_remote(base):
-        return posixpath.join(base, *parts)
-    return os.path.join(base, *parts)
-
-
-@dataclass
-class _Entry:
-    name: str
-    is_dir: bool
-    size: int = 0
-    mtime_ns: Optional[int] = None
-
-
-def _list_local(path: str) -> List[_Entry]:
-    entries = []
-    with os.scandir(path) as it:
-        for item in it:
-            try:
-                if item.is_dir():  # follows symlinks, like TensorBoard's walk
-                    entries.append(_Entry(item.name, True))
-                else:
-                    st = item.stat()
-                    entries.append(_Entry(item.name, False, st.st_size, st.st_mtime_ns))
-            except OSError:
-                continue  # vanished or dangling link
-    return entries
-
-
-def _list_remote(path: str) -> List[_Entry]:
-    entries = []
-    for name in gfile.listdir(path):
-        name = name.rstrip("/")
-        if not name:
-            continue
-        full = posixpath.join(path, name)
-        if gfile.isdir(full):
-            entries.append(_Entry(name, True))
-        else:
-            # Sizes only for files we report; other files keep 0 (saves a request per events file).
-            size = 0
-            if name.endswith(XPLANE_SUFFIX) or legacy_host(name):
-                size = int(gfile.stat(full).length)
-            entries.append(_Entry(name, False, size, None))
-    return entries
-
-
-def _walk(logdir: str, errors: List[str]) -> Iterator[Tuple[Tuple[str, ...], str, List[_Entry]]]:
-    """Yield (parts relative to logdir, absolute dir, entries) for every directory, top-down."""
-    lister = _list_remote if is_remote(logdir) else _list_local
-    seen_real = set()
-    stack: List[Tuple[Tuple[str, ...], str]] = [((), logdir)]
-    while stack:
-        parts, path = stack.pop()
-        if not is_remote(path):
-            real = os.path.realpath(path)
-            if real in seen_real:  # symlink loop
-                continue
-            seen_real.add(real)
-        try:
-            entries = lister(path)
-        except Exception as e:  # noqa: BLE001 - one unreadable directory must not hide the rest
-            errors.append(f"{path}: {e}")
-            continue
-        yield parts, path, entries
-        for entry in sorted((e for e in entries if e.is_dir), key=lambda e: e.name, reverse=True):
-            stack.append((parts + (entry.name,), join(path, entry.name)))
-
-
-def _classify(entries: List[_Entry], directory: str) -> Tuple[str, Tuple[HostFile, ...], Tuple[str, ...]]:
+def _classify(entries: List[Entry], directory: str) -> Tuple[str, Tuple[HostFile, ...], Tuple[str, ...]]:
     files = [e for e in entries if not e.is_dir and not is_xprof_cache(e.name)]
     xplanes = [e for e in files if e.name.endswith(XPLANE_SUFFIX)]
     if xplanes:
@@ -283,32 +224,36 @@ def _classify(entries: List[_Entry], directory: str) -> Tuple[str, Tuple[HostFil
     return "unknown", (), tuple(sorted(e.name for e in files))
 
 
-def scan_logdir(logdir: str) -> Scan:
+def scan_logdir(logdir: str, budget: Optional[Budget] = None) -> Scan:
     """Walk `logdir` once and return every session, loose xplane directory and run directory.
 
     A logdir that does not exist gives an empty scan with the error recorded (TensorBoard itself
     starts fine on a logdir that appears later).
     """
     logdir = logdir.rstrip("/") if is_remote(logdir) else os.path.abspath(os.path.expanduser(logdir))
-    errors: List[str] = []
+    walked = WalkReport()
+    errors = walked.errors
     sessions: List[Session] = []
     loose: List[Session] = []
-    listing: Dict[Tuple[str, ...], Tuple[str, List[_Entry]]] = {}
-    for parts, path, entries in _walk(logdir, errors):
+    listing: Dict[Tuple[str, ...], Tuple[str, List[Entry]]] = {}
+    for parts, path, entries in walk(logdir, walked, looks_like_profile, budget or Budget()):
         listing[parts] = (path, entries)
         is_session_dir = len(parts) >= 3 and parts[-3] == PLUGINS_DIR and parts[-2] == PROFILE_DIR
         if is_session_dir:
             run_parts = parts[:-3]
             run_dir = join(logdir, *run_parts) if run_parts else logdir
             run_rel = "/".join(run_parts)
-            fmt, hosts, files = _classify(entries, path)
             run = f"{run_rel}/{parts[-1]}" if run_rel else parts[-1]
-            sessions.append(Session(run, path, run_dir, run_rel, parts[-1], fmt, hosts, files))
+            sessions.append(session_of(entries, path, run, run_dir, run_rel, parts[-1]))
         elif any(not e.is_dir and e.name.endswith(XPLANE_SUFFIX) for e in entries):
             fmt, hosts, files = _classify(entries, path)
             rel = "/".join(parts)
             name = parts[-1] if parts else ""
             loose.append(Session(rel or ".", path, path, rel, name, fmt, hosts, files, layout="loose"))
+        if not is_session_dir and has_kineto_traces([e.name for e in entries if not e.is_dir]):
+            sessions.extend(kineto_sessions(parts, path, entries))
+        elif not is_session_dir and not is_remote(path):
+            loose.extend(loose_kineto_traces(parts, path, entries))
     sessions.sort(key=lambda s: s.run, reverse=True)
     loose.sort(key=lambda s: s.path)
     run_dirs = []
@@ -322,102 +267,16 @@ def scan_logdir(logdir: str) -> Scan:
             run_dirs.append(RunDir(rel, run_path, events, runs))
     if not listing and errors:
         logger.warning("advisor: cannot list logdir %s", errors[0])
+    run_dirs.extend(kineto_run_dirs(sessions, run_dirs, listing))
     run_dirs.sort(key=lambda r: r.rel)
-    return Scan(logdir, tuple(sessions), tuple(loose), tuple(run_dirs), time.time(), tuple(errors))
+    if walked.truncated:
+        logger.warning("advisor: %s: %s", logdir, walked.truncated)
+    warnings = (walked.truncated,) if walked.truncated else ()
+    return Scan(logdir, tuple(sessions), tuple(loose), tuple(run_dirs), time.time(), tuple(errors),
+                tuple(walked.problems), warnings)
 
 
-# ---------------------------------------------------------------------------------------------------
-# Live, cached discovery for the plugin
-
-
-class LiveDiscovery:
-    """The latest Scan of a logdir, refreshed in the background.
-
-    - `scan` is always answered from memory (EMPTY_SCAN until the first walk finishes).
-    - `start()` walks once on a daemon thread and then every `interval_s` seconds (0: once only).
-    - `lookup(run)` falls back to one synchronous rescan when a run is unknown, at most once per
-      `min_rescan_s`, so a session written a moment ago is found without waiting for the timer,
-      and a stream of bogus names cannot make the server walk the logdir in a loop.
-    - `on_scan(scan)` runs on the scanning thread after every walk (the plugin writes markers there);
-      a truthy return value means it changed the logdir, and the walk is repeated once.
-    """
-
-    def __init__(
-        self,
-        logdir: str,
-        interval_s: float = 30.0,
-        min_rescan_s: float = 5.0,
-        on_scan: Optional[Callable[[Scan], None]] = None,
-        scan_fn: Callable[[str], Scan] = scan_logdir,
-    ):
-        self.logdir = logdir
-        self.interval_s = interval_s
-        self.min_rescan_s = min_rescan_s
-        self._on_scan = on_scan
-        self._scan_fn = scan_fn
-        self._scan: Scan = EMPTY_SCAN
-        self._scan_lock = threading.Lock()  # one walk at a time
-        self._first = threading.Event()
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
-        self._last_walk_started = 0.0
-
-    @property
-    def scan(self) -> Scan:
-        return self._scan
-
-    @property
-    def ready(self) -> bool:
-        return self._first.is_set()
-
-    def wait_ready(self, timeout: float) -> bool:
-        return self._first.wait(timeout)
-
-    def refresh(self, _again: bool = True) -> Scan:
-        """Walk the logdir now (callers on other threads wait for a walk already under way)."""
-        started = time.monotonic()
-        with self._scan_lock:
-            if self._last_walk_started > started:  # somebody walked while we waited: use theirs
-                return self._scan
-            self._last_walk_started = time.monotonic()
-            try:
-                scan = self._scan_fn(self.logdir) if self.logdir else EMPTY_SCAN
-            except Exception:  # noqa: BLE001 - keep the previous scan; the next cycle retries
-                logger.exception("advisor: scanning %s failed", self.logdir)
-                self._first.set()
-                return self._scan
-            self._scan = scan
-        if self._on_scan is not None:
-            try:
-                changed = self._on_scan(scan)
-            except Exception:  # noqa: BLE001
-                logger.exception("advisor: post-scan hook failed")
-                changed = False
-            if changed and _again:  # the hook wrote into the logdir (markers): show it at once
-                return self.refresh(_again=False)
-        self._first.set()
-        return scan
-
-    def lookup(self, run: str) -> Optional[Session]:
-        session = self._scan.run(run)
-        if session is not None:
-            return session
-        if time.monotonic() - self._last_walk_started < self.min_rescan_s:
-            return None
-        return self.refresh().run(run)
-
-    def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._loop, name="advisor-discovery", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self.refresh()
-            if self.interval_s <= 0:
-                return
-            self._stop.wait(self.interval_s)
+def session_of(entries: List[Entry], path: str, run: str, run_dir: str, run_rel: str, name: str) -> Session:
+    """A `plugins/profile/<name>/` directory's Session from its listing."""
+    fmt, hosts, files = _classify(entries, path)
+    return Session(run, path, run_dir, run_rel, name, fmt, hosts, files)

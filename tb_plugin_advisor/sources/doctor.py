@@ -7,141 +7,31 @@ can work (step markers), whether a GPU profile actually recorded kernels (CUPTI)
 corrupt, and the exact command or code change that fixes it. Files lying outside the
 `plugins/profile/<session>/` layout are reported too ("loose"): no tab will ever list them.
 
-Every finding is one entry of FINDINGS (text and fix in one place); the checks only decide which
-entries apply. Doctor reads files (the Advisor's reader) but writes nothing; fix-logdir writes the
-markers.
+PyTorch (Kineto) captures get their own checks: an empty trace, no GPU events because CUDA activity
+was not requested, no `ProfilerStep#N` because `prof.step()` was never called, traces written by
+`export_chrome_trace` outside the handler's naming.
+
+Every finding is one entry of FINDINGS (sources/doctor_findings.py: text and fix in one place);
+the checks (sources/doctor_checks.py) only decide which entries apply; views/doctor_render.py prints.
+Doctor reads files (the Advisor's readers) but writes nothing; fix-logdir writes the markers.
 """
 
 from __future__ import annotations
 
-import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, MutableMapping, Optional, Tuple
 
-from tb_plugin_advisor.sources.discovery import Scan, Session, scan_logdir
+from tb_plugin_advisor.readers.kineto import read_kineto
+from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.sources.discovery import FRAMEWORK_OF_FORMAT, Scan, Session, scan_logdir
+from tb_plugin_advisor.sources.doctor_checks import HostCheck, check_host, session_findings
+from tb_plugin_advisor.sources.doctor_findings import FINDINGS, STEP_SOURCE_ORDER
+from tb_plugin_advisor.sources.kineto_runs import KINETO_FORMAT
+from tb_plugin_advisor.sources.markers import refused_marker_writes
 
 SCHEMA = "tb-advisor/doctor/1"
-
-TRACE_SNIPPET = """\
-# Mark every training step with _r=1 so the built-in Profile tab can count steps:
-for step, batch in enumerate(dataset):
-    with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
-        train_step(batch)
-# JAX: wrap the step in jax.profiler.StepTraceAnnotation("train", step_num=step)"""
-
-KERAS3_SNIPPET = """\
-# Keras 3 model.fit marks steps as "Profiled batch" without _r=1; add a root marker per batch:
-class StepMarker(keras.callbacks.Callback):
-    def on_train_batch_begin(self, batch, logs=None):
-        self._trace = tf.profiler.experimental.Trace("train", step_num=batch, _r=1)
-        self._trace.__enter__()
-    def on_train_batch_end(self, batch, logs=None):
-        self._trace.__exit__(None, None, None)
-model.fit(..., callbacks=[tensorboard_callback, StepMarker()])
-# (The Advisor tab reads "Profiled batch" markers as they are.)"""
-
-CUPTI_LOAD_FIX = """\
-# Let the profiler load CUPTI (TensorFlow logs "Could not load dynamic library 'libcupti...'"):
-export LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64:$LD_LIBRARY_PATH
-# then capture the profile again"""
-
-CUPTI_PRIVILEGES_FIX = """\
-# CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: allow GPU profiling for non-admin users, then reboot:
-echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' | sudo tee /etc/modprobe.d/nvidia-profiling.conf
-# in a container: docker run --cap-add=SYS_ADMIN ... (or --privileged); then capture again"""
-
-ROCM_TRACER_FIX = """\
-# AMD GPU without kernels: the ROCm tracer (roctracer / rocprofiler) was not available to the
-# profiler; install the ROCm profiler libraries, put them on LD_LIBRARY_PATH and capture again"""
-
-
-@dataclass(frozen=True)
-class Finding:
-    problem: str  # str.format template
-    fix: str  # str.format template ("" when nothing can be done but capture again)
-    is_problem: bool = True  # False: worth saying, nothing is wrong
-
-
-# Everything doctor can say. Keys are stable (JSON `findings`); templates get keyword arguments.
-FINDINGS: Dict[str, Finding] = {
-    "not_visible": Finding(
-        "no events file in the run directory '{run_dir}': TensorBoard's run list (and Profile "
-        "plugins before 2.18) do not show this run",
-        "tb-advisor fix-logdir {logdir_q}",
-    ),
-    "loose_file": Finding(
-        "not inside <logdir>/.../plugins/profile/<session>/: neither the Profile tab nor the Advisor "
-        "tab lists it",
-        "(cd {dir_q} && mkdir -p {session_q} && mv {files_q} {session_q}/)",
-    ),
-    "legacy_format": Finding(
-        "only older-format profiler files ({files}): current Profile plugins (xprof) and the Advisor "
-        "read <host>.xplane.pb files only",
-        "capture the profile again with a current profiler (Keras TensorBoard(profile_batch=...), "
-        "tf.profiler.experimental.start/stop or jax.profiler) to get <host>.xplane.pb files",
-    ),
-    "empty_session": Finding(
-        "no profile files in the session directory{files_note}",
-        "capture the profile again (an aborted capture leaves an empty session directory)",
-    ),
-    "corrupt": Finding(
-        "{file} cannot be read: {error}",
-        "capture the profile again: this file cannot be read",
-    ),
-    "keras3_markers_only": Finding(
-        "steps are marked only by Keras 3 'Profiled batch' events without _r=1{hosts_note}: the built-in "
-        "Profile tab's overview and input-pipeline pages will report zero steps",
-        KERAS3_SNIPPET,
-    ),
-    "no_step_markers": Finding(
-        "no step markers{hosts_note} (no _r=1 root events, no 'Profiled batch', no TraceContext): the "
-        "built-in Profile tab's step-time analysis will be empty; the Advisor infers steps",
-        TRACE_SNIPPET,
-    ),
-    "no_kernels": Finding(
-        "{gpus} GPU plane(s) but no kernels recorded on any GPU{hosts_note}: the GPU tracer "
-        "(CUPTI) was not loaded or not permitted, so device time is missing",
-        CUPTI_LOAD_FIX,
-    ),
-    "no_kernels_amd": Finding(
-        "{gpus} AMD GPU plane(s) but no kernels recorded on any GPU{hosts_note}",
-        ROCM_TRACER_FIX,
-    ),
-    "cupti_privileges": Finding(
-        "the profiler reported {message!r}: GPU tracing was refused", CUPTI_PRIVILEGES_FIX
-    ),
-    "cupti_error": Finding("the profiler reported a GPU tracer error: {message!r}", CUPTI_LOAD_FIX),
-    "profiler_errors": Finding("the profiler recorded errors: {message!r}", "", is_problem=True),
-    "idle_gpus": Finding("{idle} of {gpus} GPUs recorded no activity{hosts_note}", "", is_problem=False),
-    "loop_steps": Finding(
-        "no step markers{hosts_note}, but TensorFlow executor iterations (iter_num/group_id), which "
-        "the built-in Profile tab can group into steps",
-        "",
-        is_problem=False,
-    ),
-}
-
-STEP_SOURCE_ORDER = ("root_marker", "keras3_marker", "legacy_marker")
-
-
-@dataclass
-class HostCheck:
-    """What one host file says (filled from the reader's Profile, or the read error)."""
-
-    host: str
-    path: str
-    size_bytes: int
-    error: Optional[str] = None
-    step_sources: Tuple[str, ...] = ()  # distinct StepMarker sources present
-    step_count: int = 0  # markers of the best source
-    gpus: int = 0
-    gpus_with_kernels: int = 0
-    gpus_active: int = 0
-    gpu_vendor: str = ""
-    devices: str = ""  # "8x GPU (Nvidia)", "4x TPU v6 Lite", "CPU only"
-    profiler_errors: Tuple[str, ...] = ()
-    loop_iterations: bool = False  # TF executor events with iter_num/group_id (older TF graph steps)
+__all__ = ["FINDINGS", "DoctorReport", "HostCheck", "SessionReport", "diagnose", "diagnose_scan"]
 
 
 @dataclass
@@ -161,6 +51,15 @@ class SessionReport:
         return [FINDINGS[k].problem.format(**args) for k, args in self.findings if not FINDINGS[k].is_problem]
 
     @property
+    def severity(self) -> str:
+        """"problem" when the Advisor's view of the session suffers; "tip" when only TensorBoard's
+        run list or built-in Profile tab does; "ok" otherwise."""
+        found = [FINDINGS[k] for k, _ in self.findings if FINDINGS[k].is_problem]
+        if not found:
+            return "ok"
+        return "tip" if all(f.profile_tab_only for f in found) else "problem"
+
+    @property
     def fixes(self) -> List[str]:
         out: List[str] = []
         for key, args in self.findings:
@@ -171,7 +70,8 @@ class SessionReport:
 
     @property
     def step_markers(self) -> str:
-        if self.session.format != "xplane" or not self.hosts or all(h.error for h in self.hosts):
+        readable = any(not h.error for h in self.hosts)
+        if self.session.format not in ("xplane", KINETO_FORMAT) or not readable:
             return "unknown"
         present = {s for h in self.hosts for s in h.step_sources}
         for source in STEP_SOURCE_ORDER:
@@ -198,12 +98,14 @@ class SessionReport:
             "fix": "\n".join(self.fixes),
             # additions (DESIGN §2: add keys freely)
             "layout": s.layout,
+            "framework": s.framework or FRAMEWORK_OF_FORMAT.get(s.format),
             "size_bytes": s.size_bytes,
             "devices": self.devices,
             "step_count": sum(h.step_count for h in self.hosts) if self.step_markers != "unknown" else None,
             "findings": [k for k, _ in self.findings],
             "fixes": self.fixes,
             "notes": self.notes,
+            "severity": self.severity,
             "host_files": [
                 {"host": h.host, "path": h.path, "size_bytes": h.size_bytes, "error": h.error}
                 for h in self.hosts
@@ -217,15 +119,20 @@ class DoctorReport:
     sessions: List[SessionReport]
     scan_errors: Tuple[str, ...] = ()
     elapsed_s: float = 0.0
+    # what the walk skipped on purpose (special files, links leaving the logdir, refused writes)
+    # and why it stopped early, if it did
+    walk_problems: Tuple[str, ...] = ()
 
     @property
     def general_problems(self) -> List[str]:
+        problems = list(self.walk_problems)
         if self.sessions:
-            return []
+            return problems
         where = f" ({self.scan_errors[0]})" if self.scan_errors else ""
-        return [
+        return problems + [
             f"no profile sessions under {self.logdir}{where}: profiles live in "
-            "<logdir>/**/plugins/profile/<session>/<host>.xplane.pb"
+            "<logdir>/**/plugins/profile/<session>/<host>.xplane.pb (TensorFlow, JAX) or "
+            "<logdir>/**/<worker>.<timestamp>.pt.trace.json[.gz] (PyTorch)"
         ]
 
     @property
@@ -252,144 +159,6 @@ class DoctorReport:
         }
 
 
-# ---------------------------------------------------------------------------------------------------
-# Checks
-
-
-def _device_summary(profile) -> str:
-    groups: Dict[str, int] = {}
-    for d in profile.devices:
-        if d.kind == "gpu":
-            label = f"GPU ({d.model or d.vendor or 'unknown model'})"
-        elif d.kind == "tpu":
-            label = d.model or "TPU"
-        else:
-            continue
-        groups[label] = groups.get(label, 0) + 1
-    if not groups:
-        return "CPU only"
-    return ", ".join(f"{n}x {label}" for label, n in sorted(groups.items()))
-
-
-def check_host(host: str, path: str, size: int, read: Callable) -> HostCheck:
-    """Read one host file and record what doctor needs from it."""
-    from tb_plugin_advisor.errors import ProfileReadError
-
-    check = HostCheck(host, path, size)
-    try:
-        profile = read(path)
-    except ProfileReadError as e:
-        check.error = getattr(e, "problem", None) or str(e)
-        return check
-    except Exception as e:  # noqa: BLE001 - a reader bug must not stop the other sessions
-        check.error = f"cannot read profile {path}: {type(e).__name__}: {e}"
-        return check
-    # A root event (_r=1) only makes a step for the built-in tab when it carries a step number: TF's
-    # own `FunctionRun` events are roots too (many per step, Keras 3 included) and count for nothing.
-    markers = [m for m in profile.step_markers if m.source != "root_marker" or m.step_num is not None]
-    sources = {m.source for m in markers}
-    check.step_sources = tuple(s for s in STEP_SOURCE_ORDER if s in sources)
-    if check.step_sources:
-        best = check.step_sources[0]
-        check.step_count = sum(1 for m in markers if m.source == best)
-    gpus = profile.gpus
-    check.gpus = len(gpus)
-    check.gpus_with_kernels = sum(1 for d in gpus if len(d.kernels) > 0)
-    check.gpus_active = sum(1 for d in gpus if d.has_activity)
-    check.gpu_vendor = next((d.vendor for d in gpus if d.vendor), "")
-    check.devices = _device_summary(profile)
-    check.loop_iterations = any(
-        "iter_num" in line.stats or "group_id" in line.stats
-        for plane in profile.host_planes
-        for line in plane.lines
-    )
-    check.profiler_errors = tuple(profile.errors) + tuple(
-        w for w in profile.warnings if "cupti" in w.lower() or "CUPTI" in w
-    )
-    return check
-
-
-def _hosts_note(session: Session, affected: Sequence[str]) -> str:
-    if len(session.hosts) <= 1:
-        return ""
-    if len(affected) == len(session.hosts):
-        return " (all hosts)"
-    return " (hosts: " + ", ".join(affected) + ")"
-
-
-def _session_findings(report: SessionReport, logdir: str) -> None:
-    s = report.session
-    add = report.findings.append
-    all_unreadable = bool(report.hosts) and all(h.error for h in report.hosts)
-    if s.layout == "loose" and not all_unreadable:  # moving a corrupt file helps nobody
-        names = (h.path.replace("\\", "/").rsplit("/", 1)[-1] for h in s.hosts)
-        args = {
-            "dir_q": shlex.quote(s.path),
-            "session_q": shlex.quote(f"plugins/profile/{_session_stamp(s)}"),
-            "files_q": " ".join(shlex.quote(n) for n in names),
-        }
-        add(("loose_file", args))
-    elif s.layout == "session" and not report.visible:
-        add(("not_visible", {"run_dir": s.run_dir_rel or ".", "logdir_q": shlex.quote(logdir)}))
-    if s.format == "legacy":
-        add(("legacy_format", {"files": ", ".join(s.files[:4]) + (", ..." if len(s.files) > 4 else "")}))
-        return
-    if s.format == "unknown":
-        note = f" (only {', '.join(s.files[:4])})" if s.files else ""
-        add(("empty_session", {"files_note": note}))
-        return
-    readable = [h for h in report.hosts if not h.error]
-    for h in report.hosts:
-        if h.error:
-            add(("corrupt", {"file": h.path.replace("\\", "/").rsplit("/", 1)[-1], "error": h.error}))
-    if not readable:
-        return
-    keras_only = [h.host for h in readable if h.step_sources and h.step_sources[0] == "keras3_marker"]
-    unmarked = [h.host for h in readable if not h.step_sources and not h.loop_iterations]
-    loops = [h.host for h in readable if not h.step_sources and h.loop_iterations]
-    if keras_only:
-        add(("keras3_markers_only", {"hosts_note": _hosts_note(s, keras_only)}))
-    if unmarked:
-        add(("no_step_markers", {"hosts_note": _hosts_note(s, unmarked)}))
-    if loops:
-        add(("loop_steps", {"hosts_note": _hosts_note(s, loops)}))
-    errors = [e for h in readable for e in h.profiler_errors]
-    privileges = [e for e in errors if "INSUFFICIENT_PRIVILEGES" in e.upper()]
-    cupti = [e for e in errors if "cupti" in e.lower() and e not in privileges]
-    if privileges:
-        add(("cupti_privileges", {"message": privileges[0][:300]}))
-    elif cupti:
-        add(("cupti_error", {"message": cupti[0][:300]}))
-    other = [e for e in errors if e not in privileges and e not in cupti]
-    if other:
-        add(("profiler_errors", {"message": "; ".join(other[:3])[:300]}))
-    no_kernels = [h for h in readable if h.gpus and not h.gpus_with_kernels]
-    if no_kernels and not privileges:
-        gpus = str(sum(h.gpus for h in no_kernels))
-        note = _hosts_note(s, [h.host for h in no_kernels])
-        amd = all(h.gpu_vendor.upper() == "AMD" for h in no_kernels)
-        add(("no_kernels_amd" if amd else "no_kernels", {"gpus": gpus, "hosts_note": note}))
-    idle = [h for h in readable if h.gpus_with_kernels and h.gpus_active < h.gpus]
-    if idle:
-        add(
-            (
-                "idle_gpus",
-                {
-                    "idle": str(sum(h.gpus - h.gpus_active for h in idle)),
-                    "gpus": str(sum(h.gpus for h in idle)),
-                    "hosts_note": _hosts_note(s, [h.host for h in idle]),
-                },
-            )
-        )
-
-
-def _session_stamp(session: Session) -> str:
-    """A session name like the profiler's (`YYYY_MM_DD_HH_MM_SS`) from the newest file's mtime."""
-    mtimes = [h.mtime_ns for h in session.hosts if h.mtime_ns]
-    when = max(mtimes) / 1e9 if mtimes else time.time()
-    return time.strftime("%Y_%m_%d_%H_%M_%S", time.localtime(when))
-
-
 def diagnose_scan(
     scan: Scan, read: Optional[Callable] = None, memo: Optional[MutableMapping[Tuple, HostCheck]] = None
 ) -> DoctorReport:
@@ -398,8 +167,7 @@ def diagnose_scan(
     `memo` maps HostFile.cache_key -> HostCheck across calls, so a server re-reads only files that
     are new or changed when the logdir grows.
     """
-    if read is None:
-        from tb_plugin_advisor.readers.xplane import read_xplane as read
+    readers: Dict[str, Callable] = {"xplane": read or read_xplane, KINETO_FORMAT: read_kineto}
     started = time.monotonic()
     reports = []
     for session in list(scan.sessions) + list(scan.loose):
@@ -409,74 +177,20 @@ def diagnose_scan(
             visible=bool(run_dir and run_dir.visible_in_tensorboard),
             has_marker=bool(run_dir and run_dir.has_marker),
         )
-        if session.format == "xplane":
+        reader = readers.get(session.format)
+        if reader is not None:
             for h in session.hosts:
                 check = memo.get(h.cache_key) if memo is not None else None
                 if check is None:
-                    check = check_host(h.host, h.path, h.size_bytes, read)
+                    check = check_host(h.host, h.path, h.size_bytes, reader)
                     if memo is not None:
                         memo[h.cache_key] = check
                 report.hosts.append(check)
-        _session_findings(report, scan.logdir)
+        session_findings(report, scan.logdir)
         reports.append(report)
-    return DoctorReport(scan.logdir, reports, scan.errors, time.monotonic() - started)
+    walk_problems = scan.warnings + scan.problems + refused_marker_writes(scan)
+    return DoctorReport(scan.logdir, reports, scan.errors, time.monotonic() - started, walk_problems)
 
 
 def diagnose(logdir: str, read: Optional[Callable] = None) -> DoctorReport:
     return diagnose_scan(scan_logdir(logdir), read)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Terminal output
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
-def render_text(report: DoctorReport) -> str:
-    """A line per session with its problems and fixes; multi-line fixes (code) printed once at the end."""
-    lines = [f"tb-advisor doctor: {report.logdir}", ""]
-    for problem in report.general_problems:
-        lines.append(f"  problem: {problem}")
-    snippets: List[str] = []
-    for r in report.sessions:
-        s = r.session
-        status = "ok " if not r.problems else "!! "
-        hosts = f"{len(s.hosts)} host{'s' if len(s.hosts) != 1 else ''}"
-        parts = [s.format, hosts, human_size(s.size_bytes)]
-        if r.devices:
-            parts.append(r.devices)
-        if s.format == "xplane":
-            parts.append(f"steps: {r.step_markers}")
-        if s.layout == "loose":
-            parts.append("loose file, not in a session directory")
-        else:
-            parts.append("in TensorBoard's run list" if r.visible else "not in TensorBoard's run list")
-        lines.append(f"{status}{s.run}  [{', '.join(parts)}]")
-        for problem in r.problems:
-            lines.append(f"      problem: {problem}")
-        for note in r.notes:
-            lines.append(f"      note: {note}")
-        for fix in r.fixes:
-            if "\n" in fix:
-                if fix not in snippets:
-                    snippets.append(fix)
-                lines.append(f"      fix: code change [{snippets.index(fix) + 1}] below")
-            else:
-                lines.append(f"      fix: {fix}")
-    for i, snippet in enumerate(snippets, 1):
-        lines += ["", f"[{i}]"] + [f"    {line}" for line in snippet.splitlines()]
-    data = report.to_json()["summary"]
-    formats = ", ".join(f"{n} {fmt}" for fmt, n in sorted(data["by_format"].items()))
-    lines.append("")
-    lines.append(
-        f"{data['sessions']} session(s), {data['loose']} loose profile director(ies) ({formats or 'none'}); "
-        f"{data['with_problems']} with problems. " + ("All good." if report.ok else "Fix the problems above.")
-    )
-    return "\n".join(lines)

@@ -8,7 +8,9 @@ holding one `Event{file_version: "brain.Event:2"}`. A 0-byte file is not enough:
 default (fast) loader ignores it. TensorBoard never reads `.profile-empty` files for summaries.
 
 The TFRecord framing is written here (length, masked CRC32C of the length, data, masked CRC32C of
-the data); the Event proto comes from TensorBoard's own compat protos, so TensorFlow is not needed.
+the data) with the masked CRC32C TensorBoard's own record writer uses (its tensorflow_stub, the one
+tensorboard.summary.writer.record_writer imports); the Event proto comes from TensorBoard's compat
+protos, so TensorFlow is not needed.
 """
 
 from __future__ import annotations
@@ -21,46 +23,21 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Tuple
 
 from tensorboard.compat.proto import event_pb2
 from tensorboard.compat.tensorflow_stub.io import gfile
+from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
-from tb_plugin_advisor.sources.discovery import MARKER_SUFFIX, RunDir, Scan, is_remote, join
+from tb_plugin_advisor.sources.discovery import MARKER_SUFFIX, RunDir, Scan
+from tb_plugin_advisor.sources.walk import is_inside, is_remote, join
 
 logger = logging.getLogger(__name__)
 
 FILE_VERSION = "brain.Event:2"
 
 # ---------------------------------------------------------------------------------------------------
-# CRC32C (Castagnoli), as TFRecord uses it
-
-
-def _crc32c_table() -> List[int]:
-    poly = 0x82F63B78  # reflected Castagnoli polynomial
-    table = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
-        table.append(crc)
-    return table
-
-
-_CRC32C_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC32C_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes) -> int:
-    """TFRecord's mask: rotate right by 15 bits and add a constant (so CRCs of CRCs stay useful)."""
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+# TFRecord framing
 
 
 def tfrecord(data: bytes) -> bytes:
@@ -93,8 +70,42 @@ def missing_markers(scan: Scan) -> List[RunDir]:
     return [r for r in scan.run_dirs if not r.visible_in_tensorboard]
 
 
-def write_marker(run_dir: str, wall_time: Optional[float] = None, host: Optional[str] = None) -> str:
-    """Write one marker into `run_dir` and return its path; raises OSError (or gfile's errors)."""
+class MarkerRefused(OSError):
+    """The run directory resolves outside the logdir: the Advisor writes nothing there."""
+
+
+def outside_logdir(run_dir: str, logdir: str) -> Optional[str]:
+    """Where `run_dir` really is, when that is outside `logdir`'s real path; None when inside."""
+    if is_remote(run_dir) or not logdir:
+        return None
+    real = os.path.realpath(run_dir)
+    return None if is_inside(real, os.path.realpath(logdir)) else real
+
+
+def refused_marker_writes(scan: Scan) -> Tuple[str, ...]:
+    """Doctor's explanation for each run directory whose marker the Advisor will not write."""
+    refused = []
+    for run_dir in missing_markers(scan):
+        real = outside_logdir(run_dir.path, scan.logdir)
+        if real is not None:
+            refused.append(
+                f"{run_dir.rel or '.'}: no .profile-empty marker will be written there: it resolves to "
+                f"{real}, outside the logdir (the Advisor only ever writes inside the logdir)"
+            )
+    return tuple(refused)
+
+
+def write_marker(
+    run_dir: str, wall_time: Optional[float] = None, host: Optional[str] = None, logdir: str = ""
+) -> str:
+    """Write one marker into `run_dir` and return its path; raises OSError (or gfile's errors).
+
+    With `logdir`, a run directory whose real path is outside the logdir's is refused
+    (MarkerRefused); the file itself is created without following a symlink.
+    """
+    real = outside_logdir(run_dir, logdir)
+    if real is not None:
+        raise MarkerRefused(f"{run_dir} resolves to {real}, outside the logdir {logdir}: nothing written")
     wall_time = time.time() if wall_time is None else wall_time
     path = join(run_dir, marker_name(wall_time, host or marker_host()))
     data = marker_bytes(wall_time)
@@ -104,7 +115,7 @@ def write_marker(run_dir: str, wall_time: Optional[float] = None, host: Optional
         with gfile.GFile(path, "wb") as f:
             f.write(data)
         return path
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
         os.write(fd, data)
     finally:
@@ -140,7 +151,7 @@ class MarkerWriter:
                 if run_dir.path in self._failed or run_dir.path in self._written:
                     continue
                 try:
-                    path = write_marker(run_dir.path)
+                    path = write_marker(run_dir.path, logdir=scan.logdir)
                 except Exception as e:  # noqa: BLE001 - read-only or remote without write access
                     self._failed.add(run_dir.path)
                     result.failed.append(f"{run_dir.path}: {e}")

@@ -6,12 +6,19 @@ supplies is ever opened directly.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+import os
+from typing import Callable, Iterable, List, Optional, Sequence
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.readers.kineto import read_kineto
+from tb_plugin_advisor.readers.kineto_tables import JSON_SUFFIXES, worker_from_filename
 from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.sources.discovery import Scan, Session
+from tb_plugin_advisor.sources.discovery import XPLANE_SUFFIX, HostFile, Scan, Session
+from tb_plugin_advisor.sources.kineto_runs import KINETO_FORMAT
+
+# Formats the Advisor analyses, and the reader of each.
+READERS = {"xplane": read_xplane, KINETO_FORMAT: read_kineto}
 
 _SHOWN = 30
 
@@ -26,30 +33,118 @@ def known_runs(names: Iterable[str]) -> str:
     return f"known runs: {shown}{more}"
 
 
-def find_run(scan: Scan, run: str, role: str = "") -> Session:
-    """The session named `run` that holds XSpace profiles; AdvisorError saying what exists otherwise."""
+def match_runs(sessions: Sequence[Session], query: str) -> List[Session]:
+    """The sessions a user means by `query`: the exact run name; else every run whose name starts
+    with it, or whose run directory is named it (`run1_naive` for `run1_naive/train/<session>`).
+
+    People type the directory they created, or the start of a long timestamped name; matching only
+    the full name made them copy it from `--list` first.
+    """
+    query = query.strip().rstrip("/\\").replace("\\", "/")
+    if not query:
+        return []
+    exact = [s for s in sessions if s.run == query]
+    if exact:
+        return exact
+    return [
+        s for s in sessions
+        if s.run.startswith(query) or query in s.run.split("/") or s.run_dir_rel == query
+    ]
+
+
+def resolve_run(sessions: Sequence[Session], query: str, where: str, role: str = "") -> Session:
+    """The one session `query` names (see match_runs); AdvisorError listing the candidates when it
+    names several, or the known runs when it names none."""
     label = f"{role} run" if role else "run"
-    session = scan.run(run)
-    if session is None:
-        known = known_runs(s.run for s in scan.sessions)
-        raise AdvisorError(f"unknown {label} '{run}' in {scan.logdir}; {known}")
-    if session.format != "xplane":
+    matches = match_runs(sessions, query)
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise AdvisorError(f"unknown {label} '{query}' in {where}; {known_runs(s.run for s in sessions)}")
+    shown = ", ".join(f"'{s.run}'" for s in matches[:_SHOWN])
+    more = f" and {len(matches) - _SHOWN} more" if len(matches) > _SHOWN else ""
+    raise AdvisorError(
+        f"{label} '{query}' is ambiguous in {where}: it matches {len(matches)} runs: {shown}{more}; "
+        "give more of the name"
+    )
+
+
+def find_run(scan: Scan, run: str, role: str = "") -> Session:
+    """The session `run` names (a full run name, a unique prefix, or its run directory's name) that
+    holds profiles the Advisor reads (XSpace or Kineto); AdvisorError saying what exists otherwise."""
+    label = f"{role} run" if role else "run"
+    session = resolve_run(scan.sessions, run, scan.logdir, role)
+    if session.format not in READERS:
         raise AdvisorError(
-            f"{label} '{run}' holds no .xplane.pb profile (found: {', '.join(session.files) or 'nothing'}); "
-            "the Advisor reads XSpace profiles written by TensorFlow >= 2.2 or JAX"
+            f"{label} '{session.run}' holds no .xplane.pb profile "
+            f"(found: {', '.join(session.files) or 'nothing'}); "
+            "the Advisor reads XSpace profiles written by TensorFlow >= 2.2 or JAX, and PyTorch profiler "
+            "traces (*.pt.trace.json[.gz])"
         )
     return session
 
 
-def load_run(session: Session, host: Optional[str] = None, role: str = "") -> RunProfiles:
-    """Read every host of the session, or only `host`; ProfileReadError for unreadable files."""
-    files = list(session.hosts)
-    if host is not None:
-        chosen = session.host(host)
-        if chosen is None:
-            label = f"{role} host" if role else "host"
-            raise AdvisorError(
-                f"unknown {label} '{host}' in run '{session.run}'; its hosts: {', '.join(session.host_names)}"
-            )
-        files = [chosen]
-    return RunProfiles(run=session.run, profiles=[read_xplane(f.path, host=f.host) for f in files])
+# on_progress(done_bytes, total_bytes) over all of a run's files: what progress bars show.
+RunProgress = Callable[[int, int], None]
+
+
+def host_files(session: Session, host: Optional[str] = None, role: str = "") -> List[HostFile]:
+    """The session's host files to read: all of them, or only `host` (a clear error naming the hosts
+    there are when it is not one of them)."""
+    if host is None:
+        return list(session.hosts)
+    chosen = session.host(host)
+    if chosen is None:
+        label = f"{role} host" if role else "host"
+        raise AdvisorError(
+            f"unknown {label} '{host}' in run '{session.run}'; its hosts: {', '.join(session.host_names)}"
+        )
+    return [chosen]
+
+
+def load_run(
+    session: Session, host: Optional[str] = None, role: str = "", on_progress: Optional[RunProgress] = None
+) -> RunProfiles:
+    """Read every host of the session, or only `host`; ProfileReadError for unreadable files.
+    `on_progress` sees bytes read over all files (XSpace files report as they are read, traces once
+    each is read)."""
+    files = host_files(session, host, role)
+    reader = READERS.get(session.format, read_xplane)
+    total = sum(f.size_bytes for f in files)
+    profiles = []
+    before = 0
+    for f in files:
+        if on_progress is not None and reader is read_xplane:
+            def file_progress(done: int, _size: int, before: int = before) -> None:
+                on_progress(min(total, before + done), total)
+
+            profiles.append(read_xplane(f.path, host=f.host, on_progress=file_progress))
+        else:
+            profiles.append(reader(f.path, host=f.host))
+        before += f.size_bytes
+        if on_progress is not None:
+            on_progress(min(total, before), total)
+    return RunProfiles(run=session.run, profiles=profiles)
+
+
+def is_profile_file(path: str) -> bool:
+    """A path the CLI may be given instead of a logdir: one trace or XSpace file."""
+    name = os.path.basename(path)
+    return os.path.isfile(path) and (name.endswith(XPLANE_SUFFIX) or name.endswith(JSON_SUFFIXES))
+
+
+def session_for_file(path: str) -> Session:
+    """A one-host session for a profile file named on the command line (CLI only: the server never
+    opens a path it is given). `*.xplane.pb` is XSpace; any `.json[.gz]` is read as a Kineto trace,
+    since `export_chrome_trace` writes them under any name."""
+    path = os.path.abspath(path)
+    name = os.path.basename(path)
+    if name.endswith(XPLANE_SUFFIX):
+        fmt, host, framework = "xplane", name[: -len(XPLANE_SUFFIX)], ""
+    else:
+        fmt, host, framework = KINETO_FORMAT, worker_from_filename(name), "pytorch"
+    stat = os.stat(path)
+    directory = os.path.dirname(path)
+    hosts = (HostFile(host, path, stat.st_size, stat.st_mtime_ns),)
+    return Session(name, directory, directory, "", name, fmt, hosts, (name,), layout="file",
+                   framework=framework)

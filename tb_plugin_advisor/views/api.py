@@ -1,39 +1,49 @@
-"""The Advisor tab's HTTP API: routes, errors as JSON, and analyses that never block the server.
+"""The Advisor tab's HTTP routes: parameters in, JSON answers out (analysis in analysis_service).
 
-Routes (served by TensorBoard under /data/plugin/advisor/, TEAM.md "HTTP API"):
+Routes (served by TensorBoard under /data/plugin/advisor/, ARCHITECTURE.md §2 "HTTP API"):
   runs                         the discovered runs (from the in-memory scan)
   report?run=R[&host=H]        the engine's report for one run (or one host of it)
   diff?baseline=R1&candidate=R2[&baseline_host=H&candidate_host=H]
   doctor                       doctor JSON for the whole logdir
   index.js, other static files looked up by exact name in the package's static/ directory
 
-Every answer is JSON with `Content-Type: application/json`; failures are `{"error": "..."}` with
-400 (missing/bad parameter), 404 (unknown run, host or file) or 422 (the profile cannot be read or
-analysed). A run name is only looked up among discovered runs, never joined into a path.
-
-Analyses run on a small thread pool. Results are kept in a bounded LRU keyed by the files'
-(path, size, mtime), concurrent requests for the same key share one future, and a request that
-waits longer than `wait_s` gets 202 `{"status": "running"}` and polls again.
+Only GET and HEAD are answered (405 with `Allow` otherwise). Every answer is JSON; failures are
+`{"error": "..."}` with 400 (missing/bad parameter), 404 (unknown run, host or file), 422 (the
+profile cannot be read or analysed), 503 (a worker process died) or 500 (a bug in the Advisor:
+`{"error": ..., "error_id": ...}`, the id logged with the traceback). A run name is only looked up
+among discovered runs, never joined into a path; no answer carries an absolute server path.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import json
-import logging
+import gzip
 import mimetypes
 import os
-import queue
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Hashable, Optional, Tuple
+from typing import Any, Callable, Dict, Optional
 
+from tensorboard.backend import http_util
 from werkzeug import wrappers
 
-from tb_plugin_advisor.sources.discovery import LiveDiscovery, Session
-
-logger = logging.getLogger(__name__)
+from tb_plugin_advisor.sources.discovery import Session
+from tb_plugin_advisor.sources.live import LiveDiscovery
+from tb_plugin_advisor.views import worker_tasks
+from tb_plugin_advisor.views.analysis_service import (  # noqa: F401 - re-exported for callers
+    AnalysisService,
+    Answer,
+    DaemonPool,
+    wait,
+)
+from tb_plugin_advisor.views.http_errors import (  # noqa: F401 - ApiError re-exported
+    ApiError,
+    PathMapper,
+    WorkerCrashed,
+    log_internal_error,
+)
+from tb_plugin_advisor.views.progress_board import ProgressBoard
 
 JSON = "application/json"
 MAX_PARAM_CHARS = 4096
@@ -41,179 +51,22 @@ STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 STATIC_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": JSON}
 
 
-class ApiError(Exception):
-    """A client-facing failure: becomes `{"error": message}` with `status`."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-# ---------------------------------------------------------------------------------------------------
-# Shared, bounded, non-blocking analysis results
-
-
-class DaemonPool:
-    """A fixed set of daemon worker threads returning futures.
-
-    concurrent.futures' pool joins its threads at interpreter exit, so Ctrl+C on TensorBoard would
-    wait for a long analysis to finish; nobody needs a half-made report after the server is gone.
-    """
-
-    def __init__(self, workers: int, name: str = "advisor"):
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()  # (future, fn) items; None stops a worker
-        self._threads = [
-            threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
-            for i in range(max(1, workers))
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((fut, fn))
-        return fut
-
-    def shutdown(self) -> None:
-        for _ in self._threads:
-            self._queue.put(None)
-
-    def _work(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            fut, fn = item
-            if not fut.set_running_or_notify_cancel():
-                continue
-            try:
-                result = fn()
-            except BaseException as e:  # noqa: BLE001 - delivered to every waiter
-                fut.set_exception(e)
-            else:
-                fut.set_result(result)
-
-
-class AnalysisService:
-    """Runs analyses on a worker pool; remembers finished ones in an LRU; shares in-flight ones.
-
-    `result(key, compute)` returns (True, value) when the value is ready within `wait_s`, else
-    (False, None): the caller answers 202 and the same future keeps running for the next poll.
-    Exceptions from `compute` are re-raised to every waiter; only ApiError outcomes (a corrupt
-    file is corrupt until it changes, and then its key changes) are remembered.
-    """
-
-    def __init__(self, workers: int = 2, cache_size: int = 32, wait_s: float = 2.0):
-        self.wait_s = wait_s
-        self.cache_size = max(1, cache_size)
-        self._pool = DaemonPool(workers)
-        self._lock = threading.RLock()
-        self._done: OrderedDict[Hashable, concurrent.futures.Future] = OrderedDict()
-        self._running: Dict[Hashable, concurrent.futures.Future] = {}
-        self.computed = 0  # how many computations actually ran (tests check sharing with it)
-
-    def future(self, key: Hashable, compute: Callable[[], Any]) -> concurrent.futures.Future:
-        with self._lock:
-            fut = self._done.get(key)
-            if fut is not None:
-                self._done.move_to_end(key)
-                return fut
-            fut = self._running.get(key)
-            if fut is not None:
-                return fut
-            fut = self._pool.submit(lambda: self._counted(compute))
-            self._running[key] = fut
-            fut.add_done_callback(lambda f, k=key: self._finished(k, f))
-            return fut
-
-    def result(
-        self, key: Hashable, compute: Callable[[], Any], wait_s: Optional[float] = None
-    ) -> Tuple[bool, Any]:
-        return _wait(self.future(key, compute), self.wait_s if wait_s is None else wait_s)
-
-    def cached(self, key: Hashable) -> Optional[concurrent.futures.Future]:
-        with self._lock:
-            return self._done.get(key)
-
-    def shutdown(self) -> None:
-        self._pool.shutdown()
-
-    def _counted(self, compute: Callable[[], Any]) -> Any:
-        with self._lock:
-            self.computed += 1
-        return compute()
-
-    def _finished(self, key: Hashable, fut: concurrent.futures.Future) -> None:
-        with self._lock:
-            if self._running.get(key) is fut:
-                del self._running[key]
-            error = fut.exception() if not fut.cancelled() else None
-            if fut.cancelled() or (error is not None and not isinstance(error, ApiError)):
-                return
-            self._done[key] = fut
-            self._done.move_to_end(key)
-            while len(self._done) > self.cache_size:
-                self._done.popitem(last=False)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Analyses behind the routes (files are only ever opened through discovered sessions)
-
-
-def _read_profiles(session: Session, host: Optional[str]):
-    from tb_plugin_advisor.errors import ProfileReadError
-    from tb_plugin_advisor.sources.runs import load_run
-
-    try:
-        return load_run(session, host)  # the host was validated by the route
-    except ProfileReadError as e:
-        raise ApiError(422, f"cannot read the profile of run '{session.run}': {e}") from None
-
-
-def build_report(session: Session, host: Optional[str]) -> Dict[str, Any]:
-    """The engine's report JSON for a session (all hosts, or one)."""
-    profiles = _read_profiles(session, host)
-    from tb_plugin_advisor import report as engine
-
-    return to_jsonable(engine.build_report(profiles))
-
-
-def build_diff(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[str, Any]:
-    """The diff of two report JSON dicts (the diff works on what the user saw in the reports)."""
-    from tb_plugin_advisor.analysis import diff as differ
-
-    return to_jsonable(differ.diff_reports(baseline, candidate))
-
-
-def to_jsonable(value: Any) -> Any:
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        value = to_json()
-    if isinstance(value, (bytes, str)):
-        return json.loads(value)
-    return value
-
-
-# ---------------------------------------------------------------------------------------------------
-# The WSGI side
-
-
-def _wait(fut: concurrent.futures.Future, timeout: float) -> Tuple[bool, Any]:
-    try:
-        return True, fut.result(timeout=max(0.0, timeout))
-    except concurrent.futures.TimeoutError:
-        return False, None
+ALLOWED_METHODS = ("GET", "HEAD")
 
 
 def _respond(request: wrappers.Request, body: Any, status: int = 200) -> wrappers.Response:
-    from tensorboard.backend import http_util
-
     return http_util.Respond(request, body, JSON, code=status)
 
 
-def _error(request: wrappers.Request, status: int, message: str) -> wrappers.Response:
-    return _respond(request, {"error": message}, status)
+def _respond_answer(request: wrappers.Request, answer: Answer, content_type: str = JSON) -> wrappers.Response:
+    """A cached answer as stored: its gzip for clients that accept it, else the plain bytes."""
+    gzip_ok = "gzip" in request.headers.get("Accept-Encoding", "").lower()
+    if gzip_ok:
+        response = http_util.Respond(request, answer.gzipped, content_type, content_encoding="gzip")
+    else:
+        response = http_util.Respond(request, answer.body, content_type)
+    response.headers["Vary"] = "Accept-Encoding"
+    return response
 
 
 def _param(request: wrappers.Request, name: str, required: bool = True) -> Optional[str]:
@@ -265,12 +118,22 @@ class BoundedDict(OrderedDict):
 class AdvisorApi:
     """The route handlers; `apps()` is what the plugin's get_plugin_apps() returns."""
 
-    def __init__(self, discovery: LiveDiscovery, service: AnalysisService, static_dir: str = STATIC_DIR):
+    def __init__(
+        self,
+        discovery: LiveDiscovery,
+        service: AnalysisService,
+        static_dir: str = STATIC_DIR,
+        logdir: str = "",
+    ):
         self.discovery = discovery
         self.service = service
         self.static_dir = static_dir
         self.static = static_files(static_dir)
+        self.logdir = logdir or getattr(discovery, "logdir", "") or ""
+        self.paths = PathMapper(self.logdir)
         self._host_checks = BoundedDict(4096)  # doctor's per-file results, by (path, size, mtime)
+        self._static_answers: Dict[str, Answer] = {}  # only names of the static table, so bounded
+        self._progress = ProgressBoard()  # running reports' progress, for 202 answers
 
     def apps(self) -> Dict[str, Callable]:
         routes = {
@@ -285,17 +148,34 @@ class AdvisorApi:
             routes.setdefault("/" + rel, self._handler(self.static_file))
         return routes
 
+    def _error(self, request: wrappers.Request, status: int, message: str, **extra: str) -> wrappers.Response:
+        return _respond(request, {"error": self.paths.text(message), **extra}, status)
+
     def _handler(self, method: Callable[[wrappers.Request], wrappers.Response]) -> Callable:
         @wrappers.Request.application
         def app(request: wrappers.Request) -> wrappers.Response:
+            if request.method not in ALLOWED_METHODS:
+                response = self._error(
+                    request, 405, f"method {request.method[:20]} not allowed; the Advisor API answers GET"
+                )
+                response.headers["Allow"] = ", ".join(ALLOWED_METHODS)
+                return response
             try:
                 return method(request)
             except ApiError as e:
-                return _error(request, e.status, e.message)
-            except Exception as e:  # noqa: BLE001 - a request never gets a 500 page or a traceback
-                logger.exception("advisor: %s failed", request.path)
-                why = f"{type(e).__name__}: {e}"
-                return _error(request, 422, f"the Advisor could not handle this request ({why})")
+                return self._error(request, e.status, e.message)
+            except WorkerCrashed as e:
+                log_internal_error(request.path, e)
+                return self._error(request, 503, str(e))
+            except Exception as e:  # noqa: BLE001 - a bug of ours: 500 JSON with an id, traceback in the log
+                error_id = log_internal_error(request.path, e)
+                return self._error(
+                    request,
+                    500,
+                    f"internal error in the Advisor (id {error_id}); the traceback is in TensorBoard's log "
+                    "under this id: please report it",
+                    error_id=error_id,
+                )
 
         return app
 
@@ -321,12 +201,30 @@ class AdvisorApi:
 
     def _report_future(self, session: Session, host: Optional[str]) -> concurrent.futures.Future:
         key = ("report", session.cache_key, host)
-        return self.service.future(key, lambda: build_report(session, host))
+
+        def compute() -> Answer:
+            progress = self._progress.start(key)
+            try:
+                return Answer(*self.service.in_process(
+                    worker_tasks.report_answer, session, host, self.logdir, self.service.scheduler,
+                    progress.path))
+            finally:
+                self._progress.finish(key)
+
+        return self.service.future(key, compute)
+
+    def _progress_of(self, session: Session, host: Optional[str], ready: bool = False) -> Dict[str, Any]:
+        """The 202 answer's `progress`: how far reading a run has got (stage, bytes, elapsed)."""
+        if ready:  # one side of a diff whose report is already there
+            files = [f for f in session.hosts if host is None or f.host == host]
+            size = sum(int(f.size_bytes or 0) for f in files)
+            return {"stage": "done", "done_bytes": size, "total_bytes": size, "elapsed_s": 0.0}
+        return self._progress.to_json(("report", session.cache_key, host))
 
     def _answer(self, request: wrappers.Request, ready: bool, value: Any, running: Dict) -> wrappers.Response:
         if not ready:
             return _respond(request, dict(status="running", **running), 202)
-        return _respond(request, to_jsonable(value))
+        return _respond_answer(request, value)
 
     # -- routes --------------------------------------------------------------------------------
 
@@ -341,8 +239,8 @@ class AdvisorApi:
         run = _param(request, "run")
         host = _param(request, "host", required=False)
         session = self._session(run, host)
-        ready, value = _wait(self._report_future(session, host), self.service.wait_s)
-        return self._answer(request, ready, value, {"run": run})
+        ready, value = wait(self._report_future(session, host), self.service.wait_s)
+        return self._answer(request, ready, value, {"run": run, "progress": self._progress_of(session, host)})
 
     def diff(self, request: wrappers.Request) -> wrappers.Response:
         base_run = _param(request, "baseline")
@@ -357,18 +255,22 @@ class AdvisorApi:
         deadline = time.monotonic() + self.service.wait_s
         base_future = self._report_future(base, base_host)
         cand_future = self._report_future(cand, cand_host)
-        ready_b, base_report = _wait(base_future, deadline - time.monotonic())
-        ready_c, cand_report = _wait(cand_future, deadline - time.monotonic())
+        ready_b, base_report = wait(base_future, deadline - time.monotonic())
+        ready_c, cand_report = wait(cand_future, deadline - time.monotonic())
         if not (ready_b and ready_c):
+            running["progress"] = {"baseline": self._progress_of(base, base_host, ready_b),
+                                   "candidate": self._progress_of(cand, cand_host, ready_c)}
             return self._answer(request, False, None, running)
         key = ("diff", base.cache_key, base_host, cand.cache_key, cand_host)
-        compute = lambda: build_diff(base_report, cand_report)  # noqa: E731
+
+        def compute() -> Answer:
+            encoded = self.service.in_process(worker_tasks.diff_answer, base_report.body, cand_report.body)
+            return Answer(*encoded)
+
         ready, value = self.service.result(key, compute, max(0.0, deadline - time.monotonic()))
         return self._answer(request, ready, value, running)
 
     def doctor(self, request: wrappers.Request) -> wrappers.Response:
-        from tb_plugin_advisor.sources import doctor
-
         scan = self.discovery.scan
         key = (
             "doctor",
@@ -376,15 +278,19 @@ class AdvisorApi:
             tuple((r.path, r.event_files) for r in scan.run_dirs),
         )
 
-        def compute():
-            return doctor.diagnose_scan(scan, memo=self._host_checks).to_json()
+        def compute() -> Answer:
+            hosts = [h.cache_key for s in scan.sessions + scan.loose for h in s.hosts]
+            known = {k: check for k in hosts if (check := self._host_checks.get(k)) is not None}
+            task = worker_tasks.doctor_answer
+            body, gzipped, checks = self.service.in_process(task, scan, known, self.logdir)
+            for k, check in checks.items():
+                self._host_checks[k] = check
+            return Answer(body, gzipped)
 
         ready, value = self.service.result(key, compute)
         return self._answer(request, ready, value, {})
 
     def static_file(self, request: wrappers.Request) -> wrappers.Response:
-        from tensorboard.backend import http_util
-
         # The path below the plugin prefix, e.g. "index.js"; only names in the table are served.
         marker = "/data/plugin/advisor/"
         path = request.path
@@ -392,11 +298,14 @@ class AdvisorApi:
         full = self.static.get(rel)
         if full is None:
             raise ApiError(404, f"no such Advisor resource: '{rel[:200]}'")
-        try:
-            with open(full, "rb") as f:
-                data = f.read()
-        except OSError:
-            raise ApiError(404, f"no such Advisor resource: '{rel[:200]}'") from None
+        answer = self._static_answers.get(rel)
+        if answer is None:  # read and compressed once: the tab's script is fetched on every page load
+            try:
+                with open(full, "rb") as f:
+                    data = f.read()
+            except OSError:
+                raise ApiError(404, f"no such Advisor resource: '{rel[:200]}'") from None
+            answer = self._static_answers[rel] = Answer(data, gzip.compress(data, 6, mtime=0))
         ext = os.path.splitext(rel)[1].lower()
         content_type = STATIC_TYPES.get(ext) or mimetypes.guess_type(rel)[0] or "application/octet-stream"
-        return http_util.Respond(request, data, content_type)
+        return _respond_answer(request, answer, content_type)

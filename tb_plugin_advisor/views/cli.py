@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 from tb_plugin_advisor import __version__
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.views.terminal import terminal_safe
 
 # subcommand -> (module under tb_plugin_advisor.views.commands, one-line help)
 SUBCOMMANDS = {
@@ -38,6 +39,13 @@ def build_parser(chosen: Optional[str] = None) -> argparse.ArgumentParser:
         if name == chosen:
             module = importlib.import_module(f"tb_plugin_advisor.views.commands.{module_name}")
             module.add_arguments(sub_parser)
+            sub_parser.add_argument(
+                "--max-profile-mb",
+                type=float,
+                metavar="MB",
+                help="largest profile read, in MB after decompression (default 512); larger files "
+                "are refused with an error instead of exhausting memory",
+            )
             sub_parser.set_defaults(_run=module.run)
     return parser
 
@@ -57,14 +65,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return 2
     try:
+        if getattr(args, "max_profile_mb", None) is not None:
+            _set_profile_cap(parser, args.max_profile_mb)
         return int(args._run(args) or 0)
     except AdvisorError as exc:  # bad input: one line that says what and where, no traceback
-        print(f"tb-advisor: error: {exc}", file=sys.stderr)
+        print(f"tb-advisor: error: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `tb-advisor report … | head`
         return 0
+
+
+def _set_profile_cap(parser: argparse.ArgumentParser, megabytes: float) -> None:
+    from tb_plugin_advisor.readers import limits
+
+    try:
+        limits.configure(megabytes)
+    except ValueError as exc:
+        parser.error(str(exc))  # exit 2 with usage, like any bad option
 
 
 if __name__ == "__main__":

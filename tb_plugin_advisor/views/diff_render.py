@@ -15,13 +15,18 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.analysis.diff import (
     ARROW,
+    BOTTLENECK_LABELS,
     CATEGORY_LABELS,
     MINUS,
     SIGNIFICANCE,
     fmt_bytes,
     short_name,
 )
+from tb_plugin_advisor.formatting import format_number, pct_number
+from tb_plugin_advisor.views.diff_hosts_render import hosts_html, hosts_markdown, hosts_text
 from tb_plugin_advisor.views.diff_render_deep import deep_tables
+from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
+from tb_plugin_advisor.views.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)
@@ -55,22 +60,31 @@ def render(diff: Dict[str, Any], fmt: str, top: int = TOP_OPS) -> str:
 # Number formatting shared by the views
 
 
-def _num(value: Optional[float], digits: int = 1) -> str:
+def _with_sign(value: Optional[float], text: str, plus: bool) -> str:
+    """A typographic minus, and a plus for `plus`, unless the value rounds to zero."""
     if value is None:
         return "n/a"
-    text = f"{abs(value):.{digits}f}"
-    return (MINUS if value < 0 and float(text) != 0 else "") + text
+    if text.strip("0.") == "":
+        return text
+    return (MINUS if value < 0 else "+" if plus else "") + text
 
 
-def _signed(value: Optional[float], digits: int = 1) -> str:
-    if value is None:
-        return "n/a"
-    text = _num(value, digits)
-    return text if text.startswith(MINUS) or float(text.replace(MINUS, "-")) == 0 else "+" + text
+def _num(value: Optional[float]) -> str:
+    """As the tab rounds it (formatting.py): about three significant digits."""
+    return _with_sign(value, format_number(abs(value)) if value is not None else "", plus=False)
+
+
+def _signed(value: Optional[float]) -> str:
+    return _with_sign(value, format_number(abs(value)) if value is not None else "", plus=True)
+
+
+def _share(value: Optional[float], plus: bool = False) -> str:
+    """A share in % (the number only), as the tab rounds percents: whole from 10 up."""
+    return _with_sign(value, pct_number(abs(value)) if value is not None else "", plus=plus)
 
 
 def _pct(value: Optional[float]) -> str:
-    return "n/a" if value is None else _signed(value) + " %"
+    return "n/a" if value is None else _with_sign(value, pct_number(abs(value)), plus=True) + " %"
 
 
 def _p(value: Optional[float]) -> str:
@@ -154,13 +168,14 @@ def _breakdown_rows(diff: Dict[str, Any]) -> List[List[str]]:
 
 
 def _verdict_line(verdict: Dict[str, Any]) -> str:
+    """The run's own verdict sentence, as its report shows it: no second rounding of its numbers and
+    no category ids beside it."""
     if not verdict:
         return "n/a"
-    head = f"{verdict.get('bottleneck', 'unknown')} (input-bound {verdict.get('input_bound', 'unknown')}"
-    if verdict.get("input_pct") is not None:
-        head += f", {_num(verdict['input_pct'])} % input"
-    head += ")"
-    return head + (f" \u2014 {verdict['summary']}" if verdict.get("summary") else "")
+    if verdict.get("summary"):
+        return str(verdict["summary"])
+    bottleneck = str(verdict.get("bottleneck", "unknown"))
+    return f"bottleneck: {BOTTLENECK_LABELS.get(bottleneck, bottleneck)}"
 
 
 def _precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
@@ -174,7 +189,7 @@ def _precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
         b, c = prec["baseline"].get(key), prec["candidate"].get(key)
         if not b and not c:
             continue
-        rows.append([key, _num(b), _num(c), _signed(delta)])
+        rows.append([key, _share(b), _share(c), _share(delta, plus=True)])
     return rows
 
 
@@ -184,12 +199,13 @@ def _op_rows(rows: Sequence[Dict[str, Any]], limit: int, full_names: bool = Fals
         name = r["name"] if full_names else short_name(r["name"], TABLE_NAME_CHARS)
         inst = r.get("instances") or {}
         if r.get("match") == "normalised" and max(inst.get("baseline", 0), inst.get("candidate", 0)) > 1:
-            name += f"  [{inst.get('baseline', 0)}\u00d7 / {inst.get('candidate', 0)}\u00d7 merged]"
+            name += (f"  ({inst.get('baseline', 0)} in the baseline, {inst.get('candidate', 0)} in the "
+                     "candidate, compared as one op)")
         out.append(
             [
-                _signed(r["delta_ms"], 3),
-                _num(r["baseline_ms"], 3),
-                _num(r["candidate_ms"], 3),
+                _signed(r["delta_ms"]),
+                _num(r["baseline_ms"]),
+                _num(r["candidate_ms"]),
                 r["status"] + ("?" if r.get("uncertain") else ""),
                 name,
             ]
@@ -210,12 +226,10 @@ def _tc_line(diff: Dict[str, Any]) -> Optional[str]:
     t = diff["tensor_cores_pct"]
     if not t["baseline"] and not t["candidate"] and not diff["kernels"]:
         return None  # no device kernels on either side: nothing to say
-    return (
-        f"{_num(t['baseline'])} {ARROW} {_num(t['candidate'])} % of device time"
-        f" ({_signed(diff['tensor_cores_delta_pct'])} points)"
-        if diff["tensor_cores_delta_pct"] is not None
-        else f"{_num(t['baseline'])} {ARROW} {_num(t['candidate'])} % of device time"
-    )
+    line = f"{_share(t['baseline'])} {ARROW} {_share(t['candidate'])} % of device time"
+    if diff["tensor_cores_delta_pct"] is not None:
+        line += f" ({_share(diff['tensor_cores_delta_pct'], plus=True)} points)"
+    return line
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -249,7 +263,7 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     out.append("")
     rows = _precision_rows(diff)
     if rows:
-        out.append("Precision (% of device compute)")
+        out.append("Precision (% of compute time)")
         out += _table(["", "baseline", "candidate", "delta"], rows, "lrrr") + [""]
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
         if line:
@@ -267,10 +281,11 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
         if any(r.get("uncertain") for r in rows[:top]):
             out.append(f"  {UNCERTAIN_NOTE}")
         out.append("")
+    out += hosts_text(diff)
     if diff.get("warnings"):
         out.append("Warnings")
         out += [f"  - {w}" for w in diff["warnings"]] + [""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_output("\n".join(out).rstrip())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -307,7 +322,7 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     out.append("")
     rows = _precision_rows(diff)
     if rows:
-        out += ["## Precision (% of device compute)", ""]
+        out += ["## Precision (% of compute time)", ""]
         out += _md_table(["", "baseline", "candidate", "delta"], rows, "lrrr") + [""]
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
         if line:
@@ -326,9 +341,10 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
         if any(r.get("uncertain") for r in rows[:top]):
             out += ["", md_escape(UNCERTAIN_NOTE)]
         out.append("")
+    out += hosts_markdown(diff, md_escape)
     if diff.get("warnings"):
         out += ["## Warnings", ""] + [f"- {md_escape(w)}" for w in diff["warnings"]] + [""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_output("\n".join(out).rstrip())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -350,7 +366,6 @@ th { white-space: nowrap; text-align: left; color: var(--muted); font-weight: 60
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.name { font-family: ui-monospace, monospace; word-break: break-all; }
 .good { color: var(--good); } .bad { color: var(--bad); } .muted { color: var(--muted); }
-svg text { fill: var(--fg); font-size: 12px; }
 """
 
 
@@ -375,36 +390,6 @@ def _delta_class(text: str, lower_is_better: bool = True) -> str:
     return ""
 
 
-def _breakdown_svg(diff: Dict[str, Any]) -> str:
-    """Baseline and candidate per-category ms per step as paired horizontal bars."""
-    rows = [(k, r) for k, r in diff["breakdown"].items() if r["baseline_ms"] or r["candidate_ms"]]
-    if not rows:
-        return ""
-    top = max(max(r["baseline_ms"], r["candidate_ms"]) for _, r in rows) or 1.0
-    label_w, bar_w, row_h = 140, 520, 30
-    height = row_h * len(rows) + 24
-    parts = [
-        f'<svg role="img" aria-label="breakdown per step, baseline and candidate"'
-        f' width="{label_w + bar_w + 120}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
-        f'<rect x="{label_w}" y="2" width="10" height="10" fill="var(--base)"/>'
-        f'<text x="{label_w + 14}" y="11">baseline</text>'
-        f'<rect x="{label_w + 90}" y="2" width="10" height="10" fill="var(--cand)"/>'
-        f'<text x="{label_w + 104}" y="11">candidate</text>',
-    ]
-    for i, (key, r) in enumerate(rows):
-        y = 20 + i * row_h
-        bw = bar_w * r["baseline_ms"] / top
-        cw = bar_w * r["candidate_ms"] / top
-        parts.append(f'<text x="0" y="{y + 16}">{_e(CATEGORY_LABELS.get(key, key))}</text>')
-        parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{bw:.1f}" height="10" fill="var(--base)"/>')
-        parts.append(f'<rect x="{label_w}" y="{y + 14}" width="{cw:.1f}" height="10" fill="var(--cand)"/>')
-        parts.append(
-            f'<text x="{label_w + max(bw, cw) + 6:.1f}" y="{y + 20}">{_e(_signed(r["delta_ms"]))} ms</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
 def render_html(diff: Dict[str, Any]) -> str:
     st = diff["step_time"]
     title = f"Profile diff: {_title(diff)}"
@@ -418,7 +403,7 @@ def render_html(diff: Dict[str, Any]) -> str:
     body.append(f'<p class="muted">{_e(_test_line(st))}</p>')
     rows = _breakdown_rows(diff)
     if rows:
-        body += ["<h2>Breakdown per step (ms)</h2>", _breakdown_svg(diff)]
+        body += ["<h2>Breakdown per step (ms)</h2>", chart_canvas("delta")]
         body.append(
             _html_table(["", "baseline", "candidate", "delta", "significant"], rows, ["", "n", "n", "n", ""])
         )
@@ -430,7 +415,7 @@ def render_html(diff: Dict[str, Any]) -> str:
     rows = _precision_rows(diff)
     if rows:
         body += [
-            "<h2>Precision (% of device compute)</h2>",
+            "<h2>Precision (% of compute time)</h2>",
             _html_table(["", "baseline", "candidate", "delta"], rows, ["", "n", "n", "n"]),
         ]
     for label, line in (("Tensor Cores", _tc_line(diff)), ("Peak device memory", _memory_line(diff))):
@@ -447,6 +432,7 @@ def render_html(diff: Dict[str, Any]) -> str:
         body.append(_op_table_html(_op_rows(rows, HTML_MAX_ROWS, full_names=True)))
         if any(r.get("uncertain") for r in rows[:HTML_MAX_ROWS]):
             body.append(f'<p class="muted">{_e(UNCERTAIN_NOTE)}</p>')
+    body += hosts_html(diff)
     if diff.get("warnings"):
         body.append(
             "<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in diff["warnings"]) + "</ul>"
@@ -454,10 +440,10 @@ def render_html(diff: Dict[str, Any]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'\">"
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n"
+        + csp_meta()
+        + f"<title>{_e(title)}</title><style>{_CSS}{CHART_CSS}</style></head><body>\n"
         + "\n".join(b for b in body if b)
+        + chart_scripts({"diff": diff})
         + "\n</body></html>\n"
     )
 

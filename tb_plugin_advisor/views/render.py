@@ -12,22 +12,17 @@ import functools
 import html
 import shutil
 import textwrap
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
+from tb_plugin_advisor.formatting import format_ms, format_number, format_pct
 from tb_plugin_advisor.views import render_deep
+from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
+from tb_plugin_advisor.views.hosts_render import hosts_html, hosts_markdown, hosts_text
+from tb_plugin_advisor.views.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 
-CATEGORY_ORDER = (
-    "input",
-    "device_compute",
-    "host_compute",
-    "kernel_launch",
-    "memcpy",
-    "communication",
-    "other",
-    "idle",
-)
 CATEGORY_LABELS = {
     "input": "Input (waiting for data)",
     "device_compute": "Device compute",
@@ -39,15 +34,16 @@ CATEGORY_LABELS = {
     "idle": "Idle",
 }
 CATEGORY_COLORS = {
-    "input": "#d9534f",
-    "device_compute": "#2e7d32",
-    "host_compute": "#1565c0",
-    "kernel_launch": "#f0ad4e",
-    "memcpy": "#8e44ad",
-    "communication": "#00838f",
+    "input": "#d93025",
+    "device_compute": "#1a73e8",
+    "host_compute": "#188038",
+    "kernel_launch": "#e37400",
+    "memcpy": "#9334e6",
+    "communication": "#007b83",
     "other": "#795548",
-    "idle": "#9e9e9e",
+    "idle": "#9aa0a6",
 }
+CATEGORY_ORDER = tuple(CATEGORY_LABELS)  # display order: every breakdown category, idle last
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
 TOP_ROWS = 15
 
@@ -93,8 +89,9 @@ def _steps_line(report: Dict[str, Any]) -> str:
     count = int(_num(steps.get("count")))
     if not count:
         return "no steps found"
+    source = STEP_SOURCE_WORDS.get(str(steps.get("source")), steps.get("source"))
     return (
-        f"{count} steps ({steps.get('source')}): mean {_num(steps.get('mean_ms')):.1f} ms, "
+        f"{count} steps ({source}): mean {_num(steps.get('mean_ms')):.1f} ms, "
         f"median {_num(steps.get('median_ms')):.1f} ms, p90 {_num(steps.get('p90_ms')):.1f} ms"
     )
 
@@ -106,7 +103,7 @@ def _precision_line(report: Dict[str, Any]) -> Optional[str]:
     shares = {k: _num(v) for k, v in (report.get("precision_pct") or {}).items() if _num(v) >= 0.5}
     if not shares:
         return None
-    listed = ", ".join(f"{k} {v:.0f} %" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
+    listed = ", ".join(f"{k} {format_pct(v)}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
     return f"mixed precision {precision.get('verdict', 'unknown')} ({listed})"
 
 
@@ -115,13 +112,32 @@ def _tensor_core_line(report: Dict[str, Any]) -> Optional[str]:
     if not tc.get("kernels") and not _num(tc.get("device_time_pct")):
         return None
     return (
-        f"{_num(tc.get('device_time_pct')):.0f} % of device time on Tensor Cores; "
-        f"{_num(tc.get('eligible_time_pct')):.0f} % in ops that could use them"
+        f"{format_pct(_num(tc.get('device_time_pct')))} of device time on Tensor Cores; "
+        f"{format_pct(_num(tc.get('eligible_time_pct')))} in ops that could use them"
     )
 
 
 # ---------------------------------------------------------------------------------------------------
 # Text
+
+
+def _op_label(op: Dict[str, Any]) -> str:
+    """The familiar op name, with the oneDNN op TensorFlow ran it as beside it (`… (oneDNN _MklMatMul)`)."""
+    name = str(op.get("name", ""))
+    return f"{name} (oneDNN {op['onednn_op']})" if op.get("onednn_op") else name
+
+
+def _host_sync_line(report: Dict[str, Any]) -> Optional[str]:
+    sync = report.get("host_sync") or {}
+    if not sync.get("count_per_step"):
+        return None
+    idle = sync.get("device_idle_ms")
+    idle_text = f", device idle {idle:.2f} ms meanwhile" if idle is not None else ""
+    calls = ", ".join(f"{c['name']} ×{c['count']:g}" for c in sync.get("calls") or [])
+    return (
+        f"{sync['count_per_step']:g} per step, {sync['time_ms']:.2f} ms "
+        f"({format_pct(sync['time_pct'])} of the step){idle_text}: {calls}"
+    )
 
 
 def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
@@ -141,6 +157,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         ("Devices:", _device_line(report)),
         ("Precision:", _precision_line(report)),
         ("Tensor Cores:", _tensor_core_line(report)),
+        ("Host syncs:", _host_sync_line(report)),
     ):
         if text:
             out += _wrap(text, width, initial_indent=f"{label:<14}", subsequent_indent=" " * 14)
@@ -152,7 +169,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         if pct[c] < 0.05 and ms[c] <= 0:
             continue
         bar = "#" * int(round(pct[c] / 100 * bar_width))
-        out.append(f"  {CATEGORY_LABELS[c]:<26} {ms[c]:>10.2f} ms {pct[c]:>6.1f} %  {bar}")
+        out.append(f"  {CATEGORY_LABELS[c]:<26} {format_ms(ms[c]):>12} {format_pct(pct[c]):>7}  {bar}")
     pipeline = report.get("input_pipeline") or {}
     if verdict.get("input_bound") in ("high", "moderate") and pipeline.get("evidence"):
         out.append("")
@@ -168,7 +185,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
             if text:
                 out += _wrap(str(text), width, initial_indent="      ", subsequent_indent="      ")
         if r.get("snippet"):
-            out.append("      TF/Keras:")
+            out.append(f"      {r.get('snippet_label') or 'TF/Keras'}:")
             out += ["        " + s for s in str(r["snippet"]).splitlines()]
         if r.get("snippet_jax"):
             out.append("      JAX:")
@@ -179,22 +196,17 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         out.append("Top ops (time per step):")
         name_width = max(20, width - 36)
         for op in ops:
-            name = _clip(str(op.get("name", "")), name_width)
+            name = _clip(_op_label(op), name_width)
             out.append(f"  {_num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
     out += render_deep.text_sections(report, width)
-    per_host = report.get("per_host") or []
-    if per_host:
-        out.append("")
-        out.append("Per host:")
-        for h in per_host:
-            out.append(f"  {h.get('host')}: {(h.get('verdict') or {}).get('summary', '')}")
+    out += hosts_text(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         out.append("")
         out.append("Notes:")
         for note in notes:
             out += _wrap(str(note), width, initial_indent="  - ", subsequent_indent="    ")
-    return "\n".join(out) + "\n"
+    return terminal_output("\n".join(out))
 
 
 def _clip(text: str, width: int) -> str:
@@ -231,7 +243,7 @@ def render_markdown(report: Dict[str, Any]) -> str:
     out += ["", "## Step time breakdown", "", "| category | ms per step | % of step |", "|---|---:|---:|"]
     pct, ms = _pct_map(report), _ms_map(report)
     for c in CATEGORY_ORDER:
-        out.append(f"| {CATEGORY_LABELS[c]} | {ms[c]:.2f} | {pct[c]:.1f} |")
+        out.append(f"| {CATEGORY_LABELS[c]} | {format_number(ms[c])} | {format_pct(pct[c])} |")
     evidence = verdict.get("evidence") or []
     if evidence:
         out += ["", "Evidence:", ""] + [f"- {_md(e)}" for e in evidence]
@@ -245,7 +257,8 @@ def render_markdown(report: Dict[str, Any]) -> str:
     for r in recommendations:
         out.append(f"### {_md(r.get('title', ''))} ({_md(r.get('severity', ''))}, `{r.get('id', '')}`)")
         out += ["", _md(r.get("message", "")), "", f"Evidence: {_md(r.get('evidence', ''))}", ""]
-        for label, key, lang in (("TF/Keras", "snippet", "python"), ("JAX", "snippet_jax", "python")):
+        label_of_snippet = r.get("snippet_label") or "TF/Keras"
+        for label, key, lang in ((label_of_snippet, "snippet", "python"), ("JAX", "snippet_jax", "python")):
             if r.get(key):
                 code = str(r[key]).replace("```", "'''")
                 out += [f"{label}:", "", f"```{lang}", code, "```", ""]
@@ -254,20 +267,15 @@ def render_markdown(report: Dict[str, Any]) -> str:
         out += ["## Top ops", "", "| op | category | ms per step | count per step |", "|---|---|---:|---:|"]
         for op in ops:
             out.append(
-                f"| {_md(op.get('name', ''))} | {_md(op.get('category', ''))} | "
+                f"| {_md(_op_label(op))} | {_md(op.get('category', ''))} | "
                 f"{_num(op.get('time_ms')):.3f} | {_num(op.get('count')):.1f} |"
             )
     out += render_deep.md_sections(report)
-    per_host = report.get("per_host") or []
-    if per_host:
-        out += ["", "## Per host", ""]
-        out += [
-            f"- {_md(h.get('host'))}: {_md((h.get('verdict') or {}).get('summary', ''))}" for h in per_host
-        ]
+    out += hosts_markdown(report, _md)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
-    return "\n".join(out) + "\n"
+    return terminal_output("\n".join(out))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -294,55 +302,9 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _stacked_bar_svg(pct: Dict[str, float], width: int = 1000, height: int = 26) -> str:
-    x = 0.0
-    parts = []
-    for c in CATEGORY_ORDER:
-        w = max(pct[c], 0.0) / 100.0 * width
-        if w <= 0:
-            continue
-        parts.append(
-            f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" fill="{CATEGORY_COLORS[c]}">'
-            f"<title>{_e(CATEGORY_LABELS[c])}: {pct[c]:.1f} %</title></rect>"
-        )
-        x += w
-    return (
-        f'<svg role="img" aria-label="step time breakdown" viewBox="0 0 {width} {height}" '
-        f'width="100%" height="{height}" preserveAspectRatio="none">{"".join(parts)}</svg>'
-    )
-
-
-def _per_step_svg(report: Dict[str, Any], width: int = 1000, height: int = 160) -> str:
-    steps: Sequence[Dict[str, Any]] = (report.get("steps") or {}).get("per_step") or []
-    if not steps:
-        return ""
-    steps = steps[:400]
-    longest = max((_num(s.get("total_ms")) for s in steps), default=0.0) or 1.0
-    slot = width / len(steps)
-    bars = []
-    for i, s in enumerate(steps):
-        y = float(height)
-        breakdown = s.get("breakdown_ms") or {}
-        for c in CATEGORY_ORDER:
-            h = _num(breakdown.get(c)) / longest * height
-            if h <= 0:
-                continue
-            y -= h
-            bars.append(
-                f'<rect x="{i * slot + slot * 0.1:.2f}" y="{y:.2f}" width="{slot * 0.8:.2f}" '
-                f'height="{h:.2f}" '
-                f'fill="{CATEGORY_COLORS[c]}"><title>step {_e(s.get("step"))}: {_e(CATEGORY_LABELS[c])} '
-                f"{_num(breakdown.get(c)):.2f} ms</title></rect>"
-            )
-    return (
-        f'<svg role="img" aria-label="per-step breakdown" viewBox="0 0 {width} {height}" width="100%" '
-        f'height="{height}" preserveAspectRatio="none">{"".join(bars)}</svg>'
-        f'<div class="muted">{len(steps)} steps, tallest {longest:.1f} ms</div>'
-    )
-
-
 def render_html(report: Dict[str, Any]) -> str:
-    """One standalone page: inline CSS and SVG, no script, every profile string escaped."""
+    """One standalone page: inline CSS, the tab's charts drawn by its embedded bundle
+    (export_charts.py), every profile string escaped."""
     verdict = report.get("verdict") or {}
     level = verdict.get("input_bound")
     color = (
@@ -355,18 +317,17 @@ def render_html(report: Dict[str, Any]) -> str:
         f"{_e(_device_line(report))}</div>",
         f'<div class="verdict" style="--c:{color}">{_e(verdict.get("summary", ""))}</div>',
         "<h2>Step time breakdown</h2>",
-        _stacked_bar_svg(pct),
         '<table><tr><th>category</th><th class="n">ms per step</th><th class="n">% of step</th></tr>',
     ]
     for c in CATEGORY_ORDER:
         body.append(
             f'<tr><td><span class="sw" style="background:{CATEGORY_COLORS[c]}"></span>'
-            f'{_e(CATEGORY_LABELS[c])}</td><td class="n">{ms[c]:.2f}</td><td class="n">{pct[c]:.1f}</td></tr>'
+            f'{_e(CATEGORY_LABELS[c])}</td><td class="n">{format_number(ms[c])}</td>'
+            f'<td class="n">{format_pct(pct[c])}</td></tr>'
         )
     body.append("</table>")
-    per_step = _per_step_svg(report)
-    if per_step:
-        body += ["<h2>Per step</h2>", per_step]
+    if (report.get("steps") or {}).get("per_step"):
+        body += ["<h2>Per step</h2>", chart_canvas("steps")]
     evidence = verdict.get("evidence") or []
     if evidence:
         body.append("<ul>" + "".join(f"<li>{_e(e)}</li>" for e in evidence) + "</ul>")
@@ -379,7 +340,10 @@ def render_html(report: Dict[str, Any]) -> str:
         body.append("</ul>")
     precision, tensor_cores = _precision_line(report), _tensor_core_line(report)
     if precision or tensor_cores:
-        body.append("<h2>Precision and Tensor Cores</h2><ul>")
+        body.append("<h2>Precision and Tensor Cores</h2>")
+        if report.get("precision_pct"):
+            body.append(chart_canvas("precision"))
+        body.append("<ul>")
         body += [f"<li>{_e(x)}</li>" for x in (precision, tensor_cores) if x]
         body.append("</ul>")
     body.append("<h2>Recommendations</h2>")
@@ -393,7 +357,7 @@ def render_html(report: Dict[str, Any]) -> str:
             f"<b>{_e(r.get('title', ''))}</b> <code>{_e(r.get('id', ''))}</code>"
             f'<p>{_e(r.get("message", ""))}</p><p class="muted">{_e(r.get("evidence", ""))}</p>'
         )
-        for label, key in (("TF/Keras", "snippet"), ("JAX", "snippet_jax")):
+        for label, key in ((r.get("snippet_label") or "TF/Keras", "snippet"), ("JAX", "snippet_jax")):
             if r.get(key):
                 body.append(f"<div>{label}</div><pre><code>{_e(r[key])}</code></pre>")
         body.append("</div>")
@@ -405,7 +369,7 @@ def render_html(report: Dict[str, Any]) -> str:
         )
         for op in ops:
             body.append(
-                f'<tr><td class="name">{_e(op.get("name", ""))}</td><td>{_e(op.get("category", ""))}</td>'
+                f'<tr><td class="name">{_e(_op_label(op))}</td><td>{_e(op.get("category", ""))}</td>'
                 f'<td class="n">{_num(op.get("time_ms")):.3f}</td>'
                 f'<td class="n">{_num(op.get("count")):.1f}</td></tr>'
             )
@@ -424,24 +388,18 @@ def render_html(report: Dict[str, Any]) -> str:
             )
         body.append("</table>")
     body += render_deep.html_sections(report)
-    per_host = report.get("per_host") or []
-    if per_host:
-        body.append("<h2>Per host</h2><ul>")
-        body += [
-            f"<li><b>{_e(h.get('host'))}</b>: {_e((h.get('verdict') or {}).get('summary', ''))}</li>"
-            for h in per_host
-        ]
-        body.append("</ul>")
+    body += hosts_html(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta http-equiv="Content-Security-Policy" '
-        "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-        f"<title>Advisor report: {_e(report.get('run', ''))}</title><style>{_CSS}</style></head><body>"
+        + csp_meta()
+        + f"<title>Advisor report: {_e(report.get('run', ''))}</title><style>{_CSS}{CHART_CSS}</style>"
+        + "</head><body>"
         + "\n".join(body)
+        + chart_scripts({"report": report})
         + "</body></html>\n"
     )
 

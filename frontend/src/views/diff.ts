@@ -1,9 +1,10 @@
 // The diff view: the server's summary, step time before/after, per-category delta chart and the
 // op table ordered by how much each op changed.
 
-import { barChart, type Chart } from "../charts";
+import type { Chart } from "../charts";
+import { drawDeltaChart } from "../reportcharts";
 import { deltaBars, type Theme } from "../chartdata";
-import { opDelta, opStatus, sideAccelerator, sideBreakdownPct, sortOpsByChange, stepTimeChange, stepTimeLine } from "../diffops";
+import { opDelta, opStatus, sideAccelerator, sideBreakdownPct, significantPrecision, sortOpsByChange, stepTimeChange, stepTimeLine, summaryLines } from "../diffops";
 import { h, table } from "../dom";
 import { formatBytes, formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
 import type { Diff, DiffOp } from "../types";
@@ -24,7 +25,7 @@ function opsTable(testid: string, ops: DiffOp[], limit: number): HTMLElement {
         formatNumber(o.baseline_ms),
         formatNumber(o.candidate_ms),
         h("span", { class: d < 0 ? "adv-faster" : d > 0 ? "adv-slower" : "", attrs: { "data-delta": String(d) } }, formatDeltaMs(d)),
-        opStatus(o),
+        h("span", { class: "adv-nowrap" }, opStatus(o)),
       ];
     }),
     [1, 2, 3],
@@ -61,7 +62,8 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
   const vc = diff.verdict?.candidate;
   const ops = diff.ops ?? [];
   const kernels = diff.kernels ?? [];
-  const precision = Object.entries(diff.precision_delta_pct ?? {}).filter(([, v]) => typeof v === "number" && Math.abs(v) >= 0.05);
+  const precision = significantPrecision(diff);
+  const lines = summaryLines(diff.summary);
   const el = h(
     "div",
     { class: "adv-report", testid: "diff", attrs: { "data-baseline": diff.baseline, "data-candidate": diff.candidate } },
@@ -70,7 +72,7 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
       { class: `adv-card adv-verdict sev-${CHANGE_SEVERITY[change]}`, testid: "diff-card", attrs: { "data-change": change } },
       h("h2", null, `${diff.baseline} → ${diff.candidate}`),
       line ? h("p", { class: "adv-big", testid: "diff-steptime" }, line) : null,
-      diff.summary ? h("p", { testid: "diff-summary" }, diff.summary) : null,
+      lines.length ? h("ul", { class: "adv-list", testid: "diff-summary" }, lines.map((t) => h("li", { testid: "diff-summary-line" }, t))) : null,
       diff.step_time?.significant === false && diff.step_time.reason ? note(diff.step_time.reason, "diff-reason") : null,
       vb || vc ? verdictsLine(diff) : null,
       memoryLine(diff),
@@ -100,7 +102,7 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
     el,
     draw: () =>
       bars.labels.length
-        ? [barChart(canvas, bars, theme, { horizontal: true, colors: bars.colors, unit: " ms", legend: false, xTitle: "Δ ms per step (candidate − baseline)" })]
+        ? [drawDeltaChart(canvas, diff, theme)].filter((c): c is Chart => c !== null)
         : [],
   };
 }

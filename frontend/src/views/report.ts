@@ -3,12 +3,13 @@
 // pure modules.
 
 import { categoryInfo } from "../categories";
-import { barChart, type Chart } from "../charts";
+import type { Chart } from "../charts";
 import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme } from "../chartdata";
+import { drawPrecisionChart, drawStepsChart } from "../reportcharts";
 import { h, table } from "../dom";
-import { formatBytes, formatMs, formatNumber, formatPct } from "../format";
+import { formatBytes, formatNumber, formatPct } from "../format";
 import type { Report, RunInfo } from "../types";
-import { profileTabUrl, profileTools } from "../urls";
+import { frameworkLabel, profileTabUrl, profileTools } from "../urls";
 import {
   deviceLine,
   evidenceList,
@@ -18,10 +19,13 @@ import {
   recommendationSeverity,
   sortRecommendations,
   stepsLine,
+  tensorCoresEmptyText,
   verdictView,
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
 import { deepCards } from "./deep";
+import { perHostCard } from "./hosts";
+import { opName, opTable } from "./optable";
 
 interface Ctx {
   theme: Theme;
@@ -33,11 +37,12 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
   const v = verdictView(r.verdict, { breakdownPct: r.breakdown_pct, accelerator: hasAccelerator(r) });
   const devices = deviceLine(r);
   const mem = typeof r.peak_memory_bytes === "number" ? `peak memory ${formatBytes(r.peak_memory_bytes)}` : null;
-  const links = h(
+  const tools = profileTools(ctx.run.format);
+  const links = tools.length === 0 ? null : h(
     "p",
     { class: "adv-links", testid: "profile-links" },
     "Open in the Profile tab: ",
-    profileTools(ctx.run.format).map((t, i) => [
+    tools.map((t, i) => [
       i > 0 ? " · " : null,
       h("a", { attrs: { href: profileTabUrl(ctx.run.run, t.tag, ctx.host || null), target: "_parent" }, testid: `profile-link-${t.tag.replace("@", "")}` }, t.label),
     ]),
@@ -50,6 +55,8 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
       "p",
       { class: "adv-run", testid: "report-run" },
       h("span", { class: "adv-name" }, ctx.run.run),
+      " ",
+      badge(frameworkLabel(ctx.run), "neutral", "framework-badge"),
       ctx.host ? ` · host ${ctx.host}` : (r.hosts?.length ?? 0) > 1 ? ` · ${r.hosts?.length} hosts` : null,
     ),
     h("h2", { testid: "verdict-headline" }, v.headline),
@@ -64,7 +71,7 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
   );
 }
 
-type Drawers = (() => Chart)[];
+type Drawers = (() => Chart | null)[];
 
 function swatch(key: string, theme: Theme): HTMLElement {
   const el = h("span", { class: "adv-swatch", attrs: { "aria-hidden": "true" } });
@@ -103,7 +110,7 @@ function breakdownCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
     ),
   );
   if (bars.labels.length > 0) {
-    drawers.push(() => barChart(canvas, bars, ctx.theme, { stacked: true, unit: " ms", xTitle: "step", yTitle: "ms per step" }));
+    drawers.push(() => drawStepsChart(canvas, r, ctx.theme));
   }
   return el;
 }
@@ -127,7 +134,11 @@ function recommendationsCard(r: Report): HTMLElement {
         ),
         rec.message ? h("p", { class: "adv-rec-message" }, rec.message) : null,
         list(evidenceList(rec.evidence), "rec-evidence"),
-        rec.snippet ? snippet("TensorFlow / Keras", rec.snippet, "snippet-tf") : null,
+        rec.snippet
+          ? rec.snippet_label === "PyTorch"
+            ? snippet("PyTorch", rec.snippet, "snippet-pytorch")
+            : snippet("TensorFlow / Keras", rec.snippet, "snippet-tf")
+          : null,
         rec.snippet_jax ? snippet("JAX", rec.snippet_jax, "snippet-jax") : null,
       ),
     ),
@@ -169,13 +180,11 @@ function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
       : note("No precision data in this profile.", "chart-precision-empty"),
     list(r.precision?.evidence ?? []),
     top.length
-      ? [h("h3", null, "Largest FP32 ops"), table("fp32-ops", ["Op", "ms per step"], top.map((o) => [h("span", { class: "adv-name" }, o.name), formatNumber(o.time_ms)]), [1])]
+      ? [h("h3", null, "Largest FP32 ops"), table("fp32-ops", ["Op", "ms per step"], top.map((o) => [opName(o.name), formatNumber(o.time_ms)]), [1])]
       : null,
   );
   if (bars.labels.length) {
-    drawers.push(() =>
-      barChart(canvas, bars, ctx.theme, { horizontal: true, colors: bars.colors, unit: " %", legend: false, xTitle: "% of compute time" }),
-    );
+    drawers.push(() => drawPrecisionChart(canvas, r, ctx.theme));
   }
   return el;
 }
@@ -189,11 +198,7 @@ function tensorCoresCard(r: Report): HTMLElement {
     "tensor-cores",
     kernels.length === 0 && eligible.length === 0
       ? note(
-          tc.evidence?.length
-            ? tc.evidence.join(" ")
-            : hasAccelerator(r)
-              ? "This report lists no GPU kernels to check for Tensor Core use."
-              : "No GPU in this profile, so there is nothing to check for Tensor Core use.",
+          tensorCoresEmptyText(hasAccelerator(r) !== false, tc.evidence),
           "tc-empty",
         )
       : h(
@@ -231,39 +236,10 @@ function tensorCoresCard(r: Report): HTMLElement {
   );
 }
 
-function opsCard(r: Report): HTMLElement | null {
+function opsCard(r: Report, ctx: Ctx): HTMLElement | null {
   const ops = r.ops ?? [];
   if (ops.length === 0) return null;
-  const details = h(
-    "details",
-    null,
-    h("summary", null, `Top ops (${ops.length})`),
-    table(
-      "ops-table",
-      ["Op", "Category", "ms per step", "count per step"],
-      ops.slice(0, 100).map((o) => [h("span", { class: "adv-name" }, o.name), o.category ?? "", formatNumber(o.time_ms), formatNumber(o.count)]),
-      [2, 3],
-    ),
-  );
-  return card("Ops", "ops-card", details);
-}
-
-function perHostCard(r: Report): HTMLElement | null {
-  const hosts = r.per_host ?? [];
-  if (hosts.length < 2) return null;
-  return card(
-    "Per host",
-    "per-host",
-    table(
-      "per-host-table",
-      ["Host", "Verdict", "Median step", "Input"],
-      hosts.map((ph) => {
-        const v = verdictView(ph.verdict, { breakdownPct: ph.breakdown_pct, accelerator: hasAccelerator(r) });
-        return [ph.host, badge(v.short, v.severity), formatMs(ph.steps?.median_ms), formatPct(ph.breakdown_pct?.input)];
-      }),
-      [2, 3],
-    ),
-  );
+  return card(`Ops (${ops.length})`, "ops-card", opTable(ops, r.steps?.mean_ms, ctx.theme));
 }
 
 /** Build the whole report. Chart.js measures its canvas, so call draw() once `el` is attached. */
@@ -279,7 +255,7 @@ export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () =
     h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
     perHostCard(r),
     deepCards(r),
-    opsCard(r),
+    opsCard(r, ctx),
   );
-  return { el, draw: () => drawers.map((d) => d()) };
+  return { el, draw: () => drawers.map((d) => d()).filter((c): c is Chart => c !== null) };
 }

@@ -6,6 +6,10 @@ from tb_plugin_advisor.errors import AdvisorError
 
 
 def require_logdir(logdir: str) -> None:
-    """A local LOGDIR must exist (remote ones are checked by reading them); AdvisorError → exit 2."""
-    if "://" not in logdir and not os.path.isdir(logdir):
+    """LOGDIR must exist and be listable (s3:// / gs://: with a plain-words credentials error)."""
+    if "://" in logdir:
+        from tb_plugin_advisor.sources.remote import check_remote_logdir
+
+        check_remote_logdir(logdir)
+    elif not os.path.isdir(logdir):
         raise AdvisorError(f"LOGDIR {logdir} is not a directory")

@@ -16,10 +16,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.views.commands import require_logdir
+from tb_plugin_advisor.views.commands.report import add_parallel_arguments, check_parallel_arguments
 
 EPILOG = """\
-Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`). Give the same
+Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`); a unique
+prefix of one, or the run's directory name (`run1_naive`), will do. Give the same
 run twice with --baseline-host/--candidate-host to compare two hosts of one run.
 
 A change is "significant" when a Mann-Whitney U test on the per-step times gives p < {alpha:g}, each
@@ -35,9 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.epilog = EPILOG.format(**SIGNIFICANCE)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
-    parser.add_argument("baseline", metavar="BASELINE", help="the run to compare against (a run name)")
-    parser.add_argument("candidate", metavar="CANDIDATE", help="the run to judge (a run name)")
+    parser.add_argument(
+        "logdir", metavar="LOGDIR",
+        help="the directory you pass to tensorboard --logdir (leave it out to compare two files)")
+    parser.add_argument(
+        "baseline", metavar="BASELINE",
+        help="the run to compare against: a run name, or a profile file (*.pt.trace.json[.gz], *.xplane.pb)")
+    parser.add_argument(
+        "candidate", metavar="CANDIDATE", nargs="?",
+        help="the run to judge: a run name or a profile file")
     parser.add_argument("--baseline-host", metavar="H", help="only this host of the baseline run")
     parser.add_argument("--candidate-host", metavar="H", help="only this host of the candidate run")
     parser.add_argument(
@@ -52,19 +61,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when the candidate's step time is significantly slower by more than PCT percent "
         "(a regression gate for CI)",
     )
+    add_parallel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor.analysis.diff import diff_runs, is_regression
+    from tb_plugin_advisor.analysis.diff import diff_reports, is_regression
+    from tb_plugin_advisor.hostpool import build_session_report
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import find_run, load_run
+    from tb_plugin_advisor.sources.runs import find_run, is_profile_file, session_for_file
     from tb_plugin_advisor.views.diff_render import render
+    from tb_plugin_advisor.views.progress import ProgressBar
 
-    require_logdir(args.logdir)
-    scan = scan_logdir(args.logdir)
-    baseline = load_run(find_run(scan, args.baseline, "baseline"), args.baseline_host, "baseline")
-    candidate = load_run(find_run(scan, args.candidate, "candidate"), args.candidate_host, "candidate")
-    diff = diff_runs(baseline, candidate)
+    check_parallel_arguments(args)
+    if args.candidate is None:  # `diff BASELINE_FILE CANDIDATE_FILE`
+        args.logdir, args.baseline, args.candidate = None, args.logdir, args.baseline
+    scan = None
+
+    def session(name: str, role: str):
+        nonlocal scan
+        if is_profile_file(name):
+            return session_for_file(name)
+        if args.logdir is None:
+            raise AdvisorError(
+                f"{role} '{name}' is not a profile file (*.pt.trace.json[.gz], *.xplane.pb); to compare "
+                "runs, give the LOGDIR first: tb-advisor diff LOGDIR BASELINE CANDIDATE")
+        if scan is None:
+            require_logdir(args.logdir)
+            scan = scan_logdir(args.logdir)
+        return find_run(scan, name, role)
+
+    bar = ProgressBar()  # both runs' progress, one after the other; only when stderr is a terminal
+    sides = []
+    try:
+        for role, name, host in (
+            ("baseline", args.baseline, args.baseline_host),
+            ("candidate", args.candidate, args.candidate_host),
+        ):
+            chosen = session(name, role)
+            report = build_session_report(
+                chosen, host, scheduler=args.scheduler, workers=args.workers, role=role,
+                on_progress=bar.callback(f"reading {role} {chosen.run}"),
+            )
+            sides.append(report.to_json())
+    finally:
+        bar.close()
+    diff = diff_reports(sides[0], sides[1])
     text = render(diff, args.format, top=max(1, args.top))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:

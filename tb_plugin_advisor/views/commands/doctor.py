@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from tb_plugin_advisor.views.commands import require_logdir
+from tb_plugin_advisor.views.terminal import terminal_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.sources import doctor
+    from tb_plugin_advisor.views import doctor_render
 
     logdir = args.logdir
     require_logdir(logdir)
@@ -26,5 +29,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(doctor.render_text(report))
+        sys.stdout.write(terminal_output(doctor_render.render_text(report)))
     return 0 if report.ok else 1

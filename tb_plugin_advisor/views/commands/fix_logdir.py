@@ -14,6 +14,7 @@ import time
 
 from tb_plugin_advisor.sources.discovery import join, scan_logdir
 from tb_plugin_advisor.views.commands import require_logdir
+from tb_plugin_advisor.views.terminal import terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,18 +37,27 @@ def run(args: argparse.Namespace) -> int:
     for run_dir in missing:
         sessions = f"{len(run_dir.runs)} profile session{'s' if len(run_dir.runs) != 1 else ''}"
         if args.dry_run:
-            print(f"would write {join(run_dir.path, markers.marker_name(now, host))}  ({sessions})")
+            target = join(run_dir.path, markers.marker_name(now, host))
+            print(terminal_safe(f"would write {target}  ({sessions})"))
             continue
         try:
-            path = markers.write_marker(run_dir.path, now, host)
+            path = markers.write_marker(run_dir.path, now, host, logdir=scan.logdir)
         except Exception as e:  # noqa: BLE001 - report every directory, then fail
             failed += 1
-            print(f"cannot write a marker into {run_dir.path}: {e}", file=sys.stderr)
+            print(terminal_safe(f"cannot write a marker into {run_dir.path}: {e}"), file=sys.stderr)
             continue
-        print(f"wrote {path}  ({sessions})")
-    if scan.loose:
+        print(terminal_safe(f"wrote {path}  ({sessions})"))
+    loose_xplane = [s for s in scan.loose if s.format != "kineto"]
+    loose_torch = len(scan.loose) - len(loose_xplane)
+    if loose_xplane:
         print(
-            f"note: {len(scan.loose)} director{'ies hold' if len(scan.loose) != 1 else 'y holds'} .xplane.pb "
+            f"note: {len(loose_xplane)} director{'ies hold' if len(loose_xplane) != 1 else 'y holds'} "
+            ".xplane.pb "
             "files outside plugins/profile/<session>/; `tb-advisor doctor` shows how to move them."
+        )
+    if loose_torch:
+        print(
+            f"note: {loose_torch} director{'ies hold' if loose_torch != 1 else 'y holds'} PyTorch traces not "
+            "named <worker>.<timestamp>.pt.trace.json; `tb-advisor doctor` shows how to rename them."
         )
     return 1 if failed else 0

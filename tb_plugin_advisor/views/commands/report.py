@@ -3,9 +3,16 @@
     tb-advisor report LOGDIR [--run RUN] [--host H] [--format text|md|json|html] [--output FILE]
     tb-advisor report LOGDIR [--run RUN] --section memory|kernels|collectives|roofline [--section …]
     tb-advisor report LOGDIR --list
+    tb-advisor report TRACE_FILE [--format …]      (a *.pt.trace.json[.gz] or *.xplane.pb file)
+    tb-advisor report LOGDIR [--workers N | --scheduler tcp://HOST:PORT]
+
+The hosts of a multi-host run are analysed in parallel (a process pool sized by cores and by the
+memory each host needs), or on an existing Dask cluster with --scheduler (its workers must see the
+logdir: a shared path, s3:// or gs://). The report is the same JSON whichever way it ran.
 
 Runs are found the way the Advisor tab finds them (tb_plugin_advisor.sources.discovery); RUN is a run name
-as `--list`, `tb-advisor doctor` and the tab show it. Without --run the newest run is reported (and
+as `--list`, `tb-advisor doctor` and the tab show it, a unique prefix of it, or its run directory's
+name (`run1_naive`). Without --run the newest run is reported (and
 the others are listed on stderr). Exit status: 0 on success, 2 when the logdir, run or host is unknown
 or a profile cannot be read (one line on stderr says which).
 """
@@ -19,11 +26,17 @@ import sys
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.report_deep import SECTIONS
 from tb_plugin_advisor.views.commands import require_logdir
+from tb_plugin_advisor.views.terminal import terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logdir", metavar="LOGDIR", help="the directory you pass to tensorboard --logdir")
-    parser.add_argument("--run", metavar="RUN", help="the run to report (default: the newest)")
+    parser.add_argument(
+        "logdir", metavar="LOGDIR",
+        help="the directory you pass to tensorboard --logdir, or one profile file (*.pt.trace.json[.gz], "
+        "*.xplane.pb)")
+    parser.add_argument(
+        "--run", metavar="RUN",
+        help="the run to report: its name, a unique prefix, or its directory name (default: the newest)")
     parser.add_argument("--host", metavar="H", help="only this host of a multi-host run")
     parser.add_argument(
         "--format",
@@ -40,24 +53,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help=f"show only this deeper view ({', '.join(SECTIONS)}); repeat for several",
     )
+    add_parallel_arguments(parser)
+
+
+def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
+    """--workers / --scheduler, shared by `report` and `diff`."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="analyse at most N hosts at once here (default: by cores and free memory; 1 = sequential)",
+    )
+    group.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="analyse the hosts on this dask.distributed cluster (pip install 'tb-plugin-advisor[dask]')",
+    )
+
+
+def check_parallel_arguments(args: argparse.Namespace) -> None:
+    if args.workers is not None and args.workers < 1:
+        raise AdvisorError(f"--workers must be at least 1, not {args.workers}")
+    if args.scheduler is not None and "://" not in args.scheduler:
+        raise AdvisorError(
+            f"--scheduler wants a Dask scheduler address like tcp://HOST:8786, not {args.scheduler!r}"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import known_runs
+    from tb_plugin_advisor.sources.runs import READERS, is_profile_file, resolve_run, session_for_file
 
+    check_parallel_arguments(args)
+    if is_profile_file(args.logdir) and not args.list:
+        return _emit(_build(session_for_file(args.logdir), args.host, args.scheduler, args.workers), args)
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
-    sessions = [s for s in scan.sessions if s.format == "xplane"]
+    sessions = [s for s in scan.sessions if s.format in READERS]
     if args.list:
         for session in sessions:
-            print(f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes")
+            line = f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes"
+            print(terminal_safe(line))
         return 0
     if not sessions:
         others = [s.run for s in scan.sessions]
         hint = f" (runs without .xplane.pb: {', '.join(others)})" if others else ""
         raise AdvisorError(
-            f"no XSpace profile (.xplane.pb) found under {args.logdir}{hint}; "
+            f"no profile (.xplane.pb or .pt.trace.json[.gz]) found under {args.logdir}{hint}; "
             f"try `tb-advisor doctor {args.logdir}`"
         )
     if args.run is None:
@@ -65,17 +108,16 @@ def run(args: argparse.Namespace) -> int:
         if len(sessions) > 1:
             print(
                 f"tb-advisor report: {len(sessions)} runs in {args.logdir}; reporting the newest, "
-                f"{session.run!r} (choose with --run; list with --list)",
+                f"{terminal_safe(repr(session.run))} (choose with --run; list with --list)",
                 file=sys.stderr,
             )
     else:
-        session = next((s for s in sessions if s.run == args.run), None)
-        if session is None:
-            raise AdvisorError(
-                f"unknown run '{args.run}' in {args.logdir}; {known_runs(s.run for s in sessions)}"
-            )
-    report = _build(session, args.host)
-    text = _format(report, args.format, args.section)
+        session = resolve_run(sessions, args.run, args.logdir)
+    return _emit(_build(session, args.host, args.scheduler, args.workers), args)
+
+
+def _emit(report, args: argparse.Namespace) -> int:
+    text = _format(report, args.format, getattr(args, "section", None))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -95,11 +137,19 @@ def newest(sessions):
     return max(sessions, key=key)
 
 
-def _build(session, host):
-    from tb_plugin_advisor.report import build_report
-    from tb_plugin_advisor.sources.runs import load_run
+def _build(session, host, scheduler=None, workers=None):
+    from tb_plugin_advisor.hostpool import build_session_report
+    from tb_plugin_advisor.views.progress import ProgressBar
 
-    return build_report(load_run(session, host), host=host).to_json()
+    bar = ProgressBar()  # draws only when stderr is a terminal
+    try:
+        report = build_session_report(
+            session, host, scheduler=scheduler, workers=workers,
+            on_progress=bar.callback(f"reading {session.run}"),
+        )
+    finally:
+        bar.close()
+    return report.to_json()
 
 
 def _format(report, fmt: str, sections=None) -> str:

@@ -1,0 +1,115 @@
+"""What the recommendation rules see and produce: `Facts` (numbers the analyses computed), a `Rule`
+(one entry of the table in recommend.py) and the `Recommendation` it writes. Kept apart from the
+rules so the rule modules (rules_*.py) and the table import the types, not each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+SEVERITIES = ("high", "medium", "low")
+
+
+@dataclass
+class Facts:
+    """What the rules may look at (filled by report.py from the analyses)."""
+
+    framework: str = "unknown"  # tf | jax | pytorch | unknown
+    # PyTorch (analysis/torch_signals.py)
+    torch_dataloader: str = ""  # "single" (num_workers=0) | "multi" | ""
+    torch_pageable_h2d_ms: float = 0.0
+    torch_pageable_h2d_pct: float = 0.0
+    torch_zero_grad_fills: float = 0.0
+    input_wait_event: str = ""  # the host event the step waits in longest (PyTorch: the DataLoader)
+    device_kind: str = ""  # "GPU" | "TPU" | "" (CPU only)
+    compute_capability: Optional[Tuple[int, int]] = None  # of the GPUs, when known
+    breakdown_pct: Dict[str, float] = field(default_factory=dict)
+    input_bound: str = "unknown"
+    bottleneck: str = "unknown"
+    step_count: int = 0
+    step_source: str = "none"
+    early_step_numbers: List[int] = field(default_factory=list)
+    warmup_steps: int = 0  # leading steps left out of the averages
+    # tf.data
+    dominant_stage: str = "unknown"
+    sequential_map: Optional[bool] = None
+    map_parallelism: Optional[int] = None
+    prefetch: Optional[bool] = None
+    cache: Optional[bool] = None
+    interleave: Optional[bool] = None
+    file_source: Optional[bool] = None  # TFRecord / text / fixed-length record files are read
+    autotune: Optional[bool] = None
+    # precision / Tensor Cores (shares of device compute time, %)
+    precision_pct: Dict[str, float] = field(default_factory=dict)
+    precision_verdict: str = "unknown"
+    top_fp32_ops: List[str] = field(default_factory=list)
+    fp32_matmul_pct: float = 0.0  # eligible matmul/conv time in plain fp32 (no TF32), % of device time
+    # kernels
+    kernels_per_step: float = 0.0
+    mean_kernel_us: float = 0.0
+    xla_compiled: bool = False
+    transpose_pct: float = 0.0  # layout-transpose kernels, % of device compute time
+    transpose_kernels: List[str] = field(default_factory=list)
+    eager_ops_per_step: float = 0.0
+    compiled_step: bool = False  # a tf.function / jitted function runs inside the steps
+    # devices
+    gpu_planes: int = 0
+    active_devices: int = 0
+    cupti_problem: str = ""  # id of the CUPTI problem found in XSpace errors/warnings ("" none)
+    cupti_message: str = ""
+    # bf16/fp16 on a CPU-only profile (analysis/cpu_precision.py): "" when 16-bit does not dominate
+    cpu_16bit_dtype: str = ""
+    cpu_16bit_native: Optional[bool] = None  # None: not checked (another host, flags unreadable)
+    cpu_16bit_evidence: str = ""
+    # input preprocessing ops wherever they run (analysis/preprocessing.py)
+    preprocessing_pct: float = 0.0  # CPU time per step, % of step wall time
+    preprocessing_input_threads_ms: float = 0.0
+    preprocessing_step_threads_ms: float = 0.0
+    preprocessing_ops: List[str] = field(default_factory=list)  # "DecodePng 31.4 ms" …
+    # host synchronisations per steady step (analysis/host_sync.py)
+    host_sync_count: float = 0.0
+    host_sync_pct: float = 0.0  # host time in syncs, % of the step
+    host_sync_idle_pct: Optional[float] = None  # device idle during the syncs, % of the step
+    host_sync_calls: List[str] = field(default_factory=list)  # "cudaStreamSynchronize ×12, 3.1 ms" …
+    # launch-bound XLA
+    median_kernel_us: float = 0.0
+    device_idle_pct: float = 0.0  # 100 − the busiest device's busy share of the steady steps
+    host_offload_copy_pct: float = 0.0  # of device copy time, to/from host memory (XLA S(5))
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    id: str
+    severity: str
+    title: str
+    message: str
+    evidence: str
+    snippet: str = ""
+    snippet_jax: str = ""
+    snippet_label: str = "TF/Keras"  # what `snippet` is written for ("PyTorch" on PyTorch runs)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "message": self.message,
+            "evidence": self.evidence,
+            "snippet": self.snippet,
+            "snippet_jax": self.snippet_jax,
+            "snippet_label": self.snippet_label,
+        }
+
+
+# A rule's check returns (severity, evidence) when it fires, else None.
+Check = Callable[[Facts], Optional[Tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    message: str
+    check: Check
+    snippet: str = ""
+    snippet_jax: str = ""

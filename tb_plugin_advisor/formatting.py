@@ -1,0 +1,59 @@
+"""One rounding rule for every number a person reads: the verdict's sentence, the exports' tables and
+the tab (frontend/src/format.ts) write the same value the same way.
+
+JavaScript's toFixed rounds the exact binary value half away from zero; Python's format() rounds
+half to even, so 12.5 would read "13 %" in the tab and "12 %" in an export. These functions round
+like toFixed. frontend/test/format_cases.json holds the cases both test suites check.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Optional
+
+DASH = "–"
+
+
+def fixed(x: float, digits: int) -> str:
+    """`x.toFixed(digits)` as JavaScript writes it."""
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def _finite(x: Optional[float]) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _clean(s: str) -> str:
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return "0" if s in ("-0", "") else s
+
+
+def pct_number(x: float) -> str:
+    """The digits of a percent: whole from 10 up, one decimal below ("41", "4.2", "0.3")."""
+    s = fixed(x, 1) if x != 0 and abs(x) < 10 else fixed(x, 0)
+    if s.endswith(".0"):
+        s = s[:-2]
+    return "0" if s == "-0" else s
+
+
+def format_pct(x: Optional[float]) -> str:
+    """ "41 %", "4.2 %", "0 %"; a dash for a missing or non-finite value."""
+    return f"{pct_number(x)} %" if _finite(x) else DASH
+
+
+def format_number(x: Optional[float]) -> str:
+    """About three significant digits, thousands grouped: 0.042, 4.26, 42.3, 1,234."""
+    if not _finite(x):
+        return DASH
+    a = abs(x)
+    s = _clean("0" if a == 0 else fixed(x, 3 if a < 1 else 2 if a < 10 else 1 if a < 100 else 0))
+    whole, _, frac = s.partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    grouped = f"{int(whole.lstrip('-')):,}"
+    return sign + grouped + (f".{frac}" if frac else "")
+
+
+def format_ms(x: Optional[float]) -> str:
+    return f"{format_number(x)} ms" if _finite(x) else DASH

@@ -1,0 +1,365 @@
+"""PyTorch profiler (Kineto) trace (`*.pt.trace.json[.gz]`) → Profile, the same one XSpace gives.
+
+Host events become one `/host:CPU` plane with a line per (pid, tid) thread; device events become
+`/device:GPU:<n>` planes with a `Stream #<tid>` line per stream (user ranges projected onto a stream
+go to a separate `GPU annotations #<tid>` line, so they are never mistaken for kernels). Times are
+int64 ns since the epoch. Events on one line must nest: Kineto rounds to µs (old traces) or to ns
+after an offset (new ones), so neighbours can overlap by a hair; those are clipped, deterministically,
+and counted in the profile's warnings.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.model import Line, Plane, Profile, StepMarker, StringTable
+from tb_plugin_advisor.readers import kineto_tables as tables
+from tb_plugin_advisor.readers.devices import build_device
+from tb_plugin_advisor.readers.kineto_lines import LineBuilder, device_plane_stats
+from tb_plugin_advisor.readers.kineto_load import (
+    KinetoTrace,
+    decode_args,
+    decode_event,
+    decode_trace,
+    inflate,
+    micros_to_ns,
+    read_trace_bytes,
+)
+
+HOST_PLANE = "/host:CPU"
+
+
+def read_kineto(path: str, host: Optional[str] = None) -> Profile:
+    """Read one Kineto trace from a local path or any path TensorBoard's file layer understands."""
+    source = os.fspath(path)
+    return _read([read_trace_bytes(source)], source, host or tables.worker_from_filename(source))
+
+
+def read_kineto_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> Profile:
+    """Decode a trace held in memory (plain or gzip JSON); ProfileReadError names `source`."""
+    return _read([inflate(data, source)], source, host)
+
+
+def _read(holder: List[bytes], source: str, host: str) -> Profile:
+    """`holder` hands over the only reference to the bytes, so they are freed once events are read."""
+    data = holder.pop()
+    size = len(data)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of small acyclic objects: the cyclic GC would rescan them over and over
+    try:
+        trace = decode_trace(data, source)
+        del data
+        return _TraceConverter(trace, source, host, size).profile()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+class _TraceConverter:
+    """One pass over the events, filling per-line builders; then columns, devices and markers."""
+
+    def __init__(self, trace: KinetoTrace, source: str, host: str, size: int):
+        self.trace = trace
+        self.source = source
+        self.host = host
+        self.size = size
+        base = trace.baseTimeNanoseconds
+        self.base_ns = int(base) if isinstance(base, int) and base > 0 else 0
+        self.host_names: Dict[str, int] = {}
+        self.host_strings = StringTable()
+        self.host_lines: Dict[Tuple[Any, Any], LineBuilder] = {}
+        # devices are (plane name prefix, number): GPUs, and other accelerators (MTIA) apart
+        self.device_names: Dict[Tuple[str, int], Dict[str, int]] = {}
+        self.device_strings: Dict[Tuple[str, int], StringTable] = {}
+        self.device_lines: Dict[Tuple[Tuple[str, int], str], LineBuilder] = {}
+        self.process_names: Dict[Any, str] = {}
+        self.process_labels: Dict[Any, str] = {}
+        self.thread_names: Dict[Tuple[Any, Any], str] = {}
+        self.unknown_categories: Dict[str, int] = {}
+        self.ignored_phases: Dict[str, int] = {}
+        self.launch_flows = 0
+        self.spans: List[Tuple[str, int, int]] = []
+        self.warnings: List[str] = []
+
+    # -- the pass ----------------------------------------------------------------------------------
+
+    def profile(self) -> Profile:
+        roles: Dict[str, Optional[str]] = {}
+        source = self.source
+        raws = self.trace.traceEvents or []
+        self.trace.traceEvents = None
+        for index in range(len(raws)):
+            event = decode_event(raws[index], index, source)
+            raws[index] = None  # each raw slice goes as soon as it is read; the bytes go after the last
+            phase = event.ph
+            if phase == "X":
+                self._complete(index, event, roles)
+            elif phase == "M":
+                self._metadata(event)
+            elif phase in ("i", "I"):
+                if event.name == tables.MEMORY_EVENT:
+                    self._memory(index, event)
+            elif phase in ("s", "f", "t"):
+                if isinstance(event.cat, str) and event.cat.lower() in tables.LAUNCH_FLOW_CATEGORIES:
+                    self.launch_flows += 1
+            else:
+                self.ignored_phases[phase] = self.ignored_phases.get(phase, 0) + 1
+        del raws
+        return self._assemble()
+
+    def _time(self, index: int, event) -> Tuple[int, int]:
+        start, length = micros_to_ns(event.ts), micros_to_ns(event.dur)
+        if start is None or length is None:
+            key, raw = ("ts", event.ts) if start is None else ("dur", event.dur)
+            shown = bytes(raw)[:40].decode(errors="replace")
+            problem = f"whose '{key}' is not a number ({shown})" if raw else f"without '{key}'"
+            raise ProfileReadError(
+                self.source, f"traceEvents[{index}].{key}: ({event.name!r}) is a complete event {problem}")
+        if length < 0:
+            raise ProfileReadError(
+                self.source, f"traceEvents[{index}] ({event.name!r}) has a negative duration "
+                f"({bytes(event.dur).decode(errors='replace')} µs)")
+        return self.base_ns + start, length
+
+    def _complete(self, index: int, event, roles: Dict[str, Optional[str]]) -> None:
+        start, length = self._time(index, event)  # first: a malformed event is refused whatever its kind
+        category = event.cat if isinstance(event.cat, str) else str(event.cat)
+        role = tables.role_of(category, roles)
+        if role is None:
+            self.unknown_categories[category] = self.unknown_categories.get(category, 0) + 1
+            return
+        name = event.name if isinstance(event.name, str) else str(event.name)
+        if role == tables.SPAN:
+            self.spans.append((name, start, length))
+            return
+        if role in tables.DEVICE_ROLES:
+            line = self._device_line(event, role, category)
+            line.add(name, start, length, decode_args(event.args), role)
+        else:
+            self._host_line(event.pid, event.tid).add(name, start, length, decode_args(event.args))
+
+    def _host_line(self, pid: Any, tid: Any) -> LineBuilder:
+        key = (pid, tid if isinstance(tid, int) or tid == tables.MEMORY_EVENT else _as_int(tid))
+        line = self.host_lines.get(key)
+        if line is None:
+            line = self.host_lines[key] = LineBuilder(self.host_names, self.host_strings)
+        return line
+
+    def _device_line(self, event, role: str, category: str) -> LineBuilder:
+        device = (tables.DEVICE_PLANES.get(category.lower(), tables.GPU_PLANE), _device_number(event.pid))
+        stream = _stream_number(event.tid)
+        prefix = "GPU annotations #" if role == tables.GPU_ANNOTATION else "Stream #"
+        key = (device, f"{prefix}{stream}")
+        line = self.device_lines.get(key)
+        if line is None:
+            names = self.device_names.setdefault(device, {})
+            strings = self.device_strings.setdefault(device, StringTable())
+            line = self.device_lines[key] = LineBuilder(names, strings)
+        return line
+
+    def _metadata(self, event) -> None:
+        args = decode_args(event.args)
+        label = args.get("name") if isinstance(args.get("name"), str) else None
+        if event.name == tables.PROCESS_NAME and label:
+            known = self.process_names.get(event.pid)
+            if known is not None and known != label:
+                self.warnings.append(
+                    f"process id {event.pid} is named twice ({known!r}, {label!r}); kept the first")
+            else:
+                self.process_names[event.pid] = label
+        elif event.name == tables.THREAD_NAME and label:
+            self.thread_names.setdefault((str(event.pid), str(event.tid)), label)
+        elif event.name == tables.PROCESS_LABELS:
+            labels = args.get("labels")
+            if isinstance(labels, str):
+                self.process_labels[event.pid] = labels
+
+    def _memory(self, index: int, event) -> None:
+        start = micros_to_ns(event.ts)
+        if start is None:
+            return
+        line = self._host_line(event.pid, tables.MEMORY_EVENT)
+        line.add(tables.MEMORY_EVENT, self.base_ns + start, 0, decode_args(event.args))
+
+    # -- assembly ----------------------------------------------------------------------------------
+
+    def _assemble(self) -> Profile:
+        planes: List[Plane] = []
+        host_plane = Plane(0, HOST_PLANE, [], [], [], {}, self.host_strings)
+        repaired = 0
+        for line_id, ((pid, tid), builder) in enumerate(sorted(self.host_lines.items(), key=_line_order)):
+            name, display = self._thread_label(pid, tid)
+            line, fixed = builder.build(line_id, name, display, host_plane)
+            host_plane.lines.append(line)
+            repaired += fixed
+        _finish_names(host_plane, self.host_names)
+        planes.append(host_plane)
+        properties = _device_properties(self.trace.deviceProperties)
+        for plane_id, device in enumerate(sorted(self.device_names), start=1):
+            prefix, number = device
+            found = self._properties_of(number, properties) if prefix == tables.GPU_PLANE else None
+            stats = device_plane_stats(found)
+            plane = Plane(plane_id, f"{prefix}{number}", [], [], [], stats, self.device_strings[device])
+            keys = sorted((k for k in self.device_lines if k[0] == device), key=lambda k: _stream_order(k[1]))
+            for line_id, key in enumerate(keys):
+                line, fixed = self.device_lines[key].build(line_id, key[1], "", plane)
+                plane.lines.append(line)
+                repaired += fixed
+            _finish_names(plane, self.device_names[device])
+            planes.append(plane)
+        devices = [build_device(p) for p in planes[1:]]
+        if repaired:
+            self.warnings.append(
+                f"{repaired} event(s) overlapped a neighbour on their line by rounding and were clipped "
+                "to nest")
+        self._note_unknowns()
+        return Profile(
+            path=self.source,
+            host=self.host,
+            size_bytes=self.size,
+            planes=planes,
+            devices=devices,
+            step_markers=_profiler_steps(host_plane),
+            hostnames=[self.trace.host_name] if isinstance(self.trace.host_name, str) else [],
+            errors=[],
+            warnings=self.warnings,
+            framework="pytorch",
+            properties=self._properties(properties),
+        )
+
+    def _properties_of(self, device: int, properties: Dict[int, Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+        """A device's `deviceProperties` entry; with one entry and one device, that entry (ROCm traces
+        number the visible device by its global index but list it as id 0)."""
+        found = properties.get(device)
+        if found is None and len(properties) == 1 and len(self.device_names) == 1:
+            found = next(iter(properties.values()))
+        if found is not None and (self.trace.roctracer_version is not None
+                                  or self.trace.hip_runtime_version is not None):
+            found = {**found, "warpSize": found.get("warpSize", 64), "vendor": "AMD"}
+        return found
+
+    def _thread_label(self, pid: Any, tid: Any) -> Tuple[str, str]:
+        if tid == tables.MEMORY_EVENT:
+            return f"[memory] pid {pid}", ""
+        thread = self.thread_names.get((str(pid), str(tid)))
+        process = self.process_names.get(pid) or f"pid {pid}"
+        name = thread or f"thread {tid}"
+        if thread and str(tid) not in thread:  # line names stay unique: Kineto's names carry the tid
+            name = f"{thread} ({tid})"
+        return name, f"{process} / {name}"
+
+    def _note_unknowns(self) -> None:
+        if self.unknown_categories:
+            listed = ", ".join(f"{c!r} ×{n}" for c, n in sorted(self.unknown_categories.items()))
+            self.warnings.append(f"events of unknown categories were not read: {listed}")
+        if self.ignored_phases:
+            listed = ", ".join(f"{p!r} ×{n}" for p, n in sorted(self.ignored_phases.items()))
+            self.warnings.append(f"trace events of phases the Advisor does not use were skipped: {listed}")
+
+    def _properties(self, devices: Dict[int, Dict[str, Any]]) -> Dict[str, Any]:
+        trace = self.trace
+        info = trace.distributedInfo if isinstance(trace.distributedInfo, dict) else {}
+        return {
+            "schema_version": trace.schemaVersion,
+            "schema_era": "relative-ns" if self.base_ns else "absolute-us",
+            "rank": info.get("rank"),
+            "world_size": info.get("world_size"),
+            "backend": info.get("backend"),
+            "trace_name": trace.traceName,
+            "record_shapes": trace.record_shapes,
+            "profile_memory": trace.profile_memory,
+            "with_stack": trace.with_stack,
+            "rocm": trace.roctracer_version is not None or trace.hip_runtime_version is not None,
+            "device_properties": devices,
+            "process_names": {str(k): v for k, v in self.process_names.items()},
+            "spans": [{"name": n, "start_ns": s, "duration_ns": d} for n, s, d in self.spans],
+            "launch_flows": self.launch_flows,
+        }
+
+
+# ---------------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _as_int(value: Any) -> Any:
+    """2021 traces write thread ids as strings ("5555") in events and ints in flows: one thread."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value
+
+
+def _device_number(pid: Any) -> int:
+    if isinstance(pid, int) and pid >= 0:
+        return pid
+    digits = "".join(ch for ch in str(pid) if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+def _stream_number(tid: Any) -> str:
+    if isinstance(tid, int):
+        return str(tid)
+    text = str(tid)
+    digits = "".join(ch for ch in text if ch.isdigit())
+    return digits or text
+
+
+def _stream_order(name: str) -> Tuple[int, int, str]:
+    prefix, _, number = name.partition("#")
+    return (0 if prefix == "Stream " else 1, int(number) if number.isdigit() else 1 << 62, name)
+
+
+def _line_order(item) -> Tuple[str, str]:
+    (pid, tid), _ = item
+    return (str(pid), "~" if tid == tables.MEMORY_EVENT else f"{str(tid):>24}")
+
+
+def _finish_names(plane: Plane, names: Dict[str, int]) -> None:
+    ordered = [""] * len(names)
+    for text, index in names.items():
+        ordered[index] = text
+    plane.event_names.extend(ordered)
+    plane.event_display_names.extend([""] * len(ordered))
+    plane.metadata_stats.extend({} for _ in ordered)
+
+
+def _device_properties(raw: Any) -> Dict[int, Dict[str, Any]]:
+    found: Dict[int, Dict[str, Any]] = {}
+    if isinstance(raw, list):
+        for position, entry in enumerate(raw):
+            if isinstance(entry, dict):
+                ident = entry.get("id", position)
+                found[int(ident) if isinstance(ident, int) else position] = entry
+    return found
+
+
+def _profiler_steps(host_plane: Plane) -> List[StepMarker]:
+    markers: List[StepMarker] = []
+    numbers: Dict[int, int] = {}
+    for index, name in enumerate(host_plane.event_names):
+        match = tables.PROFILER_STEP.match(name)
+        if match:
+            numbers[index] = int(match.group(1))
+    if not numbers:
+        return markers
+    wanted = np.array(sorted(numbers), dtype=np.int32)
+    for line in host_plane.lines:
+        if len(line) == 0:
+            continue
+        for i in np.flatnonzero(np.isin(line.metadata_index, wanted)).tolist():
+            meta = int(line.metadata_index[i])
+            markers.append(StepMarker(
+                source="profiler_step",
+                name=host_plane.event_names[meta],
+                step_num=numbers[meta],
+                start_ns=int(line.start_ns[i]),
+                duration_ns=int(line.duration_ns[i]),
+                line_name=line.label,
+            ))
+    markers.sort(key=lambda m: m.start_ns)
+    return markers
+
+
+__all__ = ["read_kineto", "read_kineto_bytes", "Line"]

@@ -1,0 +1,352 @@
+"""One XLine's bytes → numpy columns (start, duration, metadata index, sparse stat columns).
+
+Events are parsed a chunk at a time by the protobuf runtime and copied into columns at once; stat
+values are grouped by stat id and typed once per group, so no per-event Python object outlives its
+chunk (ARCHITECTURE.md §8).
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable
+from tb_plugin_advisor.readers import event_columns
+from tb_plugin_advisor.readers import xspace_schema as schema
+from tb_plugin_advisor.readers.event_columns import decode_events
+from tb_plugin_advisor.readers.wire import Progress, event_chunks
+
+
+class EventBudget:
+    """Events left to read in this file (ReadLimits.max_events)."""
+
+    def __init__(self, source: str, limit: int):
+        self.source = source
+        self.limit = limit
+        self.left = limit
+        self.ignored_values = 0  # NaN, infinite or out-of-range numbers dropped (a counted warning)
+
+    def take(self, count: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise ProfileReadError(
+                self.source, f"the profile holds more than {self.limit:,} events, the reader's limit"
+            )
+
+
+_StatPieces = Dict[str, List[Tuple[np.ndarray, str, np.ndarray]]]
+
+
+def read_line(
+    line: bytes,
+    plane: Plane,
+    dense: Dict[int, int],
+    stat_names: Dict[int, str],
+    strings: StringTable,
+    progress: Progress,
+    budget: EventBudget,
+) -> Line:
+    """One serialized XLine → a Line: numpy decoding of all events at once, else chunk by chunk."""
+    # Each event starts with the events tag byte, so its count bounds the events: the numpy decoder
+    # allocates per event before it can count them exactly, so only lines within the budget go there
+    # (the runtime path counts first, and refuses a line over the budget before allocating).
+    decoded = decode_events(line, progress.done) if line.count(b"\x22") <= budget.left else None
+    if decoded is not None:
+        columns, header_spans = decoded
+        count = int(columns.metadata_id.size)
+        budget.take(count)
+        metadata_ids, start_ns, duration_ns = columns.metadata_id, columns.offset_ps, columns.duration_ps
+        header_parts = [line[a:b] for a, b in header_spans]
+        progress.done(len(line))
+        del line  # the caller passed its only reference: free the bytes before the columns are merged
+        pieces = _pieces_from_columns(columns, stat_names, strings)
+        del columns
+    else:
+        metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
+            memoryview(line), stat_names, strings, progress, budget
+        )
+    header = schema.XLine.FromString(b"".join(header_parts))
+    metadata_index = _dense_indices(metadata_ids, plane, dense)
+    del metadata_ids
+    start_ns //= 1000
+    start_ns += header.timestamp_ns
+    duration_ns += 500
+    duration_ns //= 1000
+    stats = {name: _combine(parts, count, strings) for name, parts in pieces.items()}
+    budget.ignored_values += _drop_unusable_floats(stats)
+    _merge_metadata_stats(stats, metadata_index, plane, strings)
+    if count > 1 and np.any(np.diff(start_ns) < 0):
+        order = np.argsort(start_ns, kind="stable")
+        start_ns, duration_ns, metadata_index = start_ns[order], duration_ns[order], metadata_index[order]
+        stats = {k: _reordered(c, order) for k, c in stats.items()}
+    return Line(
+        id=header.id,
+        name=header.name,
+        display_name=header.display_name,
+        plane=plane,
+        start_ns=start_ns,
+        duration_ns=duration_ns,
+        metadata_index=metadata_index,
+        stats=stats,
+    )
+
+
+def _runtime_columns(buf: memoryview, stat_names: Dict[int, str], strings: StringTable, progress: Progress,
+                     budget: EventBudget):
+    """The protobuf runtime's way, a chunk of events at a time (lines event_columns declines)."""
+    header_parts: List[bytes] = []
+    chunks = list(event_chunks(buf, budget.source, header_parts))  # one walk; sizes the columns first
+    total = sum(n for _, _, n in chunks)
+    budget.take(total)
+    metadata_ids = np.empty(total, dtype=np.int64)
+    start_ns = np.empty(total, dtype=np.int64)  # offset_ps until converted below
+    duration_ns = np.empty(total, dtype=np.int64)  # duration_ps until converted below
+    pieces: _StatPieces = {}
+    count = 0
+    for start, end, _ in chunks:
+        events = schema.XLine.FromString(bytes(buf[start:end])).events
+        n = len(events)
+        block = np.array([(e.metadata_id, e.offset_ps, e.duration_ps) for e in events], dtype=np.int64)
+        block = block.reshape(n, 3)
+        metadata_ids[count : count + n] = block[:, 0]
+        start_ns[count : count + n] = block[:, 1]
+        duration_ns[count : count + n] = block[:, 2]
+        del block
+        per_event = [event.stats for event in events]
+        stats_per_event = np.fromiter(map(len, per_event), dtype=np.int32, count=n)
+        flat = [stat for stats in per_event for stat in stats]
+        owners = np.repeat(np.arange(count, count + n, dtype=np.int32), stats_per_event)
+        _collect_stats(flat, owners, stat_names, strings, pieces)
+        count += n
+        del events, flat, per_event
+        progress.done(end)
+    return metadata_ids, start_ns, duration_ns, pieces, header_parts, count
+
+
+_KIND_NAMES = {
+    event_columns.DOUBLE: "double_value",
+    event_columns.UINT64: "uint64_value",
+    event_columns.INT64: "int64_value",
+    event_columns.STR: "str_value",
+    event_columns.REF: "ref_value",
+}
+
+
+def _pieces_from_columns(columns: event_columns.EventColumns, stat_names: Dict[int, str],
+                         strings: StringTable) -> _StatPieces:
+    """Decoded stats grouped by (stat id, value kind) into the typed pieces `_combine` merges."""
+    pieces: _StatPieces = {}
+    usable = np.flatnonzero(np.isin(columns.stat_kind, list(_KIND_NAMES)))
+    if usable.size == 0:
+        return pieces
+    keys = columns.stat_id[usable] * 8 + columns.stat_kind[usable]
+    order = usable[np.argsort(keys, kind="stable")]  # file order kept within a group
+    sorted_keys = columns.stat_id[order] * 8 + columns.stat_kind[order]
+    bounds = np.flatnonzero(np.diff(sorted_keys)) + 1
+    for members in np.split(order, bounds):
+        stat_id = int(columns.stat_id[members[0]])
+        kind = _KIND_NAMES[int(columns.stat_kind[members[0]])]
+        where = columns.stat_owner[members].astype(np.int32)
+        if kind == "str_value":
+            typed = _typed_values(kind, [columns.stat_text[k] for k in members.tolist()], stat_names, strings)
+        elif kind == "double_value":
+            typed = ("float", columns.stat_bits[members].view(np.float64))
+        elif kind == "ref_value":
+            typed = _typed_values(kind, columns.stat_bits[members], stat_names, strings)
+        else:
+            typed = ("int", columns.stat_bits[members].view(np.int64))
+        pieces.setdefault(stat_names.get(stat_id, str(stat_id)), []).append((where, *typed))
+    return pieces
+
+
+# A float beyond this is no time, size or count a profiler writes; int64 columns could not hold it.
+FLOAT_LIMIT = float(1 << 62)
+
+
+def usable_number(value: Any) -> bool:
+    """False for NaN, infinities and floats too large for int64 arithmetic."""
+    return not isinstance(value, float) or abs(value) < FLOAT_LIMIT  # NaN compares False
+
+
+def _drop_unusable_floats(stats: Dict[str, StatColumn]) -> int:
+    """Remove NaN/inf/huge values from float columns so analyses never see them; returns how many."""
+    dropped = 0
+    for name, column in list(stats.items()):
+        if column.kind != "float":
+            continue
+        keep = np.abs(column.data) < FLOAT_LIMIT
+        if keep.all():
+            continue
+        dropped += int(keep.size - np.count_nonzero(keep))
+        if keep.any():
+            stats[name] = StatColumn("float", column.indices[keep], column.data[keep], column.count)
+        else:
+            del stats[name]
+    return dropped
+
+
+def _dense_indices(metadata_ids: np.ndarray, plane: Plane, dense: Dict[int, int]) -> np.ndarray:
+    """Metadata ids → dense int32 indices into the plane's name table (via a lookup table: no sort)."""
+    if metadata_ids.size == 0:
+        return np.zeros(0, dtype=np.int32)
+    low, high = int(metadata_ids.min()), int(metadata_ids.max())
+    if low < 0 or high > 4 * (len(dense) + metadata_ids.size):  # sparse or odd ids: sort instead
+        unique, inverse = np.unique(metadata_ids, return_inverse=True)
+        mapped = np.array([_dense_index(m, plane, dense) for m in unique.tolist()], dtype=np.int32)
+        return mapped[inverse.reshape(-1)]
+    table = np.full(high + 1, -1, dtype=np.int32)
+    for metadata_id, index in dense.items():
+        if 0 <= metadata_id <= high:
+            table[metadata_id] = index
+    result = table[metadata_ids]
+    missing = np.unique(metadata_ids[result < 0])
+    if missing.size:
+        for metadata_id in missing.tolist():
+            table[metadata_id] = _dense_index(metadata_id, plane, dense)
+        result = table[metadata_ids]
+    return result
+
+
+def _dense_index(metadata_id: int, plane: Plane, dense: Dict[int, int]) -> int:
+    found = dense.get(metadata_id)
+    return found if found is not None else placeholder_metadata(plane, dense, metadata_id)
+
+
+_VALUE_DEFAULTS = {"ref_value": 0, "str_value": "", "int64_value": 0, "uint64_value": 0, "double_value": 0.0}
+
+
+def _collect_stats(flat: List[Any], owners: np.ndarray, stat_names: Dict[int, str], strings: StringTable,
+                   pieces: _StatPieces) -> None:
+    """Group XStats (flat, owned by event `owners[k]`) by stat into typed numpy pieces per stat name.
+
+    One stat id keeps one value kind in practice, so the kind is read once per id and the values with
+    one attribute read each; values equal to the kind's default (what an unset field reads as) are
+    checked one by one, so a stat id whose kind varies is still decoded exactly.
+    """
+    if not flat:
+        return
+    metadata_ids = np.fromiter((stat.metadata_id for stat in flat), dtype=np.int64, count=len(flat))
+    order = np.argsort(metadata_ids, kind="stable")
+    unique, starts = np.unique(metadata_ids[order], return_index=True)
+    bounds = starts.tolist() + [len(flat)]
+    for g, metadata_id in enumerate(unique.tolist()):
+        members = order[bounds[g] : bounds[g + 1]]
+        member_stats = [flat[j] for j in members.tolist()]
+        kind = member_stats[0].WhichOneof("value")
+        by_kind: Dict[Optional[str], Tuple[List[int], List[Any]]] = {}
+        if kind in _VALUE_DEFAULTS:
+            values = list(map(attrgetter(kind), member_stats))
+            default = _VALUE_DEFAULTS[kind]
+            unsure = [k for k, v in enumerate(values) if v == default]
+            sure = np.ones(len(values), dtype=bool)
+            sure[unsure] = False
+            by_kind[kind] = (np.flatnonzero(sure).tolist(), [v for v, ok in zip(values, sure.tolist()) if ok])
+        else:
+            unsure = range(len(member_stats))
+        for k in unsure:
+            real = member_stats[k].WhichOneof("value")
+            slot = by_kind.setdefault(real, ([], []))
+            slot[0].append(k)
+            slot[1].append(getattr(member_stats[k], real) if real else None)
+        name = stat_names.get(metadata_id, str(metadata_id))
+        for value_kind, (local, values) in by_kind.items():
+            if value_kind in (None, "bytes_value") or not local:
+                continue
+            where = owners[members[local]]
+            typed = _typed_values(value_kind, values, stat_names, strings)
+            pieces.setdefault(name, []).append((where, *typed))
+
+
+def _typed_values(kind: str, values: List[Any], stat_names: Dict[int, str],
+                  strings: StringTable) -> Tuple[str, np.ndarray]:
+    if kind == "ref_value":  # the string is the name of the referenced stat metadata
+        refs = np.array(values, dtype=np.uint64)
+        unique, inverse = np.unique(refs, return_inverse=True)
+        ids = np.array([strings.intern(stat_names.get(int(r), "")) for r in unique.tolist()], dtype=np.int32)
+        return "str", ids[inverse.reshape(-1)]
+    if kind == "str_value":
+        return "str", np.array([strings.intern(v) for v in values], dtype=np.int32)
+    if kind == "double_value":
+        return "float", np.array(values, dtype=np.float64)
+    dtype = np.uint64 if kind == "uint64_value" else np.int64
+    return "int", np.array(values, dtype=dtype).astype(np.int64)  # uint64 ids wrap into int64
+
+
+_Piece = Tuple[np.ndarray, str, np.ndarray]  # (event indices, kind, values)
+
+
+def _combine(pieces: List[_Piece], count: int, strings: StringTable) -> StatColumn:
+    """One sparse column from typed pieces; mixed kinds widen to float, or to strings."""
+    kinds = {kind for _, kind, _ in pieces}
+    kind = "str" if "str" in kinds else "float" if "float" in kinds else "int"
+    where_parts, value_parts = [], []
+    for where, piece_kind, piece in pieces:
+        if kind == "str" and piece_kind != "str":
+            piece = np.array([strings.intern_value(v) for v in piece.tolist()], dtype=np.int32)
+        where_parts.append(where)
+        value_parts.append(piece.astype(np.float64) if kind == "float" else piece)
+    indices = np.concatenate(where_parts) if len(where_parts) > 1 else where_parts[0]
+    data = np.concatenate(value_parts) if len(value_parts) > 1 else value_parts[0]
+    if indices.size > 1 and not np.all(indices[1:] > indices[:-1]):  # chunks usually arrive in order
+        order = np.argsort(indices, kind="stable")
+        indices, data = indices[order], data[order]
+    if indices.size > 1:  # an event repeating a stat: keep the first, as the profiler's readers do
+        keep = np.concatenate(([True], np.diff(indices) != 0))
+        indices, data = indices[keep], data[keep]
+    return StatColumn(kind, indices, data, count)
+
+
+def _reordered(column: StatColumn, order: np.ndarray) -> StatColumn:
+    """The column after the line's events were put in `order` (old index at each new position)."""
+    new_position = np.empty_like(order)
+    new_position[order] = np.arange(order.size)
+    indices = new_position[column.indices]
+    by_index = np.argsort(indices, kind="stable")
+    return StatColumn(column.kind, indices[by_index], column.data[by_index], column.count)
+
+
+def placeholder_metadata(plane: Plane, dense: Dict[int, int], metadata_id: int) -> int:
+    """An event whose metadata is missing still counts; it gets a visible placeholder name."""
+    index = dense[metadata_id] = len(plane.event_names)
+    plane.event_names.append(f"<unknown event {metadata_id}>")
+    plane.event_display_names.append("")
+    plane.metadata_stats.append({})
+    return index
+
+
+def _typed_piece(values: List[Any], strings: StringTable) -> Tuple[str, np.ndarray]:
+    if any(isinstance(v, str) for v in values):
+        return "str", np.array([strings.intern_value(v) for v in values], dtype=np.int32)
+    if any(isinstance(v, float) for v in values):
+        return "float", np.array(values, dtype=np.float64)
+    return "int", np.array([v if v < (1 << 63) else v - (1 << 64) for v in values], dtype=np.int64)
+
+
+def _merge_metadata_stats(
+    stats: Dict[str, StatColumn], metadata_index: np.ndarray, plane: Plane, strings: StringTable
+) -> None:
+    """Per-op constant stats sit on the event metadata; fill them in where the event has none."""
+    if metadata_index.size == 0:
+        return
+    used = np.unique(metadata_index).tolist()
+    names = {k for m in used for k in plane.metadata_stats[m]}
+    count = int(metadata_index.size)
+    for name in names:
+        owners = [m for m in used if name in plane.metadata_stats[m]]
+        kind, per_owner = _typed_piece([plane.metadata_stats[m][name] for m in owners], strings)
+        slot = np.full(len(plane.event_names), -1, dtype=np.int64)
+        slot[owners] = np.arange(len(owners))
+        events = np.flatnonzero(slot[metadata_index] >= 0).astype(np.int32)
+        existing = stats.get(name)
+        if existing is not None:
+            events = events[~np.isin(events, existing.indices, assume_unique=True)]
+        if events.size == 0:
+            continue
+        piece = (events, kind, per_owner[slot[metadata_index[events]]])
+        if existing is None:
+            stats[name] = _combine([piece], count, strings)
+        else:
+            stats[name] = _combine([(existing.indices, existing.kind, existing.data), piece], count, strings)

@@ -1,0 +1,188 @@
+"""Walking a logdir safely: listing directories, never leaving the logdir, never blocking.
+
+- A symlink is followed only when its real path stays inside the logdir's real path; a link that
+  leaves it (to `/`, to another disk) is reported as a problem and not followed, and a directory
+  already visited through another path is skipped (no loops).
+- Only directories and regular files are listed: a FIFO, socket or device named like a profile (and
+  a directory named like a profile file) is reported as a problem and skipped, so nothing downstream
+  can open it and block.
+- The walk has an entry and a time budget; running out ends it with a warning (the scan is partial).
+
+Remote logdirs go through TensorBoard's file layer (`gfile`); they have no symlinks or special files.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, List, Optional, Set, Tuple
+
+from tensorboard.compat.tensorflow_stub.io import gfile
+
+# A walk this large is almost surely a mistake (a logdir at / or $HOME); the budget keeps the
+# server's scanning thread from running for minutes.
+MAX_ENTRIES = 500_000
+MAX_SECONDS = 30.0
+
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+@dataclass
+class Entry:
+    name: str
+    is_dir: bool
+    size: int = 0
+    mtime_ns: Optional[int] = None
+
+
+@dataclass
+class WalkReport:
+    """What a walk could not use, in words a user can act on (paths relative to the logdir)."""
+
+    errors: List[str] = field(default_factory=list)  # directories that could not be listed
+    problems: List[str] = field(default_factory=list)  # special files, links leaving the logdir
+    truncated: Optional[str] = None  # why the walk stopped early, if it did
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_entries: int = MAX_ENTRIES
+    max_seconds: float = MAX_SECONDS
+
+
+def is_remote(path: str) -> bool:
+    return "://" in path
+
+
+def join(base: str, *parts: str) -> str:
+    if is_remote(base):
+        return posixpath.join(base, *parts)
+    return os.path.join(base, *parts)
+
+
+def is_inside(real_path: str, real_root: str) -> bool:
+    """Whether a resolved path is the root or below it."""
+    return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def special_kind(mode: int) -> Optional[str]:
+    for test, words in _SPECIAL_KINDS:
+        if test(mode):
+            return words
+    return None
+
+
+class LocalLister:
+    """Lists local directories; follows links only inside `root` and reports what it skips."""
+
+    def __init__(self, root: str, report: WalkReport, looks_like_profile: Callable[[str], bool]):
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self.report = report
+        self.looks_like_profile = looks_like_profile
+
+    def _rel(self, path: str) -> str:
+        return os.path.relpath(path, self.root)
+
+    def __call__(self, path: str) -> List[Entry]:
+        entries = []
+        with os.scandir(path) as it:
+            for item in it:
+                try:
+                    entry = self._entry(item)
+                except OSError:
+                    continue  # vanished or dangling link
+                if entry is not None:
+                    entries.append(entry)
+        return entries
+
+    def _entry(self, item: os.DirEntry) -> Optional[Entry]:
+        if item.is_symlink():
+            target = os.path.realpath(item.path)
+            if not is_inside(target, self.real_root):
+                self.report.problems.append(
+                    f"{self._rel(item.path)} is a symlink to {target}, outside the logdir: not followed "
+                    "(the Advisor never reads outside the logdir; copy or move the files inside it)"
+                )
+                return None
+        st = item.stat()  # follows a link that stays inside
+        if stat.S_ISDIR(st.st_mode):
+            if self.looks_like_profile(item.name):
+                self.report.problems.append(
+                    f"{self._rel(item.path)} is a directory named like a profile file: skipped"
+                )
+            return Entry(item.name, True)
+        if stat.S_ISREG(st.st_mode):
+            return Entry(item.name, False, st.st_size, st.st_mtime_ns)
+        kind = special_kind(st.st_mode) or "not a regular file"
+        if self.looks_like_profile(item.name):
+            self.report.problems.append(f"{self._rel(item.path)} is {kind}, not a regular file: skipped")
+        return None
+
+
+def list_remote(path: str, wants_size: Callable[[str], bool]) -> List[Entry]:
+    entries = []
+    for name in gfile.listdir(path):
+        name = name.rstrip("/")
+        if not name:
+            continue
+        full = posixpath.join(path, name)
+        if gfile.isdir(full):
+            entries.append(Entry(name, True))
+        else:
+            # Sizes only for files we report; other files keep 0 (saves a request per events file).
+            size = int(gfile.stat(full).length) if wants_size(name) else 0
+            entries.append(Entry(name, False, size, None))
+    return entries
+
+
+def walk(
+    logdir: str,
+    report: WalkReport,
+    looks_like_profile: Callable[[str], bool],
+    budget: Optional[Budget] = None,
+) -> Iterator[Tuple[Tuple[str, ...], str, List[Entry]]]:
+    """Yield (parts relative to logdir, absolute dir, entries) for every directory, top-down."""
+    budget = budget or Budget()
+    remote = is_remote(logdir)
+    if remote:
+        def lister(path: str) -> List[Entry]:
+            return list_remote(path, looks_like_profile)
+    else:
+        lister = LocalLister(logdir, report, looks_like_profile)
+    seen_real: Set[str] = set()
+    stack: List[Tuple[Tuple[str, ...], str]] = [((), logdir)]
+    deadline = time.monotonic() + budget.max_seconds
+    listed = 0
+    while stack:
+        if listed > budget.max_entries or time.monotonic() > deadline:
+            limit = (f"{budget.max_entries:,} entries" if listed > budget.max_entries
+                     else f"{budget.max_seconds:g} s")
+            report.truncated = (
+                f"the walk of the logdir stopped after {limit} (the scan budget) with {len(stack)} "
+                "directories left unread; point --logdir at the directory that holds your runs"
+            )
+            return
+        parts, path = stack.pop()
+        if not remote:
+            real = os.path.realpath(path)
+            if real in seen_real:  # reached again through a link: a loop or a duplicate
+                continue
+            seen_real.add(real)
+        try:
+            entries = lister(path)
+        except Exception as e:  # noqa: BLE001 - one unreadable directory must not hide the rest
+            report.errors.append(f"{path}: {e}")
+            continue
+        listed += len(entries) + 1
+        yield parts, path, entries
+        for entry in sorted((e for e in entries if e.is_dir), key=lambda e: e.name, reverse=True):
+            stack.append((parts + (entry.name,), join(path, entry.name)))

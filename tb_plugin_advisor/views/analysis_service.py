@@ -1,0 +1,269 @@
+"""Analyses that never block the server: worker processes, shared in-flight futures, a bounded cache.
+
+Each analysis (one run's or host's report, one diff) runs in a worker *process* (spawn context), so
+the server's GIL is never held by a parse and the server never holds a Profile: workers send back
+the answer's JSON bytes, and each worker is replaced after `tasks_per_worker` tasks so the memory a
+big profile took is given back to the OS. A small pool of daemon threads waits on those processes
+and runs the light in-server work (doctor). Finished answers are kept serialised (and gzipped) in an
+LRU bounded by entries and by bytes; concurrent requests for one key share one future; a request
+that waits longer than `wait_s` gets 202 and polls again.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import multiprocessing
+import queue
+import sys
+import threading
+from collections import OrderedDict
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Hashable, Optional, Tuple
+
+from tb_plugin_advisor.views.http_errors import ApiError, WorkerCrashed
+from tb_plugin_advisor.views.worker_tasks import encode, warm_up
+
+DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
+NATIVE_RECYCLING = sys.version_info >= (3, 11)  # ProcessPoolExecutor(max_tasks_per_child=...)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A finished JSON answer, serialised once: `body` plain, `gzipped` for clients that accept it."""
+
+    body: bytes
+    gzipped: bytes
+
+    @classmethod
+    def of_value(cls, value: Any) -> Answer:
+        return cls(*encode(value))
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.body) + len(self.gzipped)
+
+    def value(self) -> Any:
+        return json.loads(self.body)
+
+
+def nbytes(value: Any) -> int:
+    """What a cached value costs: an Answer's bytes, a string's length, else 0 (small test values)."""
+    if isinstance(value, Answer):
+        return value.nbytes
+    if isinstance(value, (bytes, str)):
+        return len(value)
+    return 0
+
+
+class DaemonPool:
+    """A fixed set of daemon worker threads returning futures.
+
+    concurrent.futures' thread pool joins its threads at interpreter exit, so Ctrl+C on TensorBoard
+    would wait for a long analysis; nobody needs a half-made report after the server is gone.
+    """
+
+    def __init__(self, workers: int, name: str = "advisor"):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()  # (future, fn) items; None stops a worker
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+            for i in range(max(1, workers))
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((fut, fn))
+        return fut
+
+    def shutdown(self) -> None:
+        for _ in self._threads:
+            self._queue.put(None)
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            fut, fn = item
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn()
+            except BaseException as e:  # noqa: BLE001 - delivered to every waiter
+                fut.set_exception(e)
+            else:
+                fut.set_result(result)
+
+
+class WorkerProcesses:
+    """A spawn-context process pool that is rebuilt when a worker dies; `call` runs one task."""
+
+    def __init__(self, processes: int, tasks_per_worker: int = 1):
+        self.processes = max(1, processes)
+        self.tasks_per_worker = max(1, tasks_per_worker)
+        self._lock = threading.Lock()
+        self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
+        self._in_flight = 0  # tasks submitted and not finished, over every pool
+        self._done_tasks = 0  # tasks finished by the current pool
+        # concurrent.futures joins its workers when the interpreter exits, so Ctrl+C on TensorBoard
+        # would wait for a running analysis; end them first (threading's exit hooks run last-in
+        # first-out, and concurrent.futures registered its own when it was imported).
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:
+            register(self.terminate)
+
+    def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                recycle = {"max_tasks_per_child": self.tasks_per_worker} if NATIVE_RECYCLING else {}
+                self._pool = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=self.processes,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=warm_up,
+                    **recycle,
+                )
+                self._done_tasks = 0
+            self._in_flight += 1
+            return self._pool
+
+    def _task_done(self, pool: concurrent.futures.ProcessPoolExecutor) -> None:
+        """Python < 3.11 cannot recycle single workers: replace the whole pool once it is idle."""
+        with self._lock:
+            self._in_flight -= 1
+            self._done_tasks += 1
+            if NATIVE_RECYCLING or self._pool is not pool or self._in_flight:
+                return
+            if self._done_tasks < self.tasks_per_worker * self.processes:
+                return
+            self._pool = None
+        pool.shutdown(wait=False)
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        pool = self._executor()
+        try:
+            return pool.submit(fn, *args).result()
+        except BrokenProcessPool:
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise WorkerCrashed(
+                "an Advisor worker process ended without an answer (killed or out of memory); "
+                "the workers were restarted: try again, or give the TensorBoard machine more memory"
+            ) from None
+        finally:
+            self._task_done(pool)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def terminate(self) -> None:
+        """Stop now: kill the workers (nobody needs a half-made report after the server is gone)."""
+        with self._lock:
+            pool = self._pool
+        processes = dict(getattr(pool, "_processes", None) or {})
+        for process in processes.values():
+            process.kill()
+        self.shutdown()
+
+
+class AnalysisService:
+    """Runs analyses on worker threads (which hand heavy work to processes); caches; shares futures.
+
+    `result(key, compute)` returns (True, value) when the value is ready within `wait_s`, else
+    (False, None): the caller answers 202 and the same future keeps running for the next poll.
+    Exceptions from `compute` are re-raised to every waiter; only ApiError outcomes (a corrupt
+    file is corrupt until it changes, and then its key changes) are remembered. The cache keeps at
+    most `cache_size` entries and `cache_bytes` bytes of answers, the newest entry always (a client
+    polling for a big report must find it).
+    """
+
+    def __init__(
+        self,
+        workers: int = 2,
+        cache_size: int = 32,
+        wait_s: float = 2.0,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        tasks_per_worker: int = 1,
+        scheduler: Optional[str] = None,
+    ):
+        self.scheduler = scheduler  # a Dask scheduler address: a run's hosts are analysed there
+        self.wait_s = wait_s
+        self.cache_size = max(1, cache_size)
+        self.cache_bytes = max(0, cache_bytes)
+        self.processes = WorkerProcesses(workers, tasks_per_worker)
+        self._pool = DaemonPool(workers)
+        self._lock = threading.RLock()
+        self._done: OrderedDict[Hashable, concurrent.futures.Future] = OrderedDict()
+        self._sizes: Dict[Hashable, int] = {}
+        self._running: Dict[Hashable, concurrent.futures.Future] = {}
+        self.computed = 0  # how many computations actually ran (tests check sharing with it)
+
+    def future(self, key: Hashable, compute: Callable[[], Any]) -> concurrent.futures.Future:
+        with self._lock:
+            fut = self._done.get(key)
+            if fut is not None:
+                self._done.move_to_end(key)
+                return fut
+            fut = self._running.get(key)
+            if fut is not None:
+                return fut
+            fut = self._pool.submit(lambda: self._counted(compute))
+            self._running[key] = fut
+            fut.add_done_callback(lambda f, k=key: self._finished(k, f))
+            return fut
+
+    def result(
+        self, key: Hashable, compute: Callable[[], Any], wait_s: Optional[float] = None
+    ) -> Tuple[bool, Any]:
+        return wait(self.future(key, compute), self.wait_s if wait_s is None else wait_s)
+
+    def in_process(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run picklable `fn(*args)` in a worker process (call from a compute function)."""
+        return self.processes.call(fn, *args)
+
+    def cached(self, key: Hashable) -> Optional[concurrent.futures.Future]:
+        with self._lock:
+            return self._done.get(key)
+
+    @property
+    def cached_bytes(self) -> int:
+        with self._lock:
+            return sum(self._sizes.values())
+
+    def shutdown(self) -> None:
+        self._pool.shutdown()
+        self.processes.shutdown()
+
+    def _counted(self, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            self.computed += 1
+        return compute()
+
+    def _finished(self, key: Hashable, fut: concurrent.futures.Future) -> None:
+        with self._lock:
+            if self._running.get(key) is fut:
+                del self._running[key]
+            error = fut.exception() if not fut.cancelled() else None
+            if fut.cancelled() or (error is not None and (not isinstance(error, ApiError) or error.retry)):
+                return
+            self._done[key] = fut
+            self._done.move_to_end(key)
+            self._sizes[key] = nbytes(fut.result()) if error is None else 0
+            total = sum(self._sizes.values())
+            while len(self._done) > 1 and (len(self._done) > self.cache_size or total > self.cache_bytes):
+                old, _ = self._done.popitem(last=False)
+                total -= self._sizes.pop(old, 0)
+
+
+def wait(fut: concurrent.futures.Future, timeout: float) -> Tuple[bool, Any]:
+    try:
+        return True, fut.result(timeout=max(0.0, timeout))
+    except concurrent.futures.TimeoutError:
+        return False, None

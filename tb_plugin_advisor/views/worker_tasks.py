@@ -1,0 +1,87 @@
+"""The analyses that run in the Advisor's worker processes (picklable, module-level functions).
+
+Each returns the answer's JSON bytes and their gzip, with paths already relative to the logdir, so
+the server process receives two byte strings and never a Profile or a report object.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any, Dict, Hashable, Optional, Tuple
+
+from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
+from tb_plugin_advisor.sources.discovery import Scan, Session
+from tb_plugin_advisor.views.http_errors import ApiError, PathMapper
+
+GZIP_LEVEL = 5
+
+Encoded = Tuple[bytes, bytes]
+
+
+def encode(value: Any) -> Encoded:
+    body = json.dumps(value, allow_nan=False).encode("utf-8")
+    return body, gzip.compress(body, GZIP_LEVEL, mtime=0)
+
+
+def warm_up() -> None:
+    """Pool initializer: import the engine while the worker is idle, not when its first task arrives
+    (a recycled worker is spawned right after its predecessor's last task)."""
+    from tb_plugin_advisor import report  # noqa: F401
+    from tb_plugin_advisor.analysis import diff  # noqa: F401
+    from tb_plugin_advisor.sources import runs  # noqa: F401
+
+
+def to_jsonable(value: Any) -> Any:
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        value = to_json()
+    if isinstance(value, (bytes, str)):
+        return json.loads(value)
+    return value
+
+
+def report_answer(
+    session: Session,
+    host: Optional[str],
+    logdir: str,
+    scheduler: Optional[str] = None,
+    progress_path: Optional[str] = None,
+) -> Encoded:
+    """The engine's report for a session (all hosts, or one), encoded. A run's hosts are analysed in
+    parallel (hostpool.py: a local pool, or the Dask cluster at `scheduler`). Bytes read so far go
+    to `progress_path` (progress_board.py), which the server reads to answer polls."""
+    from tb_plugin_advisor.hostpool import build_session_report
+    from tb_plugin_advisor.views.progress_board import ProgressWriter
+
+    paths = PathMapper(logdir)
+    on_progress = ProgressWriter(progress_path) if progress_path else None
+    try:
+        # the host was validated by the route
+        report = build_session_report(session, host, scheduler=scheduler, on_progress=on_progress)
+    except ProfileChangedError as e:  # being written: say so, and read again on the next request
+        message = f"cannot read the profile of run '{session.run}' now: {e}"
+        raise ApiError(409, paths.text(message), retry=True) from None
+    except ProfileReadError as e:
+        raise ApiError(422, paths.text(f"cannot read the profile of run '{session.run}': {e}")) from None
+    return encode(paths.json(to_jsonable(report)))
+
+
+def diff_answer(baseline: bytes, candidate: bytes) -> Encoded:
+    """The diff of two report answers (the diff works on what the user saw in the reports)."""
+    from tb_plugin_advisor.analysis import diff as differ
+
+    return encode(to_jsonable(differ.diff_reports(json.loads(baseline), json.loads(candidate))))
+
+
+Checks = Dict[Hashable, Any]
+
+
+def doctor_answer(scan: Scan, memo: Checks, logdir: str) -> Tuple[bytes, bytes, Checks]:
+    """Doctor for a scan (it reads every host file it has no result for), encoded; and the per-file
+    results, so the server remembers them without ever reading a profile itself."""
+    from tb_plugin_advisor.sources import doctor
+
+    memo = dict(memo)
+    diagnosis = doctor.diagnose_scan(scan, memo=memo).to_json()
+    return (*encode(PathMapper(logdir).json(diagnosis)), memo)

@@ -1,0 +1,125 @@
+"""The numpy event decoder gives exactly what the protobuf runtime gives, line by line."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synth import XSpaceBuilder
+from test_reader_safety import profile_bytes
+
+from tb_plugin_advisor.readers import event_columns, xplane_lines
+from tb_plugin_advisor.readers import xspace_schema as schema
+from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = sorted((ROOT / "tb_plugin_advisor" / "sample_logdir").glob("**/*.xplane.pb"))
+CORPUS_FILES = sorted((ROOT.parent / "shared" / "corpus").rglob("*.xplane.pb"))
+CORPUS = [p for p in CORPUS_FILES if "_corrupt" not in p.parts and p.stat().st_size < 8 << 20][:12]
+T0 = 1_700_000_000_000_000_000
+
+
+def lines_of(profile):
+    for plane in profile.planes:
+        for line in plane.lines:
+            yield plane, line
+
+
+def assert_same(fast, slow):
+    assert [p.event_names for p in fast.planes] == [p.event_names for p in slow.planes]
+    pairs = list(zip(lines_of(fast), lines_of(slow)))
+    assert len(pairs) == sum(len(p.lines) for p in slow.planes)
+    for (fp, fl), (sp, sl) in pairs:
+        assert (fl.id, fl.name, fl.display_name) == (sl.id, sl.name, sl.display_name)
+        for column in ("start_ns", "duration_ns", "metadata_index"):
+            assert np.array_equal(getattr(fl, column), getattr(sl, column)), (fl.name, column)
+        assert sorted(fl.stats) == sorted(sl.stats), fl.name
+        for name, col in sl.stats.items():
+            other = fl.stats[name]
+            assert other.kind == col.kind and np.array_equal(other.indices, col.indices), (fl.name, name)
+            if col.kind == "str":
+                assert [fp.strings[i] for i in other.data] == [sp.strings[i] for i in col.data]
+            else:
+                assert np.array_equal(other.data, col.data, equal_nan=True), (fl.name, name)
+
+
+def both_ways(data: bytes, monkeypatch):
+    used = []
+    real = event_columns.decode_events
+
+    def recording(line, on_offset=None):
+        result = real(line, on_offset)
+        used.append(result is not None)
+        return result
+
+    monkeypatch.setattr(xplane_lines, "decode_events", recording)
+    fast = read_xplane_bytes(data)
+    monkeypatch.setattr(xplane_lines, "decode_events", lambda line, on_offset=None: None)
+    slow = read_xplane_bytes(data)
+    return fast, slow, used
+
+
+def hostile_stats_profile() -> bytes:
+    b = XSpaceBuilder()
+    plane = b.plane("/host:CPU")
+    line = plane.line("python", id=3)
+    values = [1, -1, (1 << 64) - 1, -(1 << 63), 2.5, math.nan, "text", "ünïcode", b"\x00raw", 0, 0.0, ""]
+    for i, value in enumerate(values):
+        line.event(f"op{i % 3}", T0 + 1000 * (len(values) - i), 10, stats={"v": value, "w": i, "v2": value},
+                   ref_stats={"r": f"ref{i % 4}"})
+    line.event("dup", T0, 5, stats={"step_num": 3})
+    return b.to_bytes()
+
+
+@pytest.mark.parametrize("maker", [lambda: profile_bytes(lines=3, events=300), hostile_stats_profile],
+                         ids=["gpu", "hostile_stats"])
+def test_synthetic_profiles_decode_identically(maker, monkeypatch):
+    fast, slow, used = both_ways(maker(), monkeypatch)
+    assert used and all(used), "the numpy decoder must handle these lines"
+    assert_same(fast, slow)
+
+
+@pytest.mark.parametrize("path", SAMPLES + CORPUS, ids=lambda p: p.parent.name + "/" + p.name)
+def test_real_profiles_decode_identically(path, monkeypatch):
+    try:
+        fast, slow, used = both_ways(path.read_bytes(), monkeypatch)
+    except Exception as exc:  # a corrupt corpus file: both ways must refuse it the same
+        pytest.skip(f"unreadable sample: {exc}")
+    assert any(used)
+    assert_same(fast, slow)
+
+
+def test_unusual_lines_fall_back_to_the_runtime():
+    line = schema.XLine(id=1, name="x", timestamp_ns=5)
+    event = line.events.add(metadata_id=1, num_occurrences=3, duration_ps=7)
+    event.stats.add(metadata_id=1, int64_value=2)
+    assert event_columns.decode_events(line.SerializeToString()) is None  # num_occurrences: runtime decides
+    plain = schema.XLine(id=1, name="x")
+    plain.events.add(metadata_id=1, offset_ps=3, duration_ps=7)
+    columns, _ = event_columns.decode_events(plain.SerializeToString())
+    assert columns.offset_ps.tolist() == [3] and columns.duration_ps.tolist() == [7]
+    assert event_columns.decode_events(plain.SerializeToString()[:-1]) is None  # truncated
+
+
+def test_varints_of_every_length_and_padded_ones_decode_exactly():
+    values = [0, 1, 127, 128, 300, 2**21 - 1, 2**28, 2**35 + 5, 2**49 - 1, 2**56 - 1, 2**56, 2**63 - 1, 2**63,
+              2**64 - 1]
+    encoded = [schema.encode_varint(v) for v in values]
+    padded = []  # non-minimal ten-byte encodings, as some writers emit for values patched in place
+    for v in values[:12]:
+        groups = [(v >> (7 * k)) & 0x7F for k in range(10)]
+        padded.append(bytes(g | 0x80 for g in groups[:9]) + bytes([groups[9]]))
+    blob = b"".join(encoded + padded)
+    starts, pos = [], 0
+    for piece in encoded + padded:
+        starts.append(pos)
+        pos += len(piece)
+    buffer = np.frombuffer(blob, dtype=np.uint8)
+    at = np.array(starts, dtype=np.int64)
+    got, after = event_columns._varints(buffer, at, np.full(at.size, len(blob), dtype=np.int64))
+    assert got.tolist() == values + values[:12]
+    assert (after - at).tolist() == [len(p) for p in encoded + padded]
+    with pytest.raises(event_columns._Unusual):  # a varint may not run past its message
+        event_columns._varints(buffer, at[-1:], np.array([len(blob) - 1]))

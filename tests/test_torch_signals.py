@@ -1,0 +1,89 @@
+"""PyTorch signals and the rules that read them: copies from pageable memory (pin_memory /
+non_blocking) and zero_grad filling gradients (set_to_none), each firing on the trace made for it and
+staying quiet otherwise; every pattern of analysis/torch_signals.py backed by a real Kineto name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from synth_kineto import BASE_NS, training_trace
+
+from tb_plugin_advisor.analysis import recommend as rec
+from tb_plugin_advisor.analysis import recommend_pytorch as torch_rules
+from tb_plugin_advisor.analysis.torch_signals import TORCH_PATTERNS
+from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.readers.kineto import read_kineto
+from tb_plugin_advisor.report import build_report
+
+STEP_NS = 10_000_000  # training_trace's step
+
+
+def report_of(trace, tmp_path: Path, name: str) -> dict:
+    path = trace.write(tmp_path / name)
+    return build_report(RunProfiles(run=name, profiles=[read_kineto(str(path))])).to_json()
+
+
+def ids(report: dict) -> list:
+    return [r["id"] for r in report["recommendations"]]
+
+
+def with_zero_grad(trace, steps: int, fills: int):
+    """Add Optimizer.zero_grad with `fills` aten::zero_ inside to each step of training_trace."""
+    start = BASE_NS + 1_000_000_000  # training_trace's first step
+    for n in range(steps):
+        s = start + n * STEP_NS + 8_000_000
+        trace.annotation("Optimizer.zero_grad#SGD.zero_grad", s, 500_000)
+        for k in range(fills):
+            trace.op("aten::zero_", s + 10_000 + k * 120_000, 100_000, ["float"], [[64]])
+    return trace
+
+
+def test_pageable_copies_fire_pin_memory_with_the_measured_time(tmp_path):
+    # training_trace copies 0.3 ms per 10 ms step from pageable memory: 3 % of the step
+    report = report_of(training_trace(steps=6), tmp_path, "a.1.pt.trace.json")
+    advice = {r["id"]: r for r in report["recommendations"]}
+    assert "input.pin_memory" in advice
+    assert "0.30 ms per step (3 % of the step)" in advice["input.pin_memory"]["evidence"]
+    assert "non_blocking=True" in advice["input.pin_memory"]["snippet"]
+
+
+def test_zero_grad_fills_are_counted_per_step(tmp_path):
+    quiet = report_of(training_trace(steps=6), tmp_path, "b.1.pt.trace.json")
+    assert "optimizer.zero_grad_set_to_none" not in ids(quiet)
+    fired = report_of(with_zero_grad(training_trace(steps=6), 6, fills=3), tmp_path, "c.1.pt.trace.json")
+    advice = {r["id"]: r for r in fired["recommendations"]}
+    assert "runs 3 zero-filling ops" in advice["optimizer.zero_grad_set_to_none"]["evidence"]
+    assert "set_to_none=True" in advice["optimizer.zero_grad_set_to_none"]["snippet"]
+
+
+@pytest.mark.parametrize("check, facts, fires", [
+    (torch_rules.pin_memory, dict(torch_pageable_h2d_pct=1.5), True),
+    (torch_rules.pin_memory, dict(torch_pageable_h2d_pct=0.5), False),
+    (torch_rules.zero_grad_set_to_none, dict(torch_zero_grad_fills=10), True),
+    (torch_rules.zero_grad_set_to_none, dict(torch_zero_grad_fills=0), False),
+])
+def test_rules_on_both_sides_and_never_for_tensorflow(check, facts, fires):
+    assert (check(rec.Facts(framework="pytorch", **facts)) is not None) == fires
+    assert check(rec.Facts(framework="tf", **facts)) is None
+
+
+def test_every_pytorch_rule_has_a_pytorch_snippet():
+    for id_, *_ in torch_rules.PYTORCH_RULES:
+        assert torch_rules.PYTORCH_SNIPPETS.get(id_), id_
+    assert set(torch_rules.PYTORCH_SNIPPETS) <= set(rec.RULE_IDS)
+
+
+@pytest.mark.parametrize("key, name, matches", [
+    ("dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", True),
+    ("dataloader_multi", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", True),
+    ("dataloader_single", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", False),
+    ("pageable_h2d", "Memcpy HtoD (Pageable -> Device)", True),
+    ("pageable_h2d", "Memcpy HtoD (Pinned -> Device)", False),
+    ("zero_grad", "Optimizer.zero_grad#SGD.zero_grad", True),
+    ("zero_fill", "aten::zero_", True),
+    ("zero_fill", "aten::fill_", True),
+    ("zero_fill", "aten::zeros", False),
+])
+def test_torch_pattern_table(key, name, matches):
+    assert bool(TORCH_PATTERNS[key].search(name)) == matches
