@@ -159,3 +159,34 @@ def test_real_nccl_trace_sizes_bandwidth_and_overlap_are_plausible():
     assert 0 <= c["exposed_ms"] <= c["total_ms"] and 0 <= c["hidden_pct"] <= 100
     (broadcast,) = [t for t in c["types"] if t["type"] == "broadcast"]
     assert broadcast["busbw_gbps"] == pytest.approx(broadcast["algbw_gbps"])
+
+
+def test_diff_names_exposed_time_and_hidden_share_that_moved():
+    """Longer compute hides the whole all-reduce: exposed 4 → 2 ms per step, hidden 50 → 75 %."""
+    from tb_plugin_advisor.analysis.diff import diff_reports
+    from tb_plugin_advisor.model import RunProfiles
+    from tb_plugin_advisor.report import build_report
+    from tb_plugin_advisor.views.diff_render import render_text
+
+    def report(run, compute_ms):
+        return build_report(RunProfiles(run=run, profiles=[profile(compute_ms=(compute_ms,))])).to_json()
+
+    diff = diff_reports(report("a", 10), report("b", 13))
+    co = diff["collectives"]
+    assert co["exposed_per_step_ms"]["baseline"] == pytest.approx(4.0, abs=1e-3)
+    assert co["exposed_per_step_ms"]["candidate"] == pytest.approx(2.0, abs=1e-3)
+    assert co["hidden_pct"]["delta"] == pytest.approx(25.0, abs=0.01)
+    (all_reduce,) = [t for t in co["types"] if t["type"] == "all_reduce"]
+    assert all_reduce["exposed_per_step_ms"]["delta"] == pytest.approx(-2.0, abs=1e-3)
+    assert co["types"][0]["type"] == "all_reduce"  # largest move first
+    assert "Collectives: exposed time per step 4 ms \u2192 2 ms; hidden behind compute 50 % \u2192 75 %." in (
+        diff["summary"])
+    assert "exposed ms per step" in render_text(diff)
+    same = diff_reports(report("a", 10), report("a2", 10))
+    assert "Collectives:" not in same["summary"]
+
+
+def test_no_collectives_no_diff_section():
+    from tb_plugin_advisor.analysis.diff_collectives import collectives_diff
+
+    assert collectives_diff({"collectives": {"calls": 0}}, {}) == {}

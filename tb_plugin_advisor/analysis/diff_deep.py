@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.analysis.diff_collectives import collectives_diff, collectives_sentence
+
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
                        "distinct")
 
@@ -141,8 +143,12 @@ def kernel_sentence(diff: Dict[str, Any]) -> Optional[str]:
 
 
 def deep_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
-    return {"memory": memory_diff(base, cand), "kernel_stats": kernel_stats_diff(base, cand)}
+    return {
+        "memory": memory_diff(base, cand),
+        "kernel_stats": kernel_stats_diff(base, cand),
+        "collectives": collectives_diff(base, cand),
+    }
 
 
 def deep_sentences(diff: Dict[str, Any]) -> List[str]:
-    return [s for s in (memory_sentence(diff), kernel_sentence(diff)) if s]
+    return [s for s in (memory_sentence(diff), kernel_sentence(diff), collectives_sentence(diff)) if s]

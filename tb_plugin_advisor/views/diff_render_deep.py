@@ -56,4 +56,15 @@ def deep_tables(diff: Dict[str, Any]) -> List[Table]:
             rows.append([f"occupancy % of {r['name']}", _fmt(r["baseline"]), _fmt(r["candidate"]),
                          _signed(r["delta"])])
         tables.append(("Kernel statistics", ["", "baseline", "candidate", "delta"], rows))
+    co = diff.get("collectives") or {}
+    if co:
+        rows = [_row("collectives ms per step", co["per_step_ms"], "", 2),
+                _row("exposed ms per step", co["exposed_per_step_ms"], "", 2),
+                _row("hidden behind compute %", co["hidden_pct"]),
+                _row("exposed % of the step", co["exposed_step_pct"])]
+        for t in co.get("types") or []:
+            rows.append(_row(f"{t['type']} exposed ms per step", t["exposed_per_step_ms"], "", 2))
+            if t["busbw_gbps"]["baseline"] is not None or t["busbw_gbps"]["candidate"] is not None:
+                rows.append(_row(f"{t['type']} bus bandwidth GB/s", t["busbw_gbps"]))
+        tables.append(("Collectives", ["", "baseline", "candidate", "delta"], rows))
     return tables
