@@ -227,3 +227,56 @@ def collective_findings(c: Dict[str, Any]) -> List[Finding]:
             f"{skew['ranks']} ranks",
         ))
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Roofline
+
+ROOFLINE_SNIPPET = (
+    "# memory-bound ops: fuse them so intermediates stay on chip\n"
+    "model = torch.compile(model)            # PyTorch\n"
+    "step = jax.jit(train_step)              # JAX\n"
+    "# compute-bound matmuls far below the roof: 16-bit inputs and dimensions that are multiples of 8 (GPU)\n"
+    "# or of 128 (TPU) let the matrix units run at full rate\n"
+    "with torch.autocast(\"cuda\", dtype=torch.bfloat16): loss = model(x)"
+)
+
+
+def _rate(flops_per_s: Optional[float]) -> str:
+    if flops_per_s is None:
+        return "unknown"
+    return f"{flops_per_s / 1e12:.2f} TFLOP/s" if flops_per_s >= 1e11 else f"{flops_per_s / 1e9:.2f} GFLOP/s"
+
+
+def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
+    """On the roofline JSON of one host: ops far below their roof, and a low MFU."""
+    out: List[Finding] = []
+    for op in r.get("ops") or []:
+        pct, share = op.get("roof_pct"), op.get("time_pct")
+        if pct is None or share is None or share < ROOFLINE_MIN_TIME_PCT or pct >= ROOFLINE_FAR_BELOW_PCT:
+            continue
+        out.append(Finding(
+            "roofline.far_below_roof", "medium", f"{_short(op['name'])} runs far below its roof",
+            "This op takes a large share of device time yet reaches a small fraction of what the device "
+            "could do at its arithmetic intensity. "
+            + ("It is memory-bound: fusing it with its neighbours saves the round trips to memory."
+               if op.get("bound") == "memory" else
+               "It is compute-bound: 16-bit inputs and matrix-friendly dimensions let it use the matrix "
+               "units."),
+            f"{op['name']}: {_rate(op['achieved_flops_per_s'])} of a {_rate(op['roof_flops_per_s'])} roof "
+            f"({pct:.1f} %, {op.get('bound') or 'bound unknown'}, {op.get('precision')}), "
+            f"{share:.1f} % of device time; FLOPs from {op['source']}",
+            ROOFLINE_SNIPPET,
+        ))
+    mfu = r.get("mfu_pct")
+    if mfu is not None and mfu < LOW_MFU_PCT:
+        acc = r.get("accelerator") or {}
+        out.append(Finding(
+            "roofline.low_mfu", "low", "Low model FLOPs utilisation",
+            "The device spends most of each step doing something other than the counted FLOPs: waiting on "
+            "input or the host, communication, or memory-bound ops. The breakdown and the ops below say "
+            "which.",
+            f"MFU {mfu:.1f} % of {acc.get('name', 'the device')}'s {r.get('mfu_precision')} peak: "
+            f"{_rate(r.get('achieved_flops_per_s'))} per device over {r.get('steps')} steps",
+        ))
+    return out

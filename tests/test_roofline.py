@@ -1,0 +1,188 @@
+"""Roofline and MFU against constructed truth: synthetic PyTorch (Kineto) traces whose ops carry shapes
+or PyTorch's own `flops`, and synthetic XSpace TPU/GPU profiles whose op events carry XLA's cost stats."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from synth import XSpaceBuilder
+from synth_kineto import BASE_NS, KinetoTrace
+
+from tb_plugin_advisor.analysis import findings as fd
+from tb_plugin_advisor.analysis.accelerator_peaks import GB_S, TERA
+from tb_plugin_advisor.analysis.op_flops import SOURCE_SHAPES, SOURCE_SHAPES_CONV, shape_cost
+from tb_plugin_advisor.analysis.roofline import analyze_roofline
+from tb_plugin_advisor.analysis.roofline_ops import SOURCE_WITH_FLOPS, SOURCE_XLA
+from tb_plugin_advisor.analysis.steps import find_steps
+from tb_plugin_advisor.readers.kineto import read_kineto_bytes
+from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+
+MS, US = 1_000_000, 1_000
+STEP_MS, STEPS = 10, 4
+A100_BF16, A100_FP32, A100_BW = 312 * TERA, 19.5 * TERA, 1555 * GB_S
+N = 4096
+MM_FLOPS = 2.0 * N ** 3  # bf16 [N,N] @ [N,N]
+MM_BYTES = 3.0 * N * N * 2
+ADD_ELEMS = 64 * 1024 * 1024
+ADD_FLOPS = float(ADD_ELEMS)  # PyTorch's with_flops count for aten::add: one per element
+ADD_BYTES = 2.0 * ADD_ELEMS * 4  # two fp32 inputs
+LINEAR = ([[512, 1024], [256, 1024], [256]], 2.0 * 512 * 1024 * 256)
+
+
+def torch_trace() -> bytes:
+    """Per 10 ms step: a bf16 mm whose kernel runs 1 ms; an aten::linear (fp32, shapes only) holding an
+    aten::addmm that launches its 0.1 ms kernel; an aten::add with PyTorch's flops whose kernel runs 4 ms
+    (memory-bound, far below its roof)."""
+    t = KinetoTrace()
+    t0 = BASE_NS + 1_000_000_000
+    for n in range(STEPS):
+        s = t0 + n * STEP_MS * MS
+        t.step(n + 1, s, STEP_MS * MS - US)
+        t.op("aten::mm", s + 100 * US, 50 * US, ["c10::BFloat16", "c10::BFloat16"], [[N, N], [N, N]])
+        t.launch("ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_stages_64x3_nn", s + 110 * US, 10 * US,
+                 s + 200 * US, 1 * MS)
+        t.op("aten::linear", s + 300 * US, 60 * US, ["float", "float", "float"], LINEAR[0])
+        t.op("aten::addmm", s + 310 * US, 40 * US, ["float", "float", "float"],
+             [[256], [512, 1024], [1024, 256]])
+        t.launch("ampere_sgemm_128x64_tn", s + 320 * US, 10 * US, s + 1300 * US, 100 * US)
+        add = t.op("aten::add", s + 400 * US, 50 * US, ["float", "float", "Scalar"],
+                   [[ADD_ELEMS], [ADD_ELEMS], []])
+        add["args"]["flops"] = ADD_ELEMS
+        t.launch("void at::native::vectorized_elementwise_kernel<4>(int)", s + 410 * US, 10 * US,
+                 s + 2 * MS, 4 * MS)
+    return t.to_bytes()
+
+
+def torch_roofline():
+    profile = read_kineto_bytes(torch_trace(), source="synthetic.pt.trace.json", host="h")
+    steps = find_steps(profile)
+    return analyze_roofline(profile, steps).to_json(), steps
+
+
+def test_shape_formulas():
+    flops, nbytes, source = shape_cost("aten::mm", [[8, 16], [16, 4]], ["float", "float"])
+    assert (flops, nbytes, source) == (2 * 8 * 16 * 4, (8 * 16 + 16 * 4 + 8 * 4) * 4, SOURCE_SHAPES)
+    assert shape_cost("aten::bmm", [[3, 8, 16], [3, 16, 4]], ["c10::Half"])[:2] == (
+        2 * 3 * 8 * 16 * 4, (3 * 8 * 16 + 3 * 16 * 4 + 3 * 8 * 4) * 2)
+    assert shape_cost("aten::matmul", [[2, 3, 8, 16], [16, 4]], ["float"])[0] == 2 * 6 * 8 * 16 * 4
+    assert shape_cost("aten::linear", *LINEAR[:1], ["float"])[0] == LINEAR[1]
+    conv = shape_cost("aten::conv2d", [[32, 3, 224, 224], [64, 3, 7, 7], [64]], ["float"])
+    assert conv[0] == 2 * 32 * 64 * 224 * 224 * 3 * 49 and conv[2] == SOURCE_SHAPES_CONV
+    attn = shape_cost("aten::_scaled_dot_product_flash_attention", [[2, 8, 128, 64]] * 3, ["c10::BFloat16"])
+    assert attn[0] == 4 * 2 * 8 * 128 * 128 * 64
+    assert shape_cost("aten::mm", [[8, 16], [15, 4]], ["float"]) is None  # inner dims disagree
+    assert shape_cost("aten::relu", [[8, 16]], ["float"]) is None
+
+
+def test_torch_ops_flops_time_roof_and_source():
+    r, _ = torch_roofline()
+    ops = {o["name"]: o for o in r["ops"]}
+    assert set(ops) == {"aten::mm", "aten::linear", "aten::add"}  # addmm sits inside linear: counted once
+    mm = ops["aten::mm"]
+    assert mm["source"] == SOURCE_SHAPES and mm["precision"] == "bf16" and mm["calls"] == STEPS
+    assert mm["flops"] == pytest.approx(STEPS * MM_FLOPS) and mm["bytes"] == pytest.approx(STEPS * MM_BYTES)
+    assert mm["time_ms"] == pytest.approx(STEPS * 1.0)
+    assert mm["achieved_flops_per_s"] == pytest.approx(MM_FLOPS / 1e-3)
+    assert mm["bound"] == "compute" and mm["roof_flops_per_s"] == pytest.approx(A100_BF16)
+    assert mm["roof_pct"] == pytest.approx(100 * MM_FLOPS / 1e-3 / A100_BF16, abs=0.01)
+    linear = ops["aten::linear"]
+    assert linear["flops"] == pytest.approx(STEPS * LINEAR[1])
+    assert linear["time_ms"] == pytest.approx(STEPS * 0.1)
+    assert linear["precision"] == "fp32" and linear["precision_source"] == "dtype"
+    add = ops["aten::add"]
+    assert add["source"] == SOURCE_WITH_FLOPS and add["bytes"] == pytest.approx(STEPS * ADD_BYTES)
+    assert add["bound"] == "memory"
+    roof = min(A100_FP32, ADD_FLOPS / ADD_BYTES * A100_BW)
+    assert add["roof_flops_per_s"] == pytest.approx(roof)
+    assert add["roof_pct"] == pytest.approx(100 * ADD_FLOPS / 4e-3 / roof, abs=0.01)
+    kernel_ms = STEPS * (1.0 + 0.1 + 4.0)
+    assert add["time_pct"] == pytest.approx(100 * STEPS * 4.0 / kernel_ms, abs=0.01)
+    assert r["flops_sources"] == {SOURCE_SHAPES: 2 * STEPS, SOURCE_WITH_FLOPS: STEPS}
+    assert r["accelerator"]["name"] == "NVIDIA A100 40GB" and "nvidia.com" in r["accelerator"]["source"]
+
+
+def test_torch_mfu_per_step():
+    r, steps = torch_roofline()
+    steady = int(steps.steady.sum())
+    step_flops = MM_FLOPS + LINEAR[1] + ADD_FLOPS
+    assert r["steps"] == steady and len(r["per_step"]) == steady
+    assert r["mfu_precision"] == "bf16" and r["devices"] == 1
+    step_s = (STEP_MS * MS - US) / 1e9
+    for s in r["per_step"]:
+        assert s["flops"] == pytest.approx(step_flops)
+        assert s["mfu_pct"] == pytest.approx(100 * step_flops / step_s / A100_BF16, abs=0.01)
+    assert r["mfu_pct"] == pytest.approx(100 * step_flops / step_s / A100_BF16, abs=0.01)
+    assert r["achieved_flops_per_s"] == pytest.approx(step_flops / step_s)
+
+
+def test_roofline_findings_fire_on_their_thresholds():
+    r, _ = torch_roofline()
+    ids = [f["id"] for f in r["findings"]]
+    assert ids.count("roofline.far_below_roof") == 1 and "aten::add" in r["findings"][0]["evidence"]
+    assert "roofline.low_mfu" in ids  # ~4.5 % of the bf16 peak
+    base = {"ops": [{"name": "op", "roof_pct": fd.ROOFLINE_FAR_BELOW_PCT, "time_pct": 50.0,
+                     "bound": "memory", "achieved_flops_per_s": 1.0, "roof_flops_per_s": 10.0,
+                     "precision": "fp32", "source": "s"}],
+            "mfu_pct": fd.LOW_MFU_PCT}
+    assert fd.roofline_findings(base) == []  # both exactly at their threshold: quiet
+    base["ops"][0]["roof_pct"] -= 0.01
+    base["mfu_pct"] -= 0.01
+    assert [f.id for f in fd.roofline_findings(base)] == ["roofline.far_below_roof", "roofline.low_mfu"]
+    base["ops"][0]["time_pct"] = fd.ROOFLINE_MIN_TIME_PCT - 0.01
+    assert [f.id for f in fd.roofline_findings(base)] == ["roofline.low_mfu"]
+
+
+def xla_profile(kind: str) -> bytes:
+    """Per 10 ms step one fusion (2e12 FLOPs, 4e9 bytes, 5 ms) and one op without cost stats."""
+    b = XSpaceBuilder(hostnames=["h"])
+    python = b.plane("/host:CPU").line("python", id=1)
+    t0 = 1_700_000_000_000_000_000
+    for s in range(STEPS):
+        python.event("train", t0 + s * STEP_MS * MS, STEP_MS * MS - 1, stats={"step_num": s + 1, "_r": 1})
+    if kind == "tpu":
+        plane = b.plane("/device:TPU:0").set_stats({"device_type_string": "TPU v4"})
+        ops = plane.line("XLA Ops", id=2)
+        for s in range(STEPS):
+            t = t0 + s * STEP_MS * MS
+            ops.event("fusion.1", t + MS, 5 * MS, metadata_stats={"flops": 2e12, "bytes_accessed": 4e9})
+            ops.event("copy.2", t + 7 * MS, 1 * MS)
+    else:
+        stream = b.gpu_plane(0, model="NVIDIA H100 80GB HBM3").line("Stream #7(Kernel)", id=7)
+        for s in range(STEPS):
+            t = t0 + s * STEP_MS * MS
+            stream.kernel("loop_fusion_1", t + MS, 5 * MS, hlo_op="fusion.1",
+                          stats={"flops": 2e12, "bytes_accessed": 4e9})
+            stream.kernel("copy_2", t + 7 * MS, 1 * MS, hlo_op="copy.2")
+    return b.to_bytes()
+
+
+@pytest.mark.parametrize("kind,peak,bandwidth", [("tpu", 275 * TERA, 1200 * GB_S),
+                                                 ("gpu", 67 * TERA, 3350 * GB_S)])
+def test_xla_cost_stats_give_the_roofline_and_mfu(kind, peak, bandwidth):
+    profile = read_xplane_bytes(xla_profile(kind), source="synthetic", host="h")
+    steps = find_steps(profile)
+    r = analyze_roofline(profile, steps).to_json()
+    (op,) = r["ops"]
+    assert op["name"] == "fusion.1" and op["source"] == SOURCE_XLA and op["precision_source"] == "assumed"
+    assert op["precision"] == ("bf16" if kind == "tpu" else "fp32")
+    assert op["intensity_flops_per_byte"] == pytest.approx(500.0)
+    roof = min(peak, 500.0 * bandwidth)
+    assert op["roof_flops_per_s"] == pytest.approx(roof)
+    assert op["achieved_flops_per_s"] == pytest.approx(2e12 / 5e-3)
+    assert op["time_pct"] == pytest.approx(100 * 5 / 6, abs=0.01)
+    step_s = (STEP_MS * MS - 1) / 1e9
+    assert r["mfu_pct"] == pytest.approx(100 * 2e12 / step_s / peak, abs=0.01)
+    json.dumps(r, allow_nan=False)
+
+
+def test_cpu_only_trace_reports_flops_without_a_roof():
+    t = KinetoTrace(devices=[])
+    s = BASE_NS + 1_000_000_000
+    t.step(1, s, 10 * MS)
+    t.op("aten::mm", s + MS, 2 * MS, ["float", "float"], [[64, 128], [128, 32]])
+    profile = read_kineto_bytes(t.to_bytes(), source="cpu.pt.trace.json", host="h")
+    r = analyze_roofline(profile, find_steps(profile)).to_json()
+    (op,) = r["ops"]
+    assert op["achieved_flops_per_s"] == pytest.approx(2 * 64 * 128 * 32 / 2e-3)
+    assert op["roof_flops_per_s"] is None and r["accelerator"] is None and r["mfu_pct"] is None
