@@ -1,0 +1,69 @@
+"""The roofline in the report JSON (one host and merged over hosts), the exports and `--section roofline`,
+on the synthetic PyTorch trace of test_roofline.py whose FLOPs and times are known."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from html_pages import outside_scripts
+from test_roofline import A100_BF16, ADD_FLOPS, LINEAR, MM_FLOPS, MS, STEP_MS, US, torch_trace
+
+from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.readers.kineto import read_kineto_bytes
+from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.views.cli import main as cli_main
+from tb_plugin_advisor.views.render import render_html, render_markdown, render_text
+
+STEP_FLOPS = MM_FLOPS + LINEAR[1] + ADD_FLOPS
+MFU = 100 * STEP_FLOPS / ((STEP_MS * MS - US) / 1e9) / A100_BF16
+
+
+def report_of(*hosts: str):
+    profiles = [read_kineto_bytes(torch_trace(), source=f"{h}.pt.trace.json", host=h) for h in hosts]
+    return build_report(RunProfiles(run="torch", profiles=profiles)).to_json()
+
+
+def test_one_host_report_carries_the_roofline():
+    r = report_of("h0")["roofline"]
+    assert r["mfu_pct"] == pytest.approx(MFU, abs=0.01) and r["mfu_precision"] == "bf16"
+    assert {o["name"] for o in r["ops"]} == {"aten::mm", "aten::linear", "aten::add"}
+    assert [f["id"] for f in r["findings"]] == ["roofline.far_below_roof", "roofline.low_mfu"]
+
+
+def test_hosts_merge_ops_and_keep_the_mfu():
+    one = report_of("h0")["roofline"]
+    two = report_of("h0", "h1")["roofline"]
+    assert two["devices"] == 2 and two["mfu_pct"] == pytest.approx(one["mfu_pct"], abs=0.01)
+    by_name = {o["name"]: o for o in two["ops"]}
+    for o in one["ops"]:
+        merged = by_name[o["name"]]
+        assert merged["calls"] == 2 * o["calls"] and merged["flops"] == pytest.approx(2 * o["flops"])
+        assert merged["roof_pct"] == pytest.approx(o["roof_pct"], abs=0.01)
+        assert merged["time_pct"] == pytest.approx(o["time_pct"], abs=0.01)
+    assert [h["host"] for h in two["per_host"]] == ["h0", "h1"]
+    assert "roofline.low_mfu" in [f["id"] for f in two["findings"]]
+    json.dumps(two, allow_nan=False)
+
+
+def test_exports_show_the_roofline_section():
+    report = report_of("h0")
+    text = render_text(report)
+    assert "Roofline and MFU:" in text and f"MFU {MFU:.1f} %" in text and "aten::add" in text
+    md = render_markdown(report)
+    assert "## Roofline and MFU" in md and "| aten::mm |" in md
+    page = outside_scripts(render_html(report))
+    assert '<h2 id="roofline">' in page and 'aria-label="roofline"' in page
+    assert len(re.findall(r"<circle ", page[page.index('aria-label="roofline"'):])) >= 3
+
+
+def test_cli_section_roofline(tmp_path, capsys):
+    path = tmp_path / "w0.pt.trace.json"
+    path.write_bytes(torch_trace())
+    assert cli_main(["report", str(path), "--section", "roofline", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sections"] == ["roofline"] and out["roofline"]["mfu_pct"] == pytest.approx(MFU, abs=0.01)
+    assert cli_main(["report", str(path), "--section", "roofline"]) == 0
+    text = capsys.readouterr().out
+    assert "Roofline and MFU:" in text and "Kernel statistics" not in text
