@@ -67,3 +67,38 @@ def test_cli_section_roofline(tmp_path, capsys):
     assert cli_main(["report", str(path), "--section", "roofline"]) == 0
     text = capsys.readouterr().out
     assert "Roofline and MFU:" in text and "Kernel statistics" not in text
+
+
+def test_diff_names_the_mfu_change_and_the_ops_share_of_roof():
+    """Same FLOPs in half the step time: MFU doubles; the add kernel runs in 2 ms instead of 4."""
+    from tb_plugin_advisor.analysis.diff import diff_reports
+    from tb_plugin_advisor.views.diff_render import render_html as diff_html
+    from tb_plugin_advisor.views.diff_render import render_markdown as diff_md
+    from tb_plugin_advisor.views.diff_render import render_text as diff_text
+
+    def report(run, step_ms, add_us):
+        trace = torch_trace(step_ms=step_ms, add_us=add_us)
+        profile = read_kineto_bytes(trace, source=f"{run}.pt.trace.json", host="h")
+        return build_report(RunProfiles(run=run, profiles=[profile])).to_json()
+
+    base, cand = report("a", STEP_MS, 4000), report("b", STEP_MS // 2, 2000)
+    diff = diff_reports(base, cand)
+    ro = diff["roofline"]
+    assert ro["mfu_pct"]["baseline"] == pytest.approx(MFU, abs=0.01)
+    fast = 100 * STEP_FLOPS / ((STEP_MS // 2 * MS - US) / 1e9) / A100_BF16
+    assert ro["mfu_pct"]["candidate"] == pytest.approx(fast, abs=0.01)
+    (add,) = [o for o in ro["ops"] if o["name"] == "aten::add"]
+    assert add["roof_pct"]["candidate"] == pytest.approx(2 * add["roof_pct"]["baseline"], abs=0.02)
+    assert ro["ops"][0]["name"] == "aten::add"  # the largest move first
+    assert f"MFU rose: {base['roofline']['mfu_pct']:.1f} % \u2192 {fast:.1f} % of the device's peak." in diff[
+        "summary"]
+    assert "Roofline and MFU" in diff_text(diff) and "Roofline and MFU" in diff_md(diff)
+    assert "Roofline and MFU" in diff_html(diff)
+    same = diff_reports(base, report("a2", STEP_MS, 4000))
+    assert "MFU rose" not in same["summary"] and "MFU fell" not in same["summary"]
+
+
+def test_no_flops_no_diff_section():
+    from tb_plugin_advisor.analysis.diff_roofline import roofline_diff
+
+    assert roofline_diff({"roofline": {"ops_with_flops": 0}}, {}) == {}

@@ -30,15 +30,15 @@ ADD_BYTES = 2.0 * ADD_ELEMS * 4  # two fp32 inputs
 LINEAR = ([[512, 1024], [256, 1024], [256]], 2.0 * 512 * 1024 * 256)
 
 
-def torch_trace() -> bytes:
+def torch_trace(step_ms: int = STEP_MS, add_us: int = 4000) -> bytes:
     """Per 10 ms step: a bf16 mm whose kernel runs 1 ms; an aten::linear (fp32, shapes only) holding an
     aten::addmm that launches its 0.1 ms kernel; an aten::add with PyTorch's flops whose kernel runs 4 ms
     (memory-bound, far below its roof)."""
     t = KinetoTrace()
     t0 = BASE_NS + 1_000_000_000
     for n in range(STEPS):
-        s = t0 + n * STEP_MS * MS
-        t.step(n + 1, s, STEP_MS * MS - US)
+        s = t0 + n * step_ms * MS
+        t.step(n + 1, s, step_ms * MS - US)
         t.op("aten::mm", s + 100 * US, 50 * US, ["c10::BFloat16", "c10::BFloat16"], [[N, N], [N, N]])
         t.launch("ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_stages_64x3_nn", s + 110 * US, 10 * US,
                  s + 200 * US, 1 * MS)
@@ -50,7 +50,7 @@ def torch_trace() -> bytes:
                    [[ADD_ELEMS], [ADD_ELEMS], []])
         add["args"]["flops"] = ADD_ELEMS
         t.launch("void at::native::vectorized_elementwise_kernel<4>(int)", s + 410 * US, 10 * US,
-                 s + 2 * MS, 4 * MS)
+                 s + 2 * MS, add_us * US)
     return t.to_bytes()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.analysis.diff_collectives import collectives_diff, collectives_sentence
+from tb_plugin_advisor.analysis.diff_roofline import roofline_diff, roofline_sentence
 
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
                        "distinct")
@@ -147,8 +148,11 @@ def deep_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
         "memory": memory_diff(base, cand),
         "kernel_stats": kernel_stats_diff(base, cand),
         "collectives": collectives_diff(base, cand),
+        "roofline": roofline_diff(base, cand),
     }
 
 
 def deep_sentences(diff: Dict[str, Any]) -> List[str]:
-    return [s for s in (memory_sentence(diff), kernel_sentence(diff), collectives_sentence(diff)) if s]
+    found = (memory_sentence(diff), kernel_sentence(diff), collectives_sentence(diff),
+             roofline_sentence(diff))
+    return [s for s in found if s]

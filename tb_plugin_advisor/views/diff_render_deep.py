@@ -67,4 +67,16 @@ def deep_tables(diff: Dict[str, Any]) -> List[Table]:
             if t["busbw_gbps"]["baseline"] is not None or t["busbw_gbps"]["candidate"] is not None:
                 rows.append(_row(f"{t['type']} bus bandwidth GB/s", t["busbw_gbps"]))
         tables.append(("Collectives", ["", "baseline", "candidate", "delta"], rows))
+    ro = diff.get("roofline") or {}
+    if ro:
+        rows = [_row("MFU %", ro["mfu_pct"]),
+                _row("TFLOP/s per device", _scaled(ro["achieved_flops_per_s"], 1e12), "", 2),
+                _row("TFLOP per step", _scaled(ro["flops_per_step"], 1e12), "", 3)]
+        for o in ro.get("ops") or []:
+            rows.append(_row(f"{o['name']} % of roof", o["roof_pct"]))
+        tables.append(("Roofline and MFU", ["", "baseline", "candidate", "delta"], rows))
     return tables
+
+
+def _scaled(pair: Dict[str, Any], unit: float) -> Dict[str, Optional[float]]:
+    return {k: (None if pair.get(k) is None else pair[k] / unit) for k in ("baseline", "candidate", "delta")}
