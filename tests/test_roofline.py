@@ -186,3 +186,22 @@ def test_cpu_only_trace_reports_flops_without_a_roof():
     (op,) = r["ops"]
     assert op["achieved_flops_per_s"] == pytest.approx(2 * 64 * 128 * 32 / 2e-3)
     assert op["roof_flops_per_s"] is None and r["accelerator"] is None and r["mfu_pct"] is None
+
+
+def test_mfu_over_the_device_span_when_no_step_holds_an_op():
+    """A step marker around the host loop only: MFU falls back to the span the GPU was busy, labelled."""
+    t = KinetoTrace()
+    s = BASE_NS + 1_000_000_000
+    t.step(1, s, 1 * MS)
+    t.op("aten::mm", s + 5 * MS, 50 * US, ["c10::BFloat16", "c10::BFloat16"], [[N, N], [N, N]])
+    t.launch("gemm_a", s + 5 * MS + 10 * US, 10 * US, s + 6 * MS, 1 * MS)
+    t.op("aten::mm", s + 7 * MS, 50 * US, ["c10::BFloat16", "c10::BFloat16"], [[N, N], [N, N]])
+    t.launch("gemm_b", s + 7 * MS + 10 * US, 10 * US, s + 8 * MS, 1 * MS)
+    profile = read_kineto_bytes(t.to_bytes(), source="span.pt.trace.json", host="h")
+    r = analyze_roofline(profile, find_steps(profile)).to_json()
+    assert r["mfu_basis"] == "device span" and r["steps"] == 0 and r["per_step"] == []
+    span_s = 3e-3  # first kernel start (6 ms) to last kernel end (9 ms)
+    assert r["achieved_flops_per_s"] == pytest.approx(2 * MM_FLOPS / span_s)
+    assert r["mfu_pct"] == pytest.approx(100 * 2 * MM_FLOPS / span_s / A100_BF16, abs=0.01)
+    low = [f for f in r["findings"] if f["id"] == "roofline.low_mfu"]
+    assert not low or "span the devices were busy" in low[0]["evidence"]

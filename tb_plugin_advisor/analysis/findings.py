@@ -277,6 +277,8 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
             "input or the host, communication, or memory-bound ops. The breakdown and the ops below say "
             "which.",
             f"MFU {mfu:.1f} % of {acc.get('name', 'the device')}'s {r.get('mfu_precision')} peak: "
-            f"{_rate(r.get('achieved_flops_per_s'))} per device over {r.get('steps')} steps",
+            f"{_rate(r.get('achieved_flops_per_s'))} per device "
+            + (f"over {r.get('steps')} steps" if r.get("mfu_basis", "steps") == "steps" else
+               "over the span the devices were busy (no step holds a counted op)"),
         ))
     return out

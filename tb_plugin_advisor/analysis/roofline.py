@@ -45,6 +45,7 @@ class Roofline:
     steps: int
     step_flops: List[float]  # per steady step
     step_ms: List[float]
+    basis: str = "steps"  # what MFU divides by: "steps", "device span" (no step holds an op) or "none"
     findings: List[fd.Finding] = field(default_factory=list)
 
     def roof(self, row: OpRow) -> Optional[float]:
@@ -93,12 +94,13 @@ class Roofline:
             "flops_per_step": steady_flops / self.steps if self.steps else None,
             "achieved_flops_per_s": per_s,
             "mfu_precision": self.mfu_precision,
+            "mfu_basis": self.basis,
             "mfu_pct": _opt(self.mfu_pct(steady_flops, steady_ms), 2),
             "per_step": [
                 {"flops": f, "ms": round(ms, 4), "achieved_flops_per_s": f / (ms / 1e3) / max(self.devices, 1)
                  if ms else None, "mfu_pct": _opt(self.mfu_pct(f, ms), 2)}
                 for f, ms in zip(self.step_flops, self.step_ms)
-            ],
+            ] if self.basis == "steps" else [],
             "ops": [self._op_json(r) for r in self.ops[:fd.ROOFLINE_TOP_OPS]],
             "findings": [f.to_json() for f in self.findings],
         }
@@ -142,6 +144,14 @@ def _aggregate(calls: List[OpCall]) -> List[OpRow]:
     return sorted(rows.values(), key=lambda r: (-r.time_ns, r.name))
 
 
+def _device_span_ms(devices) -> Optional[float]:
+    spans = [(int(d.kernels.start_ns.min()), int((d.kernels.start_ns + d.kernels.duration_ns).max()))
+             for d in devices if len(d.kernels)]
+    if not spans:
+        return None
+    return (max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6
+
+
 def analyze_roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
     calls = profile_ops(profile)
     accelerators = [d for d in profile.devices if d.has_activity]
@@ -160,8 +170,16 @@ def analyze_roofline(profile: Profile, steps: Optional[Steps] = None) -> Rooflin
             inside = (starts >= a) & (starts < b)
             step_flops.append(float(flops[inside].sum()))
             step_ms.append((b - a) / 1e6)
+    basis = "steps"
+    if calls and not any(step_flops):
+        # the step markers hold none of the counted ops (markers around the host loop only, or no
+        # steps): MFU over the span the accelerators were busy, first kernel start to last kernel end
+        span_ms = _device_span_ms(accelerators)
+        basis = "device span" if span_ms else "none"
+        step_flops, step_ms = ([sum(c.flops for c in calls)], [span_ms]) if span_ms else ([], [])
     result = Roofline(model=model, peak=peak, devices=len(accelerators), default_precision=default,
-                      ops=_aggregate(calls), kernel_ns=kernel_ns, steps=len(step_ms), step_flops=step_flops,
-                      step_ms=step_ms)
+                      ops=_aggregate(calls), kernel_ns=kernel_ns,
+                      steps=len(step_ms) if basis == "steps" else 0,
+                      step_flops=step_flops, step_ms=step_ms, basis=basis)
     result.findings = fd.roofline_findings(result.to_json())
     return result

@@ -43,6 +43,8 @@ def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any
     weights = [(r["mfu_pct"], r.get("devices") or 0) for _, r in active if r.get("mfu_pct") is not None]
     devices = sum(w for _, w in weights)
     out["mfu_pct"] = round(sum(m * w for m, w in weights) / devices, 2) if devices else None
+    bases = {r.get("mfu_basis") for _, r in active}
+    out["mfu_basis"] = bases.pop() if len(bases) == 1 else "mixed"
     out["mfu_precision"] = next((r["mfu_precision"] for _, r in active if r.get("mfu_precision")), None)
     out["steps"] = sum(r.get("steps") or 0 for _, r in parts)
     out["flops_per_step"] = _sum_known([r.get("flops_per_step") for _, r in active])
