@@ -1,11 +1,26 @@
-// The one place that knows Chart.js. Only the pieces a bar chart needs are registered, so the
-// bundle carries nothing else from the library.
+// The one place that knows Chart.js. Only the pieces the bar charts and the roofline's log-log scatter
+// need are registered, so the bundle carries nothing else from the library.
 
-import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from "chart.js";
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Legend,
+  LineController,
+  LineElement,
+  LinearScale,
+  LogarithmicScale,
+  PointElement,
+  ScatterController,
+  Tooltip,
+} from "chart.js";
 import type { BarData, Theme } from "./chartdata";
 import { CHART_PALETTES } from "./theme";
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
+// the roofline: points and a line on two log axes
+Chart.register(ScatterController, LineController, PointElement, LineElement, LogarithmicScale);
 
 export interface BarOptions {
   stacked?: boolean;
@@ -64,6 +79,58 @@ export function barChart(canvas: HTMLCanvasElement, data: BarData, theme: Theme,
     },
   });
   canvas.setAttribute("data-chart-ready", String(data.series.reduce((n, s) => n + s.data.length, 0)));
+  return chart;
+}
+
+export interface ScatterSeries {
+  label: string;
+  color: string;
+  points: { x: number; y: number; name?: string }[];
+  line?: boolean; // drawn as a line through the points (the roof), not as dots
+}
+
+/** Log-log scatter (the roofline): `tip` labels a point; data-chart-ready counts the dots. */
+export function logScatterChart(canvas: HTMLCanvasElement, series: ScatterSeries[], theme: Theme, xTitle: string, yTitle: string, tip: (name: string, x: number, y: number) => string, yTick: (v: number) => string = String): Chart<"scatter"> {
+  const pal = CHART_PALETTES[theme];
+  const axis = (title: string, fmt?: (v: number) => string) => ({
+    type: "logarithmic" as const,
+    grid: { color: pal.grid },
+    ticks: { color: pal.text, maxTicksLimit: 8, ...(fmt ? { callback: (v: string | number) => fmt(Number(v)) } : {}) },
+    title: { display: true, text: title, color: pal.text },
+    border: { color: pal.grid },
+  });
+  const chart = new Chart(canvas, {
+    type: "scatter",
+    data: {
+      datasets: series.map((s) => ({
+        label: s.label,
+        data: s.points,
+        backgroundColor: s.color,
+        borderColor: s.color,
+        showLine: !!s.line,
+        pointRadius: s.line ? 0 : 5,
+        borderWidth: s.line ? 2 : 0,
+      })),
+    },
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      plugins: {
+        legend: { display: true, labels: { color: pal.text, boxWidth: 12 } },
+        tooltip: {
+          callbacks: {
+            label: (ctx) => {
+              const raw = ctx.raw as { x: number; y: number; name?: string };
+              return tip(raw.name ?? ctx.dataset.label ?? "", raw.x, raw.y);
+            },
+          },
+        },
+      },
+      scales: { x: axis(xTitle), y: axis(yTitle, yTick) },
+    },
+  });
+  canvas.setAttribute("data-chart-ready", String(series.filter((s) => !s.line).reduce((n, s) => n + s.points.length, 0)));
   return chart;
 }
 

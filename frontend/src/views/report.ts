@@ -24,6 +24,7 @@ import {
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
 import { deepCards } from "./deep";
+import { rooflineCard } from "./roofline";
 import { perHostCard } from "./hosts";
 import { opName, opTable } from "./optable";
 
@@ -255,6 +256,7 @@ export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () =
     h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
     perHostCard(r),
     deepCards(r),
+    rooflineCard(r, ctx.theme, drawers),
     opsCard(r, ctx),
   );
   return { el, draw: () => drawers.map((d) => d()).filter((c): c is Chart => c !== null) };
