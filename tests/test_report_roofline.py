@@ -102,3 +102,18 @@ def test_no_flops_no_diff_section():
     from tb_plugin_advisor.analysis.diff_roofline import roofline_diff
 
     assert roofline_diff({"roofline": {"ops_with_flops": 0}}, {}) == {}
+
+
+def test_the_contract_document_names_every_roofline_key():
+    """docs/deep-views.md is the contract: every key the report emits is in its roofline table."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "deep-views.md").read_text()
+    table = doc[doc.index("## `roofline`"):]
+    r = report_of("h0")["roofline"]
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.M))
+    assert set(r) <= documented and documented - set(r) == {"per_host"}
+    for key in r["ops"][0]:
+        assert f"`{key}`" in table, key
+    merged = report_of("h0", "h1")["roofline"]
+    assert set(merged) <= documented
