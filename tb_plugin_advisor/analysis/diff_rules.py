@@ -8,7 +8,6 @@ from typing import Tuple
 
 from tb_plugin_advisor.analysis.thresholds import TOP_OPS
 
-
 EXPLAIN = {
     "category_min_pct": 2.0,  # a category is named when |Δ| ≥ this % of the baseline step
     "max_categories": 3,
