@@ -8,6 +8,7 @@ import { s, tip } from "../deep/svg";
 import type { Allocator, DeepReport, Finding, KernelRow } from "../deep/types";
 import { h, option, replace } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
+import { collectivesCard } from "./collectives";
 import { badge, card, list, note, snippet } from "./common";
 
 export function findingCards(findings: Finding[] | undefined, testid: string): HTMLElement[] {
@@ -202,5 +203,5 @@ function ensureStyle(): void {
 /** Every deeper-view panel this report has data for, in reading order. */
 export function deepCards(r: DeepReport): (HTMLElement | null)[] {
   ensureStyle();
-  return [kernelStatsCard(r), memoryCard(r)];
+  return [kernelStatsCard(r), memoryCard(r), collectivesCard(r)];
 }
