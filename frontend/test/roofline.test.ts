@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatRate, rooflineFacts, rooflinePlot } from "../src/deep/roofline";
+import { formatRate, mfuChangeLine, rooflineFacts, rooflinePlot } from "../src/deep/roofline";
 import type { Roofline } from "../src/deep/roofline";
 
 const A100 = { name: "NVIDIA A100 40GB", source: "https://www.nvidia.com/", peak_flops: { bf16: 312e12, fp32: 19.5e12 }, memory_bandwidth: 1555e9 };
@@ -50,5 +50,18 @@ describe("facts and rates", () => {
     expect(rooflineFacts({ ...r, mfu_basis: "device span" }).join(" ")).toContain("over the device span");
     expect(rooflineFacts({ ...r, accelerator: null, device_model: "NVIDIA L40S" })).toContain("no peak known for NVIDIA L40S: FLOP/s without roofs");
     expect(rooflineFacts(r)).toContain("FLOPs from shapes (8 calls)");
+  });
+});
+
+describe("mfuChangeLine", () => {
+  it("says the MFU move in points and the peak it is measured against", () => {
+    const d = { mfu_pct: { baseline: 4.4, candidate: 8.9 }, mfu_precision: { baseline: "bf16", candidate: "bf16" } };
+    expect(mfuChangeLine(d)).toBe("MFU 4.4 % → 8.9 % of the bf16 peak (+4.5 points)");
+    expect(mfuChangeLine({ ...d, mfu_pct: { baseline: 9, candidate: 6 } })).toBe("MFU 9.0 % → 6.0 % of the bf16 peak (−3.0 points)");
+    expect(mfuChangeLine({ ...d, mfu_precision: { baseline: "bf16", candidate: "fp32" } })).toContain("(peaks of different precisions)");
+  });
+  it("is absent when a side has no MFU", () => {
+    expect(mfuChangeLine({ mfu_pct: { baseline: null, candidate: 3 } })).toBeNull();
+    expect(mfuChangeLine(undefined)).toBeNull();
   });
 });

@@ -100,3 +100,19 @@ export function rooflineFacts(r: Roofline): string[] {
   if (sources.length) out.push("FLOPs from " + sources.map(([k, v]) => `${k} (${v} calls)`).join(", "));
   return out;
 }
+
+interface Pair {
+  baseline?: number | null;
+  candidate?: number | null;
+  delta?: number | null;
+}
+
+/** The Compare view's MFU line, from the diff's roofline object; null unless both runs have an MFU. */
+export function mfuChangeLine(roofline: { mfu_pct?: Pair; mfu_precision?: { baseline?: string | null; candidate?: string | null } } | null | undefined): string | null {
+  const m = roofline?.mfu_pct;
+  if (!m || typeof m.baseline !== "number" || typeof m.candidate !== "number") return null;
+  const p = roofline?.mfu_precision;
+  const precision = p?.baseline && p.baseline === p.candidate ? ` of the ${p.baseline} peak` : " (peaks of different precisions)";
+  const delta = m.candidate - m.baseline;
+  return `MFU ${m.baseline.toFixed(1)} % → ${m.candidate.toFixed(1)} %${precision} (${delta >= 0 ? "+" : "−"}${Math.abs(delta).toFixed(1)} points)`;
+}
