@@ -205,3 +205,32 @@ def test_mfu_over_the_device_span_when_no_step_holds_an_op():
     assert r["mfu_pct"] == pytest.approx(100 * 2 * MM_FLOPS / span_s / A100_BF16, abs=0.01)
     low = [f for f in r["findings"] if f["id"] == "roofline.low_mfu"]
     assert not low or "span the devices were busy" in low[0]["evidence"]
+
+
+def test_conv_output_from_concrete_stride_and_padding():
+    """ResNet's 3x3 stride-2 conv as PyTorch records it: 14x14 in, 7x7 out."""
+    dims = [[10, 256, 14, 14], [512, 256, 3, 3], [], [], [], [], []]
+    concrete = ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]
+    flops, nbytes, source = shape_cost("aten::conv2d", dims, ["c10::BFloat16"], concrete)
+    assert source == SOURCE_SHAPES and flops == 2 * 10 * 512 * 7 * 7 * 256 * 9
+    assert nbytes == (10 * 256 * 14 * 14 + 512 * 256 * 9 + 10 * 512 * 7 * 7) * 2
+    same = shape_cost("aten::conv2d", dims, ["c10::BFloat16"], ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", ""])
+    assert same[0] == 2 * 10 * 512 * 14 * 14 * 256 * 9
+    dilated = shape_cost("aten::conv2d", dims, ["float"], ["", "", "", "[1, 1]", "[0, 0]", "[2, 2]", "1"])
+    assert dilated[0] == 2 * 10 * 512 * 10 * 10 * 256 * 9  # 14 - 2*(3-1) = 10
+    unknown = shape_cost("aten::conv2d", dims, ["float"], ["", "", "", "[1, 1]", "'same'", "[1, 1]", "1"])
+    assert unknown[2] == SOURCE_SHAPES_CONV  # padding="same" is not a list: the labelled assumption
+
+
+def test_conv_in_a_trace_uses_its_concrete_inputs():
+    t = KinetoTrace()
+    s = BASE_NS + 1_000_000_000
+    t.step(1, s, 10 * MS)
+    conv = t.op("aten::conv2d", s + MS, 100 * US, ["c10::BFloat16", "c10::BFloat16", "", "ScalarList",
+                                                     "ScalarList", "ScalarList", "Scalar"],
+                [[10, 256, 14, 14], [512, 256, 3, 3], [], [], [], [], []])
+    conv["args"]["Concrete Inputs"] = ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]
+    t.launch("igemm_conv", s + MS + 10 * US, 10 * US, s + 2 * MS, 1 * MS)
+    profile = read_kineto_bytes(t.to_bytes(), source="conv.pt.trace.json", host="h")
+    (op,) = analyze_roofline(profile, find_steps(profile)).to_json()["ops"]
+    assert op["source"] == SOURCE_SHAPES and op["flops"] == 2 * 10 * 512 * 7 * 7 * 256 * 9

@@ -4,8 +4,9 @@ PyTorch records input shapes (`Input Dims`) and dtypes (`Input type`) on each op
 record_shapes=True; with_flops=True adds its own `flops` arg for a few ops, which the roofline
 prefers. These formulas fill in where only shapes are known. Counted as 2 FLOPs per multiply-add;
 bytes are the inputs read plus the output written once (a lower bound: tiling re-reads inputs).
-A convolution's output size depends on stride and padding, which the profile does not keep: it is
-taken as stride 1 with "same" padding and the source label says so.
+A convolution's output size depends on stride, padding and dilation: PyTorch records them in
+`Concrete Inputs` (recent versions, record_shapes=True); where it does not, the output is taken as
+stride 1 with "same" padding and the source label says so.
 """
 
 from __future__ import annotations
@@ -98,12 +99,39 @@ def _linear(dims: Sequence[Shape]) -> Optional[Tuple[float, Shape, List[Shape]]]
     return 2.0 * rows * w[1] * w[0], [*x[:-1], w[0]], inputs
 
 
-def _conv(dims: Sequence[Shape]) -> Optional[Tuple[float, Shape, List[Shape]]]:
+def conv_geometry(concrete: Optional[List[str]], spatial: int) -> Optional[Tuple[Shape, Shape, Shape]]:
+    """(stride, padding, dilation) from PyTorch's `Concrete Inputs` of aten::conv{1,2,3}d (arguments
+    3, 4, 5), or None when not recorded or not a plain list (padding="same" is a string: None)."""
+    if not concrete or len(concrete) < 6:
+        return None
+    out = []
+    for text in concrete[3:6]:
+        try:
+            value = json.loads(text) if text else None
+        except ValueError:
+            return None
+        if isinstance(value, int):
+            value = [value] * spatial
+        if not isinstance(value, list) or len(value) != spatial or not all(isinstance(v, int) for v in value):
+            return None
+        out.append(value)
+    return out[0], out[1], out[2]
+
+
+def _conv(dims: Sequence[Shape], geometry: Optional[Tuple[Shape, Shape, Shape]] = None
+          ) -> Optional[Tuple[float, Shape, List[Shape]]]:
     x, w = dims[0], dims[1]
     if len(x) < 3 or len(w) != len(x) or w[1] == 0 or x[1] % w[1]:
         return None
-    # output spatial size = input spatial size (stride 1, same padding): see the module docstring
-    out = [x[0], w[0], *x[2:]]
+    if geometry is not None:
+        stride, pad, dil = geometry
+        spatial = [(n + 2 * p - d * (k - 1) - 1) // st + 1
+                   for n, k, st, p, d in zip(x[2:], w[2:], stride, pad, dil)]
+        if any(v <= 0 for v in spatial) or any(st <= 0 for st in stride):
+            return None
+    else:  # output spatial size = input spatial size (stride 1, same padding): see the module docstring
+        spatial = list(x[2:])
+    out = [x[0], w[0], *spatial]
     flops = 2.0 * prod(out) * w[1] * prod(w[2:])
     return flops, out, [x, w] + ([dims[2]] if len(dims) > 2 and dims[2] else [])
 
@@ -139,14 +167,24 @@ FORMULAS: Dict[str, Tuple[Callable[[Sequence[Shape]], Optional[Tuple[float, Shap
 }
 
 
-def shape_cost(name: str, dims: Optional[List[Shape]], types: List[str]
+# Ops whose `Concrete Inputs` hold stride, padding and dilation at arguments 3, 4 and 5 (their schema).
+CONV_WITH_GEOMETRY = ("aten::conv1d", "aten::conv2d", "aten::conv3d")
+
+
+def shape_cost(name: str, dims: Optional[List[Shape]], types: List[str], concrete: Optional[List[str]] = None
                ) -> Optional[Tuple[float, float, str]]:
-    """(FLOPs, bytes, source) of op `name` from its input shapes and dtypes, or None."""
+    """(FLOPs, bytes, source) of op `name` from its input shapes and dtypes (and, for convolutions,
+    stride/padding/dilation from its concrete inputs when recorded), or None."""
     entry = FORMULAS.get(name)
     if entry is None or not dims or len(dims) < 2:
         return None
     formula, source = entry
-    found = formula(dims)
+    geometry = conv_geometry(concrete, len(dims[0]) - 2) if name in CONV_WITH_GEOMETRY and dims[0] else None
+    if geometry is not None:
+        found = _conv(dims, geometry)
+        source = SOURCE_SHAPES
+    else:
+        found = formula(dims)
     if found is None:
         return None
     flops, out_shape, inputs = found

@@ -130,13 +130,15 @@ def _torch_ops(line: Line, kernels: Tuple[np.ndarray, np.ndarray], on_gpu: bool)
     starts, ends = line.start_ns, line.end_ns
     dims_text = line.stat_strings("input_dims") if "input_dims" in line.stats else None
     types_text = line.stat_strings("input_type") if "input_type" in line.stats else None
+    concrete_text = line.stat_strings("concrete_inputs") if "concrete_inputs" in line.stats else None
     costed: List[Tuple[int, OpCall]] = []
     for i in idx.tolist():
         name = names[int(line.metadata_index[i])]
         types = parse_types(types_text[i]) if types_text else []
         recorded = line.stat_value("flops", i) if flops_col is not None else None
         dims = parse_dims(dims_text[i]) if dims_text else None
-        shaped = shape_cost(name, dims, types)
+        concrete = parse_types(concrete_text[i]) if concrete_text else None
+        shaped = shape_cost(name, dims, types, concrete)
         if isinstance(recorded, (int, float)) and recorded > 0:
             flops, source = float(recorded), SOURCE_WITH_FLOPS
             nbytes = shaped[1] if shaped else _input_bytes(dims, types)

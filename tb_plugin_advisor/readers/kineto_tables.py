@@ -72,6 +72,7 @@ ARG_STATS: Dict[str, str] = {
     "Input type": "input_type",
     "Input Dims": "input_dims",
     "flops": "flops",  # profile(with_flops=True): PyTorch's own FLOP count for matmul/conv ops
+    "Concrete Inputs": "concrete_inputs",  # scalar/list arguments (a convolution's stride, padding)
     "Input dims": "input_dims",
     "device": "device_id",
     "stream": "stream_id",
