@@ -234,3 +234,16 @@ def test_conv_in_a_trace_uses_its_concrete_inputs():
     profile = read_kineto_bytes(t.to_bytes(), source="conv.pt.trace.json", host="h")
     (op,) = analyze_roofline(profile, find_steps(profile)).to_json()["ops"]
     assert op["source"] == SOURCE_SHAPES and op["flops"] == 2 * 10 * 512 * 7 * 7 * 256 * 9
+
+
+def test_conv_backward_costs_one_forward_per_gradient():
+    """aten::convolution_backward as PyTorch records it (ResNet, 3x3, 512 channels, 7x7)."""
+    dims = [[10, 512, 7, 7], [10, 512, 7, 7], [512, 512, 3, 3]] + [[]] * 8
+    forward = 2 * 10 * 512 * 7 * 7 * 512 * 9
+    both = ["", "", "", "[0]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, False]"]
+    flops, nbytes, source = shape_cost("aten::convolution_backward", dims, ["c10::BFloat16"], both)
+    assert flops == 2 * forward and source == SOURCE_SHAPES
+    assert nbytes == (3 * 10 * 512 * 49 + 2 * 512 * 512 * 9) * 2  # read dy, x, w; write dx, dw
+    weight_only = both[:10] + ["[False, True, False]"]
+    assert shape_cost("aten::convolution_backward", dims, ["c10::BFloat16"], weight_only)[0] == forward
+    assert shape_cost("aten::convolution_backward", dims, ["float"], None)[0] == 2 * forward  # not recorded

@@ -167,6 +167,25 @@ FORMULAS: Dict[str, Tuple[Callable[[Sequence[Shape]], Optional[Tuple[float, Shap
 }
 
 
+def _conv_backward(dims: Sequence[Shape], concrete: Optional[List[str]]
+                   ) -> Optional[Tuple[float, float]]:
+    """(FLOPs, elements moved) of aten::convolution_backward(grad_output, input, weight, …,
+    output_mask): each of the input and weight gradients costs one forward convolution, whose output
+    is grad_output, so no stride is needed; output_mask (argument 10) says which were computed."""
+    if len(dims) < 3:
+        return None
+    g, x, w = dims[0], dims[1], dims[2]
+    if len(g) < 3 or len(x) != len(g) or len(w) != len(g) or g[1] != w[0]:
+        return None
+    forward = 2.0 * prod(g) * w[1] * prod(w[2:])
+    mask_text = concrete[10] if concrete and len(concrete) > 10 else ""
+    mask = [t == "True" for t in mask_text.replace(" ", "").strip("[]").split(",")] if mask_text else []
+    mask = (mask + [True, True])[:2] if mask_text else [True, True]  # not recorded: both gradients
+    grads = sum(mask)
+    moved = prod(g) + prod(x) + prod(w) + (prod(x) if mask[0] else 0) + (prod(w) if mask[1] else 0)
+    return forward * grads, float(moved)
+
+
 # Ops whose `Concrete Inputs` hold stride, padding and dilation at arguments 3, 4 and 5 (their schema).
 CONV_WITH_GEOMETRY = ("aten::conv1d", "aten::conv2d", "aten::conv3d")
 
@@ -175,6 +194,11 @@ def shape_cost(name: str, dims: Optional[List[Shape]], types: List[str], concret
                ) -> Optional[Tuple[float, float, str]]:
     """(FLOPs, bytes, source) of op `name` from its input shapes and dtypes (and, for convolutions,
     stride/padding/dilation from its concrete inputs when recorded), or None."""
+    if name == "aten::convolution_backward" and dims:
+        found_bwd = _conv_backward(dims, concrete)
+        if found_bwd is None:
+            return None
+        return found_bwd[0], found_bwd[1] * element_width(types), SOURCE_SHAPES
     entry = FORMULAS.get(name)
     if entry is None or not dims or len(dims) < 2:
         return None

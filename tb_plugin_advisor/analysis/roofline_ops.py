@@ -117,7 +117,7 @@ def _launched_ns(line: Line, kernels: Tuple[np.ndarray, np.ndarray]) -> np.ndarr
 def _torch_ops(line: Line, kernels: Tuple[np.ndarray, np.ndarray], on_gpu: bool) -> List[OpCall]:
     flops_col = line.stats.get("flops")
     names = line.plane.event_names
-    formula_ids = {i for i, n in enumerate(names) if n in FORMULAS}
+    formula_ids = {i for i, n in enumerate(names) if n in FORMULAS or n == "aten::convolution_backward"}
     candidates = np.zeros(len(line), dtype=bool)
     if formula_ids:
         candidates |= np.isin(line.metadata_index, list(formula_ids))
