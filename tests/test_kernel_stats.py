@@ -175,3 +175,15 @@ def test_no_gpu_no_kernel_stats():
     profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
     out = kernel_stats(profile, find_steps(profile)).to_json()
     assert out["launches"] == 0 and out["kernels"] == [] and out["occupancy_pct"] is None
+
+
+def test_kernels_of_zero_duration_still_get_statistics():
+    """Found by the fuzz test: a kernel name whose every launch lasts 0 ns had no launch shape."""
+    b = XSpaceBuilder(hostnames=["h"])
+    stream = b.gpu_plane(0).line("Stream #7(Kernel)", id=7)
+    stream.kernel("zero_kernel", 1_700_000_000_000_000_000, 0)
+    stream.kernel("real_kernel", 1_700_000_000_000_001_000, 5_000)
+    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    rows = {k["name"]: k for k in kernel_stats(profile, None).to_json()["kernels"]}
+    assert rows["zero_kernel"]["launches"] == 1 and rows["zero_kernel"]["total_ms"] == 0
+    assert rows["zero_kernel"]["block"] == [256, 1, 1]

@@ -247,3 +247,20 @@ def test_conv_backward_costs_one_forward_per_gradient():
     weight_only = both[:10] + ["[False, True, False]"]
     assert shape_cost("aten::convolution_backward", dims, ["c10::BFloat16"], weight_only)[0] == forward
     assert shape_cost("aten::convolution_backward", dims, ["float"], None)[0] == 2 * forward  # not recorded
+
+
+def test_broken_or_hostile_counts_are_no_flops():
+    assert shape_cost("aten::mm", [[10**200, 2], [2, 10**200]], ["float"]) is None
+    assert shape_cost("aten::mm", [[0, 2], [2, 3]], ["float"]) is None  # zero FLOPs: nothing to place
+    b = XSpaceBuilder(hostnames=["h"])
+    stream = b.gpu_plane(0).line("Stream #7(Kernel)", id=7)
+    t0 = 1_700_000_000_000_000_000
+    cases = [(float("nan"), 1.0), (float("inf"), 1.0), (1e30, 1.0), (2e9, 1e300)]
+    for i, (flops, nbytes) in enumerate(cases):
+        stream.kernel(f"fusion_{i}", t0 + i * MS, MS, stats={"flops": flops, "bytes_accessed": nbytes})
+    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    r = analyze_roofline(profile, find_steps(profile)).to_json()
+    (op,) = r["ops"]
+    assert op["name"] == "fusion_3" and op["bytes"] is None and op["flops"] == 2e9
+    json.dumps(r, allow_nan=False)
+

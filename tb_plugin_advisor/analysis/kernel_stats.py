@@ -227,6 +227,10 @@ def _accumulate(device: Device, device_index: int, acc: Dict[str, _Acc], lo: np.
         cls = view.classes.get(name_id)
         a.family = cls.family if cls else "other"
         row = pair_ns[k * details_ids.size:(k + 1) * details_ids.size]
+        if not row.any():  # every launch of this name lasted 0 ns: keep its first launch shape
+            j = int(details_of_row[int(np.argmax(name_of_row == k))])
+            text = table.strings[int(details_ids[j])] if details_ids[j] >= 0 else ""
+            a.config_ns.setdefault((device_index, text), 0)
         for j in np.nonzero(row)[0].tolist():
             ns = int(row[j])
             text = table.strings[int(details_ids[j])] if details_ids[j] >= 0 else ""

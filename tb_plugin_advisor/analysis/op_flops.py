@@ -190,10 +190,24 @@ def _conv_backward(dims: Sequence[Shape], concrete: Optional[List[str]]
 CONV_WITH_GEOMETRY = ("aten::conv1d", "aten::conv2d", "aten::conv3d")
 
 
+MAX_FLOPS = 1e21  # per op call: beyond any real op; larger means broken or hostile shapes
+
+
 def shape_cost(name: str, dims: Optional[List[Shape]], types: List[str], concrete: Optional[List[str]] = None
                ) -> Optional[Tuple[float, float, str]]:
     """(FLOPs, bytes, source) of op `name` from its input shapes and dtypes (and, for convolutions,
     stride/padding/dilation from its concrete inputs when recorded), or None."""
+    try:
+        found = _shape_cost(name, dims, types, concrete)
+    except (OverflowError, ValueError):
+        return None
+    if found is None or not (0 < found[0] < MAX_FLOPS) or not (0 <= found[1] < MAX_FLOPS):
+        return None
+    return found
+
+
+def _shape_cost(name: str, dims: Optional[List[Shape]], types: List[str], concrete: Optional[List[str]]
+                ) -> Optional[Tuple[float, float, str]]:
     if name == "aten::convolution_backward" and dims:
         found_bwd = _conv_backward(dims, concrete)
         if found_bwd is None:

@@ -25,6 +25,7 @@ SOURCE_XLA = "profile (XLA cost analysis)"
 SOURCE_WITH_FLOPS = "profile (with_flops)"
 FLOPS_STATS = ("flops", "model_flops")
 BYTES_STATS = ("bytes_accessed",)
+MAX_FLOPS = 1e21  # per op call: a zettaFLOP is beyond any real op; larger values are broken stats
 
 
 @dataclass
@@ -75,10 +76,13 @@ def _xla_ops(device: Device) -> List[OpCall]:
         pos = np.clip(np.searchsorted(line.start_ns, table.start_ns[rows]), 0, max(len(line) - 1, 0))
         flops, has_flops = _column(line, FLOPS_STATS, pos)
         nbytes, has_bytes = _column(line, BYTES_STATS, pos)
-        for k in np.nonzero(has_flops & (flops > 0))[0].tolist():
+        # a hostile or broken stat (NaN, inf, absurd) is no FLOP count
+        sane = has_flops & np.isfinite(flops) & (flops > 0) & (flops < MAX_FLOPS)
+        nbytes_ok = has_bytes & np.isfinite(nbytes) & (nbytes > 0) & (nbytes < MAX_FLOPS)
+        for k in np.nonzero(sane)[0].tolist():
             i = int(rows[k])
             name = table.string(table.hlo_op, i) or table.names[int(table.name_index[i])]
-            out.append(OpCall(name, SOURCE_XLA, float(flops[k]), float(nbytes[k]) if has_bytes[k] else None,
+            out.append(OpCall(name, SOURCE_XLA, float(flops[k]), float(nbytes[k]) if nbytes_ok[k] else None,
                               int(table.duration_ns[i]), int(table.start_ns[i]), None))
     return out
 
@@ -139,7 +143,7 @@ def _torch_ops(line: Line, kernels: Tuple[np.ndarray, np.ndarray], on_gpu: bool)
         dims = parse_dims(dims_text[i]) if dims_text else None
         concrete = parse_types(concrete_text[i]) if concrete_text else None
         shaped = shape_cost(name, dims, types, concrete)
-        if isinstance(recorded, (int, float)) and recorded > 0:
+        if isinstance(recorded, (int, float)) and 0 < recorded < MAX_FLOPS:
             flops, source = float(recorded), SOURCE_WITH_FLOPS
             nbytes = shaped[1] if shaped else _input_bytes(dims, types)
         elif shaped is not None:
