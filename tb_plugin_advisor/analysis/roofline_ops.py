@@ -13,7 +13,7 @@ Two kinds of source, each labelled on the op:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -179,10 +179,3 @@ def _outermost(costed: List[Tuple[int, OpCall]], ends: np.ndarray) -> List[OpCal
         open_end = int(ends[i])
     return out
 
-
-def kineto_flops_note(calls: List[OpCall]) -> Dict[str, int]:
-    """How many op calls each FLOP source gave."""
-    counts: Dict[str, int] = {}
-    for c in calls:
-        counts[c.source] = counts.get(c.source, 0) + 1
-    return counts
