@@ -50,6 +50,9 @@ describe("facts and rates", () => {
     expect(rooflineFacts({ ...r, mfu_basis: "device span" }).join(" ")).toContain("over the device span");
     expect(rooflineFacts({ ...r, accelerator: null, device_model: "NVIDIA L40S" })).toContain("no peak known for NVIDIA L40S: FLOP/s without roofs");
     expect(rooflineFacts(r)).toContain("FLOPs from shapes (8 calls)");
+    const steps = [{ flops: 1, ms: 1, achieved_flops_per_s: 1, mfu_pct: 4.44 }, { flops: 1, ms: 1, achieved_flops_per_s: 1, mfu_pct: 5.06 }];
+    expect(rooflineFacts({ ...r, per_step: steps })).toContain("MFU per step 4.4 to 5.1 % over 2 steps");
+    expect(rooflineFacts({ ...r, per_step: steps.slice(0, 1) }).join(" ")).not.toContain("per step 4.4");
   });
 });
 

@@ -96,6 +96,8 @@ export function rooflineFacts(r: Roofline): string[] {
   } else if (r.device_model && !r.accelerator) {
     out.push(`no peak known for ${r.device_model}: FLOP/s without roofs`);
   }
+  const perStep = (r.per_step ?? []).map((x) => x.mfu_pct).filter((x): x is number => typeof x === "number");
+  if (perStep.length > 1) out.push(`MFU per step ${Math.min(...perStep).toFixed(1)} to ${Math.max(...perStep).toFixed(1)} % over ${perStep.length} steps`);
   const sources = Object.entries(r.flops_sources ?? {});
   if (sources.length) out.push("FLOPs from " + sources.map(([k, v]) => `${k} (${v} calls)`).join(", "));
   return out;
