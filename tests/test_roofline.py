@@ -157,15 +157,18 @@ def xla_profile(kind: str) -> bytes:
     return b.to_bytes()
 
 
-@pytest.mark.parametrize("kind,peak,bandwidth", [("tpu", 275 * TERA, 1200 * GB_S),
-                                                 ("gpu", 67 * TERA, 3350 * GB_S)])
-def test_xla_cost_stats_give_the_roofline_and_mfu(kind, peak, bandwidth):
+# TPU: bf16 assumed (its matrix units' precision). GPU: fp32 assumed, but 400 TFLOP/s is beyond the
+# H100's fp32 peak (67) and within its tf32 peak (494.5): the precision is inferred from the rate.
+@pytest.mark.parametrize("kind,precision,known,peak,bandwidth", [
+    ("tpu", "bf16", "assumed", 275 * TERA, 1200 * GB_S),
+    ("gpu", "tf32", "inferred from the achieved rate", 494.5 * TERA, 3350 * GB_S)])
+def test_xla_cost_stats_give_the_roofline_and_mfu(kind, precision, known, peak, bandwidth):
     profile = read_xplane_bytes(xla_profile(kind), source="synthetic", host="h")
     steps = find_steps(profile)
     r = analyze_roofline(profile, steps).to_json()
     (op,) = r["ops"]
-    assert op["name"] == "fusion.1" and op["source"] == SOURCE_XLA and op["precision_source"] == "assumed"
-    assert op["precision"] == ("bf16" if kind == "tpu" else "fp32")
+    assert op["name"] == "fusion.1" and op["source"] == SOURCE_XLA and op["precision_source"] == known
+    assert op["precision"] == precision and r["mfu_precision"] == precision
     assert op["intensity_flops_per_byte"] == pytest.approx(500.0)
     roof = min(peak, 500.0 * bandwidth)
     assert op["roof_flops_per_s"] == pytest.approx(roof)
@@ -264,3 +267,28 @@ def test_broken_or_hostile_counts_are_no_flops():
     assert op["name"] == "fusion_3" and op["bytes"] is None and op["flops"] == 2e9
     json.dumps(r, allow_nan=False)
 
+
+
+def test_gpu_plane_with_xprofs_xla_ops_line_reads_the_ops_there():
+    """A processed GPU plane: kernels on a stream, and the derived "XLA Ops" line whose events span
+    each HLO op and carry its cost stats: the op (not its two kernels) is the roofline's point."""
+    b = XSpaceBuilder(hostnames=["h"])
+    plane = b.gpu_plane(0, model="NVIDIA H100 80GB HBM3")
+    stream = plane.line("Stream #7(Kernel)", id=7)
+    ops = plane.line("XLA Ops", id=100)
+    t0 = 1_700_000_000_000_000_000
+    stream.kernel("gemm_part1", t0, 2 * MS, hlo_op="dot.1")
+    stream.kernel("gemm_part2", t0 + 2 * MS, 2 * MS, hlo_op="dot.1")
+    ops.event("dot.1", t0, 4 * MS, metadata_stats={"flops": 8e12, "bytes_accessed": 1e9})
+    ops.event("dot.2", t0 + 5 * MS, 4 * MS, metadata_stats={"flops": 2e12, "bytes_accessed": 1e9})
+    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    ops_json = {o["name"]: o for o in analyze_roofline(profile, None).to_json()["ops"]}
+    op = ops_json["dot.1"]
+    assert op["calls"] == 1 and op["time_ms"] == pytest.approx(4.0)
+    assert op["achieved_flops_per_s"] == pytest.approx(2e15)
+    bf16 = ops_json["dot.2"]  # 500 TFLOP/s: above the fp32 (67) and tf32 (494.5) peaks, within bf16's
+    assert bf16["precision"] == "bf16" and bf16["precision_source"] == "inferred from the achieved rate"
+    assert bf16["roof_pct"] == pytest.approx(100 * 5e14 / (989.5 * TERA), abs=0.01)
+    # 2 PFLOP/s is beyond every H100 peak (fp8: 1979 TFLOP/s): the assumption stays and the op shows
+    # above its roof (a broken cost stat, visibly) rather than under a made-up one
+    assert op["precision_source"] == "assumed" and op["roof_pct"] > 100

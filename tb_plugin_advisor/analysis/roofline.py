@@ -11,7 +11,7 @@ each labelled with where its FLOPs came from.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from tb_plugin_advisor.analysis.accelerator_peaks import AcceleratorPeak, peaks_
 from tb_plugin_advisor.analysis.roofline_ops import OpCall, profile_ops
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
+
+# Precisions tried, in order, when an op without a dtype runs faster than the default precision's peak.
+ESCALATION = ("tf32", "bf16", "fp16", "fp8")
 
 
 @dataclass
@@ -48,8 +51,26 @@ class Roofline:
     basis: str = "steps"  # what MFU divides by: "steps", "device span" (no step holds an op) or "none"
     findings: List[fd.Finding] = field(default_factory=list)
 
+    def precision_of(self, row: OpRow) -> Tuple[Optional[str], Optional[str]]:
+        """(precision, how it is known): the op's dtype; else the device's default precision
+        (`assumed`), raised to the first faster precision whose peak the op's achieved rate needs
+        (`inferred from the achieved rate`: an XLA op faster than the fp32 peak ran in 16 bits)."""
+        if row.precision:
+            return row.precision, "dtype"
+        default = self.default_precision
+        if default is None:
+            return None, None
+        achieved = row.flops / (row.time_ns / 1e9) if row.time_ns else 0.0
+        peak = self.peak.peak(default) if self.peak is not None else None
+        if peak is not None and achieved > peak:
+            for faster in ESCALATION:
+                top = self.peak.peak(faster)
+                if top is not None and top >= achieved:
+                    return faster, "inferred from the achieved rate"
+        return default, "assumed"
+
     def roof(self, row: OpRow) -> Optional[float]:
-        precision = row.precision or self.default_precision
+        precision = self.precision_of(row)[0]
         if self.peak is None or precision is None or self.peak.peak(precision) is None:
             return None
         compute = float(self.peak.peak(precision))
@@ -61,7 +82,7 @@ class Roofline:
     def mfu_precision(self) -> Optional[str]:
         by_precision: Dict[str, float] = {}
         for row in self.ops:
-            p = row.precision or self.default_precision
+            p = self.precision_of(row)[0]
             if p:
                 by_precision[p] = by_precision.get(p, 0.0) + row.flops
         return max(by_precision, key=lambda p: by_precision[p]) if by_precision else None
@@ -109,14 +130,14 @@ class Roofline:
         achieved = r.flops / (r.time_ns / 1e9) if r.time_ns else None
         intensity = r.flops / r.bytes if r.bytes_known and r.bytes > 0 else None
         roof = self.roof(r)
-        precision = r.precision or self.default_precision
+        precision, known = self.precision_of(r)
         ridge = self.peak.ridge.get(precision) if self.peak is not None and precision else None
         return {
             "name": r.name, "source": r.source, "calls": r.calls, "flops": r.flops,
             "bytes": r.bytes if r.bytes_known else None, "time_ms": round(r.time_ns / 1e6, 4),
             "time_pct": round(100.0 * r.time_ns / self.kernel_ns, 2) if self.kernel_ns else None,
             "precision": precision,
-            "precision_source": "dtype" if r.precision else ("assumed" if precision else None),
+            "precision_source": known,
             "intensity_flops_per_byte": _opt(intensity, 3),
             "achieved_flops_per_s": achieved,
             "roof_flops_per_s": roof,

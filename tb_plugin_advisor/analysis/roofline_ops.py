@@ -20,6 +20,7 @@ import numpy as np
 from tb_plugin_advisor.analysis.accelerator_peaks import precision_of
 from tb_plugin_advisor.analysis.op_flops import FORMULAS, element_width, parse_dims, parse_types, shape_cost
 from tb_plugin_advisor.model import Device, Line, Profile
+from tb_plugin_advisor.readers.devices import XLA_OP_LINES
 
 SOURCE_XLA = "profile (XLA cost analysis)"
 SOURCE_WITH_FLOPS = "profile (with_flops)"
@@ -55,6 +56,17 @@ def profile_ops(profile: Profile) -> List[OpCall]:
 # XSpace
 
 
+def _line_ops(line: Line) -> List[OpCall]:
+    pos = np.arange(len(line))
+    flops, has_flops = _column(line, FLOPS_STATS, pos)
+    nbytes, has_bytes = _column(line, BYTES_STATS, pos)
+    sane = has_flops & np.isfinite(flops) & (flops > 0) & (flops < MAX_FLOPS)
+    nbytes_ok = has_bytes & np.isfinite(nbytes) & (nbytes > 0) & (nbytes < MAX_FLOPS)
+    return [OpCall(line.name_of(i), SOURCE_XLA, float(flops[i]), float(nbytes[i]) if nbytes_ok[i] else None,
+                   int(line.duration_ns[i]), int(line.start_ns[i]), None)
+            for i in np.nonzero(sane)[0].tolist()]
+
+
 def _column(line: Line, names: Tuple[str, ...], pos: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     for name in names:
         column = line.stats.get(name)
@@ -67,6 +79,15 @@ def _xla_ops(device: Device) -> List[OpCall]:
     table = device.kernels
     out: List[OpCall] = []
     if len(table) == 0:
+        return out
+    activity = set(np.unique(table.line_index).tolist())
+    derived = [line for i, line in enumerate(device.plane.lines)
+               if line.name in XLA_OP_LINES and i not in activity and "flops" in line.stats]
+    if derived:
+        # a GPU plane xprof has already processed: its "XLA Ops" line spans each HLO op's kernels
+        # and carries the op's cost stats, so the ops are read there and the kernels are not
+        for line in derived:
+            out.extend(_line_ops(line))
         return out
     for line_index in np.unique(table.line_index).tolist():
         line = device.plane.lines[int(line_index)]

@@ -72,7 +72,9 @@ def rows(r: Dict[str, Any], limit: int = TOP_OPS) -> List[List[str]]:
 
 
 def _precision(o: Dict[str, Any]) -> str:
-    return str(o.get("precision") or "—") + (" (assumed)" if o.get("precision_source") == "assumed" else "")
+    known = o.get("precision_source")
+    suffix = " (assumed)" if known == "assumed" else " (inferred)" if known and known != "dtype" else ""
+    return str(o.get("precision") or "—") + suffix
 
 
 def text(report: Dict[str, Any], width: int = 100) -> List[str]:

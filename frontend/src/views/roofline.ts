@@ -12,7 +12,8 @@ import { findingCards } from "./deep";
 const COLUMNS = ["Op", "Calls", "ms", "% time", "Precision", "FLOP/byte", "Achieved", "Roof", "% of roof", "Bound", "FLOPs from"];
 
 function cells(o: RooflineOp): (Node | string)[] {
-  const precision = (o.precision ?? "–") + (o.precision_source === "assumed" ? " (assumed)" : "");
+  const known = o.precision_source;
+  const precision = (o.precision ?? "–") + (known === "assumed" ? " (assumed)" : known && known !== "dtype" ? " (inferred from the rate)" : "");
   return [
     h("span", { class: "adv-name" }, o.name),
     formatNumber(o.calls),
