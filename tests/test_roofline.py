@@ -129,6 +129,11 @@ def test_roofline_findings_fire_on_their_thresholds():
     base["ops"][0]["roof_pct"] -= 0.01
     base["mfu_pct"] -= 0.01
     assert [f.id for f in fd.roofline_findings(base)] == ["roofline.far_below_roof", "roofline.low_mfu"]
+    assert "memory-bound" in fd.roofline_findings(base)[0].message
+    base["ops"][0].update(bound="compute", precision="bf16")
+    assert "already in 16 bits" in fd.roofline_findings(base)[0].message
+    base["ops"][0].update(precision="fp32")
+    assert "16-bit inputs" in fd.roofline_findings(base)[0].message
     base["ops"][0]["time_pct"] = fd.ROOFLINE_MIN_TIME_PCT - 0.01
     assert [f.id for f in fd.roofline_findings(base)] == ["roofline.low_mfu"]
 

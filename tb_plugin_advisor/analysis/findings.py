@@ -251,6 +251,18 @@ def _rate(flops_per_s: Optional[float]) -> str:
     return f"{flops_per_s / 1e12:.2f} TFLOP/s" if flops_per_s >= 1e11 else f"{flops_per_s / 1e9:.2f} GFLOP/s"
 
 
+LOW_PRECISIONS = ("bf16", "fp16", "fp8", "int8")
+
+
+def _roof_advice(op: Dict[str, Any]) -> str:
+    if op.get("bound") == "memory":
+        return "It is memory-bound: fusing it with its neighbours saves the round trips to memory."
+    if op.get("precision") in LOW_PRECISIONS:
+        return ("It is compute-bound and already in 16 bits or fewer: small or odd dimensions, a slow "
+                "kernel choice or gaps between its kernels keep it from the matrix units' rate.")
+    return "It is compute-bound: 16-bit inputs and matrix-friendly dimensions let it use the matrix units."
+
+
 def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
     """On the roofline JSON of one host: ops far below their roof, and a low MFU."""
     out: List[Finding] = []
@@ -262,10 +274,7 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
             "roofline.far_below_roof", "medium", f"{_short(op['name'])} runs far below its roof",
             "This op takes a large share of device time yet reaches a small fraction of what the device "
             "could do at its arithmetic intensity. "
-            + ("It is memory-bound: fusing it with its neighbours saves the round trips to memory."
-               if op.get("bound") == "memory" else
-               "It is compute-bound: 16-bit inputs and matrix-friendly dimensions let it use the matrix "
-               "units."),
+            + _roof_advice(op),
             f"{op['name']}: {_rate(op['achieved_flops_per_s'])} of a {_rate(op['roof_flops_per_s'])} roof "
             f"({pct:.1f} %, {op.get('bound') or 'bound unknown'}, {op.get('precision')}), "
             f"{share:.1f} % of device time; FLOPs from {op['source']}",
