@@ -117,3 +117,16 @@ def test_the_contract_document_names_every_roofline_key():
         assert f"`{key}`" in table, key
     merged = report_of("h0", "h1")["roofline"]
     assert set(merged) <= documented
+
+
+def test_tpu_report_and_exports_carry_the_xla_roofline():
+    from test_roofline import xla_profile
+
+    from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+
+    profile = read_xplane_bytes(xla_profile("tpu"), source="synthetic", host="tpu-host")
+    report = build_report(RunProfiles(run="jax_tpu", profiles=[profile])).to_json()
+    r = report["roofline"]
+    assert r["accelerator"]["name"] == "Google TPU v4"
+    assert r["ops"][0]["source"] == "profile (XLA cost analysis)"
+    assert "fusion.1" in render_text(report) and "Google TPU v4 bf16 peak" in render_markdown(report)

@@ -297,3 +297,23 @@ def test_gpu_plane_with_xprofs_xla_ops_line_reads_the_ops_there():
     # 2 PFLOP/s is beyond every H100 peak (fp8: 1979 TFLOP/s): the assumption stays and the op shows
     # above its roof (a broken cost stat, visibly) rather than under a made-up one
     assert op["precision_source"] == "assumed" and op["roof_pct"] > 100
+
+
+def test_mfu_divides_by_every_device_of_the_host():
+    """Two TPU chips each running the same fusion: the FLOPs double, the devices too, MFU stays."""
+    b = XSpaceBuilder(hostnames=["h"])
+    python = b.plane("/host:CPU").line("python", id=1)
+    t0 = 1_700_000_000_000_000_000
+    for s in range(STEPS):
+        python.event("train", t0 + s * STEP_MS * MS, STEP_MS * MS - 1, stats={"step_num": s + 1, "_r": 1})
+    for chip in range(2):
+        ops = b.plane(f"/device:TPU:{chip}").set_stats({"device_type_string": "TPU v4"}).line("XLA Ops", id=2)
+        for s in range(STEPS):
+            ops.event("fusion.1", t0 + s * STEP_MS * MS + MS, 5 * MS,
+                      metadata_stats={"flops": 2e12, "bytes_accessed": 4e9})
+    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    r = analyze_roofline(profile, find_steps(profile)).to_json()
+    step_s = (STEP_MS * MS - 1) / 1e9
+    assert r["devices"] == 2 and r["ops"][0]["calls"] == 2 * STEPS
+    assert r["mfu_pct"] == pytest.approx(100 * 2e12 / step_s / (275 * TERA), abs=0.01)
+    assert r["achieved_flops_per_s"] == pytest.approx(2e12 / step_s)
