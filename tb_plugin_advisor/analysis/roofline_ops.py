@@ -153,16 +153,18 @@ def _torch_ops(line: Line, kernels: Tuple[np.ndarray, np.ndarray], on_gpu: bool)
         return []
     launched = np.cumsum(_launched_ns(line, kernels))
     starts, ends = line.start_ns, line.end_ns
-    dims_text = line.stat_strings("input_dims") if "input_dims" in line.stats else None
-    types_text = line.stat_strings("input_type") if "input_type" in line.stats else None
-    concrete_text = line.stat_strings("concrete_inputs") if "concrete_inputs" in line.stats else None
+
+    def text(stat: str, i: int) -> Optional[str]:  # per candidate: no list over the whole line
+        value = line.stat_value(stat, i)
+        return value if isinstance(value, str) else None
+
     costed: List[Tuple[int, OpCall]] = []
     for i in idx.tolist():
         name = names[int(line.metadata_index[i])]
-        types = parse_types(types_text[i]) if types_text else []
+        types = parse_types(text("input_type", i))
         recorded = line.stat_value("flops", i) if flops_col is not None else None
-        dims = parse_dims(dims_text[i]) if dims_text else None
-        concrete = parse_types(concrete_text[i]) if concrete_text else None
+        dims = parse_dims(text("input_dims", i))
+        concrete = parse_types(text("concrete_inputs", i)) or None
         shaped = shape_cost(name, dims, types, concrete)
         if isinstance(recorded, (int, float)) and 0 < recorded < MAX_FLOPS:
             flops, source = float(recorded), SOURCE_WITH_FLOPS
