@@ -317,3 +317,17 @@ def test_mfu_divides_by_every_device_of_the_host():
     assert r["devices"] == 2 and r["ops"][0]["calls"] == 2 * STEPS
     assert r["mfu_pct"] == pytest.approx(100 * 2e12 / step_s / (275 * TERA), abs=0.01)
     assert r["achieved_flops_per_s"] == pytest.approx(2e12 / step_s)
+
+
+def test_assumed_conv_geometry_makes_flops_and_mfu_upper_bounds():
+    """Without Concrete Inputs a conv is counted at stride 1, same padding: at least its true FLOPs."""
+    t = KinetoTrace()
+    s = BASE_NS + 1_000_000_000
+    t.step(1, s, 10 * MS)
+    t.op("aten::conv2d", s + MS, 100 * US, ["float", "float"], [[8, 64, 56, 56], [64, 64, 3, 3]])
+    t.launch("implicit_convolve_sgemm", s + MS + 10 * US, 10 * US, s + 2 * MS, 2 * MS)
+    profile = read_kineto_bytes(t.to_bytes(), source="conv.pt.trace.json", host="h")
+    r = analyze_roofline(profile, find_steps(profile)).to_json()
+    assert r["ops"][0]["flops_upper_bound"] is True and r["mfu_upper_bound"] is True
+    exact, _ = torch_roofline()
+    assert exact["mfu_upper_bound"] is False and not any(o["flops_upper_bound"] for o in exact["ops"])

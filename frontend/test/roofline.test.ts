@@ -48,6 +48,7 @@ describe("facts and rates", () => {
   it("names MFU, its basis and the FLOP sources", () => {
     expect(rooflineFacts(r)).toContain("MFU 4.5 % of the NVIDIA A100 40GB bf16 peak (312.00 TFLOP/s)");
     expect(rooflineFacts({ ...r, mfu_basis: "device span" }).join(" ")).toContain("over the device span");
+    expect(rooflineFacts({ ...r, mfu_upper_bound: true })).toContain("MFU at most 4.5 % of the NVIDIA A100 40GB bf16 peak (312.00 TFLOP/s)");
     expect(rooflineFacts({ ...r, accelerator: null, device_model: "NVIDIA L40S" })).toContain("no peak known for NVIDIA L40S: FLOP/s without roofs");
     expect(rooflineFacts(r)).toContain("FLOPs from shapes (8 calls)");
     const steps = [{ flops: 1, ms: 1, achieved_flops_per_s: 1, mfu_pct: 4.44 }, { flops: 1, ms: 1, achieved_flops_per_s: 1, mfu_pct: 5.06 }];

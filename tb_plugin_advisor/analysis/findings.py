@@ -288,7 +288,8 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
             "The device spends most of each step doing something other than the counted FLOPs: waiting on "
             "input or the host, communication, or memory-bound ops. The breakdown and the ops below say "
             "which.",
-            f"MFU {mfu:.1f} % of {acc.get('name', 'the device')}'s {r.get('mfu_precision')} peak: "
+            f"MFU {'at most ' if r.get('mfu_upper_bound') else ''}{mfu:.1f} % of "
+            f"{acc.get('name', 'the device')}'s {r.get('mfu_precision')} peak: "
             f"{_rate(r.get('achieved_flops_per_s'))} per device "
             + (f"over {r.get('steps')} steps" if r.get("mfu_basis", "steps") == "steps" else
                "over the span the devices were busy (no step holds a counted op)"),

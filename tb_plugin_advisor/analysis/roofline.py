@@ -17,9 +17,14 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis.accelerator_peaks import AcceleratorPeak, peaks_for
+from tb_plugin_advisor.analysis.op_flops import SOURCE_SHAPES_CONV
 from tb_plugin_advisor.analysis.roofline_ops import OpCall, profile_ops
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
+
+# FLOP sources that give at most the true count (stride ≥ 1 and at most "same" padding shrink a
+# convolution's output), so achieved rates and MFU built on them are upper bounds.
+UPPER_BOUND_SOURCES = frozenset({SOURCE_SHAPES_CONV})
 
 # Precisions tried, in order, when an op without a dtype runs faster than the default precision's peak.
 ESCALATION = ("tf32", "bf16", "fp16", "fp8")
@@ -116,6 +121,8 @@ class Roofline:
             "achieved_flops_per_s": per_s,
             "mfu_precision": self.mfu_precision,
             "mfu_basis": self.basis,
+            # a convolution counted with the stride-1 assumption has at most that many FLOPs
+            "mfu_upper_bound": any(r.source in UPPER_BOUND_SOURCES for r in self.ops),
             "mfu_pct": _opt(self.mfu_pct(steady_flops, steady_ms), 2),
             "per_step": [
                 {"flops": f, "ms": round(ms, 4), "achieved_flops_per_s": f / (ms / 1e3) / max(self.devices, 1)
@@ -134,6 +141,7 @@ class Roofline:
         ridge = self.peak.ridge.get(precision) if self.peak is not None and precision else None
         return {
             "name": r.name, "source": r.source, "calls": r.calls, "flops": r.flops,
+            "flops_upper_bound": r.source in UPPER_BOUND_SOURCES,
             "bytes": r.bytes if r.bytes_known else None, "time_ms": round(r.time_ns / 1e6, 4),
             "time_pct": round(100.0 * r.time_ns / self.kernel_ns, 2) if self.kernel_ns else None,
             "precision": precision,

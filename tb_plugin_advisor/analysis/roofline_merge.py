@@ -43,6 +43,7 @@ def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any
     weights = [(r["mfu_pct"], r.get("devices") or 0) for _, r in active if r.get("mfu_pct") is not None]
     devices = sum(w for _, w in weights)
     out["mfu_pct"] = round(sum(m * w for m, w in weights) / devices, 2) if devices else None
+    out["mfu_upper_bound"] = any(r.get("mfu_upper_bound") for _, r in active)
     bases = {r.get("mfu_basis") for _, r in active}
     out["mfu_basis"] = bases.pop() if len(bases) == 1 else "mixed"
     out["mfu_precision"] = next((r["mfu_precision"] for _, r in active if r.get("mfu_precision")), None)

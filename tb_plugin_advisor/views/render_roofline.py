@@ -53,8 +53,10 @@ def summary(r: Dict[str, Any]) -> Optional[str]:
                      f"{rate(r.get('achieved_flops_per_s'))} per device")
     if r.get("mfu_pct") is not None:
         basis = "" if r.get("mfu_basis", "steps") == "steps" else f", over the {r.get('mfu_basis')}"
-        parts.append(f"MFU {num(r['mfu_pct']):.1f} % of the {acc.get('name')} {r.get('mfu_precision')} peak "
-                     f"({rate((acc.get('peak_flops') or {}).get(r.get('mfu_precision')))}{basis})")
+        bound = "at most " if r.get("mfu_upper_bound") else ""
+        precision = r.get("mfu_precision")
+        parts.append(f"MFU {bound}{num(r['mfu_pct']):.1f} % of the {acc.get('name')} {precision} peak "
+                     f"({rate((acc.get('peak_flops') or {}).get(precision))}{basis})")
     elif r.get("device_model") and not acc:
         parts.append(f"no peak known for {r['device_model']}: FLOP/s without roofs")
     sources = r.get("flops_sources") or {}

@@ -19,6 +19,7 @@ export interface RooflineOp {
   roof_flops_per_s?: number | null;
   roof_pct?: number | null;
   bound?: string | null;
+  flops_upper_bound?: boolean;
 }
 
 export interface Roofline {
@@ -34,6 +35,7 @@ export interface Roofline {
   mfu_precision?: string | null;
   mfu_basis?: string;
   mfu_pct?: number | null;
+  mfu_upper_bound?: boolean;
   per_step?: { flops: number; ms: number; achieved_flops_per_s: number | null; mfu_pct: number | null }[];
   ops?: RooflineOp[];
   findings?: Finding[];
@@ -92,7 +94,7 @@ export function rooflineFacts(r: Roofline): string[] {
   else if (typeof r.achieved_flops_per_s === "number") out.push(`${formatRate(r.achieved_flops_per_s)} per device`);
   if (typeof r.mfu_pct === "number" && r.accelerator) {
     const basis = r.mfu_basis && r.mfu_basis !== "steps" ? `, over the ${r.mfu_basis}` : "";
-    out.push(`MFU ${r.mfu_pct.toFixed(1)} % of the ${r.accelerator.name} ${r.mfu_precision} peak (${formatRate(r.accelerator.peak_flops[r.mfu_precision ?? ""])}${basis})`);
+    out.push(`MFU ${r.mfu_upper_bound ? "at most " : ""}${r.mfu_pct.toFixed(1)} % of the ${r.accelerator.name} ${r.mfu_precision} peak (${formatRate(r.accelerator.peak_flops[r.mfu_precision ?? ""])}${basis})`);
   } else if (r.device_model && !r.accelerator) {
     out.push(`no peak known for ${r.device_model}: FLOP/s without roofs`);
   }
