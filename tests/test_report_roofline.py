@@ -130,3 +130,17 @@ def test_tpu_report_and_exports_carry_the_xla_roofline():
     assert r["accelerator"]["name"] == "Google TPU v4"
     assert r["ops"][0]["source"] == "profile (XLA cost analysis)"
     assert "fusion.1" in render_text(report) and "Google TPU v4 bf16 peak" in render_markdown(report)
+
+
+def test_exports_mark_upper_bounds():
+    from synth_kineto import BASE_NS, KinetoTrace
+
+    t = KinetoTrace()
+    s = BASE_NS + 1_000_000_000
+    t.step(1, s, 10 * MS)
+    t.op("aten::conv2d", s + MS, 100 * US, ["float", "float"], [[8, 64, 56, 56], [64, 64, 3, 3]])
+    t.launch("implicit_convolve_sgemm", s + MS + 10 * US, 10 * US, s + 2 * MS, 2 * MS)
+    profile = read_kineto_bytes(t.to_bytes(), source="conv.pt.trace.json", host="h")
+    report = build_report(RunProfiles(run="conv", profiles=[profile])).to_json()
+    text = render_text(report)
+    assert "MFU at most" in text and "≤ " in text

@@ -68,7 +68,8 @@ def summary(r: Dict[str, Any]) -> Optional[str]:
 def rows(r: Dict[str, Any], limit: int = TOP_OPS) -> List[List[str]]:
     return [[str(o["name"]), str(o.get("calls", "")), _f(o.get("time_ms"), 3), _f(o.get("time_pct")),
              _precision(o),
-             _f(o.get("intensity_flops_per_byte"), 2), rate(o.get("achieved_flops_per_s")),
+             _f(o.get("intensity_flops_per_byte"), 2),
+             ("≤ " if o.get("flops_upper_bound") else "") + rate(o.get("achieved_flops_per_s")),
              rate(o.get("roof_flops_per_s")), _f(o.get("roof_pct")), str(o.get("bound") or "—"),
              str(o.get("source") or "")] for o in (r.get("ops") or [])[:limit]]
 

@@ -21,7 +21,7 @@ function cells(o: RooflineOp): (Node | string)[] {
     typeof o.time_pct === "number" ? formatPct(o.time_pct) : "–",
     precision,
     typeof o.intensity_flops_per_byte === "number" ? formatNumber(o.intensity_flops_per_byte) : "–",
-    formatRate(o.achieved_flops_per_s),
+    (o.flops_upper_bound ? "≤ " : "") + formatRate(o.achieved_flops_per_s),
     formatRate(o.roof_flops_per_s),
     typeof o.roof_pct === "number" ? formatPct(o.roof_pct) : "–",
     o.bound ?? "–",
