@@ -65,3 +65,27 @@ def test_dtypes_map_to_precisions():
     assert precision_of("c10::BFloat16") == "bf16" and precision_of("float") == "fp32"
     assert precision_of("c10::Half") == "fp16" and precision_of("c10::Float8_e4m3fn") == "fp8"
     assert precision_of("long int") is None and precision_of(None) is None
+
+
+@pytest.mark.parametrize("key,expected", [
+    (("AMD", (9, 4), 304, 192 << 30), "AMD Instinct MI300X"),
+    (("AMD", (9, 5), 256, 288 << 30), "AMD Instinct MI355X"),
+    (("AMD", (9, 0), 220, 128 << 30), "AMD Instinct MI250X"),
+    (("AMD", (9, 0), 208, 128 << 30), "AMD Instinct MI250"),
+    (("Nvidia", (8, 0), 108, 40 << 30), "NVIDIA A100"),
+    (("Nvidia", (8, 0), 108, 80 << 30), "NVIDIA A100 80GB"),
+    (("Nvidia", (9, 0), 132, 80 << 30), "NVIDIA H100"),
+    (("Nvidia", (9, 0), 132, 141 << 30), "NVIDIA H200"),
+    (("Nvidia", (7, 0), 80, 32 << 30), "NVIDIA V100"),
+    (("Nvidia", (7, 5), 40, 16 << 30), "NVIDIA T4"),
+    (("Nvidia", (8, 9), 58, 24 << 30), "NVIDIA L4"),
+    (("Nvidia", (10, 0), 148, 180 << 30), "NVIDIA B200"),
+])
+def test_unnamed_devices_are_named_from_what_they_record(key, expected):
+    from tb_plugin_advisor.analysis.accelerator_peaks import INFERRED_MODELS, infer_model
+
+    vendor, capability, cores, memory = key
+    assert (vendor.lower(), capability, cores) in INFERRED_MODELS
+    name = infer_model(vendor, capability, cores, memory)
+    assert name == expected and peaks_for(name) is not None
+    assert infer_model(vendor, capability, cores + 1, memory) is None

@@ -115,6 +115,38 @@ def peaks_for(device_name: str) -> Optional[AcceleratorPeak]:
     return None
 
 
+# Devices whose profile records no name (ROCm's XSpace planes, for one) are named from what it does
+# record: (vendor, compute capability, SM/CU count) → the name peaks_for() matches. gfx942 with 304
+# CUs is an MI300X (the MI300A has 228); gfx950 with 256 CUs is an MI350-series part, taken as the
+# MI355X (the MI350X shares its CU count at lower clocks): the report says the name was inferred.
+INFERRED_MODELS: Dict[Tuple[str, Tuple[int, int], int], str] = {
+    ("amd", (9, 4), 304): "AMD Instinct MI300X",
+    ("amd", (9, 5), 256): "AMD Instinct MI355X",
+    ("amd", (9, 0), 220): "AMD Instinct MI250X",
+    ("amd", (9, 0), 208): "AMD Instinct MI250",
+    ("nvidia", (8, 0), 108): "NVIDIA A100",
+    ("nvidia", (9, 0), 132): "NVIDIA H100",
+    ("nvidia", (7, 0), 80): "NVIDIA V100",
+    ("nvidia", (7, 5), 40): "NVIDIA T4",
+    ("nvidia", (8, 9), 58): "NVIDIA L4",
+    ("nvidia", (10, 0), 148): "NVIDIA B200",
+}
+
+
+def infer_model(vendor: str, capability: Optional[Tuple[int, int]], cores: Optional[int],
+                memory_bytes: Optional[int] = None) -> Optional[str]:
+    """A device name for an unnamed device, or None. An 8.0 GPU with over 60 GiB is the A100 80GB; a
+    9.0 one with over 100 GiB is an H200."""
+    if capability is None or cores is None:
+        return None
+    name = INFERRED_MODELS.get((vendor.lower(), tuple(capability), int(cores)))
+    if name == "NVIDIA A100" and memory_bytes and memory_bytes > 60 * 2**30:
+        return "NVIDIA A100 80GB"
+    if name == "NVIDIA H100" and memory_bytes and memory_bytes > 100 * 2**30:
+        return "NVIDIA H200"
+    return name
+
+
 # Which peak an op's dtype runs against. fp32 matmuls may use TF32 tensor cores when the framework
 # allows it (torch.backends.cuda.matmul.allow_tf32, TF's default on Ampere+); the profile does not say,
 # so fp32 is held against the fp32 roof and the report names the precision it used.

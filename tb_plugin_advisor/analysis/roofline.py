@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis import findings as fd
-from tb_plugin_advisor.analysis.accelerator_peaks import AcceleratorPeak, peaks_for
+from tb_plugin_advisor.analysis.accelerator_peaks import AcceleratorPeak, infer_model, peaks_for
 from tb_plugin_advisor.analysis.op_flops import SOURCE_SHAPES_CONV
 from tb_plugin_advisor.analysis.roofline_ops import OpCall, profile_ops
 from tb_plugin_advisor.analysis.steps import Steps
@@ -45,6 +45,7 @@ class OpRow:
 @dataclass
 class Roofline:
     model: str  # the device name the profile records ("" when CPU-only)
+    model_source: Optional[str]  # "profile", or inferred (infer_model) when the profile names none
     peak: Optional[AcceleratorPeak]
     devices: int
     default_precision: Optional[str]
@@ -108,6 +109,7 @@ class Roofline:
             sources[r.source] = sources.get(r.source, 0) + r.calls
         return {
             "device_model": self.model or None,
+            "device_model_source": self.model_source,
             "accelerator": None if self.peak is None else {
                 "name": self.peak.name, "source": self.peak.source,
                 "peak_flops": dict(self.peak.flops), "memory_bandwidth": self.peak.memory_bandwidth,
@@ -185,6 +187,11 @@ def analyze_roofline(profile: Profile, steps: Optional[Steps] = None) -> Rooflin
     calls = profile_ops(profile)
     accelerators = [d for d in profile.devices if d.has_activity]
     model = accelerators[0].model if accelerators else ""
+    model_source = "profile" if model else None
+    if accelerators and not model:
+        d = accelerators[0]
+        model = infer_model(d.vendor, d.compute_capability, d.core_count, d.memory_bytes) or ""
+        model_source = "inferred from compute capability and core count" if model else None
     peak = peaks_for(model) if model else None
     kind = accelerators[0].kind if accelerators else ""
     default = "bf16" if kind == "tpu" else ("fp32" if accelerators else None)
@@ -206,7 +213,8 @@ def analyze_roofline(profile: Profile, steps: Optional[Steps] = None) -> Rooflin
         span_ms = _device_span_ms(accelerators)
         basis = "device span" if span_ms else "none"
         step_flops, step_ms = ([sum(c.flops for c in calls)], [span_ms]) if span_ms else ([], [])
-    result = Roofline(model=model, peak=peak, devices=len(accelerators), default_precision=default,
+    result = Roofline(model=model, model_source=model_source, peak=peak, devices=len(accelerators),
+                      default_precision=default,
                       ops=_aggregate(calls), kernel_ns=kernel_ns,
                       steps=len(step_ms) if basis == "steps" else 0,
                       step_flops=step_flops, step_ms=step_ms, basis=basis)

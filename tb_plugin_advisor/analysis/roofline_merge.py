@@ -35,7 +35,8 @@ def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any
     kernel_ns = sum(_kernel_ns(r) for _, r in active)
     default = next((o["precision"] for _, r in active for o in r["ops"]
                     if o.get("precision_source") == "assumed"), None)
-    merged = Roofline(model=model, peak=peaks_for(model) if model else None,
+    source = next((r.get("device_model_source") for _, r in active if r.get("device_model")), None)
+    merged = Roofline(model=model, model_source=source, peak=peaks_for(model) if model else None,
                       devices=sum(r.get("devices") or 0 for _, r in parts), default_precision=default,
                       ops=sorted(rows.values(), key=lambda x: (-x.time_ns, x.name)), kernel_ns=kernel_ns,
                       steps=0, step_flops=[], step_ms=[])
