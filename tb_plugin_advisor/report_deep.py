@@ -14,11 +14,13 @@ from tb_plugin_advisor.analysis.collectives import Collectives, analyze_collecti
 from tb_plugin_advisor.analysis.findings import KERNEL_STATS_TOP, collective_findings
 from tb_plugin_advisor.analysis.kernel_stats import KernelStats, kernel_stats
 from tb_plugin_advisor.analysis.memory_timeline import MemoryTimeline, memory_timeline
+from tb_plugin_advisor.analysis.roofline import Roofline, merged_roofline, roofline
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
 
 # `tb-advisor report --section NAME` → the report key it shows.
-SECTIONS: Dict[str, str] = {"kernels": "kernel_stats", "memory": "memory", "collectives": "collectives"}
+SECTIONS: Dict[str, str] = {"kernels": "kernel_stats", "memory": "memory", "collectives": "collectives",
+                            "roofline": "roofline"}
 
 
 @dataclass
@@ -26,6 +28,7 @@ class DeepViews:
     kernel_stats: KernelStats
     memory: MemoryTimeline
     collectives: Collectives
+    roofline: Roofline
 
 
 def analyze_deep(profile: Profile, steps: Optional[Steps]) -> DeepViews:
@@ -33,6 +36,7 @@ def analyze_deep(profile: Profile, steps: Optional[Steps]) -> DeepViews:
         kernel_stats=kernel_stats(profile, steps),
         memory=memory_timeline(profile, steps),
         collectives=analyze_collectives(profile, steps),
+        roofline=roofline(profile, steps),
     )
 
 
@@ -41,6 +45,7 @@ def deep_json(views: DeepViews) -> Dict[str, Any]:
         "kernel_stats": views.kernel_stats.to_json(),
         "memory": views.memory.to_json(),
         "collectives": views.collectives.to_json(),
+        "roofline": views.roofline.to_json(),
     }
 
 
@@ -51,6 +56,7 @@ def combined_deep_json(hosts: List[Tuple[str, DeepViews]]) -> Dict[str, Any]:
         "kernel_stats": _merged_kernels(per_host),
         "memory": _merged_memory(per_host),
         "collectives": _merged_collectives(per_host),
+        "roofline": merged_roofline(per_host),
     }
 
 

@@ -227,3 +227,49 @@ def collective_findings(c: Dict[str, Any]) -> List[Finding]:
             f"{skew['ranks']} ranks",
         ))
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Roofline
+
+MEMORY_BOUND_ADVICE = (
+    "It moves bytes far slower than the memory can: fuse it with its neighbours so intermediates stay "
+    "on chip (XLA fusion, torch.compile), avoid layout copies, and give it larger contiguous tensors."
+)
+COMPUTE_BOUND_ADVICE = (
+    "It computes far below the matrix units' peak: use a 16-bit or fp8 precision the units run at full "
+    "rate, shapes that are multiples of 8/16 (128 on TPUs), and larger batched matmuls instead of many "
+    "small ones."
+)
+
+
+def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
+    """On the roofline JSON of one host: hot ops far below their roof, low MFU."""
+    out: List[Finding] = []
+    for op in r.get("ops") or []:
+        pct, share = op.get("roof_pct"), op.get("time_pct")
+        if pct is None or share is None or share < ROOFLINE_MIN_TIME_PCT or pct >= ROOFLINE_FAR_BELOW_PCT:
+            continue
+        memory = op["bound"] == "memory"
+        reached = (f"{op['achieved_gbps']:.1f} GB/s of {r['bandwidth_gbps']:.0f} GB/s" if memory
+                   else f"{op['achieved_tflops']:.2f} of {op['roof_tflops']:.1f} TFLOP/s")
+        out.append(Finding(
+            "roofline.far_below_roof", "medium", f"A hot op is far below its roof: {_short(op['name'])}",
+            MEMORY_BOUND_ADVICE if memory else COMPUTE_BOUND_ADVICE,
+            f"{_short(op['name'], 100)}: {share:.1f} % of device time, {op['bound']}-bound (intensity "
+            f"{op['intensity']:.2f} FLOP/byte, ridge {op['ridge_flops_per_byte']:.1f} at "
+            f"{op['peak_precision']}), reaches {pct:.1f} % "
+            f"of its roof ({reached}); FLOPs from {op['source']}",
+        ))
+    mfu = r.get("mfu_pct")
+    if mfu is not None and mfu < LOW_MFU_PCT:
+        basis = "per step" if r.get("basis") == "steps" else "over the profiled span (no steps found)"
+        out.append(Finding(
+            "roofline.low_mfu", "low", f"Model FLOPs utilisation is {mfu:.1f} %",
+            "The device runs the model's FLOPs at a small fraction of its peak. The hot ops above and the "
+            "step breakdown say where the time goes instead (input, host, communication, memory-bound ops).",
+            f"{r['achieved_tflops']:.2f} TFLOP/s achieved {basis} against {r['peak_tflops']:.1f} TFLOP/s "
+            f"{r['peak_precision']} peak of the {r['device']} ({r['devices']} device(s), "
+            f"{r['costed_time_pct'] or 0:.0f} % of device time has known FLOPs)",
+        ))
+    return out

@@ -1,0 +1,247 @@
+"""FLOPs and bytes of each executed op, as the roofline needs them: from the profile, else from shapes.
+
+XSpace (TF/JAX on XLA): the op events of an XLA device carry XLA's cost analysis as stats — `flops`
+(what the hardware executes), `model_flops` (without rematerialisation and padding: what MFU counts)
+and `bytes_accessed` — directly or through their event metadata; each such kernel row is one op.
+
+Kineto (PyTorch): `flops` is an arg of aten ops when the profiler ran with with_flops=True; with
+record_shapes=True, matrix ops name their inputs' `Input Dims` and `Input type`, from which FLOPs and
+bytes are computed here (matmul family, linear, scaled-dot-product attention; convolutions need
+strides the trace does not keep, so they count only with Kineto's own `flops`). An op is the
+outermost host op that has a cost; its device time is the time of every kernel launched inside it
+(kernels name their op by `External id`). Each op says where its FLOPs come from: "profile" | "shapes".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.precision_torch import precision_of_input_types
+from tb_plugin_advisor.model import Device, Line, Profile
+
+SOURCES = ("profile", "shapes")
+XLA_FLOPS, XLA_MODEL_FLOPS, XLA_BYTES = "flops", "model_flops", "bytes_accessed"
+TORCH_FLOPS = "flops"
+PRECISION_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+
+
+@dataclass
+class OpCost:
+    """One executed op on one device."""
+
+    name: str
+    device: str
+    start_ns: int
+    duration_ns: int  # device time (the sum of its kernels' durations for PyTorch)
+    flops: float
+    model_flops: float  # = flops unless the profile records model FLOPs apart
+    bytes: Optional[float]
+    precision: str
+    source: str
+
+
+def op_costs(profile: Profile) -> List[OpCost]:
+    """Every op with a known FLOP count (or, for XLA, bytes) on every device of one host."""
+    if profile.framework == "pytorch":
+        return _torch_costs(profile)
+    out: List[OpCost] = []
+    for device in profile.devices:
+        if len(device.kernels):
+            out.extend(_xla_costs(device))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# XLA cost stats on device op events
+
+
+def _numeric(line: Line, stat: str, pos: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Float stat values at event positions, NaN where absent."""
+    column = line.stats.get(stat)
+    out = np.full(pos.shape[0], np.nan)
+    if column is None or column.kind == "str":
+        return out
+    present = column.present[pos] & ok
+    out[present] = column.values[pos][present].astype(np.float64)
+    return out
+
+
+def _xla_costs(device: Device) -> List[OpCost]:
+    table = device.kernels
+    view = None
+    out: List[OpCost] = []
+    for line_index in np.unique(table.line_index).tolist():
+        line = device.plane.lines[int(line_index)]
+        if len(line) == 0 or (XLA_FLOPS not in line.stats and XLA_BYTES not in line.stats):
+            continue
+        view = view or kernel_view(device)
+        rows = np.nonzero(table.line_index == line_index)[0]
+        starts = table.start_ns[rows]
+        pos = np.clip(np.searchsorted(line.start_ns, starts), 0, len(line) - 1)
+        ok = (line.start_ns[pos] == starts) & (line.metadata_index[pos] == table.name_index[rows])
+        flops = _numeric(line, XLA_FLOPS, pos, ok)
+        model = _numeric(line, XLA_MODEL_FLOPS, pos, ok)
+        nbytes = _numeric(line, XLA_BYTES, pos, ok)
+        for k, row in enumerate(rows.tolist()):
+            if not view.compute[row] or (math.isnan(flops[k]) and math.isnan(nbytes[k])):
+                continue
+            f = 0.0 if math.isnan(flops[k]) else float(flops[k])
+            out.append(OpCost(
+                name=table.names[int(table.name_index[row])], device=device.name,
+                start_ns=int(table.start_ns[row]), duration_ns=int(table.duration_ns[row]), flops=f,
+                model_flops=f if math.isnan(model[k]) else float(model[k]),
+                bytes=None if math.isnan(nbytes[k]) else float(nbytes[k]),
+                precision=PRECISIONS[int(view.precision[row])], source="profile"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# PyTorch: Kineto `flops`, or FLOPs from `Input Dims`
+
+_MM = re.compile(r"^aten::(mm|addmm|_addmm_activation|bmm|baddbmm|matmul|linear)$")
+_ATTENTION = re.compile(r"^aten::(scaled_dot_product_attention|_scaled_dot_product_\w+_attention\w*|"
+                        r"_flash_attention_forward|_efficient_attention_forward)$")
+
+
+def _prod(dims: List[int]) -> int:
+    out = 1
+    for d in dims:
+        out *= int(d)
+    return out
+
+
+def shape_cost(name: str, dims: List[List[int]]) -> Optional[Tuple[float, float]]:
+    """(FLOPs, elements moved: inputs + output) of a matrix/attention op from its input dims; None
+    when the op or its dims are not understood."""
+    tensors = [d for d in dims if isinstance(d, list) and d and all(isinstance(x, int) for x in d)]
+    try:
+        match = _MM.match(name)
+        if match:
+            op = match.group(1)
+            if op in ("addmm", "_addmm_activation", "baddbmm"):
+                bias, a, b = tensors[0], tensors[1], tensors[2]
+                moved = _prod(bias)
+            else:
+                a, b = tensors[0], tensors[1]
+                moved = _prod(tensors[2]) if op == "linear" and len(tensors) > 2 else 0
+            if op == "linear":  # x[..., K] · w[N, K]ᵀ
+                m, k, n, batch = _prod(a[:-1]), a[-1], b[0], 1
+            else:
+                a2 = [1] + a if len(a) == 1 else a
+                b2 = b + [1] if len(b) == 1 else b
+                m, k, n = a2[-2], a2[-1], b2[-1]
+                batch = max(_prod(a2[:-2]), _prod(b2[:-2]))
+            moved += _prod(a) + _prod(b) + batch * m * n
+            return 2.0 * batch * m * k * n, float(moved)
+        if _ATTENTION.match(name):
+            q, k, v = tensors[0], tensors[1], tensors[2]
+            heads = _prod(q[:-2])
+            length, span, dim, vdim = q[-2], k[-2], q[-1], v[-1]
+            flops = 2.0 * heads * length * span * (dim + vdim)
+            return flops, float(_prod(q) + _prod(k) + _prod(v) + heads * length * vdim)
+    except (IndexError, TypeError, ValueError):
+        return None
+    return None
+
+
+def _dims(text: Optional[str]) -> Optional[List[List[int]]]:
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _host_owners(line: Line) -> Tuple[Dict[int, int], Dict[int, Tuple[float, Optional[float], str, str]]]:
+    """external id → owning costed op (event index); the costed ops' (flops, bytes, precision, source).
+
+    The owner of an event is its outermost ancestor (or itself) with a cost, so nested aten ops
+    (linear → addmm) count once."""
+    ext = line.stats.get("external_id")
+    if ext is None or ext.kind == "str":
+        return {}, {}
+    flops_col = line.stats.get(TORCH_FLOPS)
+    dims = line.stat_strings("input_dims") if "input_dims" in line.stats else [None] * len(line)
+    types = line.stat_strings("input_type") if "input_type" in line.stats else [None] * len(line)
+    costs: Dict[int, Tuple[float, Optional[float], str, str]] = {}
+    owners: Dict[int, int] = {}
+    stack: List[Tuple[int, int]] = []  # (end, owner or -1)
+    ext_values, ext_present = ext.values, ext.present
+    for i in range(len(line)):
+        start = int(line.start_ns[i])
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        owner = stack[-1][1] if stack else -1
+        if owner < 0:
+            cost = _torch_cost(line, i, flops_col, dims[i], types[i])
+            if cost is not None:
+                costs[i] = cost
+                owner = i
+        stack.append((start + int(line.duration_ns[i]), owner))
+        if owner >= 0 and ext_present[i]:
+            owners[int(ext_values[i])] = owner
+    return owners, costs
+
+
+def _torch_cost(line: Line, i: int, flops_col, dims_text: Optional[str], types_text: Optional[str]
+                ) -> Optional[Tuple[float, Optional[float], str, str]]:
+    precision = precision_of_input_types(types_text) or "unknown"
+    width = PRECISION_BYTES.get(precision)
+    shaped = shape_cost(line.name_of(i), _dims(dims_text) or []) if dims_text else None
+    nbytes = shaped[1] * width if shaped and width else None
+    if flops_col is not None and flops_col.kind != "str":
+        value = flops_col.get(i)
+        if value is not None and float(value) > 0:
+            return float(value), nbytes, precision, "profile"
+    if shaped is not None and shaped[0] > 0:
+        return shaped[0], nbytes, precision, "shapes"
+    return None
+
+
+def _torch_costs(profile: Profile) -> List[OpCost]:
+    owners: Dict[int, Tuple[Line, int]] = {}
+    costs: Dict[Tuple[int, int], Tuple[float, Optional[float], str, str]] = {}
+    lines: List[Line] = []
+    for plane in profile.host_planes:
+        for line in plane.lines:
+            if len(line) == 0 or not ({"input_dims", TORCH_FLOPS} & set(line.stats)):
+                continue
+            found, line_costs = _host_owners(line)
+            key = len(lines)
+            lines.append(line)
+            for ext, event in found.items():
+                owners[ext] = (line, event)
+            costs.update({(key, i): c for i, c in line_costs.items()})
+    if not owners:
+        return []
+    line_key = {id(line): k for k, line in enumerate(lines)}
+    device_time: Dict[Tuple[str, int, int], List[int]] = {}  # (device, line key, event) → [start, ns]
+    for device in profile.devices:
+        for line in device.plane.lines:
+            ext = line.stats.get("external_id")
+            if ext is None or ext.kind == "str" or len(line) == 0:
+                continue
+            for i in np.nonzero(ext.present)[0].tolist():
+                hit = owners.get(int(ext.values[i]))
+                if hit is None:
+                    continue
+                key = (device.name, line_key[id(hit[0])], hit[1])
+                slot = device_time.setdefault(key, [int(line.start_ns[i]), 0])
+                slot[0] = min(slot[0], int(line.start_ns[i]))
+                slot[1] += int(line.duration_ns[i])
+    out: List[OpCost] = []
+    for (device, key, event), (start, ns) in sorted(device_time.items(), key=lambda kv: kv[1][0]):
+        flops, nbytes, precision, source = costs[(key, event)]
+        out.append(OpCost(lines[key].name_of(event), device, start, ns, flops, flops, nbytes, precision,
+                          source))
+    return out

@@ -1,0 +1,247 @@
+"""The roofline: achieved FLOP/s and MFU per step, and each op's arithmetic intensity against its roof.
+
+Ops and their FLOPs/bytes come from op_flops.py; the device's peaks from device_peaks.py (matched from
+the model name the profile records). Per op: intensity = FLOPs / bytes; the roof at that intensity is
+min(peak FLOP/s, intensity × bandwidth); the ridge point is peak ÷ bandwidth. An op left of the ridge
+is memory-bound and its % of roof is its achieved bandwidth over the peak bandwidth; right of it,
+compute-bound, achieved FLOP/s over the peak. MFU = model FLOPs per step ÷ step time ÷ peak FLOP/s at
+the dominant precision (the precision holding most FLOPs), per device. Without steps the time is the
+span of the costed ops ("profile_span"), said so in the JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import findings as fd
+from tb_plugin_advisor.analysis.device_peaks import DevicePeaks, peak_flops, peaks_for
+from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.op_flops import OpCost, op_costs
+from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.model import Profile
+
+# Steps are the time basis only when the steady steps hold at least this share of the model FLOPs (a
+# profile whose step markers miss the device work would otherwise read as 0 % MFU).
+STEPS_MIN_FLOPS_SHARE = 0.5
+
+
+@dataclass
+class OpRow:
+    name: str
+    source: str
+    precision: str
+    calls: int = 0
+    time_ns: int = 0
+    flops: float = 0.0
+    bytes: float = 0.0
+    bytes_known: bool = True
+
+
+@dataclass
+class Roofline:
+    ops: List[OpRow]
+    peaks: Optional[DevicePeaks]
+    model: str
+    devices: int
+    device_time_ns: int  # every compute kernel of the host's devices: the denominator of time_pct
+    dominant: Optional[str]
+    basis: str  # "steps" | "profile_span" | "none"
+    per_step: List[Tuple[Optional[int], float, float]]  # (step number, model FLOPs, step ns), steady
+    span_flops: float = 0.0  # model FLOPs over the basis time (all devices)
+    span_ns: int = 0
+    hardware_flops: float = 0.0
+    findings: List[fd.Finding] = field(default_factory=list)
+
+    def peak(self, precision: str) -> Tuple[Optional[float], str]:
+        return peak_flops(self.peaks, precision) if self.peaks else (None, precision)
+
+    def to_json(self) -> Dict[str, Any]:
+        peak, peak_precision = self.peak(self.dominant or "unknown")
+        bw = self.peaks.bandwidth if self.peaks else None
+        n = max(self.devices, 1)
+        achieved = self.span_flops / n / (self.span_ns / 1e9) if self.span_ns else None
+        rows = [self._op_json(op) for op in sorted(self.ops, key=lambda o: (-o.time_ns, o.name))]
+        costed = sum(op.time_ns for op in self.ops)
+        out: Dict[str, Any] = {
+            "device_model": self.model or None,
+            "device": self.peaks.label if self.peaks else None,
+            "peaks_source": self.peaks.source if self.peaks else None,
+            "devices": self.devices,
+            "dominant_precision": self.dominant,
+            "peak_precision": peak_precision if peak else None,
+            "peak_tflops": _opt(peak / 1e12 if peak else None),
+            "bandwidth_gbps": _opt(bw / 1e9 if bw else None),
+            "ridge_flops_per_byte": _opt(peak / bw if peak and bw else None, 2),
+            "roofs": self._roofs(),
+            "basis": self.basis,
+            "steps": len(self.per_step),
+            "step_ms": _opt(self.span_ns / 1e6 / len(self.per_step) if self.per_step else None),
+            "model_flops_per_step": _opt(self.span_flops / len(self.per_step), 0) if self.per_step else None,
+            "model_flops": _opt(self.span_flops, 0),
+            "hardware_flops": _opt(self.hardware_flops, 0),
+            "achieved_tflops": _opt(achieved / 1e12 if achieved is not None else None),
+            "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 2),
+            "per_step": [
+                {"step": s, "model_flops": _r(f, 0), "ms": _r(ns / 1e6),
+                 "achieved_tflops": _r(f / n / (ns / 1e9) / 1e12) if ns else None,
+                 "mfu_pct": _r(100.0 * f / n / (ns / 1e9) / peak, 2) if ns and peak else None}
+                for s, f, ns in self.per_step
+            ],
+            "ops_with_flops": sum(op.calls for op in self.ops),
+            "sources": sorted({op.source for op in self.ops}),
+            "costed_time_pct": _opt(100.0 * costed / self.device_time_ns if self.device_time_ns else None, 2),
+            "ops": rows[: fd.ROOFLINE_TOP_OPS],
+        }
+        out["findings"] = [f.to_json() for f in self.findings]
+        return out
+
+    def _roofs(self) -> List[Dict[str, Any]]:
+        """One roof per precision the ops use: what the chart draws."""
+        if not self.peaks:
+            return []
+        roofs: Dict[str, float] = {}
+        for op in self.ops:
+            peak, used = self.peak(op.precision)
+            if peak:
+                roofs[used] = peak
+        return [{"precision": p, "peak_tflops": _r(v / 1e12),
+                 "ridge_flops_per_byte": _r(v / self.peaks.bandwidth, 2)}
+                for p, v in sorted(roofs.items(), key=lambda kv: -kv[1])]
+
+    def _op_json(self, op: OpRow) -> Dict[str, Any]:
+        seconds = op.time_ns / 1e9
+        nbytes = op.bytes if op.bytes_known and op.bytes > 0 else None
+        intensity = op.flops / nbytes if nbytes else None
+        peak, used = self.peak(op.precision)
+        bw = self.peaks.bandwidth if self.peaks else None
+        bound = roof = pct = None
+        if intensity is not None and peak and bw and seconds:
+            ridge = peak / bw
+            bound = "memory" if intensity < ridge else "compute"
+            roof = min(peak, intensity * bw)
+            pct = 100.0 * (nbytes / seconds / bw if bound == "memory" else op.flops / seconds / peak)
+        return {
+            "name": op.name,
+            "source": op.source,
+            "precision": op.precision,
+            "peak_precision": used if peak else None,
+            "calls": op.calls,
+            "total_ms": _r(op.time_ns / 1e6),
+            "time_pct": _opt(100.0 * op.time_ns / self.device_time_ns if self.device_time_ns else None, 2),
+            "flops": _r(op.flops, 0),
+            "bytes": _opt(nbytes, 0),
+            "intensity": _opt(intensity, 3),
+            "achieved_tflops": _opt(op.flops / seconds / 1e12 if seconds else None, 4),
+            "achieved_gbps": _opt(nbytes / seconds / 1e9 if nbytes and seconds else None, 3),
+            "roof_tflops": _opt(roof / 1e12 if roof else None, 4),
+            "ridge_flops_per_byte": _opt(peak / bw if peak and bw else None, 2),
+            "bound": bound,
+            "roof_pct": _opt(pct, 2),
+        }
+
+
+def _r(value: float, digits: int = 4) -> float:
+    return round(float(value), digits)
+
+
+def _opt(value: Optional[float], digits: int = 4) -> Optional[float]:
+    return None if value is None else _r(value, digits)
+
+
+def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
+    costs = op_costs(profile)
+    devices = sorted({c.device for c in costs})
+    model = next((d.model for d in profile.devices if d.name in devices and d.model), "")
+    compute = [d for d in profile.devices if len(d.kernels)]
+    result = Roofline(
+        ops=_aggregate(costs), peaks=peaks_for(model), model=model, devices=len(devices),
+        device_time_ns=sum(d.kernels.total_ns for d in compute), dominant=_dominant(costs),
+        basis="none", per_step=[], hardware_flops=float(sum(c.flops for c in costs)))
+    _timing(result, costs, steps)
+    result.findings = fd.roofline_findings(result.to_json())
+    return result
+
+
+def _aggregate(costs: List[OpCost]) -> List[OpRow]:
+    rows: Dict[Tuple[str, str, str], OpRow] = {}
+    for c in costs:
+        row = rows.get((c.name, c.source, c.precision))
+        if row is None:
+            row = rows[(c.name, c.source, c.precision)] = OpRow(c.name, c.source, c.precision)
+        row.calls += 1
+        row.time_ns += c.duration_ns
+        row.flops += c.flops
+        if c.bytes is None:
+            row.bytes_known = False
+        else:
+            row.bytes += c.bytes
+    return list(rows.values())
+
+
+def _dominant(costs: List[OpCost]) -> Optional[str]:
+    by: Dict[str, float] = {}
+    for c in costs:
+        by[c.precision] = by.get(c.precision, 0.0) + c.model_flops
+    known = {p: f for p, f in by.items() if p != "unknown" and f > 0}
+    pick = known or {p: f for p, f in by.items() if f > 0}
+    return max(sorted(pick), key=lambda p: pick[p]) if pick else None
+
+
+def _timing(result: Roofline, costs: List[OpCost], steps: Optional[Steps]) -> None:
+    if not costs:
+        return
+    starts = np.array([c.start_ns for c in costs], dtype=np.int64)
+    model = np.array([c.model_flops for c in costs])
+    if steps is not None and steps.count and steps.steady.any():
+        lo, hi = steps.start_ns[steps.steady], steps.end_ns[steps.steady]
+        order = np.argsort(lo, kind="stable")
+        lo, hi = lo[order], hi[order]
+        numbers = [n for n, s in zip(steps.numbers, steps.steady.tolist()) if s]
+        numbers = [numbers[i] for i in order.tolist()]
+        where = window_index(lo, hi, starts)
+        per = np.bincount(where[where >= 0], weights=model[where >= 0], minlength=lo.size)
+        if per.sum() >= STEPS_MIN_FLOPS_SHARE * model.sum():
+            result.basis = "steps"
+            result.per_step = [(numbers[i], float(per[i]), int(hi[i] - lo[i])) for i in range(lo.size)]
+            result.span_flops = float(per.sum())
+            result.span_ns = int((hi - lo).sum())
+            return
+    ends = np.array([c.start_ns + c.duration_ns for c in costs], dtype=np.int64)
+    result.basis = "profile_span"
+    result.span_flops = float(model.sum())
+    result.span_ns = int(ends.max() - starts.min())
+
+
+def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any]:
+    """Several hosts: FLOPs and time summed, MFU recomputed over every device of the run; each op row
+    and finding names its host (ops are not merged: hosts may hold different devices)."""
+    parts = [(host, out["roofline"]) for host, out in per_host if out.get("roofline")]
+    active = [(h, r) for h, r in parts if r["ops"]]
+    if not active:
+        return parts[0][1] if parts else {}
+    first = active[0][1]
+    out = {k: v for k, v in first.items() if k not in ("ops", "findings", "per_step")}
+    devices = sum(r["devices"] for _, r in active)
+    flops = sum(r["model_flops"] or 0.0 for _, r in active)
+    # each host's achieved FLOP/s × its devices = its FLOP/s; the run's mean per device over all of them
+    rate = sum((r["achieved_tflops"] or 0.0) * r["devices"] for _, r in active)
+    achieved = rate / devices if devices else None
+    peak = first.get("peak_tflops")
+    out.update({
+        "devices": devices,
+        "hosts": len(active),
+        "model_flops": _r(flops, 0),
+        "hardware_flops": _r(sum(r["hardware_flops"] or 0.0 for _, r in active), 0),
+        "achieved_tflops": _opt(achieved),
+        "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 2),
+        "ops": sorted([dict(op, host=h) for h, r in active for op in r["ops"]],
+                      key=lambda op: -op["total_ms"])[: fd.ROOFLINE_TOP_OPS],
+        "per_step": [],
+        "per_host": [dict(host=h, **{k: v for k, v in r.items() if k not in ("ops", "findings", "per_step",
+                                                                             "roofs")}) for h, r in parts],
+        "findings": [dict(f, host=h) for h, r in parts for f in r["findings"]],
+    })
+    return out

@@ -1,0 +1,164 @@
+"""The roofline view with constructed truth: every FLOP count, intensity, achieved rate, MFU and
+classification checked exactly, for XLA cost stats (XSpace) and for PyTorch (Kineto `flops` and shapes)."""
+
+from __future__ import annotations
+
+from deep_profiles import (
+    ELEMENTWISE,
+    ELEMENTWISE_BYTES,
+    ELEMENTWISE_FLOPS,
+    GEMM,
+    GEMM_BYTES,
+    GEMM_FLOPS,
+    GEMM_MODEL_FLOPS,
+    STEPS,
+    TINY_PER_STEP,
+    gpu_training_profile,
+)
+from synth_kineto import BASE_NS, KinetoTrace
+
+from tb_plugin_advisor.analysis import findings as fd
+from tb_plugin_advisor.analysis.op_flops import op_costs, shape_cost
+from tb_plugin_advisor.analysis.roofline import roofline
+from tb_plugin_advisor.analysis.steps import find_steps
+from tb_plugin_advisor.readers.kineto import read_kineto_bytes
+from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+
+A100_BF16, A100_FP32, A100_BW = 312e12, 19.5e12, 1555e9
+STEP_S = (20_000_000 - 1) / 1e9  # the synthetic step markers are 1 ns short of 20 ms
+
+
+def _xla_roofline():
+    profile = read_xplane_bytes(gpu_training_profile().to_bytes(), "synthetic.xplane.pb")
+    return roofline(profile, find_steps(profile)).to_json()
+
+
+def test_xla_cost_stats_give_exact_roofline():
+    r = _xla_roofline()
+    assert r["device"] == "NVIDIA A100 40GB" and r["device_model"] == "NVIDIA A100-SXM4-40GB"
+    assert r["peak_tflops"] == 312.0 and r["bandwidth_gbps"] == 1555.0 and r["dominant_precision"] == "bf16"
+    assert r["ridge_flops_per_byte"] == round(A100_BF16 / A100_BW, 2)
+    gemm, add = r["ops"]
+    assert (gemm["name"], add["name"]) == (GEMM, ELEMENTWISE)
+    # GEMM: 624 GFLOP and 1 GB in 4 ms per call → intensity 624, compute-bound, 156 TFLOP/s = 50 % of roof
+    assert gemm["calls"] == STEPS and gemm["flops"] == STEPS * GEMM_FLOPS
+    assert gemm["bytes"] == STEPS * GEMM_BYTES
+    assert gemm["intensity"] == GEMM_FLOPS / GEMM_BYTES == 624.0
+    assert gemm["bound"] == "compute" and gemm["achieved_tflops"] == 156.0 and gemm["roof_pct"] == 50.0
+    assert gemm["roof_tflops"] == 312.0 and gemm["source"] == "profile" and gemm["precision"] == "bf16"
+    # elementwise (cost stats on the event metadata): 0.1 GFLOP, 0.12 GB in 1 ms → fp32 roof, memory-bound
+    assert add["flops"] == STEPS * ELEMENTWISE_FLOPS and add["bytes"] == STEPS * ELEMENTWISE_BYTES
+    assert add["intensity"] == round(ELEMENTWISE_FLOPS / ELEMENTWISE_BYTES, 3) and add["precision"] == "fp32"
+    assert add["ridge_flops_per_byte"] == round(A100_FP32 / A100_BW, 2) and add["bound"] == "memory"
+    assert add["achieved_gbps"] == 120.0 and add["roof_pct"] == round(100 * 120e9 / A100_BW, 2)
+    assert add["roof_tflops"] == round(ELEMENTWISE_FLOPS / ELEMENTWISE_BYTES * A100_BW / 1e12, 4)
+    # device time per step: GEMM 4 + add 1 + tiny kernels + collectives 5 ms
+    device_ms = 4 + 1 + TINY_PER_STEP * 0.003 + 5
+    assert add["time_pct"] == round(100 * 1 / device_ms, 2)
+    assert r["costed_time_pct"] == round(100 * 5 / device_ms, 2)
+    # MFU counts model FLOPs (XLA's model_flops where recorded), per steady step, against bf16's peak
+    per_step = GEMM_MODEL_FLOPS + ELEMENTWISE_FLOPS
+    assert r["basis"] == "steps" and r["steps"] == STEPS and r["model_flops_per_step"] == per_step
+    assert r["hardware_flops"] == STEPS * (GEMM_FLOPS + ELEMENTWISE_FLOPS)
+    assert r["achieved_tflops"] == round(per_step / STEP_S / 1e12, 4)
+    assert r["mfu_pct"] == round(100 * per_step / STEP_S / A100_BF16, 2)
+    assert [s["step"] for s in r["per_step"]] == [1, 2, 3, 4, 5]
+    assert all(s["mfu_pct"] == r["mfu_pct"] for s in r["per_step"])
+    assert [x["precision"] for x in r["roofs"]] == ["bf16", "fp32"]
+
+
+def test_findings_fire_for_the_slow_hot_op_and_low_mfu():
+    r = _xla_roofline()
+    ids = [f["id"] for f in r["findings"]]
+    assert ids == ["roofline.far_below_roof", "roofline.low_mfu"]
+    far = r["findings"][0]
+    assert ELEMENTWISE[:40] in far["title"] and "memory-bound" in far["evidence"]
+    assert "120.0 GB/s of 1555 GB/s" in far["evidence"] and "7.7 % of its roof" in far["evidence"]
+    assert "7.5 %" in r["findings"][1]["title"]
+
+
+def test_roofline_thresholds_on_both_sides():
+    base = {"ridge_flops_per_byte": 200.0, "bandwidth_gbps": 1555.0, "peak_tflops": 312.0,
+            "peak_precision": "bf16", "device": "X", "devices": 1, "costed_time_pct": 50.0,
+            "achieved_tflops": 10.0, "basis": "steps"}
+    op = {"name": "k", "bound": "compute", "intensity": 300.0, "ridge_flops_per_byte": 200.0,
+          "peak_precision": "bf16", "achieved_tflops": 1.0, "roof_tflops": 312.0, "source": "profile"}
+
+    def ids(pct, share, mfu):
+        r = dict(base, mfu_pct=mfu, ops=[dict(op, roof_pct=pct, time_pct=share)])
+        return [f.id for f in fd.roofline_findings(r)]
+
+    low, far, hot = fd.LOW_MFU_PCT, fd.ROOFLINE_FAR_BELOW_PCT, fd.ROOFLINE_MIN_TIME_PCT
+    assert ids(far - 0.01, hot, low) == ["roofline.far_below_roof"]
+    assert ids(far, hot, low) == [] and ids(far - 0.01, hot - 0.01, low) == []
+    assert ids(50, hot, low - 0.01) == ["roofline.low_mfu"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# PyTorch
+
+MS = 1_000_000
+
+
+def _torch_trace() -> KinetoTrace:
+    """2 steps of 10 ms on an A100: linear (→ addmm, by shapes), conv2d (Kineto `flops`), flash
+    attention (by shapes), and a relu with no cost."""
+    trace = KinetoTrace()
+    t0 = BASE_NS + 1_000_000_000
+    for n in range(2):
+        s = t0 + n * 10 * MS
+        trace.step(n + 1, s, 10 * MS)
+        bf16 = ["c10::BFloat16"] * 3
+        trace.op("aten::linear", s + 100_000, 1_500_000, bf16, [[64, 1024], [4096, 1024], [4096]])
+        trace.op("aten::addmm", s + 110_000, 1_400_000, bf16, [[4096], [64, 1024], [1024, 4096]])
+        trace.launch("ampere_bf16_gemm", s + 120_000, 10_000, s + 200_000, 1 * MS)
+        trace.op("aten::conv2d", s + 2 * MS, 3 * MS, ["float", "float", "float"],
+                 [[32, 3, 224, 224], [64, 3, 7, 7], [64]], flops=118_013_952_000)
+        trace.launch("implicit_convolve_sgemm", s + 2 * MS + 10_000, 10_000, s + 2 * MS + 100_000, 2 * MS)
+        trace.op("aten::_scaled_dot_product_flash_attention", s + 5 * MS, 1 * MS, ["c10::BFloat16"] * 3,
+                 [[2, 8, 512, 64]] * 3)
+        trace.launch("flash_fwd_kernel", s + 5 * MS + 10_000, 10_000, s + 5 * MS + 100_000, 500_000)
+        trace.op("aten::relu", s + 7 * MS, 200_000, ["float"], [[32, 64, 112, 112]])
+        trace.launch("elementwise_kernel", s + 7 * MS + 10_000, 10_000, s + 7 * MS + 50_000, 100_000)
+    return trace
+
+
+def test_shape_formulas():
+    assert shape_cost("aten::mm", [[8, 16], [16, 32]]) == (2 * 8 * 16 * 32, 8 * 16 + 16 * 32 + 8 * 32)
+    assert shape_cost("aten::bmm", [[4, 8, 16], [4, 16, 32]]) == (2 * 4 * 8 * 16 * 32,
+                                                                  4 * (8 * 16 + 16 * 32 + 8 * 32))
+    assert shape_cost("aten::matmul", [[16], [16, 32]]) == (2 * 16 * 32, 16 + 16 * 32 + 32)
+    assert shape_cost("aten::linear", [[2, 3, 16], [32, 16], [32]]) == (2 * 6 * 16 * 32,
+                                                                        32 + 96 + 512 + 6 * 32)
+    assert shape_cost("aten::conv2d", [[1, 3, 8, 8], [4, 3, 3, 3]]) is None  # strides unknown
+    assert shape_cost("aten::mm", [[8, 16]]) is None
+
+
+def test_torch_flops_from_profile_and_shapes():
+    profile = read_kineto_bytes(_torch_trace().to_bytes(), "synthetic.pt.trace.json")
+    costs = op_costs(profile)
+    assert [(c.name, c.source) for c in costs[:3]] == [
+        ("aten::linear", "shapes"), ("aten::conv2d", "profile"),
+        ("aten::_scaled_dot_product_flash_attention", "shapes")]
+    linear, conv, attn = costs[:3]
+    assert linear.flops == 2 * 64 * 1024 * 4096 and linear.duration_ns == 1 * MS  # addmm nested: once
+    assert linear.bytes == 2 * (64 * 1024 + 4096 * 1024 + 4096 + 64 * 4096) and linear.precision == "bf16"
+    assert conv.flops == 118_013_952_000 and conv.bytes is None and conv.precision == "fp32"
+    assert attn.flops == 2 * 2 * 8 * 512 * 512 * (64 + 64)
+    assert attn.bytes == 2 * 4 * (2 * 8 * 512 * 64) and attn.duration_ns == 500_000
+    assert len(costs) == 6  # relu has no cost
+
+    r = roofline(profile, find_steps(profile)).to_json()
+    assert r["sources"] == ["profile", "shapes"] and r["dominant_precision"] == "fp32"
+    ops = {op["name"]: op for op in r["ops"]}
+    lin = ops["aten::linear"]
+    assert lin["achieved_tflops"] == round(2 * 64 * 1024 * 4096 / 1e-3 / 1e12, 4)
+    intensity = linear.flops / linear.bytes
+    assert lin["intensity"] == round(intensity, 3) and lin["bound"] == "memory"  # 61.8 < ridge 200.6
+    assert lin["roof_pct"] == round(100 * (linear.bytes / 1e-3) / A100_BW, 2)
+    assert ops["aten::conv2d"]["intensity"] is None and ops["aten::conv2d"]["bound"] is None
+    assert ops["aten::_scaled_dot_product_flash_attention"]["bound"] == "compute"  # 512 FLOP/byte
+    # MFU: all FLOPs per 10 ms step at the dominant fp32 peak (conv holds most FLOPs)
+    per_step = linear.flops + conv.flops + attn.flops
+    assert r["basis"] == "steps" and r["model_flops_per_step"] == per_step
+    assert r["mfu_pct"] == round(100 * per_step / 0.01 / A100_FP32, 2)
