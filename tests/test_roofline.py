@@ -162,3 +162,31 @@ def test_torch_flops_from_profile_and_shapes():
     per_step = linear.flops + conv.flops + attn.flops
     assert r["basis"] == "steps" and r["model_flops_per_step"] == per_step
     assert r["mfu_pct"] == round(100 * per_step / 0.01 / A100_FP32, 2)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Report key, `--section roofline`, exports
+
+
+def test_section_and_exports(tmp_path, capsys):
+    import json
+
+    from deep_profiles import write_gpu_run
+    from html_pages import outside_scripts
+
+    from tb_plugin_advisor.views.cli import main as cli_main
+
+    write_gpu_run(tmp_path)
+    assert cli_main(["report", str(tmp_path), "--section", "roofline", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sections"] == ["roofline"] and out["roofline"]["mfu_pct"] == _xla_roofline()["mfu_pct"]
+    assert cli_main(["report", str(tmp_path), "--section", "roofline"]) == 0
+    text = capsys.readouterr().out
+    assert "Roofline:" in text and "MFU 7.5 %" in text and "ridge 200.6 FLOP/byte" in text
+    assert "roofline.far_below_roof" in text and "compute       50.0" in text
+    assert cli_main(["report", str(tmp_path), "--section", "roofline", "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "## Roofline" in md and "| op | source |" in md and "nvidia-a100-datasheet" in md
+    assert cli_main(["report", str(tmp_path), "--format", "html"]) == 0
+    page = outside_scripts(capsys.readouterr().out)
+    assert '<h2 id="roofline">' in page and "AddFunctor&lt;float&gt;" in page and "<script" not in page

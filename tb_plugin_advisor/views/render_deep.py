@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from tb_plugin_advisor.views import render_collectives
+from tb_plugin_advisor.views import render_collectives, render_roofline
 from tb_plugin_advisor.views.render_tables import (
     esc,
     findings_of,
@@ -141,6 +141,7 @@ TEXT_SECTIONS: Dict[str, Callable[[Dict[str, Any], int], List[str]]] = {
     "kernels": text_kernels,
     "memory": text_memory,
     "collectives": render_collectives.text,
+    "roofline": render_roofline.text,
 }
 
 
@@ -188,6 +189,7 @@ MD_SECTIONS: Dict[str, Callable[[Dict[str, Any]], List[str]]] = {
     "kernels": md_kernels,
     "memory": md_memory,
     "collectives": render_collectives.markdown,
+    "roofline": render_roofline.markdown,
 }
 
 
@@ -259,6 +261,7 @@ HTML_SECTIONS: Dict[str, Callable[[Dict[str, Any]], str]] = {
     "kernels": html_kernels,
     "memory": html_memory,
     "collectives": render_collectives.html,
+    "roofline": render_roofline.html,
 }
 
 
