@@ -1,11 +1,27 @@
-// The one place that knows Chart.js. Only the pieces a bar chart needs are registered, so the
-// bundle carries nothing else from the library.
+// The one place that knows Chart.js. Only the pieces the bar charts and the roofline (a scatter with
+// line roofs on log axes) need are registered, so the bundle carries nothing else from the library.
 
-import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from "chart.js";
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  LogarithmicScale,
+  PointElement,
+  ScatterController,
+  Tooltip,
+} from "chart.js";
 import type { BarData, Theme } from "./chartdata";
+import type { RooflineSeries } from "./deep/roofline";
+import { boundLabel } from "./deep/roofline";
 import { CHART_PALETTES } from "./theme";
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
+Chart.register(ScatterController, LineController, PointElement, LineElement, LogarithmicScale);
 
 export interface BarOptions {
   stacked?: boolean;
@@ -64,6 +80,78 @@ export function barChart(canvas: HTMLCanvasElement, data: BarData, theme: Theme,
     },
   });
   canvas.setAttribute("data-chart-ready", String(data.series.reduce((n, s) => n + s.data.length, 0)));
+  return chart;
+}
+
+const ROOF_COLORS: Record<Theme, string[]> = {
+  light: ["#5f6368", "#9aa0a6", "#bdc1c6", "#dadce0"],
+  dark: ["#e8eaed", "#bdc1c6", "#9aa0a6", "#80868b"],
+};
+const POINT_COLORS: Record<Theme, { memory: string; compute: string }> = {
+  light: { memory: "#1a73e8", compute: "#e8710a" },
+  dark: { memory: "#8ab4f8", compute: "#fcad70" },
+};
+
+/** Ops as points (intensity, achieved TFLOP/s) under one roof per precision, log-log. */
+export function rooflineChart(canvas: HTMLCanvasElement, series: RooflineSeries, theme: Theme): Chart {
+  const pal = CHART_PALETTES[theme];
+  const axis = (title: string, min: number, max?: number) => ({
+    type: "logarithmic" as const,
+    min,
+    max,
+    grid: { color: pal.grid },
+    ticks: { color: pal.text },
+    title: { display: true, text: title, color: pal.text },
+    border: { color: pal.grid },
+  });
+  const yMin = Math.min(...series.points.map((p) => p.y), ...series.roofs.map((r) => r.line[0].y));
+  const yMax = Math.max(...series.roofs.map((r) => r.line[2].y));
+  const chart = new Chart(canvas, {
+    type: "scatter",
+    data: {
+      datasets: [
+        ...series.roofs.map((roof, i) => ({
+          type: "line" as const,
+          label: `${roof.precision} roof`,
+          data: roof.line,
+          borderColor: ROOF_COLORS[theme][i % ROOF_COLORS[theme].length],
+          borderWidth: 2,
+          pointRadius: 0,
+          fill: false,
+        })),
+        {
+          type: "scatter" as const,
+          label: "ops",
+          data: series.points.map((p) => ({ x: p.x, y: p.y })),
+          backgroundColor: series.points.map((p) => POINT_COLORS[theme][p.op.bound === "compute" ? "compute" : "memory"]),
+          pointRadius: 5,
+        },
+      ],
+    },
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      plugins: {
+        legend: { labels: { color: pal.text, boxWidth: 12 } },
+        tooltip: {
+          callbacks: {
+            label: (ctx) => {
+              const op = series.points[ctx.dataIndex]?.op;
+              if (ctx.dataset.label !== "ops" || !op) return `${ctx.dataset.label ?? ""}`;
+              const point = series.points[ctx.dataIndex];
+              return `${op.name}: ${point.y.toPrecision(3)} TFLOP/s at ${point.x.toPrecision(3)} FLOP/byte (${boundLabel(op)})`;
+            },
+          },
+        },
+      },
+      scales: {
+        x: axis("arithmetic intensity, FLOP/byte", series.xMin, series.xMax),
+        y: axis("achieved TFLOP/s", 10 ** Math.floor(Math.log10(yMin)), 10 ** Math.ceil(Math.log10(yMax))),
+      },
+    },
+  });
+  canvas.setAttribute("data-chart-ready", String(series.points.length));
   return chart;
 }
 

@@ -25,6 +25,7 @@ import {
 import { badge, card, chartBox, list, note, snippet } from "./common";
 import { deepCards } from "./deep";
 import { perHostCard } from "./hosts";
+import { rooflineCard } from "./roofline";
 import { opName, opTable } from "./optable";
 
 interface Ctx {
@@ -255,6 +256,7 @@ export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () =
     h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
     perHostCard(r),
     deepCards(r),
+    rooflineCard(r, ctx.theme, drawers),
     opsCard(r, ctx),
   );
   return { el, draw: () => drawers.map((d) => d()).filter((c): c is Chart => c !== null) };
