@@ -190,3 +190,17 @@ def test_section_and_exports(tmp_path, capsys):
     assert cli_main(["report", str(tmp_path), "--format", "html"]) == 0
     page = outside_scripts(capsys.readouterr().out)
     assert '<h2 id="roofline">' in page and "AddFunctor&lt;float&gt;" in page and "<script" not in page
+
+
+def test_all_hosts_sum_the_devices_and_keep_each_hosts_ops():
+    from tb_plugin_advisor.model import RunProfiles
+    from tb_plugin_advisor.report import build_report
+
+    profiles = [read_xplane_bytes(gpu_training_profile(h).to_bytes(), f"{h}.xplane.pb") for h in ("w0", "w1")]
+    r = build_report(RunProfiles(run="two", profiles=profiles)).to_json()["roofline"]
+    one = _xla_roofline()
+    assert r["devices"] == 2 and r["hosts"] == 2 and r["mfu_pct"] == one["mfu_pct"]
+    assert r["model_flops"] == 2 * one["model_flops"] and r["achieved_tflops"] == one["achieved_tflops"]
+    assert sorted({op["host"] for op in r["ops"]}) == ["w0", "w1"] and len(r["ops"]) == 4
+    assert [p["host"] for p in r["per_host"]] == ["w0", "w1"]
+    assert sorted(f["host"] for f in r["findings"]) == ["w0", "w0", "w1", "w1"]
