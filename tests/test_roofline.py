@@ -55,7 +55,8 @@ def test_xla_cost_stats_give_exact_roofline():
     # device time per step: GEMM 4 + add 1 + tiny kernels + collectives 5 ms
     device_ms = 4 + 1 + TINY_PER_STEP * 0.003 + 5
     assert add["time_pct"] == round(100 * 1 / device_ms, 2)
-    assert r["costed_time_pct"] == round(100 * 5 / device_ms, 2)
+    assert r["costed_time_pct"] == round(100 * 5 / (device_ms - 5), 2)  # of compute: no collectives
+    assert r["mfu_lower_bound"] is False
     # MFU counts model FLOPs (XLA's model_flops where recorded), per steady step, against bf16's peak
     per_step = GEMM_MODEL_FLOPS + ELEMENTWISE_FLOPS
     assert r["basis"] == "steps" and r["steps"] == STEPS and r["model_flops_per_step"] == per_step
@@ -84,14 +85,15 @@ def test_roofline_thresholds_on_both_sides():
     op = {"name": "k", "bound": "compute", "intensity": 300.0, "ridge_flops_per_byte": 200.0,
           "peak_precision": "bf16", "achieved_tflops": 1.0, "roof_tflops": 312.0, "source": "profile"}
 
-    def ids(pct, share, mfu):
-        r = dict(base, mfu_pct=mfu, ops=[dict(op, roof_pct=pct, time_pct=share)])
+    def ids(pct, share, mfu, covered=50.0):
+        r = dict(base, mfu_pct=mfu, costed_time_pct=covered, ops=[dict(op, roof_pct=pct, time_pct=share)])
         return [f.id for f in fd.roofline_findings(r)]
 
     low, far, hot = fd.LOW_MFU_PCT, fd.ROOFLINE_FAR_BELOW_PCT, fd.ROOFLINE_MIN_TIME_PCT
     assert ids(far - 0.01, hot, low) == ["roofline.far_below_roof"]
     assert ids(far, hot, low) == [] and ids(far - 0.01, hot - 0.01, low) == []
-    assert ids(50, hot, low - 0.01) == ["roofline.low_mfu"]
+    assert ids(50, hot, low - 0.01) == ["roofline.low_mfu"] and ids(50, hot, low) == []
+    assert ids(50, hot, low - 0.01, fd.ROOFLINE_MIN_COSTED_PCT - 0.01) == []  # MFU only a lower bound
 
 
 # ---------------------------------------------------------------------------------------------------

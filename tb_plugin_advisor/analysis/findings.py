@@ -38,7 +38,9 @@ COLLECTIVES_SKEW_PCT = 20.0  # the slowest rank's collective time ≥ 20 % above
 ROOFLINE_FAR_BELOW_PCT = 10.0  # an op reaching < 10 % of its roof …
 ROOFLINE_MIN_TIME_PCT = 5.0  # … with at least 5 % of the device time is worth a look
 ROOFLINE_TOP_OPS = 200
-LOW_MFU_PCT = 20.0  # model FLOPs utilisation below this on a GPU/TPU: say so (informational)
+LOW_MFU_PCT = 20.0  # model FLOPs utilisation below this on a GPU/TPU: say so (informational) …
+ROOFLINE_MIN_COSTED_PCT = 50.0  # … when at least half the compute time has known FLOPs (else MFU is a
+#                                 lower bound only: ResNet convolutions without with_flops, say)
 
 SEVERITIES = ("high", "medium", "low")
 # Matrix kernels (cuBLAS, cuDNN, flash attention) trade occupancy for large tiles on purpose: low
@@ -262,7 +264,8 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
             f"of its roof ({reached}); FLOPs from {op['source']}",
         ))
     mfu = r.get("mfu_pct")
-    if mfu is not None and mfu < LOW_MFU_PCT:
+    covered = r.get("costed_time_pct") or 0.0
+    if mfu is not None and mfu < LOW_MFU_PCT and covered >= ROOFLINE_MIN_COSTED_PCT:
         basis = "per step" if r.get("basis") == "steps" else "over the profiled span (no steps found)"
         out.append(Finding(
             "roofline.low_mfu", "low", f"Model FLOPs utilisation is {mfu:.1f} %",
@@ -270,6 +273,6 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
             "step breakdown say where the time goes instead (input, host, communication, memory-bound ops).",
             f"{r['achieved_tflops']:.2f} TFLOP/s achieved {basis} against {r['peak_tflops']:.1f} TFLOP/s "
             f"{r['peak_precision']} peak of the {r['device']} ({r['devices']} device(s), "
-            f"{r['costed_time_pct'] or 0:.0f} % of device time has known FLOPs)",
+            f"{covered:.0f} % of compute time has known FLOPs)",
         ))
     return out

@@ -19,6 +19,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis.device_peaks import DevicePeaks, peak_flops, peaks_for
 from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.op_flops import OpCost, op_costs
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
@@ -46,7 +47,8 @@ class Roofline:
     peaks: Optional[DevicePeaks]
     model: str
     devices: int
-    device_time_ns: int  # every compute kernel of the host's devices: the denominator of time_pct
+    device_time_ns: int  # every kernel/op of the host's devices: the denominator of time_pct
+    compute_time_ns: int  # the compute ones (no collectives, no copies): what costed_time_pct covers
     dominant: Optional[str]
     basis: str  # "steps" | "profile_span" | "none"
     per_step: List[Tuple[Optional[int], float, float]]  # (step number, model FLOPs, step ns), steady
@@ -65,6 +67,7 @@ class Roofline:
         achieved = self.span_flops / n / (self.span_ns / 1e9) if self.span_ns else None
         rows = [self._op_json(op) for op in sorted(self.ops, key=lambda o: (-o.time_ns, o.name))]
         costed = sum(op.time_ns for op in self.ops)
+        coverage = 100.0 * costed / self.compute_time_ns if self.compute_time_ns else None
         out: Dict[str, Any] = {
             "device_model": self.model or None,
             "device": self.peaks.label if self.peaks else None,
@@ -92,7 +95,9 @@ class Roofline:
             ],
             "ops_with_flops": sum(op.calls for op in self.ops),
             "sources": sorted({op.source for op in self.ops}),
-            "costed_time_pct": _opt(100.0 * costed / self.device_time_ns if self.device_time_ns else None, 2),
+            "costed_time_pct": _opt(coverage, 2),
+            # most compute time has no known FLOPs: the MFU counts only part of the work
+            "mfu_lower_bound": coverage is None or coverage < fd.ROOFLINE_MIN_COSTED_PCT,
             "ops": rows[: fd.ROOFLINE_TOP_OPS],
         }
         out["findings"] = [f.to_json() for f in self.findings]
@@ -158,7 +163,9 @@ def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
     compute = [d for d in profile.devices if len(d.kernels)]
     result = Roofline(
         ops=_aggregate(costs), peaks=peaks_for(model), model=model, devices=len(devices),
-        device_time_ns=sum(d.kernels.total_ns for d in compute), dominant=_dominant(costs),
+        device_time_ns=sum(d.kernels.total_ns for d in compute),
+        compute_time_ns=sum(int(d.kernels.duration_ns[kernel_view(d).compute].sum()) for d in compute),
+        dominant=_dominant(costs),
         basis="none", per_step=[], hardware_flops=float(sum(c.flops for c in costs)))
     _timing(result, costs, steps)
     result.findings = fd.roofline_findings(result.to_json())

@@ -29,7 +29,7 @@ def summary(r: Dict[str, Any]) -> Optional[str]:
     if not r or not r.get("ops"):
         return None
     parts = [f"{r.get('ops_with_flops', 0)} ops with known FLOPs ({', '.join(r.get('sources') or [])}), "
-             f"{_f(r.get('costed_time_pct'), 0)} % of device time"]
+             f"{_f(r.get('costed_time_pct'), 0)} % of compute time"]
     if r.get("peak_tflops") is not None:
         parts.append(f"{r['device']}: {_f(r['peak_tflops'], 1)} TFLOP/s {r['peak_precision']} peak, "
                      f"{_f(r.get('bandwidth_gbps'), 0)} GB/s, ridge {_f(r.get('ridge_flops_per_byte'), 1)} "
@@ -39,6 +39,8 @@ def summary(r: Dict[str, Any]) -> Optional[str]:
     if r.get("achieved_tflops") is not None:
         basis = "per step" if r.get("basis") == "steps" else "over the span of the costed ops (no steps)"
         mfu = f", MFU {_f(r['mfu_pct'], 1)} %" if r.get("mfu_pct") is not None else ""
+        if mfu and r.get("mfu_lower_bound"):
+            mfu += " (a lower bound: most compute time has no known FLOPs)"
         parts.append(f"{_f(r['achieved_tflops'], 2)} TFLOP/s of model FLOPs per device {basis}{mfu}")
     return "; ".join(parts)
 

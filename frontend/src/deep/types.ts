@@ -146,6 +146,7 @@ export interface Roofline {
   ops_with_flops?: number;
   sources?: string[];
   costed_time_pct?: number | null;
+  mfu_lower_bound?: boolean;
   ops?: RooflineOp[];
   findings?: Finding[];
 }

@@ -15,7 +15,7 @@ const TOP = 50;
 const COLUMNS = ["Op", "Source", "Precision", "Calls", "Total ms", "Time %", "FLOP/byte", "TFLOP/s", "GB/s", "Bound", "% of roof"];
 
 function facts(r: Roofline): string[] {
-  const out = [`${formatNumber(r.ops_with_flops)} ops with known FLOPs (${(r.sources ?? []).join(", ")}), ${formatPct(r.costed_time_pct)} of device time`];
+  const out = [`${formatNumber(r.ops_with_flops)} ops with known FLOPs (${(r.sources ?? []).join(", ")}), ${formatPct(r.costed_time_pct)} of compute time`];
   if (typeof r.peak_tflops === "number") {
     out.push(`${r.device}: ${formatNumber(r.peak_tflops)} TFLOP/s ${r.peak_precision} peak, ${formatNumber(r.bandwidth_gbps)} GB/s, ridge ${formatNumber(r.ridge_flops_per_byte)} FLOP/byte`);
   } else {
@@ -23,7 +23,7 @@ function facts(r: Roofline): string[] {
   }
   if (typeof r.achieved_tflops === "number") {
     const basis = r.basis === "steps" ? `per step (${r.steps} steps of ${formatNumber(r.step_ms)} ms)` : "over the span of the costed ops (no steps)";
-    out.push(`${formatNumber(r.achieved_tflops)} TFLOP/s of model FLOPs per device ${basis}` + (typeof r.mfu_pct === "number" ? ` — MFU ${formatPct(r.mfu_pct)}` : ""));
+    out.push(`${formatNumber(r.achieved_tflops)} TFLOP/s of model FLOPs per device ${basis}` + (typeof r.mfu_pct === "number" ? ` — MFU ${formatPct(r.mfu_pct)}` + (r.mfu_lower_bound ? " (a lower bound: most compute time has no known FLOPs)" : "") : ""));
   }
   return out;
 }
