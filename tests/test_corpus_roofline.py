@@ -56,3 +56,17 @@ def test_mi300x_qwen_linears_from_shapes_are_compute_bound_below_peak():
     assert linear["source"] == "shapes" and linear["precision"] == "bf16" and linear["bound"] == "compute"
     assert 0 < linear["achieved_tflops"] < 1307.4 and linear["roof_pct"] < 100.0
     assert 1.0 <= r["mfu_pct"] <= 60.0
+
+
+RESNET = CORPUS / "tracelens/tests/traces/mi300/resnet_act_checkpoint.json.gz"
+
+
+def test_mi300x_resnet_convolutions_from_concrete_inputs():
+    """ResNet (batch 10, bf16) records `Concrete Inputs`: its forward convolutions get FLOPs from shapes
+    and strides; at this small batch they stay far below the bf16 peak, never above it."""
+    _need(RESNET)
+    profile = read_kineto(str(RESNET))
+    r = roofline(profile, find_steps(profile)).to_json()
+    conv = next(op for op in r["ops"] if op["name"] == "aten::conv2d")
+    assert conv["source"] == "shapes" and conv["precision"] == "bf16" and conv["calls"] > 10
+    assert conv["bound"] == "compute" and 0 < conv["achieved_tflops"] < 1307.4 and conv["roof_pct"] < 100

@@ -133,6 +133,16 @@ def test_shape_formulas():
     assert shape_cost("aten::linear", [[2, 3, 16], [32, 16], [32]]) == (2 * 6 * 16 * 32,
                                                                         32 + 96 + 512 + 6 * 32)
     assert shape_cost("aten::conv2d", [[1, 3, 8, 8], [4, 3, 3, 3]]) is None  # strides unknown
+    stem = [[32, 3, 224, 224], [64, 3, 7, 7], [64], [], [], [], []]
+    out = 32 * 64 * 112 * 112  # (224 + 2·3 − 7) // 2 + 1 = 112
+    assert shape_cost("aten::conv2d", stem, ["", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "1"]) == (
+        2.0 * out * 3 * 49, 32 * 3 * 224 * 224 + 64 * 3 * 49 + 64 + out)
+    grouped = [[2, 8, 10], [8, 2, 3], [], [], [], [], [], [], []]  # conv1d via aten::convolution, 4 groups
+    concrete = ["", "", "", "[1]", "[2]", "[2]", "False", "[0]", "4"]
+    out1 = 2 * 8 * ((10 + 4 - 2 * 2 - 1) // 1 + 1)
+    cost = (2.0 * out1 * 2 * 3, 2 * 8 * 10 + 8 * 2 * 3 + out1)
+    assert shape_cost("aten::convolution", grouped, concrete) == cost
+    assert shape_cost("aten::convolution", grouped, concrete[:6] + ["True"] + concrete[7:]) is None
     assert shape_cost("aten::mm", [[8, 16]]) is None
 
 
@@ -206,3 +216,17 @@ def test_all_hosts_sum_the_devices_and_keep_each_hosts_ops():
     assert sorted({op["host"] for op in r["ops"]}) == ["w0", "w1"] and len(r["ops"]) == 4
     assert [p["host"] for p in r["per_host"]] == ["w0", "w1"]
     assert sorted(f["host"] for f in r["findings"]) == ["w0", "w0", "w1", "w1"]
+
+
+def test_torch_convolution_from_concrete_inputs():
+    trace = KinetoTrace()
+    s = BASE_NS + 1_000_000_000
+    types = ["c10::BFloat16"] * 2 + ["", "ScalarList", "ScalarList", "ScalarList", "Scalar"]
+    trace.op("aten::conv2d", s, 3 * MS, types, [[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []],
+             concrete=["", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "1"])
+    trace.launch("implicit_convolve_sgemm", s + 10_000, 10_000, s + 100_000, 2 * MS)
+    (conv,) = op_costs(read_kineto_bytes(trace.to_bytes(), "conv.pt.trace.json"))
+    assert conv.source == "shapes" and conv.precision == "bf16" and conv.duration_ns == 2 * MS
+    out = 32 * 64 * 112 * 112
+    assert conv.flops == 2 * out * 3 * 49
+    assert conv.bytes == 2 * (32 * 3 * 224 * 224 + 64 * 3 * 49 + out)

@@ -6,8 +6,8 @@ and `bytes_accessed` — directly or through their event metadata; each such ker
 
 Kineto (PyTorch): `flops` is an arg of aten ops when the profiler ran with with_flops=True; with
 record_shapes=True, matrix ops name their inputs' `Input Dims` and `Input type`, from which FLOPs and
-bytes are computed here (matmul family, linear, scaled-dot-product attention; convolutions need
-strides the trace does not keep, so they count only with Kineto's own `flops`). An op is the
+bytes are computed here (matmul family, linear, scaled-dot-product attention, and convolutions when
+`Concrete Inputs` gives their stride, padding, dilation and groups — PyTorch ≥ 2.1 records it). An op is the
 outermost host op that has a cost; its device time is the time of every kernel launched inside it
 (kernels name their op by `External id`). Each op says where its FLOPs come from: "profile" | "shapes".
 """
@@ -107,6 +107,11 @@ def _xla_costs(device: Device) -> List[OpCost]:
 # PyTorch: Kineto `flops`, or FLOPs from `Input Dims`
 
 _MM = re.compile(r"^aten::(mm|addmm|_addmm_activation|bmm|baddbmm|matmul|linear)$")
+# conv op → positions of stride, padding, dilation, transposed (-1: never), groups in `Concrete Inputs`
+_CONV_ARGS = {
+    "aten::conv1d": (3, 4, 5, -1, 6), "aten::conv2d": (3, 4, 5, -1, 6), "aten::conv3d": (3, 4, 5, -1, 6),
+    "aten::convolution": (3, 4, 5, 6, 8), "aten::_convolution": (3, 4, 5, 6, 8),
+}
 _ATTENTION = re.compile(r"^aten::(scaled_dot_product_attention|_scaled_dot_product_\w+_attention\w*|"
                         r"_flash_attention_forward|_efficient_attention_forward)$")
 
@@ -118,11 +123,37 @@ def _prod(dims: List[int]) -> int:
     return out
 
 
-def shape_cost(name: str, dims: List[List[int]]) -> Optional[Tuple[float, float]]:
-    """(FLOPs, elements moved: inputs + output) of a matrix/attention op from its input dims; None
-    when the op or its dims are not understood."""
+def _conv_cost(name: str, dims: List[List[int]], concrete: List[str]) -> Optional[Tuple[float, float]]:
+    """Forward convolution: 2 · N · O · prod(output spatial) · C/groups · prod(kernel) FLOPs."""
+    where = _CONV_ARGS[name]
+    x, w = dims[0], dims[1]
+    nd = len(x) - 2
+    if nd < 1 or len(w) != len(x) or len(concrete) <= max(where):
+        return None
+    if where[3] >= 0 and concrete[where[3]] not in ("False", "0", "false"):
+        return None  # transposed
+    stride, padding, dilation = (json.loads(concrete[i]) for i in where[:3])
+    groups = int(concrete[where[4]])
+    stride, padding, dilation = ([v] * nd if isinstance(v, int) else v for v in (stride, padding, dilation))
+    if not all(isinstance(v, list) and len(v) == nd for v in (stride, padding, dilation)):
+        return None
+    out = [(x[2 + i] + 2 * padding[i] - dilation[i] * (w[2 + i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    if min(out) <= 0 or groups <= 0:
+        return None
+    output = x[0] * w[0] * _prod(out)
+    flops = 2.0 * output * (x[1] // groups) * _prod(w[2:])
+    bias = _prod(dims[2]) if len(dims) > 2 and dims[2] else 0
+    return flops, float(_prod(x) + _prod(w) + bias + output)
+
+
+def shape_cost(name: str, dims: List[List[int]], concrete: Optional[List[str]] = None
+               ) -> Optional[Tuple[float, float]]:
+    """(FLOPs, elements moved: inputs + output) of a matrix/attention/convolution op from its input
+    dims (and, for convolutions, its concrete scalar inputs); None when not understood."""
     tensors = [d for d in dims if isinstance(d, list) and d and all(isinstance(x, int) for x in d)]
     try:
+        if name in _CONV_ARGS:
+            return _conv_cost(name, dims, concrete) if concrete else None
         match = _MM.match(name)
         if match:
             op = match.group(1)
@@ -147,7 +178,7 @@ def shape_cost(name: str, dims: List[List[int]]) -> Optional[Tuple[float, float]
             length, span, dim, vdim = q[-2], k[-2], q[-1], v[-1]
             flops = 2.0 * heads * length * span * (dim + vdim)
             return flops, float(_prod(q) + _prod(k) + _prod(v) + heads * length * vdim)
-    except (IndexError, TypeError, ValueError):
+    except (IndexError, TypeError, ValueError, ZeroDivisionError):
         return None
     return None
 
@@ -173,6 +204,8 @@ def _host_owners(line: Line) -> Tuple[Dict[int, int], Dict[int, Tuple[float, Opt
     flops_col = line.stats.get(TORCH_FLOPS)
     dims = line.stat_strings("input_dims") if "input_dims" in line.stats else [None] * len(line)
     types = line.stat_strings("input_type") if "input_type" in line.stats else [None] * len(line)
+    concrete = (line.stat_strings("concrete_inputs") if "concrete_inputs" in line.stats
+                else [None] * len(line))
     costs: Dict[int, Tuple[float, Optional[float], str, str]] = {}
     owners: Dict[int, int] = {}
     stack: List[Tuple[int, int]] = []  # (end, owner or -1)
@@ -183,7 +216,7 @@ def _host_owners(line: Line) -> Tuple[Dict[int, int], Dict[int, Tuple[float, Opt
             stack.pop()
         owner = stack[-1][1] if stack else -1
         if owner < 0:
-            cost = _torch_cost(line, i, flops_col, dims[i], types[i])
+            cost = _torch_cost(line, i, flops_col, dims[i], types[i], concrete[i])
             if cost is not None:
                 costs[i] = cost
                 owner = i
@@ -193,11 +226,13 @@ def _host_owners(line: Line) -> Tuple[Dict[int, int], Dict[int, Tuple[float, Opt
     return owners, costs
 
 
-def _torch_cost(line: Line, i: int, flops_col, dims_text: Optional[str], types_text: Optional[str]
-                ) -> Optional[Tuple[float, Optional[float], str, str]]:
+def _torch_cost(line: Line, i: int, flops_col, dims_text: Optional[str], types_text: Optional[str],
+                concrete_text: Optional[str]) -> Optional[Tuple[float, Optional[float], str, str]]:
     precision = precision_of_input_types(types_text) or "unknown"
     width = PRECISION_BYTES.get(precision)
-    shaped = shape_cost(line.name_of(i), _dims(dims_text) or []) if dims_text else None
+    scalars = _dims(concrete_text)
+    concrete = [str(c) for c in scalars] if scalars else None
+    shaped = shape_cost(line.name_of(i), _dims(dims_text) or [], concrete) if dims_text else None
     nbytes = shaped[1] * width if shaped and width else None
     if flops_col is not None and flops_col.kind != "str":
         value = flops_col.get(i)

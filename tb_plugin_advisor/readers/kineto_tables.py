@@ -72,6 +72,7 @@ ARG_STATS: Dict[str, str] = {
     "Input type": "input_type",
     "Input Dims": "input_dims",
     "flops": "flops",  # with_flops=True: the op's FLOPs (analysis/op_flops.py)
+    "Concrete Inputs": "concrete_inputs",  # scalar args (conv stride/padding/groups) for op_flops.py
     "Input dims": "input_dims",
     "device": "device_id",
     "stream": "stream_id",
