@@ -105,3 +105,14 @@ def test_roofline_panel(deep_tb, browser_tools, tmp_path):  # noqa: F811
     summary = drive(browser_tools, tmp_path, "roofline", tb.url + "/", steps)
     assert [i["attr"] for i in step_result(summary, "collect", 0)["items"]] == ["compute", "memory"]
     assert step_result(summary, "expectChart")["points"] == 2
+    # the HTML export draws the same chart with the embedded bundle, offline
+    from tb_plugin_advisor.views.cli import main
+
+    page = tmp_path / "report.html"
+    assert main(["report", str(tb.logdir), "--run", gpu_run, "--format", "html", "-o", str(page)]) == 0
+    exported = drive(browser_tools, tmp_path, "export-roofline", page.as_uri(), [
+        {"do": "openPage"},
+        {"do": "expectChart", "testid": "roofline-chart", "minColours": 3},
+        {"do": "screenshot", "name": "export-roofline", "scrollTo": '[data-testid="roofline-chart"]'},
+    ])  # fmt: skip
+    assert step_result(exported, "expectChart")["points"] == 2

@@ -92,6 +92,13 @@ const POINT_COLORS: Record<Theme, { memory: string; compute: string }> = {
   dark: { memory: "#8ab4f8", compute: "#fcad70" },
 };
 
+/** Log axes label their decades only: 0.01, 0.1, 1, 10, 100, 1k, 10k. */
+export function decadeLabel(v: number): string {
+  const e = Math.log10(v);
+  if (!(v > 0) || Math.abs(e - Math.round(e)) > 1e-6) return "";
+  return v >= 1000 ? `${Math.round(v / 1000)}k` : String(Number(v.toPrecision(1)));
+}
+
 /** Ops as points (intensity, achieved TFLOP/s) under one roof per precision, log-log. */
 export function rooflineChart(canvas: HTMLCanvasElement, series: RooflineSeries, theme: Theme): Chart {
   const pal = CHART_PALETTES[theme];
@@ -100,7 +107,7 @@ export function rooflineChart(canvas: HTMLCanvasElement, series: RooflineSeries,
     min,
     max,
     grid: { color: pal.grid },
-    ticks: { color: pal.text },
+    ticks: { color: pal.text, callback: (v: string | number) => decadeLabel(Number(v)) },
     title: { display: true, text: title, color: pal.text },
     border: { color: pal.grid },
   });

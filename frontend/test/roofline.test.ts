@@ -40,3 +40,11 @@ describe("rooflineSeries", () => {
     expect(boundLabel(R.ops![2])).toBe("no byte count: not placed");
   });
 });
+
+describe("decadeLabel", () => {
+  it("labels decades only", async () => {
+    const { decadeLabel } = await import("../src/charts");
+    expect([0.01, 0.1, 1, 10, 100, 1000, 10000].map(decadeLabel)).toEqual(["0.01", "0.1", "1", "10", "100", "1k", "10k"]);
+    expect([0.02, 5, 200, 0, -1].map(decadeLabel)).toEqual(["", "", "", "", ""]);
+  });
+});

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.views.export_charts import chart_canvas
 from tb_plugin_advisor.views.render_tables import (
     esc,
     html_findings,
@@ -81,3 +82,11 @@ def html(report: Dict[str, Any]) -> str:
     source = (f'<p class="muted">Peaks from {esc(r["peaks_source"])}</p>' if r.get("peaks_source") else "")
     return (f'<h2 id="roofline">Roofline</h2><p>{esc(line)}</p>{source}{html_findings(r)}'
             + html_table(HEADERS, rows(r)))
+
+
+def html_chart(report: Dict[str, Any]) -> str:
+    """The tab's roofline chart (drawn by the embedded bundle) when an op can sit on it."""
+    r = report.get("roofline") or {}
+    placed = [op for op in r.get("ops") or []
+              if (op.get("intensity") or 0) > 0 and (op.get("achieved_tflops") or 0) > 0]
+    return chart_canvas("roofline") if placed and r.get("roofs") and r.get("bandwidth_gbps") else ""

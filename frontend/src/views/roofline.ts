@@ -2,7 +2,7 @@
 // log-log axes under their roofs, drawn once the card is attached) and the op table.
 
 import type { Chart } from "../charts";
-import { rooflineChart } from "../charts";
+import { drawRooflineChart } from "../reportcharts";
 import type { Theme } from "../chartdata";
 import { boundLabel, rooflineSeries } from "../deep/roofline";
 import type { DeepReport, Roofline, RooflineOp } from "../deep/types";
@@ -54,7 +54,7 @@ export function rooflineCard(r: DeepReport, theme: Theme, drawers: (() => Chart 
   if (series && series.points.length) {
     const { box, canvas } = chartBox("roofline-chart", 320, "Roofline: achieved TFLOP/s against arithmetic intensity, log-log");
     chart = box;
-    drawers.push(() => rooflineChart(canvas, series, theme));
+    drawers.push(() => drawRooflineChart(canvas, r, theme));
   }
   return card(
     "Roofline",
