@@ -268,11 +268,16 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
     if mfu is not None and mfu < LOW_MFU_PCT and covered >= ROOFLINE_MIN_COSTED_PCT:
         basis = "per step" if r.get("basis") == "steps" else "over the profiled span (no steps found)"
         out.append(Finding(
-            "roofline.low_mfu", "low", f"Model FLOPs utilisation is {mfu:.1f} %",
+            "roofline.low_mfu", "low", f"Model FLOPs utilisation is {_sig(mfu)} %",
             "The device runs the model's FLOPs at a small fraction of its peak. The hot ops above and the "
             "step breakdown say where the time goes instead (input, host, communication, memory-bound ops).",
-            f"{r['achieved_tflops']:.2f} TFLOP/s achieved {basis} against {r['peak_tflops']:.1f} TFLOP/s "
+            f"{_sig(r['achieved_tflops'])} TFLOP/s achieved {basis} against {r['peak_tflops']:.1f} TFLOP/s "
             f"{r['peak_precision']} peak of the {r['device']} ({r['devices']} device(s), "
             f"{covered:.0f} % of compute time has known FLOPs)",
         ))
     return out
+
+
+def _sig(value: float) -> str:
+    """One decimal, or two significant digits for values under 0.1 (a TPU running only adds: 0.00053 %)."""
+    return f"{value:.2g}" if 0 < abs(value) < 0.1 else f"{value:.1f}"

@@ -85,12 +85,12 @@ class Roofline:
             "model_flops_per_step": _opt(self.span_flops / len(self.per_step), 0) if self.per_step else None,
             "model_flops": _opt(self.span_flops, 0),
             "hardware_flops": _opt(self.hardware_flops, 0),
-            "achieved_tflops": _opt(achieved / 1e12 if achieved is not None else None),
-            "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 2),
+            "achieved_tflops": _opt(achieved / 1e12 if achieved is not None else None, 6),
+            "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 4),
             "per_step": [
                 {"step": s, "model_flops": _r(f, 0), "ms": _r(ns / 1e6),
-                 "achieved_tflops": _r(f / n / (ns / 1e9) / 1e12) if ns else None,
-                 "mfu_pct": _r(100.0 * f / n / (ns / 1e9) / peak, 2) if ns and peak else None}
+                 "achieved_tflops": _r(f / n / (ns / 1e9) / 1e12, 6) if ns else None,
+                 "mfu_pct": _r(100.0 * f / n / (ns / 1e9) / peak, 4) if ns and peak else None}
                 for s, f, ns in self.per_step
             ],
             "ops_with_flops": sum(op.calls for op in self.ops),
@@ -242,8 +242,8 @@ def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any
         "hosts": len(active),
         "model_flops": _r(flops, 0),
         "hardware_flops": _r(sum(r["hardware_flops"] or 0.0 for _, r in active), 0),
-        "achieved_tflops": _opt(achieved),
-        "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 2),
+        "achieved_tflops": _opt(achieved, 6),
+        "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 4),
         "ops": sorted([dict(op, host=h) for h, r in active for op in r["ops"]],
                       key=lambda op: -op["total_ms"])[: fd.ROOFLINE_TOP_OPS],
         "per_step": [],

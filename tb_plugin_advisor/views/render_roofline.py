@@ -26,6 +26,12 @@ def _f(value: Any, digits: int = 2) -> str:
     return "—" if value is None else f"{num(value):.{digits}f}"
 
 
+def _g(value: Any, digits: int = 2) -> str:
+    """`digits` decimals, or two significant digits under 0.1 so that a tiny MFU does not read as 0."""
+    v = num(value)
+    return f"{v:.2g}" if 0 < abs(v) < 0.1 else f"{v:.{digits}f}"
+
+
 def summary(r: Dict[str, Any]) -> Optional[str]:
     if not r or not r.get("ops"):
         return None
@@ -39,10 +45,10 @@ def summary(r: Dict[str, Any]) -> Optional[str]:
         parts.append(f"device {r.get('device_model') or 'unknown'} is not in the peak table: no roof, no MFU")
     if r.get("achieved_tflops") is not None:
         basis = "per step" if r.get("basis") == "steps" else "over the span of the costed ops (no steps)"
-        mfu = f", MFU {_f(r['mfu_pct'], 1)} %" if r.get("mfu_pct") is not None else ""
+        mfu = f", MFU {_g(r['mfu_pct'], 1)} %" if r.get("mfu_pct") is not None else ""
         if mfu and r.get("mfu_lower_bound"):
             mfu += " (a lower bound: most compute time has no known FLOPs)"
-        parts.append(f"{_f(r['achieved_tflops'], 2)} TFLOP/s of model FLOPs per device {basis}{mfu}")
+        parts.append(f"{_g(r['achieved_tflops'])} TFLOP/s of model FLOPs per device {basis}{mfu}")
     return "; ".join(parts)
 
 
