@@ -148,7 +148,7 @@ def test_shape_formulas():
 
 def test_torch_flops_from_profile_and_shapes():
     profile = read_kineto_bytes(_torch_trace().to_bytes(), "synthetic.pt.trace.json")
-    costs = op_costs(profile)
+    costs = op_costs(profile).rows()
     assert [(c.name, c.source) for c in costs[:3]] == [
         ("aten::linear", "shapes"), ("aten::conv2d", "profile"),
         ("aten::_scaled_dot_product_flash_attention", "shapes")]
@@ -225,7 +225,7 @@ def test_torch_convolution_from_concrete_inputs():
     trace.op("aten::conv2d", s, 3 * MS, types, [[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []],
              concrete=["", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "1"])
     trace.launch("implicit_convolve_sgemm", s + 10_000, 10_000, s + 100_000, 2 * MS)
-    (conv,) = op_costs(read_kineto_bytes(trace.to_bytes(), "conv.pt.trace.json"))
+    (conv,) = op_costs(read_kineto_bytes(trace.to_bytes(), "conv.pt.trace.json")).rows()
     assert conv.source == "shapes" and conv.precision == "bf16" and conv.duration_ns == 2 * MS
     out = 32 * 64 * 112 * 112
     assert conv.flops == 2 * out * 3 * 49

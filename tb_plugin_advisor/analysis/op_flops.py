@@ -18,7 +18,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -33,9 +33,8 @@ TORCH_FLOPS = "flops"
 PRECISION_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 
 
-@dataclass
-class OpCost:
-    """One executed op on one device."""
+class OpCost(NamedTuple):
+    """One executed op on one device (the slow path: OpCosts.rows(), for tests and small traces)."""
 
     name: str
     device: str
@@ -48,15 +47,70 @@ class OpCost:
     source: str
 
 
-def op_costs(profile: Profile) -> List[OpCost]:
+@dataclass
+class OpCosts:
+    """Every costed op as columns: a TPU profile costs every op event, a million of them in a long
+    capture, so no Python object per op. `name` indexes `names`, `device` indexes `devices`,
+    `precision` PRECISIONS, `source` SOURCES; `bytes` is NaN where unknown."""
+
+    names: List[str]
+    devices: List[str]
+    name: np.ndarray
+    device: np.ndarray
+    start_ns: np.ndarray
+    duration_ns: np.ndarray
+    flops: np.ndarray
+    model_flops: np.ndarray
+    bytes: np.ndarray
+    precision: np.ndarray
+    source: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.start_ns.shape[0])
+
+    def rows(self) -> List[OpCost]:
+        return [OpCost(self.names[n], self.devices[d], s, t, f, m, None if math.isnan(b) else b,
+                       PRECISIONS[p], SOURCES[o])
+                for n, d, s, t, f, m, b, p, o in zip(*(getattr(self, k).tolist() for k in _FIELDS))]
+
+
+class _Columns:
+    """Accumulates column pieces and interns names/devices while the readers' tables are walked."""
+
+    def __init__(self) -> None:
+        self.names: Dict[str, int] = {}
+        self.devices: Dict[str, int] = {}
+        self.pieces: Dict[str, List[np.ndarray]] = {k: [] for k in _FIELDS}
+
+    def intern(self, table: Dict[str, int], key: str) -> int:
+        return table.setdefault(key, len(table))
+
+    def add(self, **columns: np.ndarray) -> None:
+        for k in _FIELDS:
+            self.pieces[k].append(np.asarray(columns[k], dtype=_FIELDS[k]))
+
+    def finish(self) -> OpCosts:
+        cols = {k: (np.concatenate(v) if v else np.zeros(0, _FIELDS[k])) for k, v in self.pieces.items()}
+        order = np.argsort(cols["start_ns"], kind="stable")
+        return OpCosts(names=list(self.names), devices=list(self.devices),
+                       **{k: c[order] for k, c in cols.items()})
+
+
+_FIELDS = {"name": np.int32, "device": np.int32, "start_ns": np.int64, "duration_ns": np.int64,
+           "flops": np.float64, "model_flops": np.float64, "bytes": np.float64, "precision": np.int8,
+           "source": np.int8}
+
+
+def op_costs(profile: Profile) -> OpCosts:
     """Every op with a known FLOP count (or, for XLA, bytes) on every device of one host."""
+    out = _Columns()
     if profile.framework == "pytorch":
-        return _torch_costs(profile)
-    out: List[OpCost] = []
-    for device in profile.devices:
-        if len(device.kernels):
-            out.extend(_xla_costs(device))
-    return out
+        _torch_costs(profile, out)
+    else:
+        for device in profile.devices:
+            if len(device.kernels):
+                _xla_costs(device, out)
+    return out.finish()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -74,10 +128,9 @@ def _numeric(line: Line, stat: str, pos: np.ndarray, ok: np.ndarray) -> np.ndarr
     return out
 
 
-def _xla_costs(device: Device) -> List[OpCost]:
+def _xla_costs(device: Device, out: _Columns) -> None:
     table = device.kernels
     view = None
-    out: List[OpCost] = []
     for line_index in np.unique(table.line_index).tolist():
         line = device.plane.lines[int(line_index)]
         if len(line) == 0 or (XLA_FLOPS not in line.stats and XLA_BYTES not in line.stats):
@@ -90,17 +143,18 @@ def _xla_costs(device: Device) -> List[OpCost]:
         flops = _numeric(line, XLA_FLOPS, pos, ok)
         model = _numeric(line, XLA_MODEL_FLOPS, pos, ok)
         nbytes = _numeric(line, XLA_BYTES, pos, ok)
-        for k, row in enumerate(rows.tolist()):
-            if not view.compute[row] or (math.isnan(flops[k]) and math.isnan(nbytes[k])):
-                continue
-            f = 0.0 if math.isnan(flops[k]) else float(flops[k])
-            out.append(OpCost(
-                name=table.names[int(table.name_index[row])], device=device.name,
-                start_ns=int(table.start_ns[row]), duration_ns=int(table.duration_ns[row]), flops=f,
-                model_flops=f if math.isnan(model[k]) else float(model[k]),
-                bytes=None if math.isnan(nbytes[k]) else float(nbytes[k]),
-                precision=PRECISIONS[int(view.precision[row])], source="profile"))
-    return out
+        keep = view.compute[rows] & ~(np.isnan(flops) & np.isnan(nbytes))
+        if not keep.any():
+            continue
+        rows, flops, model, nbytes = rows[keep], flops[keep], model[keep], nbytes[keep]
+        flops = np.where(np.isnan(flops), 0.0, flops)
+        used, inverse = np.unique(table.name_index[rows], return_inverse=True)
+        ids = np.array([out.intern(out.names, table.names[int(i)]) for i in used.tolist()], dtype=np.int32)
+        device_id = out.intern(out.devices, device.name)
+        out.add(name=ids[inverse.reshape(-1)], device=np.full(rows.size, device_id),
+                start_ns=table.start_ns[rows], duration_ns=table.duration_ns[rows], flops=flops,
+                model_flops=np.where(np.isnan(model), flops, model), bytes=nbytes,
+                precision=view.precision[rows], source=np.zeros(rows.size))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -243,7 +297,7 @@ def _torch_cost(line: Line, i: int, flops_col, dims_text: Optional[str], types_t
     return None
 
 
-def _torch_costs(profile: Profile) -> List[OpCost]:
+def _torch_costs(profile: Profile, out: _Columns) -> None:
     owners: Dict[int, Tuple[Line, int]] = {}
     costs: Dict[Tuple[int, int], Tuple[float, Optional[float], str, str]] = {}
     lines: List[Line] = []
@@ -258,25 +312,29 @@ def _torch_costs(profile: Profile) -> List[OpCost]:
                 owners[ext] = (line, event)
             costs.update({(key, i): c for i, c in line_costs.items()})
     if not owners:
-        return []
+        return
     line_key = {id(line): k for k, line in enumerate(lines)}
+    owned = np.array(sorted(owners), dtype=np.int64)
     device_time: Dict[Tuple[str, int, int], List[int]] = {}  # (device, line key, event) → [start, ns]
     for device in profile.devices:
         for line in device.plane.lines:
             ext = line.stats.get("external_id")
             if ext is None or ext.kind == "str" or len(line) == 0:
                 continue
-            for i in np.nonzero(ext.present)[0].tolist():
-                hit = owners.get(int(ext.values[i]))
-                if hit is None:
-                    continue
+            hits = ext.indices[np.isin(ext.data, owned)]  # only kernels of costed ops: few
+            for i in hits.tolist():
+                hit = owners[int(ext.values[i])]
                 key = (device.name, line_key[id(hit[0])], hit[1])
                 slot = device_time.setdefault(key, [int(line.start_ns[i]), 0])
                 slot[0] = min(slot[0], int(line.start_ns[i]))
                 slot[1] += int(line.duration_ns[i])
-    out: List[OpCost] = []
-    for (device, key, event), (start, ns) in sorted(device_time.items(), key=lambda kv: kv[1][0]):
+    cols: Dict[str, List] = {k: [] for k in _FIELDS}
+    for (device, key, event), (start, ns) in device_time.items():
         flops, nbytes, precision, source = costs[(key, event)]
-        out.append(OpCost(lines[key].name_of(event), device, start, ns, flops, flops, nbytes, precision,
-                          source))
-    return out
+        for k, v in (("name", out.intern(out.names, lines[key].name_of(event))),
+                     ("device", out.intern(out.devices, device)), ("start_ns", start), ("duration_ns", ns),
+                     ("flops", flops), ("model_flops", flops),
+                     ("bytes", math.nan if nbytes is None else nbytes),
+                     ("precision", PRECISIONS.index(precision)), ("source", SOURCES.index(source))):
+            cols[k].append(v)
+    out.add(**{k: np.array(v) for k, v in cols.items()})

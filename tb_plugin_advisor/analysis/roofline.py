@@ -20,7 +20,8 @@ from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis.device_peaks import DevicePeaks, peak_flops, peaks_for
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.op_flops import OpCost, op_costs
+from tb_plugin_advisor.analysis.op_flops import SOURCES, OpCosts, op_costs
+from tb_plugin_advisor.analysis.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
 
@@ -158,7 +159,7 @@ def _opt(value: Optional[float], digits: int = 4) -> Optional[float]:
 
 def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
     costs = op_costs(profile)
-    devices = sorted({c.device for c in costs})
+    devices = [costs.devices[i] for i in np.unique(costs.device).tolist()]
     model = next((d.model for d in profile.devices if d.name in devices and d.model), "")
     compute = [d for d in profile.devices if len(d.kernels)]
     result = Roofline(
@@ -166,42 +167,49 @@ def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
         device_time_ns=sum(d.kernels.total_ns for d in compute),
         compute_time_ns=sum(int(d.kernels.duration_ns[kernel_view(d).compute].sum()) for d in compute),
         dominant=_dominant(costs),
-        basis="none", per_step=[], hardware_flops=float(sum(c.flops for c in costs)))
+        basis="none", per_step=[], hardware_flops=float(costs.flops.sum()))
     _timing(result, costs, steps)
     result.findings = fd.roofline_findings(result.to_json())
     return result
 
 
-def _aggregate(costs: List[OpCost]) -> List[OpRow]:
-    rows: Dict[Tuple[str, str, str], OpRow] = {}
-    for c in costs:
-        row = rows.get((c.name, c.source, c.precision))
-        if row is None:
-            row = rows[(c.name, c.source, c.precision)] = OpRow(c.name, c.source, c.precision)
-        row.calls += 1
-        row.time_ns += c.duration_ns
-        row.flops += c.flops
-        if c.bytes is None:
-            row.bytes_known = False
-        else:
-            row.bytes += c.bytes
-    return list(rows.values())
+def _aggregate(costs: OpCosts) -> List[OpRow]:
+    """One row per (op name, source, precision), summed with numpy (no Python loop over ops)."""
+    if not len(costs):
+        return []
+    n_src, n_prec = len(SOURCES), len(PRECISIONS)
+    key = (costs.name.astype(np.int64) * n_src + costs.source) * n_prec + costs.precision
+    keys, group = np.unique(key, return_inverse=True)
+    group = group.reshape(-1)
+    size = keys.size
+    calls = np.bincount(group, minlength=size)
+    time_ns = np.bincount(group, weights=costs.duration_ns.astype(np.float64), minlength=size)
+    flops = np.bincount(group, weights=costs.flops, minlength=size)
+    unknown = np.isnan(costs.bytes)
+    nbytes = np.bincount(group, weights=np.where(unknown, 0.0, costs.bytes), minlength=size)
+    missing = np.bincount(group, weights=unknown.astype(np.float64), minlength=size)
+    rows = []
+    for g, k in enumerate(keys.tolist()):
+        rest, precision = divmod(k, n_prec)
+        name, source = divmod(rest, n_src)
+        rows.append(OpRow(costs.names[name], SOURCES[source], PRECISIONS[precision], calls=int(calls[g]),
+                          time_ns=int(time_ns[g]), flops=float(flops[g]), bytes=float(nbytes[g]),
+                          bytes_known=not missing[g]))
+    return rows
 
 
-def _dominant(costs: List[OpCost]) -> Optional[str]:
-    by: Dict[str, float] = {}
-    for c in costs:
-        by[c.precision] = by.get(c.precision, 0.0) + c.model_flops
-    known = {p: f for p, f in by.items() if p != "unknown" and f > 0}
-    pick = known or {p: f for p, f in by.items() if f > 0}
-    return max(sorted(pick), key=lambda p: pick[p]) if pick else None
+def _dominant(costs: OpCosts) -> Optional[str]:
+    by = np.bincount(costs.precision.astype(np.int64), weights=costs.model_flops, minlength=len(PRECISIONS))
+    unknown = PRECISIONS.index("unknown")
+    known = [(by[i], PRECISIONS[i]) for i in range(len(PRECISIONS)) if i != unknown and by[i] > 0]
+    pick = known or ([(by[unknown], "unknown")] if by[unknown] > 0 else [])
+    return max(pick, key=lambda fp: (fp[0], fp[1]))[1] if pick else None
 
 
-def _timing(result: Roofline, costs: List[OpCost], steps: Optional[Steps]) -> None:
-    if not costs:
+def _timing(result: Roofline, costs: OpCosts, steps: Optional[Steps]) -> None:
+    if not len(costs):
         return
-    starts = np.array([c.start_ns for c in costs], dtype=np.int64)
-    model = np.array([c.model_flops for c in costs])
+    starts, model = costs.start_ns, costs.model_flops
     if steps is not None and steps.count and steps.steady.any():
         lo, hi = steps.start_ns[steps.steady], steps.end_ns[steps.steady]
         order = np.argsort(lo, kind="stable")
@@ -216,7 +224,7 @@ def _timing(result: Roofline, costs: List[OpCost], steps: Optional[Steps]) -> No
             result.span_flops = float(per.sum())
             result.span_ns = int((hi - lo).sum())
             return
-    ends = np.array([c.start_ns + c.duration_ns for c in costs], dtype=np.int64)
+    ends = costs.start_ns + costs.duration_ns
     result.basis = "profile_span"
     result.span_flops = float(model.sum())
     result.span_ns = int(ends.max() - starts.min())
