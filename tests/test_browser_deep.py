@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-from deep_profiles import STEPS, TINY_PER_STEP, write_gpu_run
+from deep_profiles import COLLECTIVE_MS, EXPOSED_MS, STEPS, TINY_PER_STEP, write_gpu_run
 from fixtures_server import start_tensorboard
 from test_browser import browser_tools, drive, step_result  # noqa: F401 - the fixture is used by name
 
@@ -38,10 +38,23 @@ def final_report(tb, run: str) -> Dict[str, Any]:
     return tb.wait_for(ready, timeout_s=300)
 
 
+def collectives_line(c: Dict[str, Any]) -> str:
+    """What the panel must say, written here with the shared rounding rule (formatting.py)."""
+    from tb_plugin_advisor.formatting import format_ms, format_pct
+
+    assert c["per_step_ms"] == pytest.approx(COLLECTIVE_MS)
+    assert c["exposed_per_step_ms"] == pytest.approx(EXPOSED_MS)
+    share = format_pct(c["exposed_step_pct"])
+    exposed = f"{format_ms(c['exposed_per_step_ms'])} of it exposed ({share} of the step)"
+    return (f"{format_ms(c['per_step_ms'])} of collectives per step, {exposed}; "
+            f"{format_pct(c['hidden_pct'])} hidden behind compute")
+
+
 def test_kernel_statistics_and_memory_panels(deep_tb, browser_tools, tmp_path):  # noqa: F811
     tb, gpu_run, tf_run = deep_tb
     report = final_report(tb, gpu_run)
     kernels = report["kernel_stats"]["kernels"]
+    collectives = report["collectives"]
     by_launches = [k["name"] for k in sorted(kernels, key=lambda k: -k["launches"])]
     launches = STEPS * (4 + TINY_PER_STEP)
     tiny_finding = '[data-testid="kernel-finding"][data-finding-id="kernels.tiny_launches"]'
@@ -65,8 +78,14 @@ def test_kernel_statistics_and_memory_panels(deep_tb, browser_tools, tmp_path): 
         {"do": "expectText", "testid": "memory-facts", "match": r"Peak 900 MiB at \d+(\.\d+)? ms in step 3"},
         {"do": "expectCount", "selector": '[data-testid="memory-live"] tbody tr', "min": 1},
         {"do": "screenshot", "name": "advisor-deep-gpu", "scrollTo": '[data-testid="kernel-stats"]'},
+        {"do": "expectExactText", "testid": "collectives-summary", "text": collectives_line(collectives)},
+        {"do": "expectCount", "selector": '[data-testid="collectives-table"] tbody tr',
+         "min": len(collectives["types"]), "max": len(collectives["types"])},
+        {"do": "screenshot", "name": "advisor-deep-collectives",
+         "scrollTo": '[data-testid="collectives-card"]'},
         {"do": "selectRun", "run": tf_run},
         {"do": "expectCount", "selector": '[data-testid="kernel-stats"]', "min": 0, "max": 0},
+        {"do": "expectCount", "selector": '[data-testid="collectives-card"]', "min": 0, "max": 0},  # CPU run
         {"do": "expectCount", "selector": '[data-testid="memory-chart"] polyline', "min": 1},
         {"do": "expectText", "testid": "memory-facts", "match": r"allocations live at the peak.*bfloat16"},
         {"do": "screenshot", "name": "advisor-deep-memory-tf", "scrollTo": '[data-testid="memory-card"]'},

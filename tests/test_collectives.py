@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from synth import XSpaceBuilder
@@ -123,3 +125,68 @@ def test_no_collectives():
     p = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
     out = analyze_collectives(p, find_steps(p)).to_json()
     assert out["calls"] == 0 and out["types"] == [] and out["hidden_pct"] is None and out["findings"] == []
+
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+NCCL_TRACE = CORPUS / "hta/tests/data/nccl_parser_config/nccl_data.json.gz"
+
+
+@pytest.mark.skipif(not NCCL_TRACE.is_file(), reason="shared corpus not present")
+def test_real_nccl_trace_sizes_bandwidth_and_overlap_are_plausible():
+    """HTA's 2-rank A100 trace: PyTorch recorded each all-reduce's element count and dtype on its kernel.
+    The sizes must be what the raw JSON says (read here independently), every call sized, and the
+    bandwidth within what any GPU link can do (0.1–900 GB/s, NVLink 4 is 900)."""
+    import gzip
+    import json
+
+    from tb_plugin_advisor.model import RunProfiles
+    from tb_plugin_advisor.readers.kineto import read_kineto
+    from tb_plugin_advisor.report import build_report
+
+    with gzip.open(NCCL_TRACE) as handle:
+        raw = json.load(handle)["traceEvents"]
+    kernels = [e for e in raw if e.get("cat") == "kernel" and "AllReduce" in e.get("name", "")]
+    width = {"Float": 4}
+    expected_bytes = [e["args"]["In msg nelems"] * width[e["args"]["dtype"]] for e in kernels]
+    report = build_report(RunProfiles(run="nccl", profiles=[read_kineto(str(NCCL_TRACE))])).to_json()
+    c = report["collectives"]
+    (all_reduce,) = [t for t in c["types"] if t["type"] == "all_reduce"]
+    assert all_reduce["calls"] == all_reduce["sized_calls"] == len(kernels) == 15
+    assert all_reduce["mean_message_bytes"] == pytest.approx(sum(expected_bytes) / len(kernels), abs=1)
+    assert all_reduce["group_size"] == 2
+    assert 0.1 < all_reduce["busbw_gbps"] < 900
+    assert all_reduce["busbw_gbps"] == pytest.approx(all_reduce["algbw_gbps"])  # 2(n-1)/n = 1 for 2 ranks
+    assert 0 <= c["exposed_ms"] <= c["total_ms"] and 0 <= c["hidden_pct"] <= 100
+    (broadcast,) = [t for t in c["types"] if t["type"] == "broadcast"]
+    assert broadcast["busbw_gbps"] == pytest.approx(broadcast["algbw_gbps"])
+
+
+def test_diff_names_exposed_time_and_hidden_share_that_moved():
+    """Longer compute hides the whole all-reduce: exposed 4 → 2 ms per step, hidden 50 → 75 %."""
+    from tb_plugin_advisor.analysis.diff import diff_reports
+    from tb_plugin_advisor.model import RunProfiles
+    from tb_plugin_advisor.report import build_report
+    from tb_plugin_advisor.views.diff_render import render_text
+
+    def report(run, compute_ms):
+        return build_report(RunProfiles(run=run, profiles=[profile(compute_ms=(compute_ms,))])).to_json()
+
+    diff = diff_reports(report("a", 10), report("b", 13))
+    co = diff["collectives"]
+    assert co["exposed_per_step_ms"]["baseline"] == pytest.approx(4.0, abs=1e-3)
+    assert co["exposed_per_step_ms"]["candidate"] == pytest.approx(2.0, abs=1e-3)
+    assert co["hidden_pct"]["delta"] == pytest.approx(25.0, abs=0.01)
+    (all_reduce,) = [t for t in co["types"] if t["type"] == "all_reduce"]
+    assert all_reduce["exposed_per_step_ms"]["delta"] == pytest.approx(-2.0, abs=1e-3)
+    assert co["types"][0]["type"] == "all_reduce"  # largest move first
+    assert "Collectives: exposed time per step 4 ms \u2192 2 ms; hidden behind compute 50 % \u2192 75 %." in (
+        diff["summary"])
+    assert "exposed ms per step" in render_text(diff)
+    same = diff_reports(report("a", 10), report("a2", 10))
+    assert "Collectives:" not in same["summary"]
+
+
+def test_no_collectives_no_diff_section():
+    from tb_plugin_advisor.analysis.diff_collectives import collectives_diff
+
+    assert collectives_diff({"collectives": {"calls": 0}}, {}) == {}

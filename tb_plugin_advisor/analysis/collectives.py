@@ -43,6 +43,8 @@ BUS_FACTORS = {
     "reduce_scatter": lambda n: (n - 1) / n,
     "all_gather": lambda n: (n - 1) / n,
     "all_to_all": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
 }
 
 # Stats holding message sizes, in the order tried: element counts (× the dtype's size) or bytes.

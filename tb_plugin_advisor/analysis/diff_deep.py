@@ -1,11 +1,13 @@
-"""What changed in the deeper views between two reports: memory, kernel statistics, roofline (MFU,
-achieved FLOP/s). Inputs are report dicts, like analysis/diff.py; diff.py adds
-`deep_diff`'s keys to the diff and `deep_sentences` to its summary.
+"""What changed in the deeper views between two reports: memory, kernel statistics, collectives
+(diff_collectives.py), roofline (MFU, achieved FLOP/s). Inputs are report dicts, like analysis/diff.py;
+diff.py adds `deep_diff`'s keys to the diff and `deep_sentences` to its summary.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
+
+from tb_plugin_advisor.analysis.diff_collectives import collectives_diff, collectives_sentence
 
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
                        "distinct")
@@ -184,9 +186,15 @@ def roofline_sentence(diff: Dict[str, Any]) -> Optional[str]:
 
 
 def deep_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
-    return {"memory": memory_diff(base, cand), "kernel_stats": kernel_stats_diff(base, cand),
-            "roofline": roofline_diff(base, cand)}
+    return {
+        "memory": memory_diff(base, cand),
+        "kernel_stats": kernel_stats_diff(base, cand),
+        "collectives": collectives_diff(base, cand),
+        "roofline": roofline_diff(base, cand),
+    }
 
 
 def deep_sentences(diff: Dict[str, Any]) -> List[str]:
-    return [s for s in (memory_sentence(diff), kernel_sentence(diff), roofline_sentence(diff)) if s]
+    parts = (memory_sentence(diff), kernel_sentence(diff), collectives_sentence(diff),
+             roofline_sentence(diff))
+    return [s for s in parts if s]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
+from tb_plugin_advisor.formatting import format_ms, format_pct
+
 if TYPE_CHECKING:  # only for type hints: the views import this module, not the other way round
     from tb_plugin_advisor.analysis.kernel_stats import KernelStats
 
@@ -97,8 +99,9 @@ def kernel_findings(stats: KernelStats) -> List[Finding]:
             "kernels.tiny_launches", "medium", "Tiny kernels dominate the launches",
             "Most launches are kernels shorter than the time it takes to launch one, so the GPU waits on "
             "the host between them. Fuse them (XLA / torch.compile) or capture the step in a CUDA graph.",
-            f"{share:.0f} % of {stats.launches} launches are kernels under {TINY_KERNEL_US:g} µs "
-            f"({count_text}); they are {100.0 * sum(k.total_ns for k in tiny) / total:.1f} % of kernel time",
+            f"{format_pct(share)} of {stats.launches} launches are kernels under {TINY_KERNEL_US:g} µs "
+            f"({count_text}); they are {format_pct(100.0 * sum(k.total_ns for k in tiny) / total)} of "
+            "kernel time",
             FUSE_SNIPPET,
         ))
     for k in stats.kernels:
@@ -115,7 +118,7 @@ def kernel_findings(stats: KernelStats) -> List[Finding]:
             "This kernel keeps few warps resident per SM, so memory latency is poorly hidden. Fewer "
             "registers per thread (__launch_bounds__, -maxrregcount), less shared memory per block, or "
             "larger blocks raise it; for framework kernels, a different batch/feature size often does.",
-            f"{k.name}: {pct:.1f} % of kernel time, occupancy {k.occupancy_pct:.1f} % "
+            f"{k.name}: {format_pct(pct)} of kernel time, occupancy {format_pct(k.occupancy_pct)} "
             f"({(k.occupancy_source or '').replace('_', ' ')}{why}); block {k.threads_per_block} threads, "
             f"{k.details.registers_per_thread} registers/thread, {k.shared_bytes or 0} B shared memory",
         ))
@@ -152,7 +155,7 @@ def memory_findings(timeline: Any) -> List[Finding]:
                 "A larger batch, a longer sequence or a fragmentation spike will run out of memory. Reduce "
                 "activation memory (mixed precision, activation checkpointing) before scaling up.",
                 f"peak {_gib(a.peak_bytes)} of {_gib(a.capacity_bytes)} "
-                f"({a.capacity_source.replace('_', ' ')}): {headroom:.1f} % headroom"
+                f"({a.capacity_source.replace('_', ' ')}): {format_pct(headroom)} headroom"
                 + (f"; at the peak: {a.peak_op}" if a.peak_op else ""),
                 SHRINK_MEMORY_SNIPPET,
             ))
@@ -162,7 +165,7 @@ def memory_findings(timeline: Any) -> List[Finding]:
                 "Free memory is split into pieces too small for the next large tensor. Allocating "
                 "long-lived tensors first, fixed shapes, or PyTorch's "
                 "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduce it.",
-                f"fragmentation {a.fragmentation_pct:.1f} % "
+                f"fragmentation {format_pct(a.fragmentation_pct)} "
                 f"({(a.fragmentation_source or '').replace('_', ' ')}) at the peak of {_gib(a.peak_bytes)}",
             ))
     return out
@@ -199,9 +202,9 @@ def collective_findings(c: Dict[str, Any]) -> List[Finding]:
             "Communication is not hidden behind compute",
             "While these collectives run no compute kernel runs on the device, so they add to the step. "
             "Overlap them with the backward pass (gradient buckets, prefetching, async collectives).",
-            f"{c.get('exposed_per_step_ms'):.2f} ms of {c.get('per_step_ms'):.2f} ms collective time "
+            f"{format_ms(c.get('exposed_per_step_ms'))} of {format_ms(c.get('per_step_ms'))} collective time "
             "per step "
-            f"is exposed: {share:.1f} % of the step; {c.get('hidden_pct') or 0:.0f} % is hidden",
+            f"is exposed: {format_pct(share)} of the step; {format_pct(c.get('hidden_pct') or 0)} is hidden",
             OVERLAP_SNIPPET,
         ))
     for t in c.get("types") or []:
@@ -223,10 +226,10 @@ def collective_findings(c: Dict[str, Any]) -> List[Finding]:
             "collectives.straggler", "medium", f"{skew['slowest']} is a straggler",
             "One rank computes longer than the others, which then wait inside their collectives. Look "
             "for uneven data (sequence lengths, batch shapes), a slower device, or work only that rank does.",
-            f"{skew['slowest']} computes {skew['slowest_compute_per_step_ms']:.2f} ms per step against "
+            f"{skew['slowest']} computes {format_ms(skew['slowest_compute_per_step_ms'])} per step against "
             "a median "
-            f"of {skew['median_compute_per_step_ms']:.2f} ms (+{skew['compute_skew_pct']:.0f} %) over "
-            f"{skew['ranks']} ranks",
+            f"of {format_ms(skew['median_compute_per_step_ms'])} (+{format_pct(skew['compute_skew_pct'])}) "
+            f"over {skew['ranks']} ranks",
         ))
     return out
 

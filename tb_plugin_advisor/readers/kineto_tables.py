@@ -86,6 +86,12 @@ ARG_STATS: Dict[str, str] = {
     "warps per SM": "warps_per_sm",
     "est. achieved occupancy %": "occupancy_pct",
     "kind": "copy_kind",
+    # NCCL collectives (PyTorch's record of each c10d call, on its kernel): message sizes and ranks
+    "In msg nelems": "in_msg_nelems",
+    "Out msg nelems": "out_msg_nelems",
+    "Group size": "group_size",
+    "dtype": "dtype",
+    "Collective name": "collective_name",
     "Python id": "python_id",
     "Python parent id": "python_parent_id",
     "Fwd thread": "fwd_thread_id",

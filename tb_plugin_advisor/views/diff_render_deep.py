@@ -56,6 +56,17 @@ def deep_tables(diff: Dict[str, Any]) -> List[Table]:
             rows.append([f"occupancy % of {r['name']}", _fmt(r["baseline"]), _fmt(r["candidate"]),
                          _signed(r["delta"])])
         tables.append(("Kernel statistics", ["", "baseline", "candidate", "delta"], rows))
+    co = diff.get("collectives") or {}
+    if co:
+        rows = [_row("collectives ms per step", co["per_step_ms"], "", 2),
+                _row("exposed ms per step", co["exposed_per_step_ms"], "", 2),
+                _row("hidden behind compute %", co["hidden_pct"]),
+                _row("exposed % of the step", co["exposed_step_pct"])]
+        for t in co.get("types") or []:
+            rows.append(_row(f"{t['type']} exposed ms per step", t["exposed_per_step_ms"], "", 2))
+            if t["busbw_gbps"]["baseline"] is not None or t["busbw_gbps"]["candidate"] is not None:
+                rows.append(_row(f"{t['type']} bus bandwidth GB/s", t["busbw_gbps"]))
+        tables.append(("Collectives", ["", "baseline", "candidate", "delta"], rows))
     r = diff.get("roofline") or {}
     mfu = r.get("mfu_pct") or {}
     if mfu.get("baseline") is not None or mfu.get("candidate") is not None:
@@ -65,7 +76,7 @@ def deep_tables(diff: Dict[str, Any]) -> List[Table]:
                 _row("achieved TFLOP/s per device", r["achieved_tflops"], "", 3),
                 _row("model GFLOP per step", _scaled(r["model_flops_per_step"], 1e-9), "", 1),
                 _row("step ms", r["step_ms"], "", 2),
-                _row("device time with known FLOPs %", r["costed_time_pct"])]
+                _row("compute time with known FLOPs %", r["costed_time_pct"])]
         for o in r.get("op_changes") or []:
             rows.append([f"TFLOP/s of {o['name']}", _fmt(o["baseline"], "", 3), _fmt(o["candidate"], "", 3),
                          _signed(o["delta"], "", 3)])

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Sequence
 
 from tb_plugin_advisor.report_deep import SECTIONS
 from tb_plugin_advisor.views import render_deep
-from tb_plugin_advisor.views.render import _CSS
+from tb_plugin_advisor.views.render_html import PAGE_CSS
 from tb_plugin_advisor.views.render_tables import esc, md
 
 # What a section says when the profile has nothing for it, and why that usually is.
@@ -59,7 +59,7 @@ def render_sections(report: Dict[str, Any], fmt: str, names: Sequence[str]) -> s
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<meta http-equiv="Content-Security-Policy" '
             "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>Advisor report: {e(run)}</title><style>{_CSS}</style></head><body>"
+            f"<title>Advisor report: {e(run)}</title><style>{PAGE_CSS}</style></head><body>"
             f"<h1>Advisor report: {e(run)}</h1>" + "\n".join(parts) + "</body></html>\n"
         )
     raise ValueError(f"unknown format {fmt!r}")

@@ -1,4 +1,4 @@
-// JSON of the deeper views (report keys kernel_stats, memory, collectives, roofline; docs/deep-views.md).
+// JSON of the deeper views (report keys kernel_stats, memory, collectives, roofline; docs/ARCHITECTURE.md §2).
 // Every field optional: an older report without them renders without these panels.
 
 import type { Report } from "../types";
@@ -151,8 +151,44 @@ export interface Roofline {
   findings?: Finding[];
 }
 
+export interface CollectiveType {
+  type: string;
+  calls?: number;
+  calls_per_step?: number | null;
+  per_step_ms?: number | null;
+  exposed_per_step_ms?: number | null;
+  hidden_pct?: number | null;
+  mean_message_bytes?: number | null;
+  group_size?: number | null;
+  algbw_gbps?: number | null;
+  busbw_gbps?: number | null;
+}
+
+export interface CollectiveSkew {
+  ranks: number;
+  slowest: string;
+  slowest_compute_per_step_ms?: number;
+  median_compute_per_step_ms?: number;
+  compute_skew_pct?: number | null;
+  collective_spread_per_step_ms?: number;
+}
+
+export interface Collectives {
+  calls?: number;
+  per_step_ms?: number | null;
+  exposed_per_step_ms?: number | null;
+  exposed_step_pct?: number | null;
+  hidden_pct?: number | null;
+  devices_with_collectives?: number;
+  types?: CollectiveType[];
+  per_device?: { device: string; per_step_ms?: number | null; exposed_per_step_ms?: number | null; compute_per_step_ms?: number | null }[];
+  skew?: CollectiveSkew | null;
+  findings?: Finding[];
+}
+
 export type DeepReport = Report & {
   kernel_stats?: KernelStats;
   memory?: Memory;
+  collectives?: Collectives;
   roofline?: Roofline;
 };

@@ -1,5 +1,6 @@
-// The deeper-view panels of a report: kernel statistics and memory over time (the roofline panel, which
-// draws a Chart.js chart, is views/roofline.ts). Layout only; filtering, sorting and geometry live in deep/data.ts.
+// The deeper-view panels of a report: kernel statistics, memory over time, collectives (the roofline
+// panel, which draws a Chart.js chart, is views/roofline.ts). Layout only; filtering, sorting and
+// geometry live in deep/data.ts.
 
 import deepCss from "../deep/deep.css?inline";
 import { DEFAULT_KERNEL_QUERY, TOP_CHOICES, dim3, memoryGeometry, occupancyLabel, queryKernels } from "../deep/data";
@@ -8,6 +9,7 @@ import { s, tip } from "../deep/svg";
 import type { Allocator, DeepReport, Finding, KernelRow } from "../deep/types";
 import { h, option, replace } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
+import { collectivesCard } from "./collectives";
 import { badge, card, list, note, snippet } from "./common";
 
 export function findingCards(findings: Finding[] | undefined, testid: string): HTMLElement[] {
@@ -202,5 +204,5 @@ function ensureStyle(): void {
 /** Every deeper-view panel this report has data for, in reading order. */
 export function deepCards(r: DeepReport): (HTMLElement | null)[] {
   ensureStyle();
-  return [kernelStatsCard(r), memoryCard(r)];
+  return [kernelStatsCard(r), memoryCard(r), collectivesCard(r)];
 }

@@ -1,0 +1,74 @@
+"""What changed in the collectives between two reports: time per step, the exposed part (what
+lengthens the step), the hidden share, and per collective type its time and bus bandwidth. Inputs are
+report dicts (analysis/diff.py works on what the user saw); diff_deep.py adds the result to the diff.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from tb_plugin_advisor.formatting import format_ms, format_pct
+
+# A change is named in the diff's summary only past these (the tables show every number).
+COLLECTIVES_EXPLAIN = {
+    "exposed_min_ms": 0.5,  # exposed collective time per step moved by ≥ 0.5 ms …
+    "exposed_min_pct": 10.0,  # … and by ≥ 10 % of the baseline's
+    "hidden_min_points": 10.0,  # the hidden share moved by ≥ 10 points
+}
+
+SUMMARY_KEYS = ("per_step_ms", "exposed_per_step_ms", "hidden_pct", "exposed_step_pct")
+
+
+def _num(value: Any) -> Optional[float]:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if out == out else None
+
+
+def _pair(b: Any, c: Any) -> Dict[str, Optional[float]]:
+    b, c = _num(b), _num(c)
+    delta = None if b is None or c is None else round(c - b, 4)
+    pct = None if delta is None or not b else round(100.0 * delta / b, 2)
+    return {"baseline": b, "candidate": c, "delta": delta, "delta_pct": pct}
+
+
+def collectives_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+    """Summary pairs and one row per collective type either run has ({} when neither has any)."""
+    b, c = base.get("collectives") or {}, cand.get("collectives") or {}
+    if not (b.get("calls") or c.get("calls")):
+        return {}
+    b_types = {t["type"]: t for t in b.get("types") or []}
+    c_types = {t["type"]: t for t in c.get("types") or []}
+    rows: List[Dict[str, Any]] = []
+    for kind in sorted(set(b_types) | set(c_types)):
+        bt, ct = b_types.get(kind, {}), c_types.get(kind, {})
+        rows.append({
+            "type": kind,
+            "per_step_ms": _pair(bt.get("per_step_ms"), ct.get("per_step_ms")),
+            "exposed_per_step_ms": _pair(bt.get("exposed_per_step_ms"), ct.get("exposed_per_step_ms")),
+            "busbw_gbps": _pair(bt.get("busbw_gbps"), ct.get("busbw_gbps")),
+        })
+    rows.sort(key=lambda r: -abs(r["exposed_per_step_ms"]["delta"] or 0.0))
+    out: Dict[str, Any] = {key: _pair(b.get(key), c.get(key)) for key in SUMMARY_KEYS}
+    out["types"] = rows
+    return out
+
+
+def collectives_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    """One sentence when the exposed time or the hidden share moved beyond the thresholds."""
+    d = diff.get("collectives") or {}
+    if not d:
+        return None
+    parts = []
+    exposed = d["exposed_per_step_ms"]
+    moved, base = exposed["delta"], exposed["baseline"]
+    if (moved is not None and abs(moved) >= COLLECTIVES_EXPLAIN["exposed_min_ms"]
+            and (not base or abs(moved) >= base * COLLECTIVES_EXPLAIN["exposed_min_pct"] / 100)):
+        parts.append(f"exposed time per step {format_ms(base)} \u2192 {format_ms(exposed['candidate'])}")
+    hidden = d["hidden_pct"]
+    if hidden["delta"] is not None and abs(hidden["delta"]) >= COLLECTIVES_EXPLAIN["hidden_min_points"]:
+        parts.append(f"hidden behind compute {format_pct(hidden['baseline'])} \u2192 "
+                     f"{format_pct(hidden['candidate'])}")
+    return ("Collectives: " + "; ".join(parts) + ".") if parts else None

@@ -1,0 +1,298 @@
+"""The diff's plain-words paragraph: every clause computed from the diff's numbers, named only past
+the thresholds of diff_rules.py."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from tb_plugin_advisor.analysis.diff_deep import deep_sentences
+from tb_plugin_advisor.analysis.diff_parts import number
+from tb_plugin_advisor.analysis.diff_rules import (
+    ARROW,
+    BOTTLENECK_LABELS,
+    CATEGORY_LABELS,
+    EXPLAIN,
+    INPUT_INTERPRETATIONS,
+    MINUS,
+    SENTENCE_NAME_CHARS,
+    SIXTEEN_BIT,
+    SLOWER_16BIT,
+)
+from tb_plugin_advisor.analysis.diff_stats import SIGNIFICANCE
+
+# ---------------------------------------------------------------------------------------------------
+# The plain-words paragraph. Every clause is computed from the diff's numbers.
+
+
+def short_name(name: str, limit: int = SENTENCE_NAME_CHARS) -> str:
+    """A readable kernel/op name for sentences and text tables: C++ `void ` and the argument list
+    dropped (they repeat the template arguments), the middle elided when still too long."""
+    if name.startswith("void ") and "<" in name:
+        name = name[5:]
+    if name.endswith(")") and "(" in name and "<" in name:
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i] if i > 0 else name
+                break
+    if len(name) > limit:
+        name = _elide_at_separators(name, limit)
+    return name
+
+
+_NAME_PARTS = re.compile(r"(?<=[/:,<>( ])")
+
+
+def _elide_at_separators(name: str, limit: int) -> str:
+    """First part, "…", then as many whole trailing parts as fit (`a/…/conv2d/Conv2D:Conv2D`): a name
+    cut mid-word reads as a different op. Names without separators are cut in the middle."""
+    parts = [p for p in _NAME_PARTS.split(name) if p]
+
+    def joined(head: List[str], tail: List[str]) -> str:
+        dropped = parts[len(head) : len(parts) - len(tail)]
+        sep = dropped[-1][-1] if dropped and not dropped[-1][-1].isalnum() else ""
+        return "".join(head) + "\u2026" + sep + "".join(tail)
+
+    for head in (parts[:1], []):  # keep the first part if it fits beside a tail, else only a tail
+        tail: List[str] = []
+        for part in reversed(parts[len(head) :]):
+            if len(joined(head, [part, *tail])) > limit:
+                break
+            tail.insert(0, part)
+        if tail and len(parts) > len(head) + len(tail):
+            return joined(head, tail)
+    keep = limit - 1
+    return name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
+
+
+def fmt_ms(value: float) -> str:
+    a = abs(value)
+    text = f"{a:.0f}" if a >= 100 else f"{a:.1f}" if a >= 10 else f"{a:.2f}" if a >= 0.1 else f"{a:.3f}"
+    return (MINUS if value < 0 and float(text) != 0 else "") + text
+
+
+def fmt_signed_ms(value: float) -> str:
+    text = fmt_ms(value)
+    return text if text.startswith(MINUS) else "+" + text
+
+
+def fmt_signed_pct(value: float) -> str:
+    a = abs(value)
+    text = f"{a:.0f}" if a >= 10 else f"{a:.1f}"
+    if float(text) == 0:
+        return "±0 %"
+    return (MINUS if value < 0 else "+") + text + " %"
+
+
+def fmt_share(value: Optional[float]) -> str:
+    if value is None:
+        return "n/a"
+    a = abs(value)
+    return f"{value:.0f}" if a >= 10 or a == 0 else f"{value:.1f}"
+
+
+def fmt_bytes(value: int) -> str:
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{value} B"
+
+
+def _step_sentence(diff: Dict[str, Any]) -> str:
+    st = diff["step_time"]
+    b, c, pct = st["baseline_ms"], st["candidate_ms"], st["delta_pct"]
+    if b is None or c is None:
+        return (
+            "Step time could not be compared: "
+            + ("the baseline has no steps" if b is None else "the candidate has no steps")
+            + "."
+        )
+    if st["significant"]:
+        quality = "significant"
+    elif (
+        st["baseline_steps"] < SIGNIFICANCE["min_steps"] or st["candidate_steps"] < SIGNIFICANCE["min_steps"]
+    ):
+        quality = "too few steps to call it significant"
+    elif st["noise_pct"] is not None:
+        quality = f"not significant, noise ±{fmt_share(st['noise_pct'])} %"
+    else:
+        quality = "not significant"
+    head = (
+        "Step time unchanged"
+        if pct is None or fmt_signed_pct(pct) == "±0 %"
+        else f"Step time {fmt_signed_pct(pct)}"
+    )
+    sentence = f"{head} ({fmt_ms(b)} {ARROW} {fmt_ms(c)} ms, {quality})"
+
+    drivers = _drivers(diff)
+    if drivers:
+        labels = dict(CATEGORY_LABELS)
+        if set((diff.get("frameworks") or {}).values()) == {"pytorch"}:
+            labels["input"] = "DataLoader wait"  # PyTorch's input wait is next() on its DataLoader
+        sentence += ": " + ", ".join(f"{labels.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
+    phrase = _input_phrase(diff)
+    if phrase:
+        sentence += f" {chr(0x2014)} {phrase}"
+    return sentence + "."
+
+
+def _drivers(diff: Dict[str, Any]) -> List[Tuple[str, float]]:
+    """Breakdown categories whose per-step change is large enough to name (and not noise)."""
+    st = diff["step_time"]
+    scale = st["baseline_ms"] or 0.0
+    limit = EXPLAIN["category_min_pct"] / 100.0 * scale
+    rows = []
+    for key, row in diff["breakdown"].items():
+        if abs(row["delta_ms"]) < limit or row["delta_ms"] == 0:
+            continue
+        if not (row["significant"] or st["significant"]):
+            continue  # nothing is significant: do not narrate noise
+        rows.append((key, row["delta_ms"]))
+    rows.sort(key=lambda kv: -abs(kv[1]))
+    return rows[: EXPLAIN["max_categories"]]
+
+
+def _input_phrase(diff: Dict[str, Any]) -> Optional[str]:
+    before = (diff["verdict"]["baseline"] or {}).get("input_bound")
+    after = (diff["verdict"]["candidate"] or {}).get("input_bound")
+    input_row = diff["breakdown"].get("input") or {}
+    for _id, was, now, phrase in INPUT_INTERPRETATIONS:
+        if before in was and after in now:
+            # The verdict moved; only say so when the input wait itself moved the same way, for real.
+            getting_better = after == "low" or (before == "high" and after == "moderate")
+            moved = input_row.get("delta_ms", 0.0)
+            if input_row.get("significant") and ((moved < 0) == getting_better):
+                return phrase
+    return None
+
+
+def _share_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    prec = diff["precision_pct"]
+    parts = []
+    significant = diff.get("precision_significant") or {}
+    moved = [
+        (k, d)
+        for k, d in diff["precision_delta_pct"].items()
+        if abs(d) >= EXPLAIN["share_min_points"] and k != "unknown" and significant.get(k, True)
+    ]
+    # Name what grew (that is the change: "fp16 share 0 → 87 %"); what shrank only if nothing grew.
+    grown = sorted((kd for kd in moved if kd[1] > 0), key=lambda kd: -kd[1])
+    shrunk = sorted((kd for kd in moved if kd[1] < 0), key=lambda kd: kd[1])
+    for key, _delta in (grown or shrunk)[: EXPLAIN["max_shares"]]:
+        b = number(prec["baseline"].get(key)) or 0.0
+        c = number(prec["candidate"].get(key)) or 0.0
+        parts.append(f"{key} share {fmt_share(b)} {ARROW} {fmt_share(c)} %")
+    tc = diff["tensor_cores_delta_pct"]
+    tc_moved = diff.get("tensor_cores_significant", True)
+    if tc is not None and abs(tc) >= EXPLAIN["share_min_points"] and tc_moved:
+        t = diff["tensor_cores_pct"]
+        parts.append(f"Tensor Core share {fmt_share(t['baseline'])} {ARROW} {fmt_share(t['candidate'])} %")
+    if not parts:
+        return None
+    dc = diff["breakdown"].get("device_compute") or {}
+    if dc.get("delta_pct") is not None and abs(dc["delta_pct"]) >= 1.0:
+        return f"Device compute {fmt_signed_pct(dc['delta_pct'])}: " + ", ".join(parts) + "."
+    return "Precision: " + ", ".join(parts) + "."
+
+
+def _slower_16bit_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    significant = diff.get("precision_significant") or {}
+    grown = [
+        k for k in SIXTEEN_BIT
+        if diff["precision_delta_pct"].get(k, 0.0) >= EXPLAIN["share_min_points"] and significant.get(k, True)
+    ]
+    if not grown:
+        return None
+    for category, where in (("device_compute", "accelerator"), ("host_compute", "CPU")):
+        row = diff["breakdown"].get(category) or {}
+        if row.get("significant") and row.get("delta_ms", 0.0) > 0 and (row.get("delta_pct") or 0.0) >= 10.0:
+            return SLOWER_16BIT.format(where=where, kinds="/".join(grown))
+    return None
+
+
+def _verdict_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    b = (diff["verdict"]["baseline"] or {}).get("bottleneck")
+    c = (diff["verdict"]["candidate"] or {}).get("bottleneck")
+    if not b or not c:
+        return None
+    bl, cl = BOTTLENECK_LABELS.get(b, b), BOTTLENECK_LABELS.get(c, c)
+    if b == c:
+        return f"Bottleneck unchanged: {bl}."
+    return f"Bottleneck: {bl} {ARROW} {cl}."
+
+
+def _ops_sentence(diff: Dict[str, Any], key: str, what: str) -> List[str]:
+    scale = diff["step_time"]["baseline_ms"] or 0.0
+    limit = EXPLAIN["op_min_pct"] / 100.0 * scale
+    rows = diff[key]
+    changed = [
+        r for r in rows if r["status"] == "changed" and abs(r["delta_ms"]) >= limit and r["delta_ms"] != 0
+    ]
+    new = [r for r in rows if r["status"] == "new" and not r["uncertain"] and r["candidate_ms"] >= limit]
+    gone = [r for r in rows if r["status"] == "vanished" and not r["uncertain"] and r["baseline_ms"] >= limit]
+    n = EXPLAIN["max_ops"]
+    out = []
+    if changed:
+        items = ", ".join(f"{short_name(r['name'])} {fmt_signed_ms(r['delta_ms'])} ms" for r in changed[:n])
+        out.append(f"Largest {what} changes per step: {items}.")
+    if new:
+        new.sort(key=lambda r: -r["candidate_ms"])
+        more = f" and {len(new) - n} more" if len(new) > n else ""
+        out.append(
+            f"New {what}s: "
+            + ", ".join(f"{short_name(r['name'])} ({fmt_ms(r['candidate_ms'])} ms)" for r in new[:n])
+            + more
+            + "."
+        )
+    if gone:
+        gone.sort(key=lambda r: -r["baseline_ms"])
+        more = f" and {len(gone) - n} more" if len(gone) > n else ""
+        out.append(
+            f"Vanished {what}s: "
+            + ", ".join(f"{short_name(r['name'])} ({fmt_ms(r['baseline_ms'])} ms)" for r in gone[:n])
+            + more
+            + "."
+        )
+    return out
+
+
+def _memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    m = diff["peak_memory_bytes"]
+    if m["baseline"] is None or m["candidate"] is None or m["delta_pct"] is None:
+        return None
+    if abs(m["delta_pct"]) < EXPLAIN["memory_min_pct"]:
+        return None
+    return (
+        f"Peak device memory {fmt_bytes(m['baseline'])} {ARROW} {fmt_bytes(m['candidate'])} "
+        f"({fmt_signed_pct(m['delta_pct'])})."
+    )
+
+
+def explain(diff: Dict[str, Any]) -> str:
+    """One paragraph in plain words; each clause appears only when its numbers pass EXPLAIN."""
+    st = diff["step_time"]
+    sentences: List[Optional[str]] = [
+        _step_sentence(diff),
+        _share_sentence(diff),
+        _slower_16bit_sentence(diff),
+        _verdict_sentence(diff),
+    ]
+    if st["significant"] or any(row["significant"] for row in diff["breakdown"].values()):
+        sentences += _ops_sentence(diff, "ops", "op")  # op moves are only worth naming behind a real change
+    sentences.append(_memory_sentence(diff))
+    sentences += deep_sentences(diff)
+    if diff.get("significant_change") is False and min(st["baseline_steps"], st["candidate_steps"]) >= (
+        SIGNIFICANCE["min_steps"]
+    ):
+        sentences.append("No significant change in any section.")
+    fewest = min(st["baseline_steps"], st["candidate_steps"])
+    if 0 < fewest < SIGNIFICANCE["min_steps"]:
+        sentences.append(
+            f"Only {st['baseline_steps']} and {st['candidate_steps']} steps were profiled; "
+            f"profile at least {SIGNIFICANCE['min_steps']} steps per run to judge a change."
+        )
+    return " ".join(s for s in sentences if s)

@@ -1,0 +1,86 @@
+"""What the recommendation rules see of one host: the analyses' results of a HostReport, flattened
+into `Facts` (analysis/facts.py). Kept apart so report.py only assembles and the rules only read."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+from tb_plugin_advisor.analysis import recommend as rec
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.torch_signals import TorchSignals
+
+if TYPE_CHECKING:
+    from tb_plugin_advisor.report import HostReport
+
+
+def facts_of(report: HostReport) -> rec.Facts:
+    s, steps, pipeline = report.signals, report.steps, report.input_pipeline
+    pct = report.breakdown.pct()
+    tc = report.tensor_core_result
+    tf32_off_ns = sum(n.time_ns for n in tc.eligible_not_using if n.reason_id == "fp32_tf32_off")
+    return rec.Facts(
+        framework=s.framework,
+        input_wait_event=report.breakdown.input_evidence[0][0] if report.breakdown.input_evidence else "",
+        **_torch_facts(report.torch_signals),
+        device_kind=s.device_kind,
+        compute_capability=s.compute_capability,
+        breakdown_pct=pct,
+        input_bound=report.verdict.input_bound,
+        bottleneck=report.verdict.bottleneck,
+        step_count=steps.count,
+        step_source=steps.source,
+        early_step_numbers=sorted(
+            {n for n in steps.numbers if n is not None and n <= th.WARMUP_STEP_NUM_MAX}
+        ),
+        warmup_steps=int(steps.warmup.sum()),
+        dominant_stage=pipeline.dominant_stage,
+        sequential_map=pipeline.sequential_map,
+        map_parallelism=pipeline.parallelism,
+        prefetch=pipeline.prefetch,
+        cache=pipeline.cache,
+        interleave=pipeline.interleave,
+        file_source=pipeline.file_source,
+        autotune=pipeline.autotune,
+        precision_pct=dict(report.precision_result.precision_pct),
+        precision_verdict=report.precision_result.verdict,
+        top_fp32_ops=[name for name, _ in report.precision_result.top_fp32_ops],
+        fp32_matmul_pct=tf32_off_ns * 100.0 / tc.compute_ns if tc.compute_ns else 0.0,
+        kernels_per_step=s.kernels_per_step,
+        mean_kernel_us=s.mean_kernel_us,
+        xla_compiled=s.xla_compiled,
+        transpose_pct=tc.transpose_time_pct,
+        transpose_kernels=[name for name, _ in tc.transposes],
+        eager_ops_per_step=s.eager_ops_per_step,
+        compiled_step=s.compiled_step,
+        gpu_planes=s.gpu_planes,
+        active_devices=s.active_devices,
+        cupti_problem=s.cupti_problem,
+        cupti_message=s.cupti_message,
+        cpu_16bit_dtype=report.cpu_16bit.dtype if report.cpu_16bit else "",
+        cpu_16bit_native=report.cpu_16bit.native if report.cpu_16bit else None,
+        cpu_16bit_evidence=report.cpu_16bit.evidence if report.cpu_16bit else "",
+        preprocessing_pct=report.preprocessing.share_pct,
+        preprocessing_input_threads_ms=report.preprocessing.input_threads_ms,
+        preprocessing_step_threads_ms=report.preprocessing.step_threads_ms,
+        preprocessing_ops=[f"{op} {ms:.1f} ms" for op, ms in report.preprocessing.top_ops()],
+        host_sync_count=report.host_sync.count,
+        host_sync_pct=report.host_sync.time_pct,
+        host_sync_idle_pct=report.host_sync.device_idle_pct if report.host_sync.has_device else None,
+        host_sync_calls=[f"{n} ×{c:.0f}, {ms:.2f} ms" for n, c, ms in report.host_sync.top_calls()],
+        median_kernel_us=s.median_kernel_us,
+        host_offload_copy_pct=s.host_offload_copy_pct,
+        device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
+    )
+
+
+
+def _torch_facts(t: Optional[TorchSignals]) -> Dict[str, Any]:
+    if t is None:
+        return {}
+    return {
+        "torch_dataloader": t.dataloader,
+        "torch_pageable_h2d_ms": t.pageable_h2d_ms,
+        "torch_pageable_h2d_pct": t.pageable_h2d_pct,
+        "torch_zero_grad_fills": t.zero_grad_fills,
+    }
+

@@ -1,0 +1,151 @@
+"""Report JSON → one self-contained HTML page: inline CSS, the tab's charts drawn by its embedded
+bundle (export_charts.py), every profile string escaped, nothing fetched."""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Dict
+
+from tb_plugin_advisor.formatting import format_number, format_pct
+from tb_plugin_advisor.views import render_deep
+from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
+from tb_plugin_advisor.views.hosts_render import hosts_html
+from tb_plugin_advisor.views.report_lines import (
+    CATEGORY_COLORS,
+    CATEGORY_LABELS,
+    CATEGORY_ORDER,
+    SEVERITY_COLORS,
+    TOP_ROWS,
+    device_line,
+    ms_map,
+    num,
+    op_label,
+    pct_map,
+    precision_line,
+    steps_line,
+    tensor_core_line,
+)
+
+PAGE_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1100px;
+color:#212121;background:#fff;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+.verdict{padding:12px 16px;border-left:6px solid var(--c);background:#fafafa;font-size:16px;margin:12px 0}
+table{border-collapse:collapse;width:100%}td,th{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;
+vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
+.rec{border:1px solid #e0e0e0;border-left:5px solid var(--c);border-radius:4px;padding:8px 12px;margin:10px 0}
+.sev{font-weight:600;color:var(--c);text-transform:uppercase;font-size:12px}
+pre{background:#f5f5f5;padding:8px;overflow-x:auto;border-radius:4px}code{font-size:12px}
+.muted{color:#616161}.name{word-break:break-all;font-family:ui-monospace,monospace;font-size:12px}
+@media (prefers-color-scheme: dark){body{background:#121212;color:#e0e0e0}.verdict{background:#1e1e1e}
+pre{background:#1e1e1e}td,th{border-color:#333}h2{border-color:#333}.rec{border-color:#333}.muted{color:#9e9e9e}}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def render_html(report: Dict[str, Any]) -> str:
+    """One standalone page: inline CSS, the tab's charts drawn by its embedded bundle
+    (export_charts.py), every profile string escaped."""
+    verdict = report.get("verdict") or {}
+    level = verdict.get("input_bound")
+    color = (
+        "#c62828" if verdict.get("bottleneck") == "input" else "#ef6c00" if level == "moderate" else "#2e7d32"
+    )
+    pct, ms = pct_map(report), ms_map(report)
+    body = [
+        f"<h1>Advisor report: {_e(report.get('run', ''))}</h1>",
+        f'<div class="muted">hosts: {_e(", ".join(report.get("hosts") or []))} · {_e(steps_line(report))} · '
+        f"{_e(device_line(report))}</div>",
+        f'<div class="verdict" style="--c:{color}">{_e(verdict.get("summary", ""))}</div>',
+        "<h2>Step time breakdown</h2>",
+        '<table><tr><th>category</th><th class="n">ms per step</th><th class="n">% of step</th></tr>',
+    ]
+    for c in CATEGORY_ORDER:
+        body.append(
+            f'<tr><td><span class="sw" style="background:{CATEGORY_COLORS[c]}"></span>'
+            f'{_e(CATEGORY_LABELS[c])}</td><td class="n">{format_number(ms[c])}</td>'
+            f'<td class="n">{format_pct(pct[c])}</td></tr>'
+        )
+    body.append("</table>")
+    if (report.get("steps") or {}).get("per_step"):
+        body += ["<h2>Per step</h2>", chart_canvas("steps")]
+    evidence = verdict.get("evidence") or []
+    if evidence:
+        body.append("<ul>" + "".join(f"<li>{_e(e)}</li>" for e in evidence) + "</ul>")
+    pipeline = report.get("input_pipeline") or {}
+    if pipeline.get("evidence"):
+        body += [
+            "<h2>Input pipeline</h2>",
+            "<ul>" + "".join(f"<li>{_e(e)}</li>" for e in pipeline["evidence"]),
+        ]
+        body.append("</ul>")
+    precision, tensor_cores = precision_line(report), tensor_core_line(report)
+    if precision or tensor_cores:
+        body.append("<h2>Precision and Tensor Cores</h2>")
+        if report.get("precision_pct"):
+            body.append(chart_canvas("precision"))
+        body.append("<ul>")
+        body += [f"<li>{_e(x)}</li>" for x in (precision, tensor_cores) if x]
+        body.append("</ul>")
+    body.append("<h2>Recommendations</h2>")
+    recommendations = report.get("recommendations") or []
+    if not recommendations:
+        body.append("<p>None.</p>")
+    for r in recommendations:
+        c = SEVERITY_COLORS.get(str(r.get("severity")), "#546e7a")
+        body.append(
+            f'<div class="rec" style="--c:{c}"><span class="sev">{_e(r.get("severity", ""))}</span> '
+            f"<b>{_e(r.get('title', ''))}</b> <code>{_e(r.get('id', ''))}</code>"
+            f'<p>{_e(r.get("message", ""))}</p><p class="muted">{_e(r.get("evidence", ""))}</p>'
+        )
+        for label, key in ((r.get("snippet_label") or "TF/Keras", "snippet"), ("JAX", "snippet_jax")):
+            if r.get(key):
+                body.append(f"<div>{label}</div><pre><code>{_e(r[key])}</code></pre>")
+        body.append("</div>")
+    ops = (report.get("ops") or [])[: TOP_ROWS * 2]
+    if ops:
+        body.append(
+            '<h2>Top ops</h2><table><tr><th>op</th><th>category</th><th class="n">ms per step</th>'
+            '<th class="n">count per step</th></tr>'
+        )
+        for op in ops:
+            body.append(
+                f'<tr><td class="name">{_e(op_label(op))}</td><td>{_e(op.get("category", ""))}</td>'
+                f'<td class="n">{num(op.get("time_ms")):.3f}</td>'
+                f'<td class="n">{num(op.get("count")):.1f}</td></tr>'
+            )
+        body.append("</table>")
+    devices = report.get("devices") or []
+    if devices:
+        body.append(
+            '<h2>Devices</h2><table><tr><th>host</th><th>device</th><th>model</th><th class="n">kernels</th>'
+            '<th class="n">busy %</th></tr>'
+        )
+        for d in devices:
+            body.append(
+                f"<tr><td>{_e(d.get('host', ''))}</td><td>{_e(d.get('name', ''))}</td>"
+                f'<td>{_e(d.get("model", ""))}</td><td class="n">{int(num(d.get("kernel_count")))}</td>'
+                f'<td class="n">{num(d.get("busy_pct")):.1f}</td></tr>'
+            )
+        body.append("</table>")
+    body += render_deep.html_sections(report, charts=True)
+    body += hosts_html(report)
+    notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
+    if notes:
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        + csp_meta()
+        + f"<title>Advisor report: {_e(report.get('run', ''))}</title><style>{PAGE_CSS}{CHART_CSS}</style>"
+        + "</head><body>"
+        + "\n".join(body)
+        + chart_scripts({"report": report})
+        + "</body></html>\n"
+    )
+
+

@@ -1,0 +1,115 @@
+"""What every report export prints the same way (text, Markdown, HTML): category labels and colours
+(the tab's, frontend/src/categories.ts), and the one-line facts about steps, devices, precision,
+Tensor Cores and op names, all rounded by the shared rule (formatting.py)."""
+
+from __future__ import annotations
+
+import functools
+import textwrap
+from typing import Any, Dict, Optional
+
+from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
+from tb_plugin_advisor.formatting import format_pct
+
+CATEGORY_LABELS = {
+    "input": "Input (waiting for data)",
+    "device_compute": "Device compute",
+    "host_compute": "Host compute",
+    "kernel_launch": "Kernel launch",
+    "memcpy": "Memory copies",
+    "communication": "Communication",
+    "other": "Other host work",
+    "idle": "Idle",
+}
+CATEGORY_COLORS = {
+    "input": "#d93025",
+    "device_compute": "#1a73e8",
+    "host_compute": "#188038",
+    "kernel_launch": "#e37400",
+    "memcpy": "#9334e6",
+    "communication": "#007b83",
+    "other": "#795548",
+    "idle": "#9aa0a6",
+}
+CATEGORY_ORDER = tuple(CATEGORY_LABELS)  # display order: every breakdown category, idle last
+SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
+TOP_ROWS = 15
+
+# Op and kernel names are long single tokens: keep them whole on their own line rather than cut them.
+wrap_words = functools.partial(textwrap.wrap, break_long_words=False, break_on_hyphens=False)
+
+
+def num(value: Any, default: float = 0.0) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def pct_map(report: Dict[str, Any]) -> Dict[str, float]:
+    return {c: num((report.get("breakdown_pct") or {}).get(c)) for c in CATEGORY_ORDER}
+
+
+def ms_map(report: Dict[str, Any]) -> Dict[str, float]:
+    return {c: num((report.get("breakdown_ms") or {}).get(c)) for c in CATEGORY_ORDER}
+
+
+def device_line(report: Dict[str, Any]) -> str:
+    active = [d for d in report.get("devices") or [] if d.get("kernel_count") or d.get("memcpy_count")]
+    if not active:
+        return "CPU only" if not report.get("devices") else "no device activity recorded"
+    kinds = sorted({device_label(d) for d in active})
+    return f"{len(active)} active device{'s' if len(active) != 1 else ''}: {', '.join(kinds)}"
+
+
+def device_label(device: Dict[str, Any]) -> str:
+    label = (
+        str(device.get("model") or "")
+        or f"{device.get('vendor') or ''} {str(device.get('kind', '')).upper()}"
+    )
+    if device.get("compute_capability"):
+        label += f" (compute capability {device['compute_capability']})"
+    return label.strip()
+
+
+def steps_line(report: Dict[str, Any]) -> str:
+    steps = report.get("steps") or {}
+    count = int(num(steps.get("count")))
+    if not count:
+        return "no steps found"
+    source = STEP_SOURCE_WORDS.get(str(steps.get("source")), steps.get("source"))
+    return (
+        f"{count} steps ({source}): mean {num(steps.get('mean_ms')):.1f} ms, "
+        f"median {num(steps.get('median_ms')):.1f} ms, p90 {num(steps.get('p90_ms')):.1f} ms"
+    )
+
+
+def precision_line(report: Dict[str, Any]) -> Optional[str]:
+    precision = report.get("precision") or {}
+    if precision.get("summary"):
+        return str(precision["summary"])
+    shares = {k: num(v) for k, v in (report.get("precision_pct") or {}).items() if num(v) >= 0.5}
+    if not shares:
+        return None
+    listed = ", ".join(f"{k} {format_pct(v)}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
+    return f"mixed precision {precision.get('verdict', 'unknown')} ({listed})"
+
+
+def tensor_core_line(report: Dict[str, Any]) -> Optional[str]:
+    tc = report.get("tensor_cores") or {}
+    if not tc.get("kernels") and not num(tc.get("device_time_pct")):
+        return None
+    return (
+        f"{format_pct(num(tc.get('device_time_pct')))} of device time on Tensor Cores; "
+        f"{format_pct(num(tc.get('eligible_time_pct')))} in ops that could use them"
+    )
+
+
+
+
+def op_label(op: Dict[str, Any]) -> str:
+    """The familiar op name, with the oneDNN op TensorFlow ran it as beside it (`… (oneDNN _MklMatMul)`)."""
+    name = str(op.get("name", ""))
+    return f"{name} (oneDNN {op['onednn_op']})" if op.get("onednn_op") else name
+
+
