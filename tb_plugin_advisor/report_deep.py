@@ -14,8 +14,7 @@ from tb_plugin_advisor.analysis.collectives import Collectives, analyze_collecti
 from tb_plugin_advisor.analysis.findings import KERNEL_STATS_TOP, collective_findings
 from tb_plugin_advisor.analysis.kernel_stats import KernelStats, kernel_stats
 from tb_plugin_advisor.analysis.memory_timeline import MemoryTimeline, memory_timeline
-from tb_plugin_advisor.analysis.roofline import Roofline, analyze_roofline
-from tb_plugin_advisor.analysis.roofline_merge import merged_roofline
+from tb_plugin_advisor.analysis.roofline import Roofline, merged_roofline, roofline
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
 
@@ -37,7 +36,7 @@ def analyze_deep(profile: Profile, steps: Optional[Steps]) -> DeepViews:
         kernel_stats=kernel_stats(profile, steps),
         memory=memory_timeline(profile, steps),
         collectives=analyze_collectives(profile, steps),
-        roofline=analyze_roofline(profile, steps),
+        roofline=roofline(profile, steps),
     )
 
 

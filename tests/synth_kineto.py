@@ -80,9 +80,14 @@ class KinetoTrace:
         return self.raw(event)
 
     def op(self, name: str, start_ns: int, dur_ns: int, input_types: Optional[List[str]] = None,
-           input_dims: Optional[List[List[int]]] = None, tid: Any = None) -> Dict[str, Any]:
+           input_dims: Optional[List[List[int]]] = None, tid: Any = None,
+           flops: Optional[int] = None, concrete: Optional[List[str]] = None) -> Dict[str, Any]:
         self._external += 1
         args: Dict[str, Any] = {"External id": self._external}
+        if flops is not None:  # with_flops=True
+            args["flops"] = flops
+        if concrete is not None:  # record_shapes=True, PyTorch >= 2.1: scalar args as strings
+            args["Concrete Inputs"] = concrete
         if input_types is not None:
             args["Input type"] = input_types
             args["Input Dims"] = input_dims or [[] for _ in input_types]

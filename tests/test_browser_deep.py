@@ -99,3 +99,39 @@ def test_kernel_statistics_and_memory_panels(deep_tb, browser_tools, tmp_path): 
     assert gemm_source == "profile_theoretical"
     sources = sorted(i["attr"] for i in step_result(summary, "collect", 3)["items"])
     assert sources == ["computed_theoretical", "computed_theoretical"]  # elementwise + the tiny fill kernel
+
+
+def test_roofline_panel(deep_tb, browser_tools, tmp_path):  # noqa: F811
+    """The synthetic GPU run's XLA cost stats: two ops on the roofline (the GEMM compute-bound at 50 %
+    of its roof, the elementwise kernel memory-bound at 7.7 %), MFU 7.5 %, both findings."""
+    tb, gpu_run, _ = deep_tb
+    r = final_report(tb, gpu_run)["roofline"]
+    assert r["mfu_pct"] == 7.5016 and [op["bound"] for op in r["ops"]] == ["compute", "memory"]
+    far = '[data-testid="roofline-finding"][data-finding-id="roofline.far_below_roof"]'
+    low = '[data-testid="roofline-finding"][data-finding-id="roofline.low_mfu"]'
+    steps: List[Dict[str, Any]] = [
+        {"do": "openAdvisor"},
+        {"do": "selectRun", "run": gpu_run},
+        {"do": "expectText", "testid": "roofline-facts", "match": r"NVIDIA A100 40GB: 312 TFLOP/s bf16 peak"},
+        {"do": "expectText", "testid": "roofline-facts", "match": r"MFU 7\.5 ?%"},
+        {"do": "expectChart", "testid": "roofline-chart", "minColours": 3},
+        {"do": "expectCount", "selector": '[data-testid="roofline-row"]', "min": 2, "max": 2},
+        {"do": "collect", "selector": '[data-testid="roofline-row"]', "attr": "data-bound", "min": 2},
+        {"do": "expectCount", "selector": far, "min": 1, "max": 1},
+        {"do": "expectCount", "selector": low, "min": 1, "max": 1},
+        {"do": "screenshot", "name": "advisor-roofline", "scrollTo": '[data-testid="roofline-card"]'},
+    ]  # fmt: skip
+    summary = drive(browser_tools, tmp_path, "roofline", tb.url + "/", steps)
+    assert [i["attr"] for i in step_result(summary, "collect", 0)["items"]] == ["compute", "memory"]
+    assert step_result(summary, "expectChart")["points"] == 2
+    # the HTML export draws the same chart with the embedded bundle, offline
+    from tb_plugin_advisor.views.cli import main
+
+    page = tmp_path / "report.html"
+    assert main(["report", str(tb.logdir), "--run", gpu_run, "--format", "html", "-o", str(page)]) == 0
+    exported = drive(browser_tools, tmp_path, "export-roofline", page.as_uri(), [
+        {"do": "openPage"},
+        {"do": "expectChart", "testid": "roofline-chart", "minColours": 3},
+        {"do": "screenshot", "name": "export-roofline", "scrollTo": '[data-testid="roofline-chart"]'},
+    ])  # fmt: skip
+    assert step_result(exported, "expectChart")["points"] == 2

@@ -99,3 +99,30 @@ def test_bundled_sample_mixed_precision_shrinks_the_peak_and_moves_it_to_bf16():
     assert m["peak_bytes"]["delta_pct"] < -10.0
     assert m["by_dtype_delta_bytes"]["float32"] < 0 < m["by_dtype_delta_bytes"]["bfloat16"]
     assert "Peak memory of" in diff["summary"] and "bfloat16 +" in diff["summary"]
+
+
+def _with_roofline(r, mfu, achieved, op_tflops):
+    r["roofline"] = {"device": "NVIDIA A100 40GB", "peak_precision": "bf16", "mfu_pct": mfu,
+                     "achieved_tflops": achieved, "model_flops_per_step": 4e11, "step_ms": 20.0,
+                     "costed_time_pct": 50.0,
+                     "ops": [{"name": "gemm", "precision": "bf16", "achieved_tflops": op_tflops,
+                              "roof_pct": op_tflops / 3.12, "total_ms": 4.0}]}
+    return r
+
+
+def test_roofline_change_mfu_and_achieved_with_thresholds():
+    base = _with_roofline(report("a", 100, {"float32": 100}), 10.0, 31.2, 100.0)
+    cand = _with_roofline(report("b", 100, {"float32": 100}), 20.0, 62.4, 200.0)
+    diff = diff_reports(base, cand)
+    r = diff["roofline"]
+    assert r["mfu_pct"]["delta"] == 10.0 and r["achieved_tflops"]["delta_pct"] == 100.0
+    (op,) = r["op_changes"]
+    assert op["name"] == "gemm" and op["delta"] == 100.0 and op["delta_pct"] == 100.0
+    assert ("Roofline: MFU 10.0 % \u2192 20.0 %; 31.20 \u2192 62.40 TFLOP/s of model FLOPs per device."
+            in diff["summary"])
+    points = DEEP_EXPLAIN["mfu_min_points"]
+    same = _with_roofline(report("c", 100, {"float32": 100}), 10.0 + points - 0.01, 31.2, 100.0)
+    assert "Roofline:" not in diff_reports(base, same)["summary"]
+    text = render_text(diff)
+    assert "Roofline" in text and "MFU %" in text and "TFLOP/s of gemm" in text
+    assert "<h2>Roofline</h2>" in render_html(diff)

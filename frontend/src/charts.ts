@@ -1,5 +1,5 @@
-// The one place that knows Chart.js. Only the pieces the bar charts and the roofline's log-log scatter
-// need are registered, so the bundle carries nothing else from the library.
+// The one place that knows Chart.js. Only the pieces the bar charts and the roofline (a scatter with
+// line roofs on log axes) need are registered, so the bundle carries nothing else from the library.
 
 import {
   BarController,
@@ -7,19 +7,20 @@ import {
   CategoryScale,
   Chart,
   Legend,
+  LinearScale,
   LineController,
   LineElement,
-  LinearScale,
   LogarithmicScale,
   PointElement,
   ScatterController,
   Tooltip,
 } from "chart.js";
 import type { BarData, Theme } from "./chartdata";
+import type { RooflineSeries } from "./deep/roofline";
+import { boundLabel } from "./deep/roofline";
 import { CHART_PALETTES } from "./theme";
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
-// the roofline: points and a line on two log axes
 Chart.register(ScatterController, LineController, PointElement, LineElement, LogarithmicScale);
 
 export interface BarOptions {
@@ -82,55 +83,82 @@ export function barChart(canvas: HTMLCanvasElement, data: BarData, theme: Theme,
   return chart;
 }
 
-export interface ScatterSeries {
-  label: string;
-  color: string;
-  points: { x: number; y: number; name?: string }[];
-  line?: boolean; // drawn as a line through the points (the roof), not as dots
+const ROOF_COLORS: Record<Theme, string[]> = {
+  light: ["#5f6368", "#9aa0a6", "#bdc1c6", "#dadce0"],
+  dark: ["#e8eaed", "#bdc1c6", "#9aa0a6", "#80868b"],
+};
+const POINT_COLORS: Record<Theme, { memory: string; compute: string }> = {
+  light: { memory: "#1a73e8", compute: "#e8710a" },
+  dark: { memory: "#8ab4f8", compute: "#fcad70" },
+};
+
+/** Log axes label their decades only: 0.01, 0.1, 1, 10, 100, 1k, 10k. */
+export function decadeLabel(v: number): string {
+  const e = Math.log10(v);
+  if (!(v > 0) || Math.abs(e - Math.round(e)) > 1e-6) return "";
+  return v >= 1000 ? `${Math.round(v / 1000)}k` : String(Number(v.toPrecision(1)));
 }
 
-/** Log-log scatter (the roofline): `tip` labels a point; data-chart-ready counts the dots. */
-export function logScatterChart(canvas: HTMLCanvasElement, series: ScatterSeries[], theme: Theme, xTitle: string, yTitle: string, tip: (name: string, x: number, y: number) => string, yTick: (v: number) => string = String): Chart<"scatter"> {
+/** Ops as points (intensity, achieved TFLOP/s) under one roof per precision, log-log. */
+export function rooflineChart(canvas: HTMLCanvasElement, series: RooflineSeries, theme: Theme): Chart {
   const pal = CHART_PALETTES[theme];
-  const axis = (title: string, fmt?: (v: number) => string) => ({
+  const axis = (title: string, min: number, max?: number) => ({
     type: "logarithmic" as const,
+    min,
+    max,
     grid: { color: pal.grid },
-    ticks: { color: pal.text, maxTicksLimit: 8, ...(fmt ? { callback: (v: string | number) => fmt(Number(v)) } : {}) },
+    ticks: { color: pal.text, callback: (v: string | number) => decadeLabel(Number(v)) },
     title: { display: true, text: title, color: pal.text },
     border: { color: pal.grid },
   });
+  const yMin = Math.min(...series.points.map((p) => p.y), ...series.roofs.map((r) => r.line[0].y));
+  const yMax = Math.max(...series.roofs.map((r) => r.line[2].y));
   const chart = new Chart(canvas, {
     type: "scatter",
     data: {
-      datasets: series.map((s) => ({
-        label: s.label,
-        data: s.points,
-        backgroundColor: s.color,
-        borderColor: s.color,
-        showLine: !!s.line,
-        pointRadius: s.line ? 0 : 5,
-        borderWidth: s.line ? 2 : 0,
-      })),
+      datasets: [
+        ...series.roofs.map((roof, i) => ({
+          type: "line" as const,
+          label: `${roof.precision} roof`,
+          data: roof.line,
+          borderColor: ROOF_COLORS[theme][i % ROOF_COLORS[theme].length],
+          borderWidth: 2,
+          pointRadius: 0,
+          fill: false,
+        })),
+        {
+          type: "scatter" as const,
+          label: "ops",
+          data: series.points.map((p) => ({ x: p.x, y: p.y })),
+          backgroundColor: series.points.map((p) => POINT_COLORS[theme][p.op.bound === "compute" ? "compute" : "memory"]),
+          pointRadius: 5,
+        },
+      ],
     },
     options: {
       animation: false,
       responsive: true,
       maintainAspectRatio: false,
       plugins: {
-        legend: { display: true, labels: { color: pal.text, boxWidth: 12 } },
+        legend: { labels: { color: pal.text, boxWidth: 12 } },
         tooltip: {
           callbacks: {
             label: (ctx) => {
-              const raw = ctx.raw as { x: number; y: number; name?: string };
-              return tip(raw.name ?? ctx.dataset.label ?? "", raw.x, raw.y);
+              const op = series.points[ctx.dataIndex]?.op;
+              if (ctx.dataset.label !== "ops" || !op) return `${ctx.dataset.label ?? ""}`;
+              const point = series.points[ctx.dataIndex];
+              return `${op.name}: ${point.y.toPrecision(3)} TFLOP/s at ${point.x.toPrecision(3)} FLOP/byte (${boundLabel(op)})`;
             },
           },
         },
       },
-      scales: { x: axis(xTitle), y: axis(yTitle, yTick) },
+      scales: {
+        x: axis("arithmetic intensity, FLOP/byte", series.xMin, series.xMax),
+        y: axis("achieved TFLOP/s", 10 ** Math.floor(Math.log10(yMin)), 10 ** Math.ceil(Math.log10(yMax))),
+      },
     },
   });
-  canvas.setAttribute("data-chart-ready", String(series.filter((s) => !s.line).reduce((n, s) => n + s.points.length, 0)));
+  canvas.setAttribute("data-chart-ready", String(series.points.length));
   return chart;
 }
 

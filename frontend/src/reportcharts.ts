@@ -1,7 +1,9 @@
 // The report's and the diff's charts, drawn the same way in the tab and in the HTML export: each
 // function takes the answer's JSON and a canvas, so both paths use one set of data and options.
 
-import { barChart, type Chart } from "./charts";
+import { barChart, rooflineChart, type Chart } from "./charts";
+import { rooflineSeries } from "./deep/roofline";
+import type { DeepReport } from "./deep/types";
 import { deltaBars, perStepBars, precisionBars, type Theme } from "./chartdata";
 import type { Diff, Report } from "./types";
 
@@ -26,6 +28,13 @@ export function drawDeltaChart(canvas: HTMLCanvasElement, diff: Diff, theme: The
   return barChart(canvas, bars, theme, { horizontal: true, colors: bars.colors, unit: " ms", legend: false, xTitle: "Δ ms per step (candidate − baseline)" });
 }
 
+/** The roofline of a report's `roofline` key: ops on log-log axes under their roofs. */
+export function drawRooflineChart(canvas: HTMLCanvasElement, r: DeepReport, theme: Theme): Chart | null {
+  const series = rooflineSeries(r.roofline);
+  if (!series || series.points.length === 0) return null;
+  return rooflineChart(canvas, series, theme);
+}
+
 type Drawer = (canvas: HTMLCanvasElement, data: never, theme: Theme) => Chart | null;
 
 /** The charts an HTML export may name in `data-advisor-chart`, and what each draws from. */
@@ -33,4 +42,5 @@ export const EXPORT_CHARTS: Readonly<Record<string, { from: "report" | "diff"; d
   steps: { from: "report", draw: drawStepsChart as Drawer },
   precision: { from: "report", draw: drawPrecisionChart as Drawer },
   delta: { from: "diff", draw: drawDeltaChart as Drawer },
+  roofline: { from: "report", draw: drawRooflineChart as Drawer },
 };

@@ -1,6 +1,6 @@
-"""What changed in the deeper views between two reports: memory, kernel statistics (and collectives and
-roofline once the reports carry them). Inputs are report dicts, like analysis/diff.py; diff.py adds
-`deep_diff`'s keys to the diff and `deep_sentences` to its summary.
+"""What changed in the deeper views between two reports: memory, kernel statistics, collectives
+(diff_collectives.py), roofline (MFU, achieved FLOP/s). Inputs are report dicts, like analysis/diff.py;
+diff.py adds `deep_diff`'s keys to the diff and `deep_sentences` to its summary.
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.analysis.diff_collectives import collectives_diff, collectives_sentence
-from tb_plugin_advisor.analysis.diff_roofline import roofline_diff, roofline_sentence
 
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
                        "distinct")
@@ -20,7 +19,11 @@ DEEP_EXPLAIN = {
     "occupancy_min_points": 5.0,  # time-weighted occupancy moved by ≥ 5 points
     "launches_min_pct": 20.0,  # launches per step moved by ≥ 20 %
     "kernel_occupancy_top": 10,  # kernels listed whose occupancy changed
+    "mfu_min_points": 1.0,  # MFU moved by ≥ 1 point
+    "achieved_min_pct": 10.0,  # achieved FLOP/s (run or op) moved by ≥ 10 %
+    "roofline_op_top": 10,  # ops listed whose achieved FLOP/s changed
 }
+ROOFLINE_SUMMARY_KEYS = ("mfu_pct", "achieved_tflops", "model_flops_per_step", "step_ms", "costed_time_pct")
 
 
 def _num(value: Any) -> Optional[float]:
@@ -140,6 +143,45 @@ def kernel_sentence(diff: Dict[str, Any]) -> Optional[str]:
 
 
 # ---------------------------------------------------------------------------------------------------
+# Roofline
+
+
+def roofline_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+    """MFU and achieved FLOP/s of the runs, and the ops (by name) whose achieved FLOP/s moved."""
+    b, c = base.get("roofline") or {}, cand.get("roofline") or {}
+    out: Dict[str, Any] = {key: _pair(b.get(key), c.get(key), 4) for key in ROOFLINE_SUMMARY_KEYS}
+    out["baseline_device"], out["candidate_device"] = b.get("device"), c.get("device")
+    out["peak_precision"] = {"baseline": b.get("peak_precision"), "candidate": c.get("peak_precision")}
+    b_ops = {(op["name"], op.get("precision")): op for op in b.get("ops") or []}
+    changes = []
+    for op in c.get("ops") or []:
+        old = b_ops.get((op["name"], op.get("precision")))
+        if old is None:
+            continue
+        pair = _pair(old.get("achieved_tflops"), op.get("achieved_tflops"), 4)
+        if pair["delta_pct"] is not None and abs(pair["delta_pct"]) >= DEEP_EXPLAIN["achieved_min_pct"]:
+            changes.append(dict(pair, name=op["name"], precision=op.get("precision"),
+                                roof_pct={"baseline": old.get("roof_pct"), "candidate": op.get("roof_pct")},
+                                time_ms=op.get("total_ms")))
+    changes.sort(key=lambda r: -(r["time_ms"] or 0.0))
+    out["op_changes"] = changes[: DEEP_EXPLAIN["roofline_op_top"]]
+    return out
+
+
+def roofline_sentence(diff: Dict[str, Any]) -> Optional[str]:
+    r = diff.get("roofline") or {}
+    mfu, achieved = r.get("mfu_pct") or {}, r.get("achieved_tflops") or {}
+    parts = []
+    if mfu.get("delta") is not None and abs(mfu["delta"]) >= DEEP_EXPLAIN["mfu_min_points"]:
+        parts.append(f"MFU {mfu['baseline']:.1f} % \u2192 {mfu['candidate']:.1f} %")
+    moved = achieved.get("delta_pct")
+    if moved is not None and abs(moved) >= DEEP_EXPLAIN["achieved_min_pct"]:
+        parts.append(f"{achieved['baseline']:.2f} \u2192 {achieved['candidate']:.2f} TFLOP/s of model FLOPs "
+                     "per device")
+    return ("Roofline: " + "; ".join(parts) + ".") if parts else None
+
+
+# ---------------------------------------------------------------------------------------------------
 # The whole deeper-view diff
 
 
@@ -153,6 +195,6 @@ def deep_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def deep_sentences(diff: Dict[str, Any]) -> List[str]:
-    found = (memory_sentence(diff), kernel_sentence(diff), collectives_sentence(diff),
+    parts = (memory_sentence(diff), kernel_sentence(diff), collectives_sentence(diff),
              roofline_sentence(diff))
-    return [s for s in found if s]
+    return [s for s in parts if s]

@@ -40,7 +40,9 @@ COLLECTIVES_SKEW_PCT = 20.0  # the slowest rank's collective time ≥ 20 % above
 ROOFLINE_FAR_BELOW_PCT = 10.0  # an op reaching < 10 % of its roof …
 ROOFLINE_MIN_TIME_PCT = 5.0  # … with at least 5 % of the device time is worth a look
 ROOFLINE_TOP_OPS = 200
-LOW_MFU_PCT = 20.0  # model FLOPs utilisation below this on a GPU/TPU: say so (informational)
+LOW_MFU_PCT = 20.0  # model FLOPs utilisation below this on a GPU/TPU: say so (informational) …
+ROOFLINE_MIN_COSTED_PCT = 50.0  # … when at least half the compute time has known FLOPs (else MFU is a
+#                                 lower bound only: ResNet convolutions without with_flops, say)
 
 SEVERITIES = ("high", "medium", "low")
 # Matrix kernels (cuBLAS, cuDNN, flash attention) trade occupancy for large tiles on purpose: low
@@ -235,63 +237,50 @@ def collective_findings(c: Dict[str, Any]) -> List[Finding]:
 # ---------------------------------------------------------------------------------------------------
 # Roofline
 
-ROOFLINE_SNIPPET = (
-    "# memory-bound ops: fuse them so intermediates stay on chip\n"
-    "model = torch.compile(model)            # PyTorch\n"
-    "step = jax.jit(train_step)              # JAX\n"
-    "# compute-bound matmuls far below the roof: 16-bit inputs and dimensions that are multiples of 8 (GPU)\n"
-    "# or of 128 (TPU) let the matrix units run at full rate\n"
-    "with torch.autocast(\"cuda\", dtype=torch.bfloat16): loss = model(x)"
+MEMORY_BOUND_ADVICE = (
+    "It moves bytes far slower than the memory can: fuse it with its neighbours so intermediates stay "
+    "on chip (XLA fusion, torch.compile), avoid layout copies, and give it larger contiguous tensors."
+)
+COMPUTE_BOUND_ADVICE = (
+    "It computes far below the matrix units' peak: use a 16-bit or fp8 precision the units run at full "
+    "rate, shapes that are multiples of 8/16 (128 on TPUs), and larger batched matmuls instead of many "
+    "small ones."
 )
 
 
-def _rate(flops_per_s: Optional[float]) -> str:
-    if flops_per_s is None:
-        return "unknown"
-    return f"{flops_per_s / 1e12:.2f} TFLOP/s" if flops_per_s >= 1e11 else f"{flops_per_s / 1e9:.2f} GFLOP/s"
-
-
-LOW_PRECISIONS = ("bf16", "fp16", "fp8", "int8")
-
-
-def _roof_advice(op: Dict[str, Any]) -> str:
-    if op.get("bound") == "memory":
-        return "It is memory-bound: fusing it with its neighbours saves the round trips to memory."
-    if op.get("precision") in LOW_PRECISIONS:
-        return ("It is compute-bound and already in 16 bits or fewer: small or odd dimensions, a slow "
-                "kernel choice or gaps between its kernels keep it from the matrix units' rate.")
-    return "It is compute-bound: 16-bit inputs and matrix-friendly dimensions let it use the matrix units."
-
-
 def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
-    """On the roofline JSON of one host: ops far below their roof, and a low MFU."""
+    """On the roofline JSON of one host: hot ops far below their roof, low MFU."""
     out: List[Finding] = []
     for op in r.get("ops") or []:
         pct, share = op.get("roof_pct"), op.get("time_pct")
         if pct is None or share is None or share < ROOFLINE_MIN_TIME_PCT or pct >= ROOFLINE_FAR_BELOW_PCT:
             continue
+        memory = op["bound"] == "memory"
+        reached = (f"{op['achieved_gbps']:.1f} GB/s of {r['bandwidth_gbps']:.0f} GB/s" if memory
+                   else f"{op['achieved_tflops']:.2f} of {op['roof_tflops']:.1f} TFLOP/s")
         out.append(Finding(
-            "roofline.far_below_roof", "medium", f"{_short(op['name'])} runs far below its roof",
-            "This op takes a large share of device time yet reaches a small fraction of what the device "
-            "could do at its arithmetic intensity. "
-            + _roof_advice(op),
-            f"{op['name']}: {_rate(op['achieved_flops_per_s'])} of a {_rate(op['roof_flops_per_s'])} roof "
-            f"({pct:.1f} %, {op.get('bound') or 'bound unknown'}, {op.get('precision')}), "
-            f"{share:.1f} % of device time; FLOPs from {op['source']}",
-            ROOFLINE_SNIPPET,
+            "roofline.far_below_roof", "medium", f"A hot op is far below its roof: {_short(op['name'])}",
+            MEMORY_BOUND_ADVICE if memory else COMPUTE_BOUND_ADVICE,
+            f"{_short(op['name'], 100)}: {share:.1f} % of device time, {op['bound']}-bound (intensity "
+            f"{op['intensity']:.2f} FLOP/byte, ridge {op['ridge_flops_per_byte']:.1f} at "
+            f"{op['peak_precision']}), reaches {pct:.1f} % "
+            f"of its roof ({reached}); FLOPs from {op['source']}",
         ))
     mfu = r.get("mfu_pct")
-    if mfu is not None and mfu < LOW_MFU_PCT:
-        acc = r.get("accelerator") or {}
+    covered = r.get("costed_time_pct") or 0.0
+    if mfu is not None and mfu < LOW_MFU_PCT and covered >= ROOFLINE_MIN_COSTED_PCT:
+        basis = "per step" if r.get("basis") == "steps" else "over the profiled span (no steps found)"
         out.append(Finding(
-            "roofline.low_mfu", "low", "Low model FLOPs utilisation",
-            "The device spends most of each step doing something other than the counted FLOPs: waiting on "
-            "input or the host, communication, or memory-bound ops. The breakdown and the ops below say "
-            "which.",
-            f"MFU {'at most ' if r.get('mfu_upper_bound') else ''}{mfu:.1f} % of "
-            f"{acc.get('name', 'the device')}'s {r.get('mfu_precision')} peak: "
-            f"{_rate(r.get('achieved_flops_per_s'))} per device "
-            + (f"over {r.get('steps')} steps" if r.get("mfu_basis", "steps") == "steps" else
-               "over the span the devices were busy (no step holds a counted op)"),
+            "roofline.low_mfu", "low", f"Model FLOPs utilisation is {_sig(mfu)} %",
+            "The device runs the model's FLOPs at a small fraction of its peak. The hot ops above and the "
+            "step breakdown say where the time goes instead (input, host, communication, memory-bound ops).",
+            f"{_sig(r['achieved_tflops'])} TFLOP/s achieved {basis} against {r['peak_tflops']:.1f} TFLOP/s "
+            f"{r['peak_precision']} peak of the {r['device']} ({r['devices']} device(s), "
+            f"{covered:.0f} % of compute time has known FLOPs)",
         ))
     return out
+
+
+def _sig(value: float) -> str:
+    """One decimal, or two significant digits for values under 0.1 (a TPU running only adds: 0.00053 %)."""
+    return f"{value:.2g}" if 0 < abs(value) < 0.1 else f"{value:.1f}"

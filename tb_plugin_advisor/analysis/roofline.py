@@ -1,11 +1,12 @@
-"""Roofline and MFU: each op's achieved FLOP/s against its roof, and the run's model FLOPs utilisation.
+"""The roofline: achieved FLOP/s and MFU per step, and each op's arithmetic intensity against its roof.
 
-An op's arithmetic intensity is FLOPs / bytes; its roof is min(peak FLOP/s of its precision,
-intensity × peak memory bandwidth) of the device (accelerator_peaks.py); below the ridge point it is
-memory-bound, above it compute-bound. MFU per step is the FLOPs of the ops inside the step divided by
-(step time × devices × peak FLOP/s of the precision most FLOPs ran in). Where the device is not in
-the table, FLOP/s are still reported and the roofs and MFU are None. Ops come from roofline_ops.py,
-each labelled with where its FLOPs came from.
+Ops and their FLOPs/bytes come from op_flops.py; the device's peaks from device_peaks.py (matched from
+the model name the profile records). Per op: intensity = FLOPs / bytes; the roof at that intensity is
+min(peak FLOP/s, intensity × bandwidth); the ridge point is peak ÷ bandwidth. An op left of the ridge
+is memory-bound and its % of roof is its achieved bandwidth over the peak bandwidth; right of it,
+compute-bound, achieved FLOP/s over the peak. MFU = model FLOPs per step ÷ step time ÷ peak FLOP/s at
+the dominant precision (the precision holding most FLOPs), per device. Without steps the time is the
+span of the costed ops ("profile_span"), said so in the JSON.
 """
 
 from __future__ import annotations
@@ -16,207 +17,246 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis import findings as fd
-from tb_plugin_advisor.analysis.accelerator_peaks import AcceleratorPeak, infer_model, peaks_for
-from tb_plugin_advisor.analysis.op_flops import SOURCE_SHAPES_CONV
-from tb_plugin_advisor.analysis.roofline_ops import OpCall, profile_ops
+from tb_plugin_advisor.analysis.device_peaks import DevicePeaks, peak_flops, peaks_for
+from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.op_flops import SOURCES, OpCosts, op_costs
+from tb_plugin_advisor.analysis.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
 
-# FLOP sources that give at most the true count (stride ≥ 1 and at most "same" padding shrink a
-# convolution's output), so achieved rates and MFU built on them are upper bounds.
-UPPER_BOUND_SOURCES = frozenset({SOURCE_SHAPES_CONV})
-
-# Precisions tried, in order, when an op without a dtype runs faster than the default precision's peak.
-ESCALATION = ("tf32", "bf16", "fp16", "fp8")
+# Steps are the time basis only when the steady steps hold at least this share of the model FLOPs (a
+# profile whose step markers miss the device work would otherwise read as 0 % MFU).
+STEPS_MIN_FLOPS_SHARE = 0.5
 
 
 @dataclass
 class OpRow:
     name: str
     source: str
-    precision: Optional[str]
+    precision: str
     calls: int = 0
+    time_ns: int = 0
     flops: float = 0.0
     bytes: float = 0.0
     bytes_known: bool = True
-    time_ns: int = 0
 
 
 @dataclass
 class Roofline:
-    model: str  # the device name the profile records ("" when CPU-only)
-    model_source: Optional[str]  # "profile", or inferred (infer_model) when the profile names none
-    peak: Optional[AcceleratorPeak]
-    devices: int
-    default_precision: Optional[str]
     ops: List[OpRow]
-    kernel_ns: int  # all device (or op) time, for each op's share
-    steps: int
-    step_flops: List[float]  # per steady step
-    step_ms: List[float]
-    basis: str = "steps"  # what MFU divides by: "steps", "device span" (no step holds an op) or "none"
+    peaks: Optional[DevicePeaks]
+    model: str
+    devices: int
+    device_time_ns: int  # every kernel/op of the host's devices: the denominator of time_pct
+    compute_time_ns: int  # the compute ones (no collectives, no copies): what costed_time_pct covers
+    dominant: Optional[str]
+    basis: str  # "steps" | "profile_span" | "none"
+    per_step: List[Tuple[Optional[int], float, float]]  # (step number, model FLOPs, step ns), steady
+    span_flops: float = 0.0  # model FLOPs over the basis time (all devices)
+    span_ns: int = 0
+    hardware_flops: float = 0.0
     findings: List[fd.Finding] = field(default_factory=list)
 
-    def precision_of(self, row: OpRow) -> Tuple[Optional[str], Optional[str]]:
-        """(precision, how it is known): the op's dtype; else the device's default precision
-        (`assumed`), raised to the first faster precision whose peak the op's achieved rate needs
-        (`inferred from the achieved rate`: an XLA op faster than the fp32 peak ran in 16 bits)."""
-        if row.precision:
-            return row.precision, "dtype"
-        default = self.default_precision
-        if default is None:
-            return None, None
-        achieved = row.flops / (row.time_ns / 1e9) if row.time_ns else 0.0
-        peak = self.peak.peak(default) if self.peak is not None else None
-        if peak is not None and achieved > peak:
-            for faster in ESCALATION:
-                top = self.peak.peak(faster)
-                if top is not None and top >= achieved:
-                    return faster, "inferred from the achieved rate"
-        return default, "assumed"
-
-    def roof(self, row: OpRow) -> Optional[float]:
-        precision = self.precision_of(row)[0]
-        if self.peak is None or precision is None or self.peak.peak(precision) is None:
-            return None
-        compute = float(self.peak.peak(precision))
-        if not row.bytes_known or row.bytes <= 0:
-            return compute
-        return min(compute, row.flops / row.bytes * self.peak.memory_bandwidth)
-
-    @property
-    def mfu_precision(self) -> Optional[str]:
-        by_precision: Dict[str, float] = {}
-        for row in self.ops:
-            p = self.precision_of(row)[0]
-            if p:
-                by_precision[p] = by_precision.get(p, 0.0) + row.flops
-        return max(by_precision, key=lambda p: by_precision[p]) if by_precision else None
-
-    def mfu_pct(self, flops: float, ms: float) -> Optional[float]:
-        precision = self.mfu_precision
-        if self.peak is None or precision is None or not ms or not self.devices:
-            return None
-        peak = self.peak.peak(precision)
-        return 100.0 * flops / (ms / 1e3) / self.devices / peak if peak else None
+    def peak(self, precision: str) -> Tuple[Optional[float], str]:
+        return peak_flops(self.peaks, precision) if self.peaks else (None, precision)
 
     def to_json(self) -> Dict[str, Any]:
-        total_flops = sum(r.flops for r in self.ops)
-        steady_flops, steady_ms = sum(self.step_flops), sum(self.step_ms)
-        per_s = steady_flops / (steady_ms / 1e3) / max(self.devices, 1) if steady_ms else None
-        sources: Dict[str, int] = {}
-        for r in self.ops:
-            sources[r.source] = sources.get(r.source, 0) + r.calls
-        return {
+        peak, peak_precision = self.peak(self.dominant or "unknown")
+        bw = self.peaks.bandwidth if self.peaks else None
+        n = max(self.devices, 1)
+        achieved = self.span_flops / n / (self.span_ns / 1e9) if self.span_ns else None
+        rows = [self._op_json(op) for op in sorted(self.ops, key=lambda o: (-o.time_ns, o.name))]
+        costed = sum(op.time_ns for op in self.ops)
+        coverage = 100.0 * costed / self.compute_time_ns if self.compute_time_ns else None
+        out: Dict[str, Any] = {
             "device_model": self.model or None,
-            "device_model_source": self.model_source,
-            "accelerator": None if self.peak is None else {
-                "name": self.peak.name, "source": self.peak.source,
-                "peak_flops": dict(self.peak.flops), "memory_bandwidth": self.peak.memory_bandwidth,
-                "ridge_flops_per_byte": {p: round(v, 2) for p, v in self.peak.ridge.items()}},
+            "device": self.peaks.label if self.peaks else None,
+            "peaks_source": self.peaks.source if self.peaks else None,
             "devices": self.devices,
-            "ops_with_flops": len(self.ops),
-            "flops_total": total_flops,
-            "flops_sources": sources,
-            "steps": self.steps,
-            "flops_per_step": steady_flops / self.steps if self.steps else None,
-            "achieved_flops_per_s": per_s,
-            "mfu_precision": self.mfu_precision,
-            "mfu_basis": self.basis,
-            # a convolution counted with the stride-1 assumption has at most that many FLOPs
-            "mfu_upper_bound": any(r.source in UPPER_BOUND_SOURCES for r in self.ops),
-            "mfu_pct": _opt(self.mfu_pct(steady_flops, steady_ms), 2),
+            "dominant_precision": self.dominant,
+            "peak_precision": peak_precision if peak else None,
+            "peak_tflops": _opt(peak / 1e12 if peak else None),
+            "bandwidth_gbps": _opt(bw / 1e9 if bw else None),
+            "ridge_flops_per_byte": _opt(peak / bw if peak and bw else None, 2),
+            "roofs": self._roofs(),
+            "basis": self.basis,
+            "steps": len(self.per_step),
+            "step_ms": _opt(self.span_ns / 1e6 / len(self.per_step) if self.per_step else None),
+            "model_flops_per_step": _opt(self.span_flops / len(self.per_step), 0) if self.per_step else None,
+            "model_flops": _opt(self.span_flops, 0),
+            "hardware_flops": _opt(self.hardware_flops, 0),
+            "achieved_tflops": _opt(achieved / 1e12 if achieved is not None else None, 6),
+            "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 4),
             "per_step": [
-                {"flops": f, "ms": round(ms, 4), "achieved_flops_per_s": f / (ms / 1e3) / max(self.devices, 1)
-                 if ms else None, "mfu_pct": _opt(self.mfu_pct(f, ms), 2)}
-                for f, ms in zip(self.step_flops, self.step_ms)
-            ] if self.basis == "steps" else [],
-            "ops": [self._op_json(r) for r in self.ops[:fd.ROOFLINE_TOP_OPS]],
-            "findings": [f.to_json() for f in self.findings],
+                {"step": s, "model_flops": _r(f, 0), "ms": _r(ns / 1e6),
+                 "achieved_tflops": _r(f / n / (ns / 1e9) / 1e12, 6) if ns else None,
+                 "mfu_pct": _r(100.0 * f / n / (ns / 1e9) / peak, 4) if ns and peak else None}
+                for s, f, ns in self.per_step
+            ],
+            "ops_with_flops": sum(op.calls for op in self.ops),
+            "sources": sorted({op.source for op in self.ops}),
+            "costed_time_pct": _opt(coverage, 2),
+            # most compute time has no known FLOPs: the MFU counts only part of the work
+            "mfu_lower_bound": coverage is None or coverage < fd.ROOFLINE_MIN_COSTED_PCT,
+            "ops": rows[: fd.ROOFLINE_TOP_OPS],
         }
+        out["findings"] = [f.to_json() for f in self.findings]
+        return out
 
-    def _op_json(self, r: OpRow) -> Dict[str, Any]:
-        achieved = r.flops / (r.time_ns / 1e9) if r.time_ns else None
-        intensity = r.flops / r.bytes if r.bytes_known and r.bytes > 0 else None
-        roof = self.roof(r)
-        precision, known = self.precision_of(r)
-        ridge = self.peak.ridge.get(precision) if self.peak is not None and precision else None
+    def _roofs(self) -> List[Dict[str, Any]]:
+        """One roof per precision the ops use: what the chart draws."""
+        if not self.peaks:
+            return []
+        roofs: Dict[str, float] = {}
+        for op in self.ops:
+            peak, used = self.peak(op.precision)
+            if peak:
+                roofs[used] = peak
+        return [{"precision": p, "peak_tflops": _r(v / 1e12),
+                 "ridge_flops_per_byte": _r(v / self.peaks.bandwidth, 2)}
+                for p, v in sorted(roofs.items(), key=lambda kv: -kv[1])]
+
+    def _op_json(self, op: OpRow) -> Dict[str, Any]:
+        seconds = op.time_ns / 1e9
+        nbytes = op.bytes if op.bytes_known and op.bytes > 0 else None
+        intensity = op.flops / nbytes if nbytes else None
+        peak, used = self.peak(op.precision)
+        bw = self.peaks.bandwidth if self.peaks else None
+        bound = roof = pct = None
+        if intensity is not None and peak and bw and seconds:
+            ridge = peak / bw
+            bound = "memory" if intensity < ridge else "compute"
+            roof = min(peak, intensity * bw)
+            pct = 100.0 * (nbytes / seconds / bw if bound == "memory" else op.flops / seconds / peak)
         return {
-            "name": r.name, "source": r.source, "calls": r.calls, "flops": r.flops,
-            "flops_upper_bound": r.source in UPPER_BOUND_SOURCES,
-            "bytes": r.bytes if r.bytes_known else None, "time_ms": round(r.time_ns / 1e6, 4),
-            "time_pct": round(100.0 * r.time_ns / self.kernel_ns, 2) if self.kernel_ns else None,
-            "precision": precision,
-            "precision_source": known,
-            "intensity_flops_per_byte": _opt(intensity, 3),
-            "achieved_flops_per_s": achieved,
-            "roof_flops_per_s": roof,
-            "roof_pct": _opt(100.0 * achieved / roof, 2) if roof and achieved is not None else None,
-            "bound": None if intensity is None or ridge is None else
-            ("memory" if intensity < ridge else "compute"),
+            "name": op.name,
+            "source": op.source,
+            "precision": op.precision,
+            "peak_precision": used if peak else None,
+            "calls": op.calls,
+            "total_ms": _r(op.time_ns / 1e6),
+            "time_pct": _opt(100.0 * op.time_ns / self.device_time_ns if self.device_time_ns else None, 2),
+            "flops": _r(op.flops, 0),
+            "bytes": _opt(nbytes, 0),
+            "intensity": _opt(intensity, 3),
+            "achieved_tflops": _opt(op.flops / seconds / 1e12 if seconds else None, 4),
+            "achieved_gbps": _opt(nbytes / seconds / 1e9 if nbytes and seconds else None, 3),
+            "roof_tflops": _opt(roof / 1e12 if roof else None, 4),
+            "ridge_flops_per_byte": _opt(peak / bw if peak and bw else None, 2),
+            "bound": bound,
+            "roof_pct": _opt(pct, 2),
         }
 
 
-def _opt(value: Optional[float], digits: int) -> Optional[float]:
-    return None if value is None else round(float(value), digits)
+def _r(value: float, digits: int = 4) -> float:
+    return round(float(value), digits)
 
 
-def _aggregate(calls: List[OpCall]) -> List[OpRow]:
-    rows: Dict[tuple, OpRow] = {}
-    for c in calls:
-        row = rows.setdefault((c.name, c.source, c.precision), OpRow(c.name, c.source, c.precision))
-        row.calls += 1
-        row.flops += c.flops
-        row.time_ns += c.time_ns
-        if c.bytes is None:
-            row.bytes_known = False
-        else:
-            row.bytes += c.bytes
-    return sorted(rows.values(), key=lambda r: (-r.time_ns, r.name))
+def _opt(value: Optional[float], digits: int = 4) -> Optional[float]:
+    return None if value is None else _r(value, digits)
 
 
-def _device_span_ms(devices) -> Optional[float]:
-    spans = [(int(d.kernels.start_ns.min()), int((d.kernels.start_ns + d.kernels.duration_ns).max()))
-             for d in devices if len(d.kernels)]
-    if not spans:
-        return None
-    return (max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6
-
-
-def analyze_roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
-    calls = profile_ops(profile)
-    accelerators = [d for d in profile.devices if d.has_activity]
-    model = accelerators[0].model if accelerators else ""
-    model_source = "profile" if model else None
-    if accelerators and not model:
-        d = accelerators[0]
-        model = infer_model(d.vendor, d.compute_capability, d.core_count, d.memory_bytes) or ""
-        model_source = "inferred from compute capability and core count" if model else None
-    peak = peaks_for(model) if model else None
-    kind = accelerators[0].kind if accelerators else ""
-    default = "bf16" if kind == "tpu" else ("fp32" if accelerators else None)
-    kernel_ns = sum(d.kernels.total_ns for d in accelerators) or sum(c.time_ns for c in calls)
-    step_flops: List[float] = []
-    step_ms: List[float] = []
-    if steps is not None and steps.count and calls:
-        lo, hi = steps.start_ns[steps.steady], steps.end_ns[steps.steady]
-        starts = np.array([c.start_ns for c in calls], dtype=np.int64)
-        flops = np.array([c.flops for c in calls])
-        for a, b in zip(lo.tolist(), hi.tolist()):
-            inside = (starts >= a) & (starts < b)
-            step_flops.append(float(flops[inside].sum()))
-            step_ms.append((b - a) / 1e6)
-    basis = "steps"
-    if calls and not any(step_flops):
-        # the step markers hold none of the counted ops (markers around the host loop only, or no
-        # steps): MFU over the span the accelerators were busy, first kernel start to last kernel end
-        span_ms = _device_span_ms(accelerators)
-        basis = "device span" if span_ms else "none"
-        step_flops, step_ms = ([sum(c.flops for c in calls)], [span_ms]) if span_ms else ([], [])
-    result = Roofline(model=model, model_source=model_source, peak=peak, devices=len(accelerators),
-                      default_precision=default,
-                      ops=_aggregate(calls), kernel_ns=kernel_ns,
-                      steps=len(step_ms) if basis == "steps" else 0,
-                      step_flops=step_flops, step_ms=step_ms, basis=basis)
+def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
+    costs = op_costs(profile)
+    devices = [costs.devices[i] for i in np.unique(costs.device).tolist()]
+    model = next((d.model for d in profile.devices if d.name in devices and d.model), "")
+    compute = [d for d in profile.devices if len(d.kernels)]
+    result = Roofline(
+        ops=_aggregate(costs), peaks=peaks_for(model), model=model, devices=len(devices),
+        device_time_ns=sum(d.kernels.total_ns for d in compute),
+        compute_time_ns=sum(int(d.kernels.duration_ns[kernel_view(d).compute].sum()) for d in compute),
+        dominant=_dominant(costs),
+        basis="none", per_step=[], hardware_flops=float(costs.flops.sum()))
+    _timing(result, costs, steps)
     result.findings = fd.roofline_findings(result.to_json())
     return result
+
+
+def _aggregate(costs: OpCosts) -> List[OpRow]:
+    """One row per (op name, source, precision), summed with numpy (no Python loop over ops)."""
+    if not len(costs):
+        return []
+    n_src, n_prec = len(SOURCES), len(PRECISIONS)
+    key = (costs.name.astype(np.int64) * n_src + costs.source) * n_prec + costs.precision
+    keys, group = np.unique(key, return_inverse=True)
+    group = group.reshape(-1)
+    size = keys.size
+    calls = np.bincount(group, minlength=size)
+    time_ns = np.bincount(group, weights=costs.duration_ns.astype(np.float64), minlength=size)
+    flops = np.bincount(group, weights=costs.flops, minlength=size)
+    unknown = np.isnan(costs.bytes)
+    nbytes = np.bincount(group, weights=np.where(unknown, 0.0, costs.bytes), minlength=size)
+    missing = np.bincount(group, weights=unknown.astype(np.float64), minlength=size)
+    rows = []
+    for g, k in enumerate(keys.tolist()):
+        rest, precision = divmod(k, n_prec)
+        name, source = divmod(rest, n_src)
+        rows.append(OpRow(costs.names[name], SOURCES[source], PRECISIONS[precision], calls=int(calls[g]),
+                          time_ns=int(time_ns[g]), flops=float(flops[g]), bytes=float(nbytes[g]),
+                          bytes_known=not missing[g]))
+    return rows
+
+
+def _dominant(costs: OpCosts) -> Optional[str]:
+    by = np.bincount(costs.precision.astype(np.int64), weights=costs.model_flops, minlength=len(PRECISIONS))
+    unknown = PRECISIONS.index("unknown")
+    known = [(by[i], PRECISIONS[i]) for i in range(len(PRECISIONS)) if i != unknown and by[i] > 0]
+    pick = known or ([(by[unknown], "unknown")] if by[unknown] > 0 else [])
+    return max(pick, key=lambda fp: (fp[0], fp[1]))[1] if pick else None
+
+
+def _timing(result: Roofline, costs: OpCosts, steps: Optional[Steps]) -> None:
+    if not len(costs):
+        return
+    starts, model = costs.start_ns, costs.model_flops
+    if steps is not None and steps.count and steps.steady.any():
+        lo, hi = steps.start_ns[steps.steady], steps.end_ns[steps.steady]
+        order = np.argsort(lo, kind="stable")
+        lo, hi = lo[order], hi[order]
+        numbers = [n for n, s in zip(steps.numbers, steps.steady.tolist()) if s]
+        numbers = [numbers[i] for i in order.tolist()]
+        where = window_index(lo, hi, starts)
+        per = np.bincount(where[where >= 0], weights=model[where >= 0], minlength=lo.size)
+        if per.sum() >= STEPS_MIN_FLOPS_SHARE * model.sum():
+            result.basis = "steps"
+            result.per_step = [(numbers[i], float(per[i]), int(hi[i] - lo[i])) for i in range(lo.size)]
+            result.span_flops = float(per.sum())
+            result.span_ns = int((hi - lo).sum())
+            return
+    ends = costs.start_ns + costs.duration_ns
+    result.basis = "profile_span"
+    result.span_flops = float(model.sum())
+    result.span_ns = int(ends.max() - starts.min())
+
+
+def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any]:
+    """Several hosts: FLOPs and time summed, MFU recomputed over every device of the run; each op row
+    and finding names its host (ops are not merged: hosts may hold different devices)."""
+    parts = [(host, out["roofline"]) for host, out in per_host if out.get("roofline")]
+    active = [(h, r) for h, r in parts if r["ops"]]
+    if not active:
+        return parts[0][1] if parts else {}
+    first = active[0][1]
+    out = {k: v for k, v in first.items() if k not in ("ops", "findings", "per_step")}
+    devices = sum(r["devices"] for _, r in active)
+    flops = sum(r["model_flops"] or 0.0 for _, r in active)
+    # each host's achieved FLOP/s × its devices = its FLOP/s; the run's mean per device over all of them
+    rate = sum((r["achieved_tflops"] or 0.0) * r["devices"] for _, r in active)
+    achieved = rate / devices if devices else None
+    peak = first.get("peak_tflops")
+    out.update({
+        "devices": devices,
+        "hosts": len(active),
+        "model_flops": _r(flops, 0),
+        "hardware_flops": _r(sum(r["hardware_flops"] or 0.0 for _, r in active), 0),
+        "achieved_tflops": _opt(achieved, 6),
+        "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 4),
+        "ops": sorted([dict(op, host=h) for h, r in active for op in r["ops"]],
+                      key=lambda op: -op["total_ms"])[: fd.ROOFLINE_TOP_OPS],
+        "per_step": [],
+        "per_host": [dict(host=h, **{k: v for k, v in r.items() if k not in ("ops", "findings", "per_step",
+                                                                             "roofs")}) for h, r in parts],
+        "findings": [dict(f, host=h) for h, r in parts for f in r["findings"]],
+    })
+    return out

@@ -71,8 +71,8 @@ ARG_STATS: Dict[str, str] = {
     "Fwd thread id": "fwd_thread_id",
     "Input type": "input_type",
     "Input Dims": "input_dims",
-    "flops": "flops",  # profile(with_flops=True): PyTorch's own FLOP count for matmul/conv ops
-    "Concrete Inputs": "concrete_inputs",  # scalar/list arguments (a convolution's stride, padding)
+    "flops": "flops",  # with_flops=True: the op's FLOPs (analysis/op_flops.py)
+    "Concrete Inputs": "concrete_inputs",  # scalar args (conv stride/padding/groups) for op_flops.py
     "Input dims": "input_dims",
     "device": "device_id",
     "stream": "stream_id",

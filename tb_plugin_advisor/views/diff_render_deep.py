@@ -67,16 +67,23 @@ def deep_tables(diff: Dict[str, Any]) -> List[Table]:
             if t["busbw_gbps"]["baseline"] is not None or t["busbw_gbps"]["candidate"] is not None:
                 rows.append(_row(f"{t['type']} bus bandwidth GB/s", t["busbw_gbps"]))
         tables.append(("Collectives", ["", "baseline", "candidate", "delta"], rows))
-    ro = diff.get("roofline") or {}
-    if ro:
-        rows = [_row("MFU %", ro["mfu_pct"]),
-                _row("TFLOP/s per device", _scaled(ro["achieved_flops_per_s"], 1e12), "", 2),
-                _row("TFLOP per step", _scaled(ro["flops_per_step"], 1e12), "", 3)]
-        for o in ro.get("ops") or []:
-            rows.append(_row(f"{o['name']} % of roof", o["roof_pct"]))
-        tables.append(("Roofline and MFU", ["", "baseline", "candidate", "delta"], rows))
+    r = diff.get("roofline") or {}
+    mfu = r.get("mfu_pct") or {}
+    if mfu.get("baseline") is not None or mfu.get("candidate") is not None:
+        names = [str(r.get(k) or "—") for k in ("baseline_device", "candidate_device")]
+        rows = [["device (peaks)", *names, ""],
+                _row("MFU %", mfu, "", 2),
+                _row("achieved TFLOP/s per device", r["achieved_tflops"], "", 3),
+                _row("model GFLOP per step", _scaled(r["model_flops_per_step"], 1e-9), "", 1),
+                _row("step ms", r["step_ms"], "", 2),
+                _row("compute time with known FLOPs %", r["costed_time_pct"])]
+        for o in r.get("op_changes") or []:
+            rows.append([f"TFLOP/s of {o['name']}", _fmt(o["baseline"], "", 3), _fmt(o["candidate"], "", 3),
+                         _signed(o["delta"], "", 3)])
+        tables.append(("Roofline", ["", "baseline", "candidate", "delta"], rows))
     return tables
 
 
-def _scaled(pair: Dict[str, Any], unit: float) -> Dict[str, Optional[float]]:
-    return {k: (None if pair.get(k) is None else pair[k] / unit) for k in ("baseline", "candidate", "delta")}
+def _scaled(pair: Dict[str, Any], factor: float) -> Dict[str, Any]:
+    keys = ("baseline", "candidate", "delta")
+    return {k: (None if pair.get(k) is None else pair[k] * factor) for k in keys}

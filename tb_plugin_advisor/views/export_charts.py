@@ -27,6 +27,7 @@ CHARTS: Dict[str, tuple] = {
     "steps": ("chart-steps", 280, "Per-step time breakdown, ms per step"),
     "precision": ("chart-precision", 150, "Precision of compute time, %"),
     "delta": ("chart-delta", 240, "Change of each category, ms per step"),
+    "roofline": ("roofline-chart", 320, "Roofline: achieved TFLOP/s against arithmetic intensity, log-log"),
 }
 
 

@@ -265,5 +265,18 @@ HTML_SECTIONS: Dict[str, Callable[[Dict[str, Any]], str]] = {
 }
 
 
-def html_sections(report: Dict[str, Any], names: Sequence[str] = tuple(HTML_SECTIONS)) -> List[str]:
-    return [s for s in (HTML_SECTIONS[name](report) for name in names) if s]
+# Charts a section adds in the whole-report HTML, which embeds the bundle that draws them (the
+# `--section` HTML has no scripts, so it shows the tables only).
+SECTION_CHARTS: Dict[str, Callable[[Dict[str, Any]], str]] = {"roofline": render_roofline.html_chart}
+
+
+def html_sections(report: Dict[str, Any], names: Sequence[str] = tuple(HTML_SECTIONS), charts: bool = False
+                  ) -> List[str]:
+    out = []
+    for name in names:
+        part = HTML_SECTIONS[name](report)
+        if part and charts and name in SECTION_CHARTS:
+            part += SECTION_CHARTS[name](report)
+        if part:
+            out.append(part)
+    return out

@@ -132,7 +132,7 @@ def render_html(report: Dict[str, Any]) -> str:
                 f'<td class="n">{num(d.get("busy_pct")):.1f}</td></tr>'
             )
         body.append("</table>")
-    body += render_deep.html_sections(report)
+    body += render_deep.html_sections(report, charts=True)
     body += hosts_html(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:

@@ -99,6 +99,58 @@ export interface Memory {
   findings?: Finding[];
 }
 
+export interface RooflineOp {
+  name: string;
+  host?: string;
+  source?: string;
+  precision?: string;
+  peak_precision?: string | null;
+  calls?: number;
+  total_ms?: number;
+  time_pct?: number | null;
+  flops?: number;
+  bytes?: number | null;
+  intensity?: number | null;
+  achieved_tflops?: number | null;
+  achieved_gbps?: number | null;
+  roof_tflops?: number | null;
+  ridge_flops_per_byte?: number | null;
+  bound?: string | null;
+  roof_pct?: number | null;
+}
+
+export interface Roof {
+  precision: string;
+  peak_tflops: number;
+  ridge_flops_per_byte: number;
+}
+
+export interface Roofline {
+  device_model?: string | null;
+  device?: string | null;
+  peaks_source?: string | null;
+  devices?: number;
+  dominant_precision?: string | null;
+  peak_precision?: string | null;
+  peak_tflops?: number | null;
+  bandwidth_gbps?: number | null;
+  ridge_flops_per_byte?: number | null;
+  roofs?: Roof[];
+  basis?: string;
+  steps?: number;
+  step_ms?: number | null;
+  model_flops_per_step?: number | null;
+  achieved_tflops?: number | null;
+  mfu_pct?: number | null;
+  per_step?: { step?: number | null; model_flops?: number; ms?: number; achieved_tflops?: number | null; mfu_pct?: number | null }[];
+  ops_with_flops?: number;
+  sources?: string[];
+  costed_time_pct?: number | null;
+  mfu_lower_bound?: boolean;
+  ops?: RooflineOp[];
+  findings?: Finding[];
+}
+
 export interface CollectiveType {
   type: string;
   calls?: number;
@@ -138,4 +190,5 @@ export type DeepReport = Report & {
   kernel_stats?: KernelStats;
   memory?: Memory;
   collectives?: Collectives;
+  roofline?: Roofline;
 };

@@ -1,5 +1,6 @@
-// The deeper-view panels of a report: kernel statistics and memory over time (and, as the report grows,
-// collectives and the roofline). Layout only; filtering, sorting and geometry live in deep/data.ts.
+// The deeper-view panels of a report: kernel statistics, memory over time, collectives (the roofline
+// panel, which draws a Chart.js chart, is views/roofline.ts). Layout only; filtering, sorting and
+// geometry live in deep/data.ts.
 
 import deepCss from "../deep/deep.css?inline";
 import { DEFAULT_KERNEL_QUERY, TOP_CHOICES, dim3, memoryGeometry, occupancyLabel, queryKernels } from "../deep/data";

@@ -9,7 +9,6 @@ import { h, table } from "../dom";
 import { formatBytes, formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
 import type { Diff, DiffOp } from "../types";
 import { verdictView, type Severity } from "../verdict";
-import { mfuChangeLine } from "../deep/roofline";
 import { badge, card, chartBox, list, note } from "./common";
 
 const CHANGE_SEVERITY: Record<string, Severity> = { faster: "ok", slower: "bad", same: "neutral" };
@@ -54,11 +53,6 @@ function memoryLine(diff: Diff): HTMLElement | null {
   return note(`Peak memory ${formatBytes(m.baseline)} → ${formatBytes(m.candidate)} (${formatDeltaPct(m.delta_pct ?? null)})`, "diff-memory");
 }
 
-function mfuLine(diff: Diff): HTMLElement | null {
-  const text = mfuChangeLine((diff as { roofline?: Parameters<typeof mfuChangeLine>[0] }).roofline);
-  return text ? note(text, "diff-mfu") : null;
-}
-
 export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: () => Chart[] } {
   const change = stepTimeChange(diff);
   const line = stepTimeLine(diff);
@@ -82,7 +76,6 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
       diff.step_time?.significant === false && diff.step_time.reason ? note(diff.step_time.reason, "diff-reason") : null,
       vb || vc ? verdictsLine(diff) : null,
       memoryLine(diff),
-      mfuLine(diff),
       precision.length
         ? note(`Precision change: ${precision.map(([k, v]) => `${k} ${formatDeltaPct(v)}`).join(", ")}`, "diff-precision")
         : null,

@@ -24,8 +24,8 @@ import {
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
 import { deepCards } from "./deep";
-import { rooflineCard } from "./roofline";
 import { perHostCard } from "./hosts";
+import { rooflineCard } from "./roofline";
 import { opName, opTable } from "./optable";
 
 interface Ctx {

@@ -1,59 +1,70 @@
-// The roofline panel: MFU and its basis, the findings, a log-log chart of the ops against the device's
-// roof (Chart.js, bundled, like the other charts) and the op table. Data and geometry: deep/roofline.ts.
+// The roofline panel of a report: MFU and the device's peaks, the findings, the roofline chart (ops on
+// log-log axes under their roofs, drawn once the card is attached) and the op table.
 
-import { logScatterChart, type Chart } from "../charts";
+import type { Chart } from "../charts";
+import { drawRooflineChart } from "../reportcharts";
 import type { Theme } from "../chartdata";
-import { formatRate, rooflineFacts, rooflinePlot, type Roofline, type RooflineOp } from "../deep/roofline";
+import { boundLabel, rooflineSeries } from "../deep/roofline";
+import type { DeepReport, Roofline, RooflineOp } from "../deep/types";
 import { h } from "../dom";
 import { formatNumber, formatPct } from "../format";
 import { card, chartBox, list, note } from "./common";
 import { findingCards } from "./deep";
 
-const COLUMNS = ["Op", "Calls", "ms", "% time", "Precision", "FLOP/byte", "Achieved", "Roof", "% of roof", "Bound", "FLOPs from"];
+const TOP = 50;
+const COLUMNS = ["Op", "Source", "Precision", "Calls", "Total ms", "Time %", "FLOP/byte", "TFLOP/s", "GB/s", "Bound", "% of roof"];
 
-function cells(o: RooflineOp): (Node | string)[] {
-  const known = o.precision_source;
-  const precision = (o.precision ?? "–") + (known === "assumed" ? " (assumed)" : known && known !== "dtype" ? " (inferred from the rate)" : "");
+function facts(r: Roofline): string[] {
+  const out = [`${formatNumber(r.ops_with_flops)} ops with known FLOPs (${(r.sources ?? []).join(", ")}), ${formatPct(r.costed_time_pct)} of compute time`];
+  if (typeof r.peak_tflops === "number") {
+    out.push(`${r.device}: ${formatNumber(r.peak_tflops)} TFLOP/s ${r.peak_precision} peak, ${formatNumber(r.bandwidth_gbps)} GB/s, ridge ${formatNumber(r.ridge_flops_per_byte)} FLOP/byte`);
+  } else {
+    out.push(`Device ${r.device_model || "unknown"} is not in the peak table: no roof and no MFU.`);
+  }
+  if (typeof r.achieved_tflops === "number") {
+    const basis = r.basis === "steps" ? `per step (${r.steps} steps of ${formatNumber(r.step_ms)} ms)` : "over the span of the costed ops (no steps)";
+    out.push(`${formatNumber(r.achieved_tflops)} TFLOP/s of model FLOPs per device ${basis}` + (typeof r.mfu_pct === "number" ? ` — MFU ${formatPct(r.mfu_pct)}` + (r.mfu_lower_bound ? " (a lower bound: most compute time has no known FLOPs)" : "") : ""));
+  }
+  return out;
+}
+
+function cells(op: RooflineOp): (Node | string)[] {
+  const n = (v: number | null | undefined) => (typeof v === "number" ? formatNumber(v) : "–");
   return [
-    h("span", { class: "adv-name" }, o.name),
-    formatNumber(o.calls),
-    formatNumber(o.time_ms),
-    typeof o.time_pct === "number" ? formatPct(o.time_pct) : "–",
-    precision,
-    typeof o.intensity_flops_per_byte === "number" ? formatNumber(o.intensity_flops_per_byte) : "–",
-    (o.flops_upper_bound ? "≤ " : "") + formatRate(o.achieved_flops_per_s),
-    formatRate(o.roof_flops_per_s),
-    typeof o.roof_pct === "number" ? formatPct(o.roof_pct) : "–",
-    o.bound ?? "–",
-    o.source ?? "",
+    h("span", { class: "adv-name" }, op.host ? `${op.host}: ${op.name}` : op.name),
+    op.source ?? "–",
+    op.precision ?? "–",
+    n(op.calls),
+    n(op.total_ms),
+    typeof op.time_pct === "number" ? formatPct(op.time_pct) : "–",
+    n(op.intensity),
+    n(op.achieved_tflops),
+    n(op.achieved_gbps),
+    h("span", { title: boundLabel(op) }, op.bound ?? "–"),
+    typeof op.roof_pct === "number" ? formatPct(op.roof_pct) : "–",
   ];
 }
 
-export function rooflineCard(report: object, theme: Theme, drawers: (() => Chart | null)[]): HTMLElement | null {
-  const roof = (report as { roofline?: Roofline }).roofline;
-  const ops = roof?.ops ?? [];
-  if (!roof || !ops.length) return null;
-  const plot = rooflinePlot(roof);
-  const { box, canvas } = chartBox("roofline-chart", 320, "roofline: ops against the device's roof");
-  if (plot) {
-    const tip = (name: string, x: number, y: number) => `${name}: ${formatRate(y)} at ${formatNumber(x)} FLOP/byte`;
-    drawers.push(() =>
-      logScatterChart(canvas, [
-        { label: `roof (${roof.mfu_precision} peak, memory bandwidth)`, color: "#757575", points: plot.roof, line: true },
-        { label: "memory-bound ops", color: "#c62828", points: plot.memory },
-        { label: "compute-bound ops", color: "#1565c0", points: plot.compute },
-      ], theme, "arithmetic intensity (FLOP/byte)", "achieved FLOP/s", tip, formatRate),
-    );
+export function rooflineCard(r: DeepReport, theme: Theme, drawers: (() => Chart | null)[]): HTMLElement | null {
+  const rl = r.roofline;
+  const ops = rl?.ops ?? [];
+  if (!rl || !ops.length) return null;
+  const series = rooflineSeries(rl);
+  let chart: HTMLElement | null = null;
+  if (series && series.points.length) {
+    const { box, canvas } = chartBox("roofline-chart", 320, "Roofline: achieved TFLOP/s against arithmetic intensity, log-log");
+    chart = box;
+    drawers.push(() => drawRooflineChart(canvas, r, theme));
   }
   return card(
-    "Roofline and MFU",
+    "Roofline",
     "roofline-card",
-    list(rooflineFacts(roof), "roofline-facts"),
-    findingCards(roof.findings, "roofline-finding"),
-    plot ? box : note("No roof to draw: the device is not in the peak table, or no op has a byte count.", "roofline-no-chart"),
-    plot ? note(`Ridge point ${formatNumber(plot.ridge)} FLOP/byte: ops left of it are limited by memory bandwidth, right of it by the ${roof.mfu_precision} peak (${formatRate(plot.peak)}). Peaks from ${roof.accelerator?.source ?? ""}.`, "roofline-ridge") : null,
+    list(facts(rl), "roofline-facts"),
+    findingCards(rl.findings, "roofline-finding"),
+    chart ?? note("No op has both a FLOP and a byte count with a known device peak: nothing to place on a roofline.", "roofline-chart-empty"),
     h("div", { class: "adv-scroll" }, h("table", { class: "adv-table", testid: "roofline-table" },
-      h("thead", null, h("tr", null, COLUMNS.map((c, i) => h("th", { class: i > 0 && i !== 4 && i < 9 ? "num" : "" }, c)))),
-      h("tbody", null, ops.slice(0, 50).map((o) => h("tr", { testid: "roofline-row", attrs: { "data-name": o.name, "data-bound": o.bound ?? "" } }, cells(o).map((c, i) => h("td", { class: i > 0 && i !== 4 && i < 9 ? "num" : "" }, c))))))),
+      h("thead", null, h("tr", null, COLUMNS.map((c, i) => h("th", { class: i >= 3 && i !== 9 ? "num" : "" }, c)))),
+      h("tbody", null, ops.slice(0, TOP).map((op) => h("tr", { testid: "roofline-row", attrs: { "data-name": op.name, "data-bound": op.bound ?? "" } }, cells(op).map((c, i) => h("td", { class: i >= 3 && i !== 9 ? "num" : "" }, c))))))),
+    rl.peaks_source ? note(`Peaks (dense) from ${rl.peaks_source}. FLOPs labelled "profile" come from the profiler (XLA cost analysis, PyTorch with_flops); "shapes" are computed from the recorded input shapes.`, "roofline-source") : null,
   );
 }
