@@ -230,3 +230,19 @@ def test_torch_convolution_from_concrete_inputs():
     out = 32 * 64 * 112 * 112
     assert conv.flops == 2 * out * 3 * 49
     assert conv.bytes == 2 * (32 * 3 * 224 * 224 + 64 * 3 * 49 + out)
+
+
+def test_convolution_backward_costs_one_forward_per_gradient():
+    """aten::convolution_backward as PyTorch records it (a ResNet 3x3, 512 channels, 7x7): no stride
+    needed, grad_output is the forward's output; output_mask says which gradients were computed."""
+    dims = [[10, 512, 7, 7], [10, 512, 7, 7], [512, 512, 3, 3]] + [[]] * 8
+    forward = 2 * 10 * 512 * 7 * 7 * 512 * 9
+    both = ["", "", "", "[0]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, False]"]
+    flops, moved = shape_cost("aten::convolution_backward", dims, both)
+    assert flops == 2 * forward
+    assert moved == 3 * 10 * 512 * 49 + 2 * 512 * 512 * 9  # read dy, x, w; write dx, dw
+    weight_only = both[:10] + ["[False, True, False]"]
+    assert shape_cost("aten::convolution_backward", dims, weight_only)[0] == forward
+    assert shape_cost("aten::convolution_backward", dims, None)[0] == 2 * forward  # mask not recorded
+    assert shape_cost("aten::convolution_backward", [[10, 512, 7, 7], [10, 512, 7, 7], [256, 512, 3, 3]],
+                      both) is None  # grad_output's channels are not the weight's outputs

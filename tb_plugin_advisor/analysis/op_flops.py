@@ -7,7 +7,8 @@ and `bytes_accessed` — directly or through their event metadata; each such ker
 Kineto (PyTorch): `flops` is an arg of aten ops when the profiler ran with with_flops=True; with
 record_shapes=True, matrix ops name their inputs' `Input Dims` and `Input type`, from which FLOPs and
 bytes are computed here (matmul family, linear, scaled-dot-product attention, and convolutions when
-`Concrete Inputs` gives their stride, padding, dilation and groups — PyTorch ≥ 2.1 records it). An op is the
+`Concrete Inputs` gives their stride, padding, dilation and groups — PyTorch ≥ 2.1 records it — and
+their backward, aten::convolution_backward, from grad_output's shape). An op is the
 outermost host op that has a cost; its device time is the time of every kernel launched inside it
 (kernels name their op by `External id`). Each op says where its FLOPs come from: "profile" | "shapes".
 """
@@ -200,12 +201,30 @@ def _conv_cost(name: str, dims: List[List[int]], concrete: List[str]) -> Optiona
     return flops, float(_prod(x) + _prod(w) + bias + output)
 
 
+def _conv_backward_cost(tensors: List[List[int]], concrete: Optional[List[str]]
+                        ) -> Optional[Tuple[float, float]]:
+    """aten::convolution_backward(grad_output, input, weight, …, output_mask): each gradient asked for
+    in output_mask (argument 10; both when not recorded) costs one forward convolution, whose output is
+    grad_output — so no stride or padding is needed."""
+    g, x, w = tensors[0], tensors[1], tensors[2]
+    if len(g) < 3 or len(x) != len(g) or len(w) != len(g) or g[1] != w[0]:
+        return None
+    text = concrete[10] if concrete and len(concrete) > 10 else ""
+    mask = [t == "True" for t in text.replace(" ", "").strip("[]").split(",")][:2] if text else [True, True]
+    mask += [True] * (2 - len(mask))
+    forward = 2.0 * _prod(g) * w[1] * _prod(w[2:])
+    moved = _prod(g) + _prod(x) + _prod(w) + (_prod(x) if mask[0] else 0) + (_prod(w) if mask[1] else 0)
+    return forward * sum(mask), float(moved)
+
+
 def shape_cost(name: str, dims: List[List[int]], concrete: Optional[List[str]] = None
                ) -> Optional[Tuple[float, float]]:
     """(FLOPs, elements moved: inputs + output) of a matrix/attention/convolution op from its input
     dims (and, for convolutions, its concrete scalar inputs); None when not understood."""
     tensors = [d for d in dims if isinstance(d, list) and d and all(isinstance(x, int) for x in d)]
     try:
+        if name == "aten::convolution_backward":
+            return _conv_backward_cost(tensors, concrete)
         if name in _CONV_ARGS:
             return _conv_cost(name, dims, concrete) if concrete else None
         match = _MM.match(name)
