@@ -88,3 +88,34 @@ def test_known_figures():
     assert peaks_for("NVIDIA A100-SXM4-80GB").bandwidth == 2039e9
     assert peaks_for("TPU v5 lite").flops["bf16"] == 197e12
     assert peaks_for("AMD Instinct MI300X").bandwidth == 5300e9
+
+
+@pytest.mark.parametrize("key,expected", [
+    (("AMD", (9, 4), 304, 192 << 30), "mi300x"),
+    (("AMD", (9, 5), 256, 288 << 30), "mi355x"),
+    (("AMD", (9, 0), 220, 128 << 30), "mi250x"),
+    (("AMD", (9, 0), 208, 128 << 30), "mi250"),
+    (("Nvidia", (8, 0), 108, 40 << 30), "a100-40gb"),
+    (("Nvidia", (8, 0), 108, 80 << 30), "a100-sxm-80gb"),
+    (("Nvidia", (9, 0), 132, 80 << 30), "h100-sxm"),
+    (("Nvidia", (9, 0), 132, 141 << 30), "h200"),
+    (("Nvidia", (7, 0), 80, 32 << 30), "v100-sxm"),
+    (("Nvidia", (7, 5), 40, 16 << 30), "t4"),
+    (("Nvidia", (8, 9), 58, 24 << 30), "l4"),
+    (("Nvidia", (10, 0), 148, 180 << 30), "b200"),
+])
+def test_unnamed_devices_are_named_from_what_they_record(key, expected):
+    from tb_plugin_advisor.analysis.device_peaks import INFERRED_MODELS, infer_model
+
+    vendor, capability, cores, memory = key
+    assert (vendor.lower(), capability, cores) in INFERRED_MODELS
+    name = infer_model(vendor, capability, cores, memory)
+    assert peaks_for(name).key == expected
+    assert infer_model(vendor, capability, cores + 1, memory) is None
+    assert infer_model(vendor, None, cores, memory) is None
+
+
+def test_every_inferred_name_has_a_case():
+    from tb_plugin_advisor.analysis.device_peaks import INFERRED_MODELS
+
+    assert len(INFERRED_MODELS) == 10

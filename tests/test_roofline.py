@@ -15,6 +15,7 @@ from deep_profiles import (
     TINY_PER_STEP,
     gpu_training_profile,
 )
+from synth import XSpaceBuilder
 from synth_kineto import BASE_NS, KinetoTrace
 
 from tb_plugin_advisor.analysis import findings as fd
@@ -246,3 +247,16 @@ def test_convolution_backward_costs_one_forward_per_gradient():
     assert shape_cost("aten::convolution_backward", dims, None)[0] == 2 * forward  # mask not recorded
     assert shape_cost("aten::convolution_backward", [[10, 512, 7, 7], [10, 512, 7, 7], [256, 512, 3, 3]],
                       both) is None  # grad_output's channels are not the weight's outputs
+
+
+def test_an_unnamed_rocm_gpu_gets_its_peaks_from_what_it_records():
+    """ROCm's XSpace planes name no device: gfx942 with 304 CUs is an MI300X, and the report says so."""
+    b = XSpaceBuilder(hostnames=["h"])
+    t0 = 1_700_000_000_000_000_000
+    plane = b.gpu_plane(0, model="", vendor="AMD", compute_capability=(9, 4), core_count=304)
+    plane.line("Stream #7(Kernel)", id=7).kernel("fusion_1", t0, 1_000_000, hlo_op="fusion.1",
+                                                 stats={"flops": 1e12, "bytes_accessed": 1e9})
+    r = roofline(read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")).to_json()
+    assert r["device_model"] == "AMD Instinct MI300X"
+    assert r["device_model_source"] == "inferred from compute capability and core count"
+    assert r["device"] == "AMD Instinct MI300X" and r["peak_tflops"] is not None

@@ -99,6 +99,38 @@ _COMPILED = tuple((re.compile(p.pattern, re.IGNORECASE), p) for p in PEAKS)
 FALLBACK_PRECISIONS = ("bf16", "fp16", "fp32")
 
 
+# Devices whose profile records no name (ROCm's XSpace planes, for one) are named from what it does
+# record: (vendor, compute capability, SM/CU count) → a name peaks_for() matches. gfx942 with 304 CUs
+# is an MI300X (the MI300A has 228); gfx950 with 256 CUs an MI350-series part, taken as the MI355X
+# (the MI350X has as many CUs at lower clocks). The report says the name was inferred.
+INFERRED_MODELS: Dict[Tuple[str, Tuple[int, int], int], str] = {
+    ("amd", (9, 4), 304): "AMD Instinct MI300X",
+    ("amd", (9, 5), 256): "AMD Instinct MI355X",
+    ("amd", (9, 0), 220): "AMD Instinct MI250X",
+    ("amd", (9, 0), 208): "AMD Instinct MI250",
+    ("nvidia", (8, 0), 108): "NVIDIA A100",
+    ("nvidia", (9, 0), 132): "NVIDIA H100",
+    ("nvidia", (7, 0), 80): "NVIDIA V100",
+    ("nvidia", (7, 5), 40): "NVIDIA T4",
+    ("nvidia", (8, 9), 58): "NVIDIA L4",
+    ("nvidia", (10, 0), 148): "NVIDIA B200",
+}
+
+
+def infer_model(vendor: str, capability: Optional[Tuple[int, int]], cores: Optional[int],
+                memory_bytes: Optional[int] = None) -> Optional[str]:
+    """A name for a device the profile does not name, or None. A compute-capability-8.0 GPU with over
+    60 GiB is the A100 80GB; a 9.0 one with over 100 GiB the H200."""
+    if capability is None or cores is None:
+        return None
+    name = INFERRED_MODELS.get(((vendor or "").lower(), tuple(capability), int(cores)))
+    if name == "NVIDIA A100" and memory_bytes and memory_bytes > 60 * 2**30:
+        return "NVIDIA A100 80GB"
+    if name == "NVIDIA H100" and memory_bytes and memory_bytes > 100 * 2**30:
+        return "NVIDIA H200"
+    return name
+
+
 def peaks_for(model: str) -> Optional[DevicePeaks]:
     """The table entry for a device model name, or None when the device is not in the table."""
     if not model:

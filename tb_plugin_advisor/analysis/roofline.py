@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis import findings as fd
-from tb_plugin_advisor.analysis.device_peaks import DevicePeaks, peak_flops, peaks_for
+from tb_plugin_advisor.analysis.device_peaks import DevicePeaks, infer_model, peak_flops, peaks_for
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.op_flops import SOURCES, OpCosts, op_costs
@@ -47,6 +47,7 @@ class Roofline:
     ops: List[OpRow]
     peaks: Optional[DevicePeaks]
     model: str
+    model_source: Optional[str]  # "profile", or inferred (device_peaks.infer_model) for an unnamed device
     devices: int
     device_time_ns: int  # every kernel/op of the host's devices: the denominator of time_pct
     compute_time_ns: int  # the compute ones (no collectives, no copies): what costed_time_pct covers
@@ -71,6 +72,7 @@ class Roofline:
         coverage = 100.0 * costed / self.compute_time_ns if self.compute_time_ns else None
         out: Dict[str, Any] = {
             "device_model": self.model or None,
+            "device_model_source": self.model_source,
             "device": self.peaks.label if self.peaks else None,
             "peaks_source": self.peaks.source if self.peaks else None,
             "devices": self.devices,
@@ -161,9 +163,16 @@ def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
     costs = op_costs(profile)
     devices = [costs.devices[i] for i in np.unique(costs.device).tolist()]
     model = next((d.model for d in profile.devices if d.name in devices and d.model), "")
+    model_source = "profile" if model else None
+    unnamed = next((d for d in profile.devices if d.name in devices), None)
+    if not model and unnamed is not None:
+        model = infer_model(unnamed.vendor, unnamed.compute_capability, unnamed.core_count,
+                            unnamed.memory_bytes) or ""
+        model_source = "inferred from compute capability and core count" if model else None
     compute = [d for d in profile.devices if len(d.kernels)]
     result = Roofline(
-        ops=_aggregate(costs), peaks=peaks_for(model), model=model, devices=len(devices),
+        ops=_aggregate(costs), peaks=peaks_for(model), model=model, model_source=model_source,
+        devices=len(devices),
         device_time_ns=sum(d.kernels.total_ns for d in compute),
         compute_time_ns=sum(int(d.kernels.duration_ns[kernel_view(d).compute].sum()) for d in compute),
         dominant=_dominant(costs),
