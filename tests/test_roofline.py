@@ -260,3 +260,14 @@ def test_an_unnamed_rocm_gpu_gets_its_peaks_from_what_it_records():
     assert r["device_model"] == "AMD Instinct MI300X"
     assert r["device_model_source"] == "inferred from compute capability and core count"
     assert r["device"] == "AMD Instinct MI300X" and r["peak_tflops"] is not None
+
+
+def test_broken_cost_stats_count_as_absent():
+    b = XSpaceBuilder(hostnames=["h"])
+    stream = b.gpu_plane(0).line("Stream #7(Kernel)", id=7)
+    t0 = 1_700_000_000_000_000_000
+    for i, (flops, nbytes) in enumerate([(-5.0, 1.0), (float("inf"), 1.0), (2e9, 1e9)]):
+        stats = {"flops": flops, "bytes_accessed": nbytes}
+        stream.kernel(f"fusion_{i}", t0 + i * 1_000_000, 1_000_000, stats=stats)
+    r = roofline(read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")).to_json()
+    assert r["hardware_flops"] == 2e9

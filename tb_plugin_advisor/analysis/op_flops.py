@@ -119,13 +119,14 @@ def op_costs(profile: Profile) -> OpCosts:
 
 
 def _numeric(line: Line, stat: str, pos: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """Float stat values at event positions, NaN where absent."""
+    """Float stat values at event positions, NaN where absent or not a count."""
     column = line.stats.get(stat)
     out = np.full(pos.shape[0], np.nan)
     if column is None or column.kind == "str":
         return out
     present = column.present[pos] & ok
     out[present] = column.values[pos][present].astype(np.float64)
+    out[~np.isfinite(out) | (out < 0)] = np.nan  # a negative or infinite count is a broken stat: absent
     return out
 
 
