@@ -1,4 +1,4 @@
-"""Benchmark: precision and Tensor Core analyses over a million kernels held as columns.
+"""Benchmark: precision, Tensor Core and interval analyses over a million kernels held as columns.
 
     python bench/bench_kernels.py [--kernels 1000000] [--repeat 3]
 
@@ -22,6 +22,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from test_tensor_cores import big_profile  # noqa: E402
 
+from tb_plugin_advisor.analysis import intervals as iv  # noqa: E402
 from tb_plugin_advisor.analysis.precision import analyze_precision  # noqa: E402
 from tb_plugin_advisor.analysis.tensor_cores import analyze_tensor_cores  # noqa: E402
 
@@ -44,8 +45,14 @@ def main() -> None:
     kernels = profile.devices[0].kernels
     analyze_precision(big_profile(1000))  # warm the per-name regex caches, not this profile's
     floor = best_of(args.repeat, lambda: np.bincount(kernels.name_index, weights=kernels.duration_ns))
+    rng = np.random.default_rng(1)
+    starts = np.sort(rng.integers(0, 10**10, args.kernels)).astype(np.int64)
+    ends = starts + rng.integers(1, 20_000, args.kernels)
+    windows = np.arange(0, 10**10, 10**7, dtype=np.int64)
     rows = [
         ("numpy grouped sum (floor)", floor),
+        ("interval union + 1,000 windows", best_of(
+            args.repeat, lambda: iv.covered(iv.union(starts, ends), windows, windows + 10**7))),
         ("precision", best_of(args.repeat, lambda: analyze_precision(profile))),
         ("tensor cores", best_of(args.repeat, lambda: analyze_tensor_cores(profile))),
     ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -67,12 +66,9 @@ def test_is_active_answers_from_memory_without_walking(tmp_path: Path):
     walks = []
     real_scan = plugin.discovery._scan_fn
     plugin.discovery._scan_fn = lambda logdir: walks.append(logdir) or real_scan(logdir)
-    started = time.perf_counter()
     for _ in range(1000):
         assert plugin.is_active() is True
-    elapsed = time.perf_counter() - started
-    assert walks == []
-    assert elapsed < 0.5, f"1000 is_active() calls took {elapsed:.3f} s"
+    assert walks == []  # answered from the scan in memory: no walk of the logdir, however often asked
 
 
 def test_inactive_on_empty_or_missing_logdir(tmp_path: Path):

@@ -31,6 +31,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
+from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
 from tb_plugin_advisor.analysis.patterns import classify_kernel
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
@@ -47,6 +48,7 @@ CATEGORIES = (
     "other",
 )
 PRIORITY = ("device_compute", "communication", "memcpy", "input", "kernel_launch", "host_compute", "other")
+_PRIORITY_COLUMNS = tuple(CATEGORIES.index(c) for c in PRIORITY)  # per_window column of each level
 
 _H2D = MEMCPY_DIRECTIONS.index("H2D")
 
@@ -125,8 +127,8 @@ def compute_breakdown(profile: Profile, steps: Steps) -> Breakdown:
     sources = event_sources(profile, steps)
     per_window = np.zeros((lo.size, len(CATEGORIES)), dtype=np.int64)
     busy_ns: Dict[str, int] = {d.name: 0 for d in profile.devices}
-    for a, b in _time_slices(lo, hi, sources):
-        _claim_slice(sources, a, b, lo, hi, steady, per_window, busy_ns)
+    for a, b in time_slices(lo, hi, sources):
+        claim_slice(sources, a, b, lo, hi, steady, per_window, busy_ns, _PRIORITY_COLUMNS)
     per_window[:, CATEGORIES.index("idle")] = (hi - lo) - per_window.sum(axis=1)
     result = Breakdown(lo, hi, per_window, steady)
     result.has_device_activity = any(d.has_activity for d in profile.devices)
@@ -299,69 +301,6 @@ def _host_source(
     if not (categories >= 0).any():
         return None
     return EventSource(line.start_ns, line.duration_ns, categories)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Claiming time, one time slice at a time
-
-# A slice of the timeline holds about this many events: the unions of a multi-million-event profile
-# are built a slice at a time, so memory stays bounded whatever the file size.
-SLICE_EVENTS = 1 << 19
-
-
-def _time_slices(lo: np.ndarray, hi: np.ndarray, sources: List[EventSource]) -> List[Tuple[int, int]]:
-    if lo.size == 0:
-        return []
-    first, last = int(lo.min()), int(hi.max())
-    total = sum(int(s.starts.size) for s in sources)
-    count = max(1, min(total // SLICE_EVENTS + 1, 4096))
-    edges = np.linspace(first, last, count + 1).astype(np.int64)
-    edges[-1] = last
-    span = int(edges[1] - edges[0]) if count > 0 else last - first
-    for source in sources:
-        source.split_long(max(span, 1))
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
-
-
-def _claim_slice(
-    sources: List[EventSource],
-    a: int,
-    b: int,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    steady: np.ndarray,
-    per_window: np.ndarray,
-    busy_ns: Dict[str, int],
-) -> None:
-    """Add the slice [a, b)'s share of each window's categories (priority order) and device busy time."""
-    windows = np.flatnonzero((lo < b) & (hi > a))
-    if windows.size == 0:
-        return
-    w_lo, w_hi = np.maximum(lo[windows], a), np.minimum(hi[windows], b)
-    parts: Dict[int, List[iv.Intervals]] = {k: [] for k in range(len(PRIORITY))}
-    per_device: Dict[str, List[iv.Intervals]] = {}
-    for source in sources:
-        starts, ends, codes = source.in_slice(a, b)
-        if starts.size == 0:
-            continue
-        present = np.flatnonzero(np.bincount(codes, minlength=len(PRIORITY)))
-        for k in present.tolist():
-            mask = codes == k
-            parts[k].append(iv.union(starts[mask], ends[mask]))
-        if source.device is not None:
-            per_device.setdefault(source.device, []).append(iv.union(starts, ends))
-    claimed = iv.EMPTY
-    before = np.zeros(windows.size, dtype=np.int64)
-    for k, category in enumerate(PRIORITY):
-        if parts[k]:
-            claimed = iv.merge(claimed, iv.union_all(parts[k]))
-            now = iv.covered(claimed, w_lo, w_hi)
-            per_window[windows, CATEGORIES.index(category)] += now - before
-            before = now
-    steady_windows = steady[windows]
-    for device, pieces in per_device.items():
-        merged = iv.union_all(pieces)
-        busy_ns[device] += int(iv.covered(merged, w_lo[steady_windows], w_hi[steady_windows]).sum())
 
 
 def _contains_a_step(starts: np.ndarray, ends: np.ndarray, steps: Steps) -> np.ndarray:
