@@ -41,7 +41,7 @@ class EventColumns:
     metadata_id: np.ndarray  # int64
     offset_ps: np.ndarray  # int64
     duration_ps: np.ndarray  # int64
-    stat_owner: np.ndarray  # int32 event index of each stat, in file order within an event
+    stat_owner: np.ndarray  # int32 event index of each stat (file order within an event, else any)
     stat_id: np.ndarray  # stat metadata id (int32 when all fit, else int64)
     stat_kind: np.ndarray  # int8 kind code
     stat_bits: np.ndarray  # uint64: the varint, or the double's bits
@@ -233,17 +233,18 @@ _LOW_BITS = np.uint64(0x7F7F7F7F7F7F7F7F)
 
 def _words_at(b: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The little-endian uint64 made of the 8 bytes at each position (bytes past the end read 0xFF,
-    which reads as "continues": such varints go to the byte matrix)."""
+    which reads as "continues": such varints go to the byte matrix).
+
+    One gather through an unaligned 8-byte view with a 1-byte stride (every position is a word).
+    """
     words = np.full(at.size, np.uint64(0xFFFFFFFFFFFFFFFF))
-    inside = at + 8 <= b.size
-    phase = at & 7
-    for r in range(8):
-        usable = (b.size - r) // 8 * 8
-        if usable <= 0:
-            continue
-        view = b[r : r + usable].view("<u8")
-        sel = np.flatnonzero(inside & (phase == r))
-        words[sel] = view[(at[sel] - r) >> 3]
+    if b.size < 8:
+        return words
+    view = np.ndarray(shape=(b.size - 7,), dtype="<u8", buffer=b, strides=(1,))
+    inside = at < b.size - 7
+    if inside.all():
+        return view[at]
+    words[inside] = view[at[inside]]
     return words
 
 
@@ -299,12 +300,11 @@ def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
 
 def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndarray, ends: np.ndarray,
                   texts: Dict[int, str], first_index: int):
-    """(owner, metadata id, kind, bits) of every XStat, ordered by owner then file order.
+    """(owner, metadata id, kind, bits) of every XStat, in the order given (not sorted by owner:
+    the k-th stat of every event, then the (k+1)-th …; one event's stats keep their file order).
 
     str values go to `texts`, keyed by the stat's index in the line (`first_index` + k).
     """
-    order = np.lexsort((starts, owner))  # file order within each event, events in order
-    owner, starts, ends = owner[order], starts[order], ends[order]
     n = owner.size
     stat_id = np.zeros(n, dtype=np.int64)
     kind = np.zeros(n, dtype=np.int8)
