@@ -183,52 +183,55 @@ def _varint_size(values: np.ndarray) -> np.ndarray:
 def _varints(b: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Decode one varint at each position (none may run past `limit`): (uint64 values, next positions).
 
-    One-byte varints (tags, lengths, small ids) are decoded in one pass. Longer ones read the eight
-    bytes at their position as one little-endian word and take the 7-bit groups up to the first
-    byte without the continuation bit with a few whole-array bit operations; the rare ones longer
-    than eight bytes (negative int64s, huge ids) or too near the end use a byte matrix.
+    When every varint is one byte (tags, lengths, small ids) that byte is the value. Otherwise the
+    eight bytes at each position are read as one little-endian word, and its 7-bit groups up to the
+    first byte without the continuation bit are packed together with three shift-and-mask steps
+    (SWAR), for every position at once; the rare varints longer than eight bytes (negative int64s,
+    padded writers) add a second word, and those too near the end of the buffer use a byte matrix.
     """
-    if pos.size and np.any(pos >= limit):
-        raise _Unusual()
     first = b[pos]
-    values = first.astype(np.uint64)
-    cursor = pos + 1
-    longer = np.flatnonzero(first >= 0x80)
-    if longer.size == 0:
-        return values, cursor
-    at = pos[longer]
-    word = _words_at(b, at)
-    stops = ~word & _HIGH_BITS
-    stops &= ~stops + np.uint64(1)  # the lowest stop bit: 2**(8*length - 1)
-    fits = stops != 0
-    length = np.zeros(at.size, dtype=np.int64)
-    length[fits] = (np.log2(stops[fits].astype(np.float64)).astype(np.int64) + 1) // 8
-    groups = word & ((stops << np.uint64(1)) - np.uint64(1)) & _LOW_BITS
-    decoded = groups & np.uint64(0x7F)
-    for k in range(1, 8):
-        decoded |= (groups >> np.uint64(k)) & np.uint64(0x7F << (7 * k))
-    if not fits.all():  # nine or ten bytes (negative int64s, writers padding varints to ten bytes)
-        tail = np.flatnonzero(~fits)
-        second = _words_at(b, at[tail] + 8)
+    if first.size == 0 or int(first.max()) < 0x80:
+        if np.any(pos >= limit):
+            raise _Unusual()
+        return first.astype(np.uint64), pos + 1
+    word = _words_at(b, pos)
+    below = ~word & _HIGH_BITS
+    below &= ~below + _ONE  # the lowest stop bit (0 when all eight bytes continue) ...
+    below -= _ONE  # ... and every bit under it: the varint's bits (all ones when it is longer)
+    length = ((((below & _HIGH_BITS) >> _SEVEN) * _BYTE_SUM) >> _FIFTY_SIX).astype(np.int64) + 1
+    values = _packed_groups(word & below & _LOW_BITS)
+    longer = np.flatnonzero(length > 8)
+    if longer.size:
+        at = pos[longer]
+        second = _words_at(b, at + 8)
         stop9 = (~second & np.uint64(0x80)) != 0
         stop10 = ~stop9 & ((~second & np.uint64(0x8000)) != 0)
-        decoded[tail] |= (second & np.uint64(0x7F)) << np.uint64(56)
-        decoded[tail[stop10]] |= ((second[stop10] >> np.uint64(8)) & np.uint64(1)) << np.uint64(63)
-        length[tail[stop9]] = 9
-        length[tail[stop10]] = 10
-        fits[tail] = stop9 | stop10
-    values[longer] = decoded
-    if not fits.all():  # too near the end of the buffer for whole words
-        slow = np.flatnonzero(~fits)
-        values[longer[slow]], length[slow] = _long_varints(b, at[slow])
-    if np.any(at + length > limit[longer]):
+        extra = (second & np.uint64(0x7F)) << np.uint64(56)
+        extra[stop10] |= ((second[stop10] >> np.uint64(8)) & _ONE) << np.uint64(63)
+        values[longer] |= extra
+        length[longer[stop9]] = 9
+        length[longer[stop10]] = 10
+        slow = ~(stop9 | stop10)
+        if slow.any():  # too near the end of the buffer for whole words (or no last byte in ten)
+            where = longer[slow]
+            values[where], length[where] = _long_varints(b, at[slow])
+    cursor = pos + length
+    if np.any(cursor > limit):
         raise _Unusual()
-    cursor[longer] = at + length
     return values, cursor
+
+
+def _packed_groups(x: np.ndarray) -> np.ndarray:
+    """Eight 7-bit groups, one per byte (low byte first), packed into one 56-bit number."""
+    x = (x & np.uint64(0x007F007F007F007F)) | ((x & np.uint64(0x7F007F007F007F00)) >> _ONE)
+    x = (x & np.uint64(0x00003FFF00003FFF)) | ((x & np.uint64(0x3FFF00003FFF0000)) >> np.uint64(2))
+    return (x & np.uint64(0x000000000FFFFFFF)) | ((x & np.uint64(0x0FFFFFFF00000000)) >> np.uint64(4))
 
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
 _LOW_BITS = np.uint64(0x7F7F7F7F7F7F7F7F)
+_ONE, _SEVEN, _FIFTY_SIX = np.uint64(1), np.uint64(7), np.uint64(56)
+_BYTE_SUM = np.uint64(0x0101010101010101)  # times a word of 0/1 bytes: their sum in the top byte
 
 
 def _words_at(b: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -273,27 +276,33 @@ def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     while rows.size:
         at = cursor[rows]
         tag = b[at]
-        if np.any(tag >= 0x80):
+        if int(tag.max()) >= 0x80:
             raise _Unusual()
-        field = (tag >> 3).astype(np.int64)
-        wire = (tag & 7).astype(np.int64)
+        wire = tag & 7
         limit = ends[rows]
-        value = np.zeros(rows.size, dtype=np.uint64)
-        value_end = at + 1
-        varint = (wire == 0) | (wire == 2)
-        if np.any(~varint & (wire != 1) & (wire != 5)):
-            raise _Unusual()
-        got, after = _varints(b, value_end[varint], limit[varint])
-        value[varint] = got
-        value_end[varint] = after
-        following = value_end.copy()
+        fixed = (wire == 1) | (wire == 5)
+        if fixed.any():
+            if np.any(~fixed & (wire != 0) & (wire != 2)):
+                raise _Unusual()
+            value = np.zeros(rows.size, dtype=np.uint64)
+            value_end = at + 1
+            varint = ~fixed
+            value[varint], value_end[varint] = _varints(b, value_end[varint], limit[varint])
+            following = value_end + np.where(wire == 1, 8, np.where(wire == 5, 4, 0))
+        else:
+            if np.any((wire != 0) & (wire != 2)):
+                raise _Unusual()
+            value, value_end = _varints(b, at + 1, limit)
+            following = value_end.copy()
         length = wire == 2
-        following[length] += value[length].astype(np.int64)
-        following[wire == 1] += 8
-        following[wire == 5] += 4
-        if np.any(following > limit) or np.any(value[length] > np.uint64(1 << 40)):
+        if length.any():
+            sizes = np.where(length, value, np.uint64(0))
+            if int(sizes.max()) > 1 << 40:
+                raise _Unusual()
+            following += sizes.astype(np.int64)
+        if np.any(following > limit):
             raise _Unusual()
-        yield rows, field, wire, value, value_end
+        yield rows, tag >> 3, wire, value, value_end
         cursor[rows] = following
         rows = rows[following < limit]
 
