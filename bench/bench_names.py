@@ -80,8 +80,8 @@ def main(argv=None) -> int:
     if profiler:
         profiler.disable()
         pstats.Stats(profiler).sort_stats("cumtime").print_stats(40)
-    print(f"{args.names:,} distinct kernel and op names ({len(data) / 1e6:.1f} MB): read {read - begin:.2f} s, "
-          f"report {done - read:.2f} s, total {done - begin:.2f} s (target < 2 s)")
+    print(f"{args.names:,} distinct kernel and op names ({len(data) / 1e6:.1f} MB): "
+          f"read {read - begin:.2f} s, report {done - read:.2f} s, total {done - begin:.2f} s (target < 2 s)")
     return 0
 
 
