@@ -15,6 +15,8 @@ same result or the same clear error. So this module never decides what a valid f
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -86,42 +88,97 @@ def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None
         raise _Unusual()
     del encoded, starts, head, lengths
     header += _header_fields(b, int(ends[-1]))
-    metadata_id = np.zeros(count, dtype=np.int64)
-    offset_ps = np.zeros(count, dtype=np.int64)
-    duration_ps = np.zeros(count, dtype=np.int64)
-    targets = {1: metadata_id, 2: offset_ps, 3: duration_ps}
+    columns = tuple(np.zeros(count, dtype=np.int64) for _ in range(3))  # metadata id, offset, duration
+    blocks = [(lo, min(count, lo + BLOCK)) for lo in range(0, count, BLOCK)]  # bound the temporaries
+
+    def block(bounds: Tuple[int, int]) -> Tuple[Tuple[np.ndarray, ...], Dict[int, str]]:
+        lo, hi = bounds
+        return _decode_block(b, line, payload[lo:hi], ends[lo:hi], lo, columns)
+
     stat_parts: List[Tuple[np.ndarray, ...]] = []
     texts: Dict[int, str] = {}
-    stats_so_far = 0
-    for lo in range(0, count, BLOCK):  # blocks bound the temporary arrays (a few MB each)
-        hi = min(count, lo + BLOCK)
-        owners: List[np.ndarray] = []
-        stat_starts: List[np.ndarray] = []
-        stat_ends: List[np.ndarray] = []
-        for rows, field, wire, value, value_end in _lockstep(b, payload[lo:hi], ends[lo:hi]):
-            rows = rows + lo
-            scalar = (field == 1) | (field == 2) | (field == 3)
-            # field 0 is invalid; num_occurrences (5) shares a oneof with offset_ps: the runtime decides
-            odd = (field == 0) | (field == 5) | ((field == 4) & (wire != 2)) | (scalar & (wire != 0))
-            if np.any(odd):
-                raise _Unusual()
-            for number, column in targets.items():
-                sel = field == number
-                column[rows[sel]] = value[sel].view(np.int64)
-            sel = field == 4
-            owners.append(rows[sel])
-            stat_starts.append(value_end[sel])  # the payload follows the length
-            stat_ends.append(value_end[sel] + value[sel].astype(np.int64))
-        none = np.zeros(0, dtype=np.int64)
-        block = _decode_stats(b, line, np.concatenate(owners + [none]), np.concatenate(stat_starts + [none]),
-                              np.concatenate(stat_ends + [none]), texts, stats_so_far)
-        stats_so_far += block[0].size
-        stat_parts.append(block)
-        if on_offset is not None:
-            on_offset(int(ends[hi - 1]))
+    with _workers(len(blocks)) as pool:
+        for (_, hi), (part, part_texts) in zip(blocks, pool.map(block, blocks)):
+            offset = sum(p[0].size for p in stat_parts)
+            texts.update((offset + k, text) for k, text in part_texts.items())
+            stat_parts.append(part)
+            if on_offset is not None:
+                on_offset(int(ends[hi - 1]))
     joined = [np.concatenate([part[k] for part in stat_parts]) for k in range(4)]
     del stat_parts
-    return EventColumns(metadata_id, offset_ps, duration_ps, *joined, texts), header
+    return EventColumns(*columns, *joined, texts), header
+
+
+# Blocks are decoded on two threads: numpy releases the GIL inside each whole-array step, which is
+# where the time goes, so a second core takes half the blocks.
+THREADS = min(2, os.cpu_count() or 1)
+
+
+class _Inline:
+    """The pool's interface without threads (one block, or one core)."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @staticmethod
+    def map(function, items):
+        return map(function, items)
+
+
+def _workers(blocks: int):
+    return ThreadPoolExecutor(THREADS) if blocks > 1 and THREADS > 1 else _Inline()
+
+
+# Event fields by tag byte: metadata_id, offset_ps, duration_ps (varints), stats (length-delimited).
+_EVENT_SCALARS = {0x08: 0, 0x10: 1, 0x18: 2}
+_EVENT_STATS = 0x22
+
+
+def _decode_block(b: np.ndarray, line: bytes, payload: np.ndarray, ends: np.ndarray, lo: int,
+                  columns: Tuple[np.ndarray, np.ndarray, np.ndarray]):
+    """Events [lo, lo + len(payload)): their scalar fields into `columns`, their stats decoded.
+
+    Returns the stats (see _decode_stats) and their str values by index within this block.
+    """
+    owners: List[np.ndarray] = []
+    stat_starts: List[np.ndarray] = []
+    stat_ends: List[np.ndarray] = []
+    for rows, tag, value, value_end in _lockstep(b, payload, ends):
+        rows = rows + lo
+        for t, sel in _by_tag(tag):
+            field = t >> 3
+            if t in _EVENT_SCALARS:
+                columns[_EVENT_SCALARS[t]][_take(rows, sel)] = _take(value, sel).view(np.int64)
+            elif t == _EVENT_STATS:
+                owners.append(_take(rows, sel))
+                start = _take(value_end, sel)  # the payload follows the length
+                stat_starts.append(start)
+                stat_ends.append(start + _take(value, sel).astype(np.int64))
+            elif field in (0, 1, 2, 3, 4, 5):
+                # field 0 is invalid, a known field with the wrong wire type is the runtime's to judge,
+                # and num_occurrences (5) shares a oneof with offset_ps: the runtime decides
+                raise _Unusual()
+    none = np.zeros(0, dtype=np.int64)
+    texts: Dict[int, str] = {}
+    stats = _decode_stats(b, line, np.concatenate(owners + [none]), np.concatenate(stat_starts + [none]),
+                          np.concatenate(stat_ends + [none]), texts, 0)
+    return stats, texts
+
+
+def _by_tag(tag: np.ndarray):
+    """(tag, rows selector) per distinct tag byte; the selector is None when every row has it."""
+    low, high = int(tag.min()), int(tag.max())
+    if low == high:
+        return [(low, None)]
+    counts = np.bincount(tag, minlength=high + 1)
+    return [(t, tag == t) for t in np.flatnonzero(counts).tolist()]
+
+
+def _take(values: np.ndarray, sel: Optional[np.ndarray]) -> np.ndarray:
+    return values if sel is None else values[sel]
 
 
 def _first_event(b: np.ndarray) -> Tuple[int, List[Tuple[int, int]]]:
@@ -266,7 +323,7 @@ def _long_varints(b: np.ndarray, at: np.ndarray) -> Tuple[np.ndarray, np.ndarray
 
 
 def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
-    """For the k-th field of every message at once, yield (rows, field, wire, value, value_end).
+    """For the k-th field of every message at once, yield (rows, tag byte, value, value_end).
 
     value is the varint (wire 0), the length (wire 2: the payload ends at value_end), or 0 for fixed
     fields (value_end is where the 8 or 4 bytes start). Tags must be one byte (fields 1-15).
@@ -302,9 +359,14 @@ def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
             following += sizes.astype(np.int64)
         if np.any(following > limit):
             raise _Unusual()
-        yield rows, tag >> 3, wire, value, value_end
+        yield rows, tag, value, value_end
         cursor[rows] = following
         rows = rows[following < limit]
+
+
+# XStat value fields by tag byte: uint64_value, int64_value, ref_value (varints); str, bytes.
+_STAT_VARINTS = {0x18: UINT64, 0x20: INT64, 0x38: REF}
+_STAT_TEXTS = {0x2A: STR, 0x32: BYTES}
 
 
 def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndarray, ends: np.ndarray,
@@ -319,28 +381,25 @@ def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndar
     kind = np.zeros(n, dtype=np.int8)
     bits = np.zeros(n, dtype=np.uint64)
     text_span = np.zeros((n, 2), dtype=np.int64)
-    for rows, field, wire, value, value_end in _lockstep(b, starts, ends):
-        sel = (field == 1) & (wire == 0)
-        stat_id[rows[sel]] = value[sel].view(np.int64)
-        for number, code in ((3, UINT64), (4, INT64), (7, REF)):
-            sel = (field == number) & (wire == 0)
-            kind[rows[sel]] = code
-            bits[rows[sel]] = value[sel]
-        sel = (field == 2) & (wire == 1)
-        if sel.any():
-            at = value_end[sel]
-            raw = b[at[:, None] + np.arange(8)]
-            kind[rows[sel]] = DOUBLE
-            bits[rows[sel]] = np.ascontiguousarray(raw).view("<u8").reshape(-1)
-        for number, code in ((5, STR), (6, BYTES)):
-            sel = (field == number) & (wire == 2)
-            kind[rows[sel]] = code
-            text_span[rows[sel], 0] = value_end[sel]
-            text_span[rows[sel], 1] = value_end[sel] + value[sel].astype(np.int64)
-        known = ((field == 1) & (wire == 0)) | ((field == 2) & (wire == 1)) | (
-            np.isin(field, (3, 4, 7)) & (wire == 0)) | (np.isin(field, (5, 6)) & (wire == 2))
-        if np.any(~known & (field <= 7)):
-            raise _Unusual()  # a schema field with the wrong wire type: let the runtime say what
+    for rows, tag, value, value_end in _lockstep(b, starts, ends):
+        for t, sel in _by_tag(tag):
+            field = t >> 3
+            where = _take(rows, sel)
+            if t == 0x08:
+                stat_id[where] = _take(value, sel).view(np.int64)
+            elif t in _STAT_VARINTS:
+                kind[where] = _STAT_VARINTS[t]
+                bits[where] = _take(value, sel)
+            elif t == 0x11:  # double_value: eight bytes
+                kind[where] = DOUBLE
+                bits[where] = _words_at(b, _take(value_end, sel))
+            elif t in _STAT_TEXTS:
+                kind[where] = _STAT_TEXTS[t]
+                start = _take(value_end, sel)
+                text_span[where, 0] = start
+                text_span[where, 1] = start + _take(value, sel).astype(np.int64)
+            elif field <= 7:
+                raise _Unusual()  # a schema field with the wrong wire type: let the runtime say what
     for k in np.flatnonzero(kind == STR).tolist():
         texts[first_index + k] = line[text_span[k, 0] : text_span[k, 1]].decode("utf-8")
     small_ids = stat_id.size == 0 or (stat_id.min() >= 0 and stat_id.max() < 2**31)
