@@ -23,19 +23,16 @@ from typing import Callable, Dict, List, Optional, Tuple
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from tb_plugin_advisor.readers import xspace_schema as schema
+from tb_plugin_advisor.readers.event_frames import EVENTS_TAG, frame_events
+from tb_plugin_advisor.readers.varints import Unusual as _Unusual
+from tb_plugin_advisor.readers.varints import field_end as _field_end
+from tb_plugin_advisor.readers.varints import varints as _varints  # noqa: F401  (tests use it)
+from tb_plugin_advisor.readers.varints import words_at as _words_at
 
-EVENTS_TAG = 0x22  # XLine field 4, length-delimited
-_SHIFTS = np.arange(10, dtype=np.uint64) * np.uint64(7)
-_OFFSETS = np.arange(10, dtype=np.int64)
 BLOCK = 1 << 16  # events decoded together: bounds the temporary arrays to a few MB
 
 # XStat value fields -> kind code (0: no value); the protobuf oneof keeps the last one seen.
 DOUBLE, UINT64, INT64, STR, BYTES, REF = 2, 3, 4, 5, 6, 7
-
-
-class _Unusual(Exception):
-    """This line needs the protobuf runtime (see the module docstring)."""
 
 
 @dataclass
@@ -66,28 +63,14 @@ def decode_events(
 def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None
             ) -> Tuple[EventColumns, List[Tuple[int, int]]]:
     b = np.frombuffer(line, dtype=np.uint8)
-    raw = schema.XLineRawEvents.FromString(line).events
-    count = len(raw)
-    lengths = np.fromiter(map(len, raw), dtype=np.int64, count=count)
-    del raw
     first, header = _first_event(b)
+    payload, ends, stop = frame_events(line, b, first)
+    header += _header_fields(b, stop)
+    count = int(payload.size)
     if count == 0:
         empty = np.zeros(0, dtype=np.int64)
         return EventColumns(empty, empty, empty, empty, empty, np.zeros(0, np.int8), np.zeros(0, np.uint64),
                             {}), header
-    head = 1 + _varint_size(lengths)
-    starts = first + np.concatenate(([0], np.cumsum(head + lengths)[:-1]))
-    payload = starts + head
-    ends = payload + lengths
-    # the positions are a real walk of consecutive events: every one starts with the events tag and
-    # its encoded length; the fields after the last event are the line's other fields
-    if int(ends[-1]) > b.size or not np.all(b[starts] == EVENTS_TAG):
-        raise _Unusual()
-    encoded, _ = _varints(b, starts + 1, ends)
-    if not np.array_equal(encoded.view(np.int64), lengths):
-        raise _Unusual()
-    del encoded, starts, head, lengths
-    header += _header_fields(b, int(ends[-1]))
     columns = tuple(np.zeros(count, dtype=np.int64) for _ in range(3))  # metadata id, offset, duration
     blocks = [(lo, min(count, lo + BLOCK)) for lo in range(0, count, BLOCK)]  # bound the temporaries
 
@@ -200,126 +183,6 @@ def _header_fields(b: np.ndarray, pos: int) -> List[Tuple[int, int]]:
         spans.append((pos, end))
         pos = end
     return spans
-
-
-def _field_end(b: np.ndarray, pos: int) -> int:
-    key, pos = _one_varint(b, pos)
-    wire = key & 7
-    if wire == 0:
-        return _one_varint(b, pos)[1]
-    if wire == 2:
-        length, pos = _one_varint(b, pos)
-        if pos + length > b.size:
-            raise _Unusual()
-        return pos + length
-    if wire in (1, 5):
-        return pos + (8 if wire == 1 else 4)
-    raise _Unusual()
-
-
-def _one_varint(b: np.ndarray, pos: int) -> Tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= b.size or shift > 63:
-            raise _Unusual()
-        byte = int(b[pos])
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _varint_size(values: np.ndarray) -> np.ndarray:
-    size = np.ones(values.shape, dtype=np.int64)
-    for bits in range(7, 64, 7):
-        size += values >= (1 << bits)
-    return size
-
-
-def _varints(b: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Decode one varint at each position (none may run past `limit`): (uint64 values, next positions).
-
-    When every varint is one byte (tags, lengths, small ids) that byte is the value. Otherwise the
-    eight bytes at each position are read as one little-endian word, and its 7-bit groups up to the
-    first byte without the continuation bit are packed together with three shift-and-mask steps
-    (SWAR), for every position at once; the rare varints longer than eight bytes (negative int64s,
-    padded writers) add a second word, and those too near the end of the buffer use a byte matrix.
-    """
-    first = b[pos]
-    if first.size == 0 or int(first.max()) < 0x80:
-        if np.any(pos >= limit):
-            raise _Unusual()
-        return first.astype(np.uint64), pos + 1
-    word = _words_at(b, pos)
-    below = ~word & _HIGH_BITS
-    below &= ~below + _ONE  # the lowest stop bit (0 when all eight bytes continue) ...
-    below -= _ONE  # ... and every bit under it: the varint's bits (all ones when it is longer)
-    length = ((((below & _HIGH_BITS) >> _SEVEN) * _BYTE_SUM) >> _FIFTY_SIX).astype(np.int64) + 1
-    values = _packed_groups(word & below & _LOW_BITS)
-    longer = np.flatnonzero(length > 8)
-    if longer.size:
-        at = pos[longer]
-        second = _words_at(b, at + 8)
-        stop9 = (~second & np.uint64(0x80)) != 0
-        stop10 = ~stop9 & ((~second & np.uint64(0x8000)) != 0)
-        extra = (second & np.uint64(0x7F)) << np.uint64(56)
-        extra[stop10] |= ((second[stop10] >> np.uint64(8)) & _ONE) << np.uint64(63)
-        values[longer] |= extra
-        length[longer[stop9]] = 9
-        length[longer[stop10]] = 10
-        slow = ~(stop9 | stop10)
-        if slow.any():  # too near the end of the buffer for whole words (or no last byte in ten)
-            where = longer[slow]
-            values[where], length[where] = _long_varints(b, at[slow])
-    cursor = pos + length
-    if np.any(cursor > limit):
-        raise _Unusual()
-    return values, cursor
-
-
-def _packed_groups(x: np.ndarray) -> np.ndarray:
-    """Eight 7-bit groups, one per byte (low byte first), packed into one 56-bit number."""
-    x = (x & np.uint64(0x007F007F007F007F)) | ((x & np.uint64(0x7F007F007F007F00)) >> _ONE)
-    x = (x & np.uint64(0x00003FFF00003FFF)) | ((x & np.uint64(0x3FFF00003FFF0000)) >> np.uint64(2))
-    return (x & np.uint64(0x000000000FFFFFFF)) | ((x & np.uint64(0x0FFFFFFF00000000)) >> np.uint64(4))
-
-
-_HIGH_BITS = np.uint64(0x8080808080808080)
-_LOW_BITS = np.uint64(0x7F7F7F7F7F7F7F7F)
-_ONE, _SEVEN, _FIFTY_SIX = np.uint64(1), np.uint64(7), np.uint64(56)
-_BYTE_SUM = np.uint64(0x0101010101010101)  # times a word of 0/1 bytes: their sum in the top byte
-
-
-def _words_at(b: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The little-endian uint64 made of the 8 bytes at each position (bytes past the end read 0xFF,
-    which reads as "continues": such varints go to the byte matrix).
-
-    One gather through an unaligned 8-byte view with a 1-byte stride (every position is a word).
-    """
-    words = np.full(at.size, np.uint64(0xFFFFFFFFFFFFFFFF))
-    if b.size < 8:
-        return words
-    view = np.ndarray(shape=(b.size - 7,), dtype="<u8", buffer=b, strides=(1,))
-    inside = at < b.size - 7
-    if inside.all():
-        return view[at]
-    words[inside] = view[at[inside]]
-    return words
-
-
-def _long_varints(b: np.ndarray, at: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Varints of nine or ten bytes, or near the end of the buffer: (values, lengths)."""
-    window = np.minimum(at[:, None] + _OFFSETS, b.size - 1)
-    raw = b[window]
-    stops = raw < 0x80
-    if not np.all(stops.any(axis=1)):
-        raise _Unusual()  # no last byte within ten
-    length = stops.argmax(axis=1) + 1
-    keep = length[:, None] > _OFFSETS
-    parts = (raw & 0x7F).astype(np.uint64) << _SHIFTS
-    parts[~keep] = 0
-    return np.bitwise_or.reduce(parts, axis=1), length
 
 
 def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
