@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Dict, Optional, Sequence, Tuple
 
+from tb_plugin_advisor.analysis.prefilter import may_match, table_literals
+
 
 @dataclass(frozen=True)
 class NamePattern:
@@ -34,8 +36,10 @@ def _compile(regex: str) -> re.Pattern:
 
 
 def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePattern]:
-    for pattern in patterns:
-        if pattern.compiled.search(name):
+    """The first pattern that matches; those whose required literals are missing are not searched."""
+    lowered = name.lower() if name.isascii() else None
+    for pattern, literals in zip(patterns, table_literals(patterns)):
+        if (lowered is None or may_match(literals, lowered)) and pattern.compiled.search(name):
             return pattern
     return None
 

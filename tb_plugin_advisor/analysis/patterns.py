@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 from typing import Dict, Optional, Sequence, Tuple
 
 from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
+from tb_plugin_advisor.analysis.prefilter import may_match, table_literals
 
 # ---------------------------------------------------------------------------------------------------
 # Vocabulary
@@ -322,17 +323,21 @@ def base_name(name: str) -> str:
     return text[:cut]
 
 
+_BRACKETS = re.compile(r"[<>(]")
+
+
 def head_name(name: str) -> str:
     """The kernel name without its parameter list: up to the first '(' outside template brackets."""
     depth = 0
     name = name.replace(ANONYMOUS_NAMESPACE, "")
-    for i, ch in enumerate(name):
+    for bracket in _BRACKETS.finditer(name):  # only the brackets, not every character
+        ch = bracket.group()
         if ch == "<":
             depth += 1
         elif ch == ">":
             depth = max(0, depth - 1)
-        elif ch == "(" and depth == 0:
-            return name[:i]
+        elif depth == 0:
+            return name[: bracket.start()]
     return name
 
 
@@ -350,10 +355,17 @@ def _compiled(rules: Sequence[Rule]) -> Tuple[Tuple[str, re.Pattern], ...]:
 def _first(
     rules: Sequence[Rule], name: str, base: str, head: str = ""
 ) -> Tuple[Optional[Rule], Optional[re.Match]]:
-    """The first rule (in table order) that matches its text, and its match."""
+    """The first rule (in table order) that matches its text, and its match (rules whose required
+    literals are all missing from an ASCII text are skipped unsearched: prefilter.py)."""
     head = head or name
-    for k, (on, pattern) in enumerate(_compiled(rules)):
-        match = pattern.search(base if on == "base" else head if on == "head" else name)
+    lowered: Optional[Dict[str, str]] = {} if name.isascii() else None
+    for k, ((on, pattern), literals) in enumerate(zip(_compiled(rules), table_literals(rules))):
+        text = base if on == "base" else head if on == "head" else name
+        if lowered is not None and literals is not None:
+            low = lowered.get(on) or lowered.setdefault(on, text.lower())
+            if not may_match(literals, low):
+                continue
+        match = pattern.search(text)
         if match:
             return rules[k], match
     return None, None
@@ -364,7 +376,10 @@ def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
     if not text:
         return "unknown", None
     best: Optional[Tuple[int, Rule]] = None
-    for rule in DTYPE_TOKEN_RULES:
+    lowered = text.lower() if text.isascii() else None
+    for rule, literals in zip(DTYPE_TOKEN_RULES, table_literals(DTYPE_TOKEN_RULES)):
+        if lowered is not None and not may_match(literals, lowered):
+            continue
         match = rule.compiled.search(text)
         if match and (best is None or match.start() < best[0]):
             best = (match.start(), rule)
