@@ -13,7 +13,7 @@ import test_breakdown_patterns as breakdown_names
 import test_patterns as kernel_names
 
 from tb_plugin_advisor.analysis import event_names, patterns
-from tb_plugin_advisor.analysis.prefilter import required_literals, table_literals
+from tb_plugin_advisor.analysis.prefilter import required_literals, table_filter
 
 
 def corpus():
@@ -36,11 +36,14 @@ NAME_TABLES = [t for t in breakdown_names.TABLES.values()]
 
 @pytest.mark.parametrize("table", RULE_TABLES + NAME_TABLES, ids=lambda t: getattr(t[0], "id", "table"))
 def test_a_name_without_the_required_literals_never_matches(table):
-    for entry, literals in zip(table, table_literals(table)):
+    filters = table_filter(table)
+    for entry, needs in zip(table, filters.entries):
         compiled = re.compile(entry.regex, getattr(entry, "flags", 0))
         for name in NAMES:
-            if literals is not None and name.isascii() and not any(t in name.lower() for t in literals):
-                assert compiled.search(name) is None, (entry.id, name, sorted(literals))
+            if name.isascii() and not (needs is None or needs.search(name.lower())):
+                assert compiled.search(name) is None, (entry.id, name, needs.pattern)
+            if name.isascii() and filters.table is not None and not filters.table.search(name.lower()):
+                assert compiled.search(name) is None, (entry.id, name, filters.table.pattern)
 
 
 def test_rule_tables_decide_as_without_the_filter():
@@ -56,8 +59,8 @@ def test_rule_tables_decide_as_without_the_filter():
 
 
 def test_most_rules_get_a_filter_and_unfilterable_ones_none():
-    filtered = [lit for table in RULE_TABLES for lit in table_literals(table)]
-    assert sum(lit is not None for lit in filtered) >= len(filtered) - 1
+    filtered = [needs for table in RULE_TABLES for needs in table_filter(table).entries]
+    assert sum(needs is not None for needs in filtered) >= len(filtered) - 1
     assert required_literals(r"\d+|abc") is None  # one alternative needs no text
     assert required_literals(r"(?:xy)?z") is None  # optional text is not required
     assert required_literals(r"ab[cd]ef") == frozenset({"ab"}) or required_literals(r"ab[cd]ef") == frozenset(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Dict, Optional, Sequence, Tuple
 
-from tb_plugin_advisor.analysis.prefilter import may_match, table_literals
+from tb_plugin_advisor.analysis.prefilter import table_filter
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,14 @@ def _compile(regex: str) -> re.Pattern:
 
 def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePattern]:
     """The first pattern that matches; those whose required literals are missing are not searched."""
-    lowered = name.lower() if name.isascii() else None
-    for pattern, literals in zip(patterns, table_literals(patterns)):
-        if (lowered is None or may_match(literals, lowered)) and pattern.compiled.search(name):
+    if not name.isascii():
+        return next((pattern for pattern in patterns if pattern.compiled.search(name)), None)
+    lowered = name.lower()
+    filters = table_filter(patterns)
+    if filters.table is not None and not filters.table.search(lowered):
+        return None
+    for pattern, needs in zip(patterns, filters.entries):
+        if (needs is None or needs.search(lowered)) and pattern.compiled.search(name):
             return pattern
     return None
 

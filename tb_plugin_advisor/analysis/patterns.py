@@ -17,7 +17,7 @@ from functools import cache, lru_cache
 from typing import Dict, Optional, Sequence, Tuple
 
 from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
-from tb_plugin_advisor.analysis.prefilter import may_match, table_literals
+from tb_plugin_advisor.analysis.prefilter import table_filter
 
 # ---------------------------------------------------------------------------------------------------
 # Vocabulary
@@ -359,11 +359,11 @@ def _first(
     literals are all missing from an ASCII text are skipped unsearched: prefilter.py)."""
     head = head or name
     lowered: Optional[Dict[str, str]] = {} if name.isascii() else None
-    for k, ((on, pattern), literals) in enumerate(zip(_compiled(rules), table_literals(rules))):
+    for k, ((on, pattern), needs) in enumerate(zip(_compiled(rules), table_filter(rules).entries)):
         text = base if on == "base" else head if on == "head" else name
-        if lowered is not None and literals is not None:
+        if lowered is not None and needs is not None:
             low = lowered.get(on) or lowered.setdefault(on, text.lower())
-            if not may_match(literals, low):
+            if not needs.search(low):
                 continue
         match = pattern.search(text)
         if match:
@@ -377,8 +377,8 @@ def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
         return "unknown", None
     best: Optional[Tuple[int, Rule]] = None
     lowered = text.lower() if text.isascii() else None
-    for rule, literals in zip(DTYPE_TOKEN_RULES, table_literals(DTYPE_TOKEN_RULES)):
-        if lowered is not None and not may_match(literals, lowered):
+    for rule, needs in zip(DTYPE_TOKEN_RULES, table_filter(DTYPE_TOKEN_RULES).entries):
+        if lowered is not None and needs is not None and not needs.search(lowered):
             continue
         match = rule.compiled.search(text)
         if match and (best is None or match.start() < best[0]):

@@ -2,17 +2,19 @@
 
 Classifying a kernel name runs ~40 searches, most of which find nothing; each costs a scan of the
 name by the regex engine (~1-7 µs). Nearly every pattern needs some plain text to match — `nccl`,
-`gemm`, `tf32` … — and a substring test costs ~50 ns. So for each pattern the literals one of which
-every match must contain are read off its parsed form, and the regex runs only on names that hold
-one. Patterns whose every match needs no literal (or that cannot be analysed) always run, and names
-that are not ASCII always run every pattern (case folding beyond ASCII is not simple lowercasing),
-so the prefilter never changes a result; tests/test_patterns.py checks that on every table.
+`gemm`, `tf32` … — and looking for plain text is cheap. So for each pattern the literals one of
+which every match must contain are read off its parsed form, and the regex runs only on names that
+hold one (found by one search for any of them over the lowercased name; a whole table is skipped
+when the name holds none of its literals). Patterns that need no literal (or cannot be analysed)
+always run, and so does every pattern on a name that is not ASCII (case folding beyond ASCII is
+not lowercasing), so the prefilter never changes a result: tests/test_prefilter.py checks that.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
-from typing import Any, Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, NamedTuple, Optional, Sequence, Tuple
 
 try:  # the regex parser the `re` module uses (public as sre_parse up to 3.10)
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -31,11 +33,6 @@ def required_literals(regex: str, flags: int = 0) -> Optional[FrozenSet[str]]:
     except Exception:  # an unexpected parse tree: no prefilter, the regex always runs
         return None
     return frozenset(found) if found else None
-
-
-def may_match(literals: Optional[FrozenSet[str]], lowered: str) -> bool:
-    """False only when the text (lowercased, ASCII) holds none of the required literals."""
-    return literals is None or any(text in lowered for text in literals)
 
 
 def _sequence(items: list) -> Optional[FrozenSet[str]]:
@@ -87,14 +84,27 @@ def _strength(option: FrozenSet[str]) -> float:
     return min(len(text) for text in option) / len(option)
 
 
-_TABLES: Dict[int, Tuple[Optional[FrozenSet[str]], ...]] = {}  # by id() of a module-level table
+class TableFilter(NamedTuple):
+    """A table's prefilter: one search over the lowercased name per entry, and one for the table."""
+
+    entries: Tuple[Optional[re.Pattern], ...]  # None: the entry always runs
+    table: Optional[re.Pattern]  # no hit: no entry of the table can match (None: not known)
 
 
-def table_literals(table: Sequence[Any]) -> Tuple[Optional[FrozenSet[str]], ...]:
-    """Required literals of each entry (with `.regex` and maybe `.flags`) of a pattern table."""
+_TABLES: Dict[int, TableFilter] = {}  # by id() of a module-level table
+
+
+def table_filter(table: Sequence[Any]) -> TableFilter:
+    """The prefilter of a pattern table (entries with `.regex` and maybe `.flags`), built once."""
     found = _TABLES.get(id(table))
-    if found is None or len(found) != len(table):
-        found = _TABLES[id(table)] = tuple(
-            required_literals(entry.regex, getattr(entry, "flags", 0)) for entry in table
-        )
+    if found is None or len(found.entries) != len(table):
+        literals = [required_literals(entry.regex, getattr(entry, "flags", 0)) for entry in table]
+        entries = tuple(_any_of(lit) if lit else None for lit in literals)
+        every = None if any(lit is None for lit in literals) else _any_of(frozenset().union(*literals))
+        found = _TABLES[id(table)] = TableFilter(entries, every)
     return found
+
+
+def _any_of(literals: FrozenSet[str]) -> re.Pattern:
+    """A search for any of the literals (longest first), in C rather than a loop of `in` tests."""
+    return re.compile("|".join(re.escape(text) for text in sorted(literals, key=lambda t: (-len(t), t))))
