@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Dict, Optional, Sequence, Tuple
 
-from tb_plugin_advisor.analysis.prefilter import table_filter
+from tb_plugin_advisor.analysis.prefilter import holds, table_filter
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,10 @@ def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePatt
         return next((pattern for pattern in patterns if pattern.compiled.search(name)), None)
     lowered = name.lower()
     filters = table_filter(patterns)
-    if filters.table is not None and not filters.table.search(lowered):
+    if filters.table is not None and not holds(lowered, filters.table):
         return None
     for pattern, needs in zip(patterns, filters.entries):
-        if (needs is None or needs.search(lowered)) and pattern.compiled.search(name):
+        if (needs is None or holds(lowered, needs)) and pattern.compiled.search(name):
             return pattern
     return None
 

@@ -17,7 +17,7 @@ from functools import cache, lru_cache
 from typing import Dict, Optional, Sequence, Tuple
 
 from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
-from tb_plugin_advisor.analysis.prefilter import table_filter
+from tb_plugin_advisor.analysis.prefilter import holds, table_filter
 
 # ---------------------------------------------------------------------------------------------------
 # Vocabulary
@@ -363,7 +363,7 @@ def _first(
         text = base if on == "base" else head if on == "head" else name
         if lowered is not None and needs is not None:
             low = lowered.get(on) or lowered.setdefault(on, text.lower())
-            if not needs.search(low):
+            if not holds(low, needs):
                 continue
         match = pattern.search(text)
         if match:
@@ -378,7 +378,7 @@ def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
     best: Optional[Tuple[int, Rule]] = None
     lowered = text.lower() if text.isascii() else None
     for rule, needs in zip(DTYPE_TOKEN_RULES, table_filter(DTYPE_TOKEN_RULES).entries):
-        if lowered is not None and needs is not None and not needs.search(lowered):
+        if lowered is not None and needs is not None and not holds(lowered, needs):
             continue
         match = rule.compiled.search(text)
         if match and (best is None or match.start() < best[0]):

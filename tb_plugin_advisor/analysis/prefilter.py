@@ -12,7 +12,6 @@ not lowercasing), so the prefilter never changes a result: tests/test_prefilter.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any, Dict, FrozenSet, Iterable, NamedTuple, Optional, Sequence, Tuple
 
@@ -85,10 +84,10 @@ def _strength(option: FrozenSet[str]) -> float:
 
 
 class TableFilter(NamedTuple):
-    """A table's prefilter: one search over the lowercased name per entry, and one for the table."""
+    """A table's prefilter: the literals each entry needs, and those of the whole table."""
 
-    entries: Tuple[Optional[re.Pattern], ...]  # None: the entry always runs
-    table: Optional[re.Pattern]  # no hit: no entry of the table can match (None: not known)
+    entries: Tuple[Optional[Tuple[str, ...]], ...]  # None: the entry always runs
+    table: Optional[Tuple[str, ...]]  # none of these in a name: no entry can match (None: not known)
 
 
 _TABLES: Dict[int, TableFilter] = {}  # by id() of a module-level table
@@ -99,12 +98,19 @@ def table_filter(table: Sequence[Any]) -> TableFilter:
     found = _TABLES.get(id(table))
     if found is None or len(found.entries) != len(table):
         literals = [required_literals(entry.regex, getattr(entry, "flags", 0)) for entry in table]
-        entries = tuple(_any_of(lit) if lit else None for lit in literals)
-        every = None if any(lit is None for lit in literals) else _any_of(frozenset().union(*literals))
+        entries = tuple(_ordered(lit) if lit else None for lit in literals)
+        every = None if any(lit is None for lit in literals) else _ordered(frozenset().union(*literals))
         found = _TABLES[id(table)] = TableFilter(entries, every)
     return found
 
 
-def _any_of(literals: FrozenSet[str]) -> re.Pattern:
-    """A search for any of the literals (longest first), in C rather than a loop of `in` tests."""
-    return re.compile("|".join(re.escape(text) for text in sorted(literals, key=lambda t: (-len(t), t))))
+def _ordered(literals: FrozenSet[str]) -> Tuple[str, ...]:
+    return tuple(sorted(literals, key=lambda text: (len(text), text)))
+
+
+def holds(lowered: str, literals: Tuple[str, ...]) -> bool:
+    """Does the text hold one of the literals? (`in` tests in a plain loop: ~50 ns each.)"""
+    for text in literals:  # noqa: SIM110 (a generator in any() costs more than the tests)
+        if text in lowered:
+            return True
+    return False
