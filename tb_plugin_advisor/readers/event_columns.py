@@ -196,27 +196,22 @@ def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     while rows.size:
         at = cursor[rows]
         tag = b[at]
-        if int(tag.max()) >= 0x80:
+        shape = _TAG_SHAPE[tag]  # one lookup checks the tag and says how its value is stored
+        widest = int(shape.max())
+        if widest == _BAD:
             raise _Unusual()
-        wire = tag & 7
         limit = ends[rows]
-        fixed = (wire == 1) | (wire == 5)
-        if fixed.any():
-            if np.any(~fixed & (wire != 0) & (wire != 2)):
-                raise _Unusual()
+        if widest >= _FIXED64:
             value = np.zeros(rows.size, dtype=np.uint64)
             value_end = at + 1
-            varint = ~fixed
+            varint = shape <= _LENGTH
             value[varint], value_end[varint] = _varints(b, value_end[varint], limit[varint])
-            following = value_end + np.where(wire == 1, 8, np.where(wire == 5, 4, 0))
+            following = value_end + _FIXED_SIZE[shape]
         else:
-            if np.any((wire != 0) & (wire != 2)):
-                raise _Unusual()
             value, value_end = _varints(b, at + 1, limit)
             following = value_end.copy()
-        length = wire == 2
-        if length.any():
-            sizes = np.where(length, value, np.uint64(0))
+        if widest >= _LENGTH:
+            sizes = np.where(shape == _LENGTH, value, np.uint64(0))
             if int(sizes.max()) > 1 << 40:
                 raise _Unusual()
             following += sizes.astype(np.int64)
@@ -225,6 +220,15 @@ def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
         yield rows, tag, value, value_end
         cursor[rows] = following
         rows = rows[following < limit]
+
+
+# How each one-byte tag's value is stored: wire type 0, 2, 1 (8 bytes), 5 (4 bytes); others (groups,
+# wire types 6 and 7, multi-byte tags) are not decoded here.
+_VARINT, _LENGTH, _FIXED64, _FIXED32, _BAD = 0, 1, 2, 3, 4
+_TAG_SHAPE = np.full(256, _BAD, dtype=np.uint8)
+for _tag in range(0x80):
+    _TAG_SHAPE[_tag] = {0: _VARINT, 2: _LENGTH, 1: _FIXED64, 5: _FIXED32}.get(_tag & 7, _BAD)
+_FIXED_SIZE = np.array([0, 0, 8, 4, 0], dtype=np.int64)
 
 
 # XStat value fields by tag byte: uint64_value, int64_value, ref_value (varints); str, bytes.
