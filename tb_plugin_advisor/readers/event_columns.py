@@ -36,15 +36,22 @@ DOUBLE, UINT64, INT64, STR, BYTES, REF = 2, 3, 4, 5, 6, 7
 
 
 @dataclass
+class StatBlock:
+    """The stats of one block of events (blocks are kept apart: joining them would copy them all)."""
+
+    owner: np.ndarray  # int32 event index (in the line) of each stat; file order within an event
+    stat_id: np.ndarray  # stat metadata id (int32 when all fit, else int64)
+    kind: np.ndarray  # int8 kind code
+    bits: np.ndarray  # uint64: the varint, or the double's bits
+    text: Dict[int, str]  # str_value by stat index in this block (TF writes most strings as refs)
+
+
+@dataclass
 class EventColumns:
     metadata_id: np.ndarray  # int64
     offset_ps: np.ndarray  # int64
     duration_ps: np.ndarray  # int64
-    stat_owner: np.ndarray  # int32 event index of each stat (file order within an event, else any)
-    stat_id: np.ndarray  # stat metadata id (int32 when all fit, else int64)
-    stat_kind: np.ndarray  # int8 kind code
-    stat_bits: np.ndarray  # uint64: the varint, or the double's bits
-    stat_text: Dict[int, str]  # str_value by stat index (TF writes most strings as references)
+    stats: List[StatBlock]  # in event order
 
 
 def decode_events(
@@ -69,27 +76,21 @@ def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None
     count = int(payload.size)
     if count == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return EventColumns(empty, empty, empty, empty, empty, np.zeros(0, np.int8), np.zeros(0, np.uint64),
-                            {}), header
+        return EventColumns(empty, empty, empty, []), header
     columns = tuple(np.zeros(count, dtype=np.int64) for _ in range(3))  # metadata id, offset, duration
     blocks = [(lo, min(count, lo + BLOCK)) for lo in range(0, count, BLOCK)]  # bound the temporaries
 
-    def block(bounds: Tuple[int, int]) -> Tuple[Tuple[np.ndarray, ...], Dict[int, str]]:
+    def block(bounds: Tuple[int, int]) -> StatBlock:
         lo, hi = bounds
         return _decode_block(b, line, payload[lo:hi], ends[lo:hi], lo, columns)
 
-    stat_parts: List[Tuple[np.ndarray, ...]] = []
-    texts: Dict[int, str] = {}
+    stats: List[StatBlock] = []
     with _workers(len(blocks)) as pool:
-        for (_, hi), (part, part_texts) in zip(blocks, pool.map(block, blocks)):
-            offset = sum(p[0].size for p in stat_parts)
-            texts.update((offset + k, text) for k, text in part_texts.items())
-            stat_parts.append(part)
+        for (_, hi), part in zip(blocks, pool.map(block, blocks)):
+            stats.append(part)
             if on_offset is not None:
                 on_offset(int(ends[hi - 1]))
-    joined = [np.concatenate([part[k] for part in stat_parts]) for k in range(4)]
-    del stat_parts
-    return EventColumns(*columns, *joined, texts), header
+    return EventColumns(*columns, stats), header
 
 
 # Blocks are decoded on two threads: numpy releases the GIL inside each whole-array step, which is
@@ -148,7 +149,7 @@ def _decode_block(b: np.ndarray, line: bytes, payload: np.ndarray, ends: np.ndar
     texts: Dict[int, str] = {}
     stats = _decode_stats(b, line, np.concatenate(owners + [none]), np.concatenate(stat_starts + [none]),
                           np.concatenate(stat_ends + [none]), texts, 0)
-    return stats, texts
+    return StatBlock(*stats, texts)
 
 
 def _by_tag(tag: np.ndarray):

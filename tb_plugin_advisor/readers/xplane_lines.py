@@ -62,8 +62,11 @@ def read_line(
         header_parts = [line[a:b] for a, b in header_spans]
         progress.done(len(line))
         del line  # the caller passed its only reference: free the bytes before the columns are merged
-        pieces = _pieces_from_columns(columns, stat_names, strings)
+        pieces: _StatPieces = {}
+        blocks = columns.stats
         del columns
+        while blocks:  # each block's raw stats are dropped as soon as they are typed
+            _add_pieces(pieces, blocks.pop(0), stat_names, strings)
     else:
         metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
             memoryview(line), stat_names, strings, progress, budget
@@ -139,13 +142,12 @@ _USABLE_KIND = np.zeros(256, dtype=bool)  # kind code -> a value kind the column
 _USABLE_KIND[list(_KIND_NAMES)] = True
 
 
-def _pieces_from_columns(columns: event_columns.EventColumns, stat_names: Dict[int, str],
-                         strings: StringTable) -> _StatPieces:
-    """Decoded stats grouped by (stat id, value kind) into the typed pieces `_combine` merges."""
-    pieces: _StatPieces = {}
-    kinds = columns.stat_kind.view(np.uint8)
+def _add_pieces(pieces: _StatPieces, block: event_columns.StatBlock, stat_names: Dict[int, str],
+                strings: StringTable) -> None:
+    """A block's decoded stats, grouped by (stat id, value kind), as typed pieces `_combine` merges."""
+    kinds = block.kind.view(np.uint8)
     usable = _USABLE_KIND[kinds]
-    stat_ids = columns.stat_id
+    stat_ids = block.stat_id
     if stat_ids.size and int(stat_ids.max()) < 1 << 27 and int(stat_ids.min()) >= 0:
         keys = stat_ids.astype(np.int32, copy=False) * 8 + kinds  # int32 arithmetic: half the bytes
     else:
@@ -156,21 +158,20 @@ def _pieces_from_columns(columns: event_columns.EventColumns, stat_names: Dict[i
         usable = np.flatnonzero(usable)
         keys = keys[usable]
     if usable.size == 0:
-        return pieces
+        return
     for members in _groups(keys, usable):
-        stat_id = int(columns.stat_id[members[0]])
-        kind = _KIND_NAMES[int(columns.stat_kind[members[0]])]
-        where = columns.stat_owner[members].astype(np.int32)
+        stat_id = int(block.stat_id[members[0]])
+        kind = _KIND_NAMES[int(block.kind[members[0]])]
+        where = block.owner[members].astype(np.int32)
         if kind == "str_value":
-            typed = _typed_values(kind, [columns.stat_text[k] for k in members.tolist()], stat_names, strings)
+            typed = _typed_values(kind, [block.text[k] for k in members.tolist()], stat_names, strings)
         elif kind == "double_value":
-            typed = ("float", columns.stat_bits[members].view(np.float64))
+            typed = ("float", block.bits[members].view(np.float64))
         elif kind == "ref_value":
-            typed = _typed_values(kind, columns.stat_bits[members], stat_names, strings)
+            typed = _typed_values(kind, block.bits[members], stat_names, strings)
         else:
-            typed = ("int", columns.stat_bits[members].view(np.int64))
+            typed = ("int", block.bits[members].view(np.int64))
         pieces.setdefault(stat_names.get(stat_id, str(stat_id)), []).append((where, *typed))
-    return pieces
 
 
 def _groups(keys: np.ndarray, items: np.ndarray) -> List[np.ndarray]:
