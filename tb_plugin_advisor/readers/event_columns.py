@@ -55,19 +55,24 @@ class EventColumns:
 
 
 def decode_events(
-    line: bytes, on_offset: Optional[Callable[[int], None]] = None
+    line: bytes, on_offset: Optional[Callable[[int], None]] = None,
+    on_stats: Optional[Callable[[StatBlock], None]] = None,
 ) -> Optional[Tuple[EventColumns, List[Tuple[int, int]]]]:
     """(columns, header field spans) of one serialized XLine, or None when the line is unusual.
 
-    `on_offset(bytes decoded so far)` is called after each block of events (progress bars).
+    `on_offset(bytes decoded so far)` is called after each block of events (progress bars). With
+    `on_stats`, each block's stats go to it (in order, on the calling thread) as soon as they are
+    decoded instead of into the columns, so a caller can type and drop them; a None result means
+    the blocks it was given are void.
     """
     try:
-        return _decode(line, on_offset)
+        return _decode(line, on_offset, on_stats)
     except (_Unusual, IndexError, UnicodeDecodeError, DecodeError):
         return None  # the runtime reads it again and says what is wrong
 
 
-def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None
+def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None,
+            on_stats: Optional[Callable[[StatBlock], None]] = None
             ) -> Tuple[EventColumns, List[Tuple[int, int]]]:
     b = np.frombuffer(line, dtype=np.uint8)
     first, header = _first_event(b)
@@ -87,7 +92,10 @@ def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None
     stats: List[StatBlock] = []
     with _workers(len(blocks)) as pool:
         for (_, hi), part in zip(blocks, pool.map(block, blocks)):
-            stats.append(part)
+            if on_stats is not None:
+                on_stats(part)
+            else:
+                stats.append(part)
             if on_offset is not None:
                 on_offset(int(ends[hi - 1]))
     return EventColumns(*columns, stats), header

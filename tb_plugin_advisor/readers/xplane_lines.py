@@ -53,7 +53,12 @@ def read_line(
     # Each event starts with the events tag byte, so its count bounds the events: the numpy decoder
     # allocates per event before it can count them exactly, so only lines within the budget go there
     # (the runtime path counts first, and refuses a line over the budget before allocating).
-    decoded = decode_events(line, progress.done) if line.count(b"\x22") <= budget.left else None
+    pieces: _StatPieces = {}
+
+    def typed(block: event_columns.StatBlock) -> None:  # each block's raw stats, typed and dropped
+        _add_pieces(pieces, block, stat_names, strings)
+
+    decoded = decode_events(line, progress.done, typed) if line.count(b"\x22") <= budget.left else None
     if decoded is not None:
         columns, header_spans = decoded
         count = int(columns.metadata_id.size)
@@ -61,12 +66,7 @@ def read_line(
         metadata_ids, start_ns, duration_ns = columns.metadata_id, columns.offset_ps, columns.duration_ps
         header_parts = [line[a:b] for a, b in header_spans]
         progress.done(len(line))
-        del line  # the caller passed its only reference: free the bytes before the columns are merged
-        pieces: _StatPieces = {}
-        blocks = columns.stats
-        del columns
-        while blocks:  # each block's raw stats are dropped as soon as they are typed
-            _add_pieces(pieces, blocks.pop(0), stat_names, strings)
+        del line, columns  # the caller passed its only reference: free the bytes before merging
     else:
         metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
             memoryview(line), stat_names, strings, progress, budget
