@@ -341,14 +341,16 @@ def head_name(name: str) -> str:
     return name
 
 
-_COMPILED: Dict[int, Tuple[Tuple[str, re.Pattern], ...]] = {}  # by id() of a module-level rule table
+_Compiled = Tuple[str, re.Pattern, Optional[Tuple[str, ...]]]
+_COMPILED: Dict[int, Tuple[_Compiled, ...]] = {}  # by id() of a module-level rule table
 
 
-def _compiled(rules: Sequence[Rule]) -> Tuple[Tuple[str, re.Pattern], ...]:
-    """(target, pattern) per rule, built once per table (the `compiled` property costs a call)."""
+def _compiled(rules: Sequence[Rule]) -> Tuple[_Compiled, ...]:
+    """(target, pattern, required literals) per rule, built once per table (prefilter.py)."""
     found = _COMPILED.get(id(rules))
     if found is None or len(found) != len(rules):
-        found = _COMPILED[id(rules)] = tuple((rule.on, rule.compiled) for rule in rules)
+        needs = table_filter(rules).entries
+        found = _COMPILED[id(rules)] = tuple((r.on, r.compiled, n) for r, n in zip(rules, needs))
     return found
 
 
@@ -359,11 +361,14 @@ def _first(
     literals are all missing from an ASCII text are skipped unsearched: prefilter.py)."""
     head = head or name
     lowered: Optional[Dict[str, str]] = {} if name.isascii() else None
-    for k, ((on, pattern), needs) in enumerate(zip(_compiled(rules), table_filter(rules).entries)):
+    for k, (on, pattern, needs) in enumerate(_compiled(rules)):
         text = base if on == "base" else head if on == "head" else name
         if lowered is not None and needs is not None:
             low = lowered.get(on) or lowered.setdefault(on, text.lower())
-            if not holds(low, needs):
+            for literal in needs:  # inline: this loop runs ~40 times per kernel name
+                if literal in low:
+                    break
+            else:
                 continue
         match = pattern.search(text)
         if match:
@@ -377,10 +382,10 @@ def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
         return "unknown", None
     best: Optional[Tuple[int, Rule]] = None
     lowered = text.lower() if text.isascii() else None
-    for rule, needs in zip(DTYPE_TOKEN_RULES, table_filter(DTYPE_TOKEN_RULES).entries):
+    for rule, (_, pattern, needs) in zip(DTYPE_TOKEN_RULES, _compiled(DTYPE_TOKEN_RULES)):
         if lowered is not None and needs is not None and not holds(lowered, needs):
             continue
-        match = rule.compiled.search(text)
+        match = pattern.search(text)
         if match and (best is None or match.start() < best[0]):
             best = (match.start(), rule)
     if best is None:
