@@ -90,38 +90,35 @@ def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None,
         return _decode_block(b, line, payload[lo:hi], ends[lo:hi], lo, columns)
 
     stats: List[StatBlock] = []
-    with _workers(len(blocks)) as pool:
-        for (_, hi), part in zip(blocks, pool.map(block, blocks)):
-            if on_stats is not None:
-                on_stats(part)
-            else:
-                stats.append(part)
-            if on_offset is not None:
-                on_offset(int(ends[hi - 1]))
+    for (_, hi), part in zip(blocks, _in_order(block, blocks)):
+        if on_stats is not None:
+            on_stats(part)
+        else:
+            stats.append(part)
+        if on_offset is not None:
+            on_offset(int(ends[hi - 1]))
     return EventColumns(*columns, stats), header
 
 
 # Blocks are decoded on two threads: numpy releases the GIL inside each whole-array step, which is
-# where the time goes, so a second core takes half the blocks.
+# where the time goes, so a second core takes half the blocks. The reading thread decodes the other
+# half itself (one extra thread, not two: each thread's temporaries live in its own malloc arena).
 THREADS = min(2, os.cpu_count() or 1)
 
 
-class _Inline:
-    """The pool's interface without threads (one block, or one core)."""
-
-    def __enter__(self) -> _Inline:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    @staticmethod
-    def map(function, items):
-        return map(function, items)
-
-
-def _workers(blocks: int):
-    return ThreadPoolExecutor(THREADS) if blocks > 1 and THREADS > 1 else _Inline()
+def _in_order(decode: Callable[[Tuple[int, int]], StatBlock], blocks: List[Tuple[int, int]]):
+    """decode(block) for every block, yielded in order; odd blocks on a helper thread."""
+    if len(blocks) < 2 or THREADS < 2:
+        yield from map(decode, blocks)
+        return
+    with ThreadPoolExecutor(1) as helper:
+        odd = [helper.submit(decode, bounds) for bounds in blocks[1::2]]
+        try:
+            for k, bounds in enumerate(blocks):
+                yield decode(bounds) if k % 2 == 0 else odd[k // 2].result()
+        finally:
+            for future in odd:
+                future.cancel()
 
 
 # Event fields by tag byte: metadata_id, offset_ps, duration_ps (varints), stats (length-delimited).
