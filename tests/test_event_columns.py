@@ -49,14 +49,14 @@ def both_ways(data: bytes, monkeypatch):
     used = []
     real = event_columns.decode_events
 
-    def recording(line, on_offset=None):
-        result = real(line, on_offset)
+    def recording(line, *callbacks):
+        result = real(line, *callbacks)
         used.append(result is not None)
         return result
 
     monkeypatch.setattr(xplane_lines, "decode_events", recording)
     fast = read_xplane_bytes(data)
-    monkeypatch.setattr(xplane_lines, "decode_events", lambda line, on_offset=None: None)
+    monkeypatch.setattr(xplane_lines, "decode_events", lambda line, *callbacks: None)
     slow = read_xplane_bytes(data)
     return fast, slow, used
 
@@ -123,3 +123,23 @@ def test_varints_of_every_length_and_padded_ones_decode_exactly():
     assert (after - at).tolist() == [len(p) for p in encoded + padded]
     with pytest.raises(event_columns._Unusual):  # a varint may not run past its message
         event_columns._varints(buffer, at[-1:], np.array([len(blob) - 1]))
+
+
+def test_a_line_unusual_only_in_a_late_block_reads_as_the_runtime_reads_it(monkeypatch):
+    """Blocks hand their stats over as they finish; a later block that needs the runtime voids them."""
+    monkeypatch.setattr(event_columns, "BLOCK", 4)
+    space = schema.XSpace()
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.event_metadata[1].id, plane.event_metadata[1].name = 1, "op"
+    plane.stat_metadata[1].id, plane.stat_metadata[1].name = 1, "tag"
+    plane.stat_metadata[2].id, plane.stat_metadata[2].name = 2, "late text"
+    line = plane.lines.add(id=1, name="thread", timestamp_ns=T0)
+    for i in range(13):
+        event = line.events.add(metadata_id=1, offset_ps=1000 * i, duration_ps=500)
+        event.stats.add(metadata_id=1, ref_value=2)
+        event.stats.add(metadata_id=2, str_value=f"s{i}")
+    line.events.add(metadata_id=1, num_occurrences=2, duration_ps=9)  # in the fourth block
+    fast, slow, used = both_ways(space.SerializeToString(), monkeypatch)
+    assert used == [False]
+    assert_same(fast, slow)
+    assert "s12" in fast.planes[0].lines[0].stat_strings("late text")

@@ -25,6 +25,7 @@ threads (prefetch, parallel map) run beside the step and are never counted: only
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
-from tb_plugin_advisor.analysis.patterns import classify_kernel
+from tb_plugin_advisor.analysis.patterns import NAME_CACHE_SIZE, classify_kernel
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
@@ -219,8 +220,10 @@ def is_producer_line(line: Line) -> bool:
     return names.first_match(names.INPUT_PRODUCER_LINES, line.name) is not None
 
 
+@lru_cache(maxsize=NAME_CACHE_SIZE)
 def device_kernel_category(kernel_name: str) -> str:
-    """device_compute | communication | memcpy for one kernel / device op name."""
+    """device_compute | communication | memcpy for one kernel / device op name (cached: several
+    analyses ask for every distinct kernel name)."""
     family = classify_kernel(kernel_name).family
     if family == "comm":
         return "communication"

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Dict, Optional, Sequence, Tuple
 
+from tb_plugin_advisor.analysis.prefilter import TableFilter, holds, table_filter
+
 
 @dataclass(frozen=True)
 class NamePattern:
@@ -34,10 +36,27 @@ def _compile(regex: str) -> re.Pattern:
 
 
 def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePattern]:
-    for pattern in patterns:
+    """The first pattern that matches; those whose required literals are missing are not searched."""
+    if not name.isascii():
+        return next((pattern for pattern in patterns if pattern.compiled.search(name)), None)
+    lowered = name.lower()
+    filters = _FILTERS.get(id(patterns)) or table_filter(patterns)
+    _FILTERS[id(patterns)] = filters
+    if filters.table is not None and not holds(lowered, filters.table):
+        return None
+    for pattern, needs in zip(patterns, filters.entries):
+        if needs is not None:
+            for literal in needs:  # inline: this loop runs for every table and every distinct name
+                if literal in lowered:
+                    break
+            else:
+                continue
         if pattern.compiled.search(name):
             return pattern
     return None
+
+
+_FILTERS: Dict[int, TableFilter] = {}  # by id() of a module-level table: one dict lookup per call
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     MATRIX_FAMILIES,
@@ -92,13 +93,13 @@ def _op_columns(device, count: int):
     def add(mask: np.ndarray, keys: np.ndarray, label_of) -> None:
         if not mask.any():
             return
-        unique, inverse = np.unique(keys[mask], return_inverse=True)
+        unique, inverse = unique_inverse(keys[mask])
         base = len(labels)
         for key in unique.tolist():
             label, check = label_of(int(key))
             labels.append(label)
             eligible.append(any(classify_op(c)[0] for c in check if c))
-        op[mask] = base + inverse.reshape(-1)
+        op[mask] = base + inverse
 
     has_hlo = table.hlo_op >= 0
     hlo_keys = table.hlo_op.astype(np.int64) * n_strings + (table.hlo_module.astype(np.int64) + 1)
@@ -131,7 +132,7 @@ def kernel_view(device) -> KernelView:
     arch = architecture(device.vendor, device.model, device.compute_capability, device.kind)
     count = len(table)
     names = table.names
-    used = np.unique(table.name_index).tolist() if count else []
+    used = unique_codes(table.name_index).tolist() if count else []
     classes = {i: classify_kernel(names[i]) for i in used}
     size = len(names) + 1
     prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)

@@ -17,6 +17,7 @@ from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown, device_kernel_category, is_producer_line
 from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.lookup import unique_inverse
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.model import Profile
 
@@ -67,8 +68,7 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
                 tf_op >= 0, tf_op, np.where(hlo_op >= 0, span + hlo_op, 2 * span + name_index)
             )
             keys = label_id.astype(np.int64) * len(k.names) + name_index
-            unique, inverse = np.unique(keys, return_inverse=True)
-            inverse = inverse.reshape(-1)
+            unique, inverse = unique_inverse(keys)
             time = np.bincount(inverse, weights=k.duration_ns[inside], minlength=len(unique))
             count = np.bincount(inverse, minlength=len(unique))
             for row, key_value in enumerate(unique.tolist()):

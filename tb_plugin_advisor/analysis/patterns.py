@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 from typing import Dict, Optional, Sequence, Tuple
 
 from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
+from tb_plugin_advisor.analysis.prefilter import holds, table_filter
 
 # ---------------------------------------------------------------------------------------------------
 # Vocabulary
@@ -322,38 +323,54 @@ def base_name(name: str) -> str:
     return text[:cut]
 
 
+_BRACKETS = re.compile(r"[<>(]")
+
+
 def head_name(name: str) -> str:
     """The kernel name without its parameter list: up to the first '(' outside template brackets."""
     depth = 0
     name = name.replace(ANONYMOUS_NAMESPACE, "")
-    for i, ch in enumerate(name):
+    for bracket in _BRACKETS.finditer(name):  # only the brackets, not every character
+        ch = bracket.group()
         if ch == "<":
             depth += 1
         elif ch == ">":
             depth = max(0, depth - 1)
-        elif ch == "(" and depth == 0:
-            return name[:i]
+        elif depth == 0:
+            return name[: bracket.start()]
     return name
 
 
-_COMPILED: Dict[int, Tuple[Tuple[str, re.Pattern], ...]] = {}  # by id() of a module-level rule table
+_Compiled = Tuple[str, re.Pattern, Optional[Tuple[str, ...]]]
+_COMPILED: Dict[int, Tuple[_Compiled, ...]] = {}  # by id() of a module-level rule table
 
 
-def _compiled(rules: Sequence[Rule]) -> Tuple[Tuple[str, re.Pattern], ...]:
-    """(target, pattern) per rule, built once per table (the `compiled` property costs a call)."""
+def _compiled(rules: Sequence[Rule]) -> Tuple[_Compiled, ...]:
+    """(target, pattern, required literals) per rule, built once per table (prefilter.py)."""
     found = _COMPILED.get(id(rules))
     if found is None or len(found) != len(rules):
-        found = _COMPILED[id(rules)] = tuple((rule.on, rule.compiled) for rule in rules)
+        needs = table_filter(rules).entries
+        found = _COMPILED[id(rules)] = tuple((r.on, r.compiled, n) for r, n in zip(rules, needs))
     return found
 
 
 def _first(
     rules: Sequence[Rule], name: str, base: str, head: str = ""
 ) -> Tuple[Optional[Rule], Optional[re.Match]]:
-    """The first rule (in table order) that matches its text, and its match."""
+    """The first rule (in table order) that matches its text, and its match (rules whose required
+    literals are all missing from an ASCII text are skipped unsearched: prefilter.py)."""
     head = head or name
-    for k, (on, pattern) in enumerate(_compiled(rules)):
-        match = pattern.search(base if on == "base" else head if on == "head" else name)
+    lowered: Optional[Dict[str, str]] = {} if name.isascii() else None
+    for k, (on, pattern, needs) in enumerate(_compiled(rules)):
+        text = base if on == "base" else head if on == "head" else name
+        if lowered is not None and needs is not None:
+            low = lowered.get(on) or lowered.setdefault(on, text.lower())
+            for literal in needs:  # inline: this loop runs ~40 times per kernel name
+                if literal in low:
+                    break
+            else:
+                continue
+        match = pattern.search(text)
         if match:
             return rules[k], match
     return None, None
@@ -364,8 +381,11 @@ def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
     if not text:
         return "unknown", None
     best: Optional[Tuple[int, Rule]] = None
-    for rule in DTYPE_TOKEN_RULES:
-        match = rule.compiled.search(text)
+    lowered = text.lower() if text.isascii() else None
+    for rule, (_, pattern, needs) in zip(DTYPE_TOKEN_RULES, _compiled(DTYPE_TOKEN_RULES)):
+        if lowered is not None and needs is not None and not holds(lowered, needs):
+            continue
+        match = pattern.search(text)
         if match and (best is None or match.start() < best[0]):
             best = (match.start(), rule)
     if best is None:

@@ -15,25 +15,35 @@ same result or the same clear error. So this module never decides what a valid f
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from tb_plugin_advisor.readers import xspace_schema as schema
+from tb_plugin_advisor.readers.event_frames import EVENTS_TAG, frame_events
+from tb_plugin_advisor.readers.varints import Unusual as _Unusual
+from tb_plugin_advisor.readers.varints import field_end as _field_end
+from tb_plugin_advisor.readers.varints import varints as _varints  # noqa: F401  (tests use it)
+from tb_plugin_advisor.readers.varints import words_at as _words_at
 
-EVENTS_TAG = 0x22  # XLine field 4, length-delimited
-_SHIFTS = np.arange(10, dtype=np.uint64) * np.uint64(7)
-_OFFSETS = np.arange(10, dtype=np.int64)
 BLOCK = 1 << 16  # events decoded together: bounds the temporary arrays to a few MB
 
 # XStat value fields -> kind code (0: no value); the protobuf oneof keeps the last one seen.
 DOUBLE, UINT64, INT64, STR, BYTES, REF = 2, 3, 4, 5, 6, 7
 
 
-class _Unusual(Exception):
-    """This line needs the protobuf runtime (see the module docstring)."""
+@dataclass
+class StatBlock:
+    """The stats of one block of events (blocks are kept apart: joining them would copy them all)."""
+
+    owner: np.ndarray  # int32 event index (in the line) of each stat; file order within an event
+    stat_id: np.ndarray  # stat metadata id (int32 when all fit, else int64)
+    kind: np.ndarray  # int8 kind code
+    bits: np.ndarray  # uint64: the varint, or the double's bits
+    text: Dict[int, str]  # str_value by stat index in this block (TF writes most strings as refs)
 
 
 @dataclass
@@ -41,87 +51,123 @@ class EventColumns:
     metadata_id: np.ndarray  # int64
     offset_ps: np.ndarray  # int64
     duration_ps: np.ndarray  # int64
-    stat_owner: np.ndarray  # int32 event index of each stat, in file order within an event
-    stat_id: np.ndarray  # stat metadata id (int32 when all fit, else int64)
-    stat_kind: np.ndarray  # int8 kind code
-    stat_bits: np.ndarray  # uint64: the varint, or the double's bits
-    stat_text: Dict[int, str]  # str_value by stat index (TF writes most strings as references)
+    stats: List[StatBlock]  # in event order
 
 
 def decode_events(
-    line: bytes, on_offset: Optional[Callable[[int], None]] = None
+    line: bytes, on_offset: Optional[Callable[[int], None]] = None,
+    on_stats: Optional[Callable[[StatBlock], None]] = None,
 ) -> Optional[Tuple[EventColumns, List[Tuple[int, int]]]]:
     """(columns, header field spans) of one serialized XLine, or None when the line is unusual.
 
-    `on_offset(bytes decoded so far)` is called after each block of events (progress bars).
+    `on_offset(bytes decoded so far)` is called after each block of events (progress bars). With
+    `on_stats`, each block's stats go to it (in order, on the calling thread) as soon as they are
+    decoded instead of into the columns, so a caller can type and drop them; a None result means
+    the blocks it was given are void.
     """
     try:
-        return _decode(line, on_offset)
+        return _decode(line, on_offset, on_stats)
     except (_Unusual, IndexError, UnicodeDecodeError, DecodeError):
         return None  # the runtime reads it again and says what is wrong
 
 
-def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None
+def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None,
+            on_stats: Optional[Callable[[StatBlock], None]] = None
             ) -> Tuple[EventColumns, List[Tuple[int, int]]]:
     b = np.frombuffer(line, dtype=np.uint8)
-    raw = schema.XLineRawEvents.FromString(line).events
-    count = len(raw)
-    lengths = np.fromiter(map(len, raw), dtype=np.int64, count=count)
-    del raw
     first, header = _first_event(b)
+    payload, ends, stop = frame_events(line, b, first)
+    header += _header_fields(b, stop)
+    count = int(payload.size)
     if count == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return EventColumns(empty, empty, empty, empty, empty, np.zeros(0, np.int8), np.zeros(0, np.uint64),
-                            {}), header
-    head = 1 + _varint_size(lengths)
-    starts = first + np.concatenate(([0], np.cumsum(head + lengths)[:-1]))
-    payload = starts + head
-    ends = payload + lengths
-    # the positions are a real walk of consecutive events: every one starts with the events tag and
-    # its encoded length; the fields after the last event are the line's other fields
-    if int(ends[-1]) > b.size or not np.all(b[starts] == EVENTS_TAG):
-        raise _Unusual()
-    encoded, _ = _varints(b, starts + 1, ends)
-    if not np.array_equal(encoded.view(np.int64), lengths):
-        raise _Unusual()
-    del encoded, starts, head, lengths
-    header += _header_fields(b, int(ends[-1]))
-    metadata_id = np.zeros(count, dtype=np.int64)
-    offset_ps = np.zeros(count, dtype=np.int64)
-    duration_ps = np.zeros(count, dtype=np.int64)
-    targets = {1: metadata_id, 2: offset_ps, 3: duration_ps}
-    stat_parts: List[Tuple[np.ndarray, ...]] = []
-    texts: Dict[int, str] = {}
-    stats_so_far = 0
-    for lo in range(0, count, BLOCK):  # blocks bound the temporary arrays (a few MB each)
-        hi = min(count, lo + BLOCK)
-        owners: List[np.ndarray] = []
-        stat_starts: List[np.ndarray] = []
-        stat_ends: List[np.ndarray] = []
-        for rows, field, wire, value, value_end in _lockstep(b, payload[lo:hi], ends[lo:hi]):
-            rows = rows + lo
-            scalar = (field == 1) | (field == 2) | (field == 3)
-            # field 0 is invalid; num_occurrences (5) shares a oneof with offset_ps: the runtime decides
-            odd = (field == 0) | (field == 5) | ((field == 4) & (wire != 2)) | (scalar & (wire != 0))
-            if np.any(odd):
-                raise _Unusual()
-            for number, column in targets.items():
-                sel = field == number
-                column[rows[sel]] = value[sel].view(np.int64)
-            sel = field == 4
-            owners.append(rows[sel])
-            stat_starts.append(value_end[sel])  # the payload follows the length
-            stat_ends.append(value_end[sel] + value[sel].astype(np.int64))
-        none = np.zeros(0, dtype=np.int64)
-        block = _decode_stats(b, line, np.concatenate(owners + [none]), np.concatenate(stat_starts + [none]),
-                              np.concatenate(stat_ends + [none]), texts, stats_so_far)
-        stats_so_far += block[0].size
-        stat_parts.append(block)
+        return EventColumns(empty, empty, empty, []), header
+    columns = tuple(np.zeros(count, dtype=np.int64) for _ in range(3))  # metadata id, offset, duration
+    blocks = [(lo, min(count, lo + BLOCK)) for lo in range(0, count, BLOCK)]  # bound the temporaries
+
+    def block(bounds: Tuple[int, int]) -> StatBlock:
+        lo, hi = bounds
+        return _decode_block(b, line, payload[lo:hi], ends[lo:hi], lo, columns)
+
+    stats: List[StatBlock] = []
+    for (_, hi), part in zip(blocks, _in_order(block, blocks)):
+        if on_stats is not None:
+            on_stats(part)
+        else:
+            stats.append(part)
         if on_offset is not None:
             on_offset(int(ends[hi - 1]))
-    joined = [np.concatenate([part[k] for part in stat_parts]) for k in range(4)]
-    del stat_parts
-    return EventColumns(metadata_id, offset_ps, duration_ps, *joined, texts), header
+    return EventColumns(*columns, stats), header
+
+
+# Blocks are decoded on two threads: numpy releases the GIL inside each whole-array step, which is
+# where the time goes, so a second core takes half the blocks. The reading thread decodes the other
+# half itself (one extra thread, not two: each thread's temporaries live in its own malloc arena).
+THREADS = min(2, os.cpu_count() or 1)
+
+
+def _in_order(decode: Callable[[Tuple[int, int]], StatBlock], blocks: List[Tuple[int, int]]):
+    """decode(block) for every block, yielded in order; odd blocks on a helper thread."""
+    if len(blocks) < 2 or THREADS < 2:
+        yield from map(decode, blocks)
+        return
+    with ThreadPoolExecutor(1) as helper:
+        odd = [helper.submit(decode, bounds) for bounds in blocks[1::2]]
+        try:
+            for k, bounds in enumerate(blocks):
+                yield decode(bounds) if k % 2 == 0 else odd[k // 2].result()
+        finally:
+            for future in odd:
+                future.cancel()
+
+
+# Event fields by tag byte: metadata_id, offset_ps, duration_ps (varints), stats (length-delimited).
+_EVENT_SCALARS = {0x08: 0, 0x10: 1, 0x18: 2}
+_EVENT_STATS = 0x22
+
+
+def _decode_block(b: np.ndarray, line: bytes, payload: np.ndarray, ends: np.ndarray, lo: int,
+                  columns: Tuple[np.ndarray, np.ndarray, np.ndarray]):
+    """Events [lo, lo + len(payload)): their scalar fields into `columns`, their stats decoded.
+
+    Returns the stats (see _decode_stats) and their str values by index within this block.
+    """
+    owners: List[np.ndarray] = []
+    stat_starts: List[np.ndarray] = []
+    stat_ends: List[np.ndarray] = []
+    for rows, tag, value, value_end in _lockstep(b, payload, ends):
+        rows = rows + lo
+        for t, sel in _by_tag(tag):
+            field = t >> 3
+            if t in _EVENT_SCALARS:
+                columns[_EVENT_SCALARS[t]][_take(rows, sel)] = _take(value, sel).view(np.int64)
+            elif t == _EVENT_STATS:
+                owners.append(_take(rows, sel))
+                start = _take(value_end, sel)  # the payload follows the length
+                stat_starts.append(start)
+                stat_ends.append(start + _take(value, sel).astype(np.int64))
+            elif field in (0, 1, 2, 3, 4, 5):
+                # field 0 is invalid, a known field with the wrong wire type is the runtime's to judge,
+                # and num_occurrences (5) shares a oneof with offset_ps: the runtime decides
+                raise _Unusual()
+    none = np.zeros(0, dtype=np.int64)
+    texts: Dict[int, str] = {}
+    stats = _decode_stats(b, line, np.concatenate(owners + [none]), np.concatenate(stat_starts + [none]),
+                          np.concatenate(stat_ends + [none]), texts, 0)
+    return StatBlock(*stats, texts)
+
+
+def _by_tag(tag: np.ndarray):
+    """(tag, rows selector) per distinct tag byte; the selector is None when every row has it."""
+    low, high = int(tag.min()), int(tag.max())
+    if low == high:
+        return [(low, None)]
+    counts = np.bincount(tag, minlength=high + 1)
+    return [(t, tag == t) for t in np.flatnonzero(counts).tolist()]
+
+
+def _take(values: np.ndarray, sel: Optional[np.ndarray]) -> np.ndarray:
+    return values if sel is None else values[sel]
 
 
 def _first_event(b: np.ndarray) -> Tuple[int, List[Tuple[int, int]]]:
@@ -145,124 +191,8 @@ def _header_fields(b: np.ndarray, pos: int) -> List[Tuple[int, int]]:
     return spans
 
 
-def _field_end(b: np.ndarray, pos: int) -> int:
-    key, pos = _one_varint(b, pos)
-    wire = key & 7
-    if wire == 0:
-        return _one_varint(b, pos)[1]
-    if wire == 2:
-        length, pos = _one_varint(b, pos)
-        if pos + length > b.size:
-            raise _Unusual()
-        return pos + length
-    if wire in (1, 5):
-        return pos + (8 if wire == 1 else 4)
-    raise _Unusual()
-
-
-def _one_varint(b: np.ndarray, pos: int) -> Tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= b.size or shift > 63:
-            raise _Unusual()
-        byte = int(b[pos])
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _varint_size(values: np.ndarray) -> np.ndarray:
-    size = np.ones(values.shape, dtype=np.int64)
-    for bits in range(7, 64, 7):
-        size += values >= (1 << bits)
-    return size
-
-
-def _varints(b: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Decode one varint at each position (none may run past `limit`): (uint64 values, next positions).
-
-    One-byte varints (tags, lengths, small ids) are decoded in one pass. Longer ones read the eight
-    bytes at their position as one little-endian word and take the 7-bit groups up to the first
-    byte without the continuation bit with a few whole-array bit operations; the rare ones longer
-    than eight bytes (negative int64s, huge ids) or too near the end use a byte matrix.
-    """
-    if pos.size and np.any(pos >= limit):
-        raise _Unusual()
-    first = b[pos]
-    values = first.astype(np.uint64)
-    cursor = pos + 1
-    longer = np.flatnonzero(first >= 0x80)
-    if longer.size == 0:
-        return values, cursor
-    at = pos[longer]
-    word = _words_at(b, at)
-    stops = ~word & _HIGH_BITS
-    stops &= ~stops + np.uint64(1)  # the lowest stop bit: 2**(8*length - 1)
-    fits = stops != 0
-    length = np.zeros(at.size, dtype=np.int64)
-    length[fits] = (np.log2(stops[fits].astype(np.float64)).astype(np.int64) + 1) // 8
-    groups = word & ((stops << np.uint64(1)) - np.uint64(1)) & _LOW_BITS
-    decoded = groups & np.uint64(0x7F)
-    for k in range(1, 8):
-        decoded |= (groups >> np.uint64(k)) & np.uint64(0x7F << (7 * k))
-    if not fits.all():  # nine or ten bytes (negative int64s, writers padding varints to ten bytes)
-        tail = np.flatnonzero(~fits)
-        second = _words_at(b, at[tail] + 8)
-        stop9 = (~second & np.uint64(0x80)) != 0
-        stop10 = ~stop9 & ((~second & np.uint64(0x8000)) != 0)
-        decoded[tail] |= (second & np.uint64(0x7F)) << np.uint64(56)
-        decoded[tail[stop10]] |= ((second[stop10] >> np.uint64(8)) & np.uint64(1)) << np.uint64(63)
-        length[tail[stop9]] = 9
-        length[tail[stop10]] = 10
-        fits[tail] = stop9 | stop10
-    values[longer] = decoded
-    if not fits.all():  # too near the end of the buffer for whole words
-        slow = np.flatnonzero(~fits)
-        values[longer[slow]], length[slow] = _long_varints(b, at[slow])
-    if np.any(at + length > limit[longer]):
-        raise _Unusual()
-    cursor[longer] = at + length
-    return values, cursor
-
-
-_HIGH_BITS = np.uint64(0x8080808080808080)
-_LOW_BITS = np.uint64(0x7F7F7F7F7F7F7F7F)
-
-
-def _words_at(b: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The little-endian uint64 made of the 8 bytes at each position (bytes past the end read 0xFF,
-    which reads as "continues": such varints go to the byte matrix)."""
-    words = np.full(at.size, np.uint64(0xFFFFFFFFFFFFFFFF))
-    inside = at + 8 <= b.size
-    phase = at & 7
-    for r in range(8):
-        usable = (b.size - r) // 8 * 8
-        if usable <= 0:
-            continue
-        view = b[r : r + usable].view("<u8")
-        sel = np.flatnonzero(inside & (phase == r))
-        words[sel] = view[(at[sel] - r) >> 3]
-    return words
-
-
-def _long_varints(b: np.ndarray, at: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Varints of nine or ten bytes, or near the end of the buffer: (values, lengths)."""
-    window = np.minimum(at[:, None] + _OFFSETS, b.size - 1)
-    raw = b[window]
-    stops = raw < 0x80
-    if not np.all(stops.any(axis=1)):
-        raise _Unusual()  # no last byte within ten
-    length = stops.argmax(axis=1) + 1
-    keep = length[:, None] > _OFFSETS
-    parts = (raw & 0x7F).astype(np.uint64) << _SHIFTS
-    parts[~keep] = 0
-    return np.bitwise_or.reduce(parts, axis=1), length
-
-
 def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
-    """For the k-th field of every message at once, yield (rows, field, wire, value, value_end).
+    """For the k-th field of every message at once, yield (rows, tag byte, value, value_end).
 
     value is the varint (wire 0), the length (wire 2: the payload ends at value_end), or 0 for fixed
     fields (value_end is where the 8 or 4 bytes start). Tags must be one byte (fields 1-15).
@@ -272,66 +202,77 @@ def _lockstep(b: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     while rows.size:
         at = cursor[rows]
         tag = b[at]
-        if np.any(tag >= 0x80):
+        shape = _TAG_SHAPE[tag]  # one lookup checks the tag and says how its value is stored
+        widest = int(shape.max())
+        if widest == _BAD:
             raise _Unusual()
-        field = (tag >> 3).astype(np.int64)
-        wire = (tag & 7).astype(np.int64)
         limit = ends[rows]
-        value = np.zeros(rows.size, dtype=np.uint64)
-        value_end = at + 1
-        varint = (wire == 0) | (wire == 2)
-        if np.any(~varint & (wire != 1) & (wire != 5)):
+        if widest >= _FIXED64:
+            value = np.zeros(rows.size, dtype=np.uint64)
+            value_end = at + 1
+            varint = shape <= _LENGTH
+            value[varint], value_end[varint] = _varints(b, value_end[varint], limit[varint])
+            following = value_end + _FIXED_SIZE[shape]
+        else:
+            value, value_end = _varints(b, at + 1, limit)
+            following = value_end.copy()
+        if widest >= _LENGTH:
+            sizes = np.where(shape == _LENGTH, value, np.uint64(0))
+            if int(sizes.max()) > 1 << 40:
+                raise _Unusual()
+            following += sizes.astype(np.int64)
+        if np.any(following > limit):
             raise _Unusual()
-        got, after = _varints(b, value_end[varint], limit[varint])
-        value[varint] = got
-        value_end[varint] = after
-        following = value_end.copy()
-        length = wire == 2
-        following[length] += value[length].astype(np.int64)
-        following[wire == 1] += 8
-        following[wire == 5] += 4
-        if np.any(following > limit) or np.any(value[length] > np.uint64(1 << 40)):
-            raise _Unusual()
-        yield rows, field, wire, value, value_end
+        yield rows, tag, value, value_end
         cursor[rows] = following
         rows = rows[following < limit]
 
 
+# How each one-byte tag's value is stored: wire type 0, 2, 1 (8 bytes), 5 (4 bytes); others (groups,
+# wire types 6 and 7, multi-byte tags) are not decoded here.
+_VARINT, _LENGTH, _FIXED64, _FIXED32, _BAD = 0, 1, 2, 3, 4
+_TAG_SHAPE = np.full(256, _BAD, dtype=np.uint8)
+for _tag in range(0x80):
+    _TAG_SHAPE[_tag] = {0: _VARINT, 2: _LENGTH, 1: _FIXED64, 5: _FIXED32}.get(_tag & 7, _BAD)
+_FIXED_SIZE = np.array([0, 0, 8, 4, 0], dtype=np.int64)
+
+
+# XStat value fields by tag byte: uint64_value, int64_value, ref_value (varints); str, bytes.
+_STAT_VARINTS = {0x18: UINT64, 0x20: INT64, 0x38: REF}
+_STAT_TEXTS = {0x2A: STR, 0x32: BYTES}
+
+
 def _decode_stats(b: np.ndarray, line: bytes, owner: np.ndarray, starts: np.ndarray, ends: np.ndarray,
                   texts: Dict[int, str], first_index: int):
-    """(owner, metadata id, kind, bits) of every XStat, ordered by owner then file order.
+    """(owner, metadata id, kind, bits) of every XStat, in the order given (not sorted by owner:
+    the k-th stat of every event, then the (k+1)-th …; one event's stats keep their file order).
 
     str values go to `texts`, keyed by the stat's index in the line (`first_index` + k).
     """
-    order = np.lexsort((starts, owner))  # file order within each event, events in order
-    owner, starts, ends = owner[order], starts[order], ends[order]
     n = owner.size
     stat_id = np.zeros(n, dtype=np.int64)
     kind = np.zeros(n, dtype=np.int8)
     bits = np.zeros(n, dtype=np.uint64)
     text_span = np.zeros((n, 2), dtype=np.int64)
-    for rows, field, wire, value, value_end in _lockstep(b, starts, ends):
-        sel = (field == 1) & (wire == 0)
-        stat_id[rows[sel]] = value[sel].view(np.int64)
-        for number, code in ((3, UINT64), (4, INT64), (7, REF)):
-            sel = (field == number) & (wire == 0)
-            kind[rows[sel]] = code
-            bits[rows[sel]] = value[sel]
-        sel = (field == 2) & (wire == 1)
-        if sel.any():
-            at = value_end[sel]
-            raw = b[at[:, None] + np.arange(8)]
-            kind[rows[sel]] = DOUBLE
-            bits[rows[sel]] = np.ascontiguousarray(raw).view("<u8").reshape(-1)
-        for number, code in ((5, STR), (6, BYTES)):
-            sel = (field == number) & (wire == 2)
-            kind[rows[sel]] = code
-            text_span[rows[sel], 0] = value_end[sel]
-            text_span[rows[sel], 1] = value_end[sel] + value[sel].astype(np.int64)
-        known = ((field == 1) & (wire == 0)) | ((field == 2) & (wire == 1)) | (
-            np.isin(field, (3, 4, 7)) & (wire == 0)) | (np.isin(field, (5, 6)) & (wire == 2))
-        if np.any(~known & (field <= 7)):
-            raise _Unusual()  # a schema field with the wrong wire type: let the runtime say what
+    for rows, tag, value, value_end in _lockstep(b, starts, ends):
+        for t, sel in _by_tag(tag):
+            field = t >> 3
+            where = _take(rows, sel)
+            if t == 0x08:
+                stat_id[where] = _take(value, sel).view(np.int64)
+            elif t in _STAT_VARINTS:
+                kind[where] = _STAT_VARINTS[t]
+                bits[where] = _take(value, sel)
+            elif t == 0x11:  # double_value: eight bytes
+                kind[where] = DOUBLE
+                bits[where] = _words_at(b, _take(value_end, sel))
+            elif t in _STAT_TEXTS:
+                kind[where] = _STAT_TEXTS[t]
+                start = _take(value_end, sel)
+                text_span[where, 0] = start
+                text_span[where, 1] = start + _take(value, sel).astype(np.int64)
+            elif field <= 7:
+                raise _Unusual()  # a schema field with the wrong wire type: let the runtime say what
     for k in np.flatnonzero(kind == STR).tolist():
         texts[first_index + k] = line[text_span[k, 0] : text_span[k, 1]].decode("utf-8")
     small_ids = stat_id.size == 0 or (stat_id.min() >= 0 and stat_id.max() < 2**31)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.readers import xspace_schema as schema
 
 # Events are parsed a few MB at a time: one GPU stream of a large profile can be hundreds of MB.
 CHUNK_BYTES = 1 << 20
@@ -65,17 +64,6 @@ def utf8(raw: memoryview, source: str) -> str:
         return bytes(raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProfileReadError(source, f"corrupt text field ({exc})") from exc
-
-
-def encode_varint_field(number: int, value: int) -> bytes:
-    return schema.encode_varint(number << 3) + schema.encode_varint(value)
-
-
-def raw_field(number: int, wire_type: int, payload: memoryview) -> bytes:
-    key = schema.encode_varint((number << 3) | wire_type)
-    if wire_type == 2:
-        return key + schema.encode_varint(len(payload)) + bytes(payload)
-    return key + bytes(payload)
 
 
 def event_chunks(
@@ -154,11 +142,13 @@ class Window:
         self.end = end
         self.base = 0
         self.buf: Any = b""
+        self.field_start = self.field_end = 0  # the span of the field just yielded (key included)
 
     def fields(self, pos: int, where: str) -> Iterator[Tuple[int, int, Any]]:
         """Like `fields`, but over the source: values of length-delimited fields are (start, end)."""
         name = self.source.name
         while pos < self.end:
+            self.field_start = pos
             head = self._at(pos, 20)
             key, used = varint(head, 0, len(head), name)
             number, wire_type = key >> 3, key & 7
@@ -167,6 +157,7 @@ class Window:
             if wire_type == 0:
                 value, used = varint(head, used, len(head), name)
                 pos += used
+                self.field_end = pos
                 yield number, 0, value
             elif wire_type == 2:
                 length, used = varint(head, used, len(head), name)
@@ -175,12 +166,14 @@ class Window:
                     missing = start + length - self.end
                     problem = f"the file is truncated: a field of the {where} needs {missing} more bytes"
                     raise ProfileReadError(name, problem)
+                self.field_end = start + length
                 yield number, 2, (start, start + length)
                 pos = start + length
             elif wire_type in (1, 5):
                 size = 8 if wire_type == 1 else 4
                 if pos + used + size > self.end:
                     raise ProfileReadError(name, f"the file is truncated inside {where}")
+                self.field_end = pos + used + size
                 yield number, wire_type, (pos + used, pos + used + size)
                 pos += used + size
             else:

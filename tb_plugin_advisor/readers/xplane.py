@@ -28,8 +28,6 @@ from tb_plugin_advisor.readers.wire import (
     ByteSource,
     Progress,
     Window,
-    encode_varint_field,
-    raw_field,
     utf8,
 )
 from tb_plugin_advisor.readers.xplane_lines import EventBudget, read_line, usable_number
@@ -222,21 +220,27 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
     header_parts: List[bytes] = []
     line_slices: List[Tuple[int, int]] = []
     metadata_entries = 0
-    for number, wire_type, value in Window(data, finish).fields(begin, "XPlane"):
+    window = Window(data, finish)
+    run: List[int] = []  # [start, end) of consecutive non-line fields: copied with one read
+    for number, wire_type, value in window.fields(begin, "XPlane"):
         if number == 3 and wire_type == 2:
+            _copy_run(data, run, header_parts)
             line_slices.append(value)
             if len(line_slices) > limits.max_lines_per_plane:
                 raise ProfileReadError(source, f"a plane holds more than {limits.max_lines_per_plane:,} "
                                        "lines, the reader's limit")
-        elif wire_type == 0:
-            header_parts.append(encode_varint_field(number, value))
-        else:
-            start, end = value
+            continue
+        if wire_type != 0:
             metadata_entries += number in (4, 5)
             if metadata_entries > limits.max_metadata_per_plane:
                 raise ProfileReadError(source, f"a plane holds more than {limits.max_metadata_per_plane:,} "
                                        "metadata entries, the reader's limit")
-            header_parts.append(raw_field(number, wire_type, memoryview(data.read(start, end))))
+        start = window.field_start
+        if not run or run[1] != start:
+            _copy_run(data, run, header_parts)
+            run.extend((start, start))
+        run[1] = window.field_end
+    _copy_run(data, run, header_parts)
     header = schema.XPlane.FromString(b"".join(header_parts))
     del header_parts
 
@@ -287,6 +291,15 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         plane.lines.append(line)
     progress.done(finish)
     return plane
+
+
+def _copy_run(data: ByteSource, run: List[int], parts: List[bytes]) -> None:
+    """Copy the fields in [run[0], run[1]) as they are (raw fields are a valid encoding) and reset run.
+
+    A plane's metadata entries are many and small: one read per entry was most of their cost."""
+    if run:
+        parts.append(bytes(data.read(run[0], run[1])))
+        run.clear()
 
 
 def _assemble(

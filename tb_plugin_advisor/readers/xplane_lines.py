@@ -53,7 +53,12 @@ def read_line(
     # Each event starts with the events tag byte, so its count bounds the events: the numpy decoder
     # allocates per event before it can count them exactly, so only lines within the budget go there
     # (the runtime path counts first, and refuses a line over the budget before allocating).
-    decoded = decode_events(line, progress.done) if line.count(b"\x22") <= budget.left else None
+    pieces: _StatPieces = {}
+
+    def typed(block: event_columns.StatBlock) -> None:  # each block's raw stats, typed and dropped
+        _add_pieces(pieces, block, stat_names, strings)
+
+    decoded = decode_events(line, progress.done, typed) if line.count(b"\x22") <= budget.left else None
     if decoded is not None:
         columns, header_spans = decoded
         count = int(columns.metadata_id.size)
@@ -61,9 +66,7 @@ def read_line(
         metadata_ids, start_ns, duration_ns = columns.metadata_id, columns.offset_ps, columns.duration_ps
         header_parts = [line[a:b] for a, b in header_spans]
         progress.done(len(line))
-        del line  # the caller passed its only reference: free the bytes before the columns are merged
-        pieces = _pieces_from_columns(columns, stat_names, strings)
-        del columns
+        del line, columns  # the caller passed its only reference: free the bytes before merging
     else:
         metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
             memoryview(line), stat_names, strings, progress, budget
@@ -135,31 +138,54 @@ _KIND_NAMES = {
 }
 
 
-def _pieces_from_columns(columns: event_columns.EventColumns, stat_names: Dict[int, str],
-                         strings: StringTable) -> _StatPieces:
-    """Decoded stats grouped by (stat id, value kind) into the typed pieces `_combine` merges."""
-    pieces: _StatPieces = {}
-    usable = np.flatnonzero(np.isin(columns.stat_kind, list(_KIND_NAMES)))
+_USABLE_KIND = np.zeros(256, dtype=bool)  # kind code -> a value kind the columns keep (not bytes, not unset)
+_USABLE_KIND[list(_KIND_NAMES)] = True
+
+
+def _add_pieces(pieces: _StatPieces, block: event_columns.StatBlock, stat_names: Dict[int, str],
+                strings: StringTable) -> None:
+    """A block's decoded stats, grouped by (stat id, value kind), as typed pieces `_combine` merges."""
+    kinds = block.kind.view(np.uint8)
+    usable = _USABLE_KIND[kinds]
+    stat_ids = block.stat_id
+    if stat_ids.size and int(stat_ids.max()) < 1 << 27 and int(stat_ids.min()) >= 0:
+        keys = stat_ids.astype(np.int32, copy=False) * 8 + kinds  # int32 arithmetic: half the bytes
+    else:
+        keys = stat_ids.astype(np.int64) * 8 + kinds
+    if usable.all():
+        usable = np.arange(kinds.size)
+    else:
+        usable = np.flatnonzero(usable)
+        keys = keys[usable]
     if usable.size == 0:
-        return pieces
-    keys = columns.stat_id[usable] * 8 + columns.stat_kind[usable]
-    order = usable[np.argsort(keys, kind="stable")]  # file order kept within a group
-    sorted_keys = columns.stat_id[order] * 8 + columns.stat_kind[order]
-    bounds = np.flatnonzero(np.diff(sorted_keys)) + 1
-    for members in np.split(order, bounds):
-        stat_id = int(columns.stat_id[members[0]])
-        kind = _KIND_NAMES[int(columns.stat_kind[members[0]])]
-        where = columns.stat_owner[members].astype(np.int32)
+        return
+    for members in _groups(keys, usable):
+        stat_id = int(block.stat_id[members[0]])
+        kind = _KIND_NAMES[int(block.kind[members[0]])]
+        where = block.owner[members].astype(np.int32)
         if kind == "str_value":
-            typed = _typed_values(kind, [columns.stat_text[k] for k in members.tolist()], stat_names, strings)
+            typed = _typed_values(kind, [block.text[k] for k in members.tolist()], stat_names, strings)
         elif kind == "double_value":
-            typed = ("float", columns.stat_bits[members].view(np.float64))
+            typed = ("float", block.bits[members].view(np.float64))
         elif kind == "ref_value":
-            typed = _typed_values(kind, columns.stat_bits[members], stat_names, strings)
+            typed = _typed_values(kind, block.bits[members], stat_names, strings)
         else:
-            typed = ("int", columns.stat_bits[members].view(np.int64))
+            typed = ("int", block.bits[members].view(np.int64))
         pieces.setdefault(stat_names.get(stat_id, str(stat_id)), []).append((where, *typed))
-    return pieces
+
+
+def _groups(keys: np.ndarray, items: np.ndarray) -> List[np.ndarray]:
+    """`items` split by key, ascending keys, original order kept within a group.
+
+    A line has a handful of (stat, kind) keys: one comparison pass per key beats sorting a million.
+    """
+    if keys.min() >= 0 and keys.max() < 1 << 20:
+        distinct = np.flatnonzero(np.bincount(keys))
+        if distinct.size <= 16:
+            return [items[keys == key] for key in distinct.tolist()]
+    order = np.argsort(keys, kind="stable")
+    bounds = np.flatnonzero(np.diff(keys[order])) + 1
+    return np.split(items[order], bounds)
 
 
 # A float beyond this is no time, size or count a profiler writes; int64 columns could not hold it.
@@ -264,6 +290,12 @@ def _typed_values(kind: str, values: List[Any], stat_names: Dict[int, str],
                   strings: StringTable) -> Tuple[str, np.ndarray]:
     if kind == "ref_value":  # the string is the name of the referenced stat metadata
         refs = np.array(values, dtype=np.uint64)
+        if refs.size and int(refs.max()) < 1 << 20:  # small ids: a lookup table, no sort
+            small = refs.astype(np.int64)
+            distinct = np.flatnonzero(np.bincount(small))
+            table = np.zeros(int(distinct[-1]) + 1, dtype=np.int32)
+            table[distinct] = [strings.intern(stat_names.get(r, "")) for r in distinct.tolist()]
+            return "str", table[small]
         unique, inverse = np.unique(refs, return_inverse=True)
         ids = np.array([strings.intern(stat_names.get(int(r), "")) for r in unique.tolist()], dtype=np.int32)
         return "str", ids[inverse.reshape(-1)]
@@ -290,13 +322,28 @@ def _combine(pieces: List[_Piece], count: int, strings: StringTable) -> StatColu
         value_parts.append(piece.astype(np.float64) if kind == "float" else piece)
     indices = np.concatenate(where_parts) if len(where_parts) > 1 else where_parts[0]
     data = np.concatenate(value_parts) if len(value_parts) > 1 else value_parts[0]
-    if indices.size > 1 and not np.all(indices[1:] > indices[:-1]):  # chunks usually arrive in order
-        order = np.argsort(indices, kind="stable")
-        indices, data = indices[order], data[order]
+    if indices.size > 1 and not np.all(indices[1:] > indices[:-1]):
+        indices, data = _by_event(indices, data, count)
     if indices.size > 1:  # an event repeating a stat: keep the first, as the profiler's readers do
         keep = np.concatenate(([True], np.diff(indices) != 0))
         indices, data = indices[keep], data[keep]
     return StatColumn(kind, indices, data, count)
+
+
+def _by_event(indices: np.ndarray, data: np.ndarray, count: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Entries ordered by event, an event's repeats in their given order.
+
+    The decoder hands a line's stats over field position by field position; when no event repeats
+    the stat (the usual case) a scatter over the line's events orders them in two passes, no sort.
+    """
+    if indices.size * 8 >= count:
+        slot = np.full(count, -1, dtype=np.int64)
+        slot[indices] = np.arange(indices.size)
+        taken = np.flatnonzero(slot >= 0)
+        if taken.size == indices.size:
+            return taken.astype(indices.dtype), data[slot[taken]]
+    order = np.argsort(indices, kind="stable")
+    return indices[order], data[order]
 
 
 def _reordered(column: StatColumn, order: np.ndarray) -> StatColumn:

@@ -1,0 +1,68 @@
+"""The literal prefilter (analysis/prefilter.py) skips regex searches but never changes a result.
+
+Every table is run over the real names the pattern tests hold, plus variants that stress the
+filter (upper case, separators, each name cut at every fifth character, names glued together).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import test_breakdown_patterns as breakdown_names
+import test_patterns as kernel_names
+
+from tb_plugin_advisor.analysis import event_names, patterns
+from tb_plugin_advisor.analysis.prefilter import holds, required_literals, table_filter
+
+
+def corpus():
+    texts = [name for name, *_ in kernel_names.KERNELS] + [op for op, _ in kernel_names.OPS]
+    texts += [shape for shape, _ in kernel_names.SHAPES]
+    texts += [name for _, name, _ in breakdown_names.POSITIVE]
+    texts += [name for _, name in breakdown_names.NEGATIVE]
+    variants = []
+    for text in texts:
+        variants += [text, text.upper(), text.replace("_", "-"), text + text[:7]]
+        variants += [text[:k] for k in range(0, len(text), 5)] + [text[k:] for k in range(0, len(text), 5)]
+    return variants
+
+
+NAMES = corpus()
+RULE_TABLES = [patterns.FAMILY_RULES, patterns.PRECISION_RULES, patterns.DTYPE_TOKEN_RULES,
+               patterns.TENSOR_CORE_RULES, patterns.OP_RULES]
+NAME_TABLES = [t for t in breakdown_names.TABLES.values()]
+
+
+@pytest.mark.parametrize("table", RULE_TABLES + NAME_TABLES, ids=lambda t: getattr(t[0], "id", "table"))
+def test_a_name_without_the_required_literals_never_matches(table):
+    filters = table_filter(table)
+    for entry, needs in zip(table, filters.entries):
+        compiled = re.compile(entry.regex, getattr(entry, "flags", 0))
+        for name in NAMES:
+            if name.isascii() and not (needs is None or holds(name.lower(), needs)):
+                assert compiled.search(name) is None, (entry.id, name, needs)
+            if name.isascii() and filters.table is not None and not holds(name.lower(), filters.table):
+                assert compiled.search(name) is None, (entry.id, name)
+
+
+def test_rule_tables_decide_as_without_the_filter():
+    for name in NAMES:
+        base, head = patterns.base_name(name), patterns.head_name(name) or name  # as _first reads it
+        for table in RULE_TABLES:
+            expected = next((rule for rule in table if rule.compiled.search(
+                base if rule.on == "base" else head if rule.on == "head" else name)), None)
+            assert patterns._first(table, name, base, head)[0] is expected, name
+        for table in NAME_TABLES:
+            expected = next((p for p in table if p.compiled.search(name)), None)
+            assert event_names.first_match(table, name) is expected, name
+
+
+def test_most_rules_get_a_filter_and_unfilterable_ones_none():
+    filtered = [needs for table in RULE_TABLES for needs in table_filter(table).entries]
+    assert sum(needs is not None for needs in filtered) >= len(filtered) - 1
+    assert required_literals(r"\d+|abc") is None  # one alternative needs no text
+    assert required_literals(r"(?:xy)?z") is None  # optional text is not required
+    assert required_literals(r"ab[cd]ef") == frozenset({"ab"}) or required_literals(r"ab[cd]ef") == frozenset(
+        {"ef"})
+    assert required_literals(r"(?:nccl|all[_-]?reduce)") == frozenset({"nccl", "reduce"})
