@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tb_plugin_advisor.analysis import event_names as names
+from tb_plugin_advisor.analysis import tf_data_names as tf_data
 from tb_plugin_advisor.analysis.breakdown import device_kernel_category
 
 TABLES = {
@@ -195,15 +196,15 @@ def test_train_hint_and_step_launch_function_names():
     ],
 )
 def test_tf_data_iterator_names(event, kind, parent, stage):
-    assert names.iterator_kind(event) == kind
-    assert names.iterator_parent(event) == parent
-    assert names.stage_of_kind(kind) == stage
+    assert tf_data.iterator_kind(event) == kind
+    assert tf_data.iterator_parent(event) == parent
+    assert tf_data.stage_of_kind(kind) == stage
 
 
 def test_every_tf_data_stage_kind_maps_back_to_its_stage():
-    for stage, kinds in names.TF_DATA_STAGES.items():
+    for stage, kinds in tf_data.TF_DATA_STAGES.items():
         for kind in kinds:
-            assert names.stage_of_kind(names.iterator_kind(f"Iterator::Root::{kind}")) == stage, kind
+            assert tf_data.stage_of_kind(tf_data.iterator_kind(f"Iterator::Root::{kind}")) == stage, kind
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tb_plugin_advisor.analysis.architectures import architecture
 from tb_plugin_advisor.analysis.patterns import (
     DTYPE_TOKEN_RULES,
     FAMILIES,
@@ -22,7 +23,6 @@ from tb_plugin_advisor.analysis.patterns import (
     TENSILE_TYPE_CODES,
     TENSOR_CORE_RULES,
     TF_DATA_TYPES,
-    architecture,
     base_name,
     classify_kernel,
     classify_op,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis.patterns import architecture
+from tb_plugin_advisor.analysis.architectures import architecture
 from tb_plugin_advisor.analysis.precision import analyze_precision
 from tb_plugin_advisor.analysis.tensor_cores import REASONS, analyze_tensor_cores, why_not
 from tb_plugin_advisor.model import Device, KernelTable, Line, MemcpyTable, Plane, Profile

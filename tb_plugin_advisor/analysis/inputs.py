@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import event_names as names
+from tb_plugin_advisor.analysis import tf_data_names as tf_data
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
 from tb_plugin_advisor.analysis.intervals import window_index
@@ -131,11 +131,11 @@ def analyze_input_pipeline(profile: Profile, breakdown: Breakdown) -> InputPipel
         parallelism=_parallelism(nodes),
         prefetch="Prefetch" in kinds,
         autotune=any(n.autotune for n in nodes.values()),
-        cache=bool(kinds & set(names.TF_DATA_CACHE_KINDS)),
-        interleave=bool(kinds & set(names.TF_DATA_INTERLEAVE_KINDS)),
-        file_source=bool(kinds & set(names.TF_DATA_FILE_SOURCE_KINDS)),
-        sequential_map=bool(kinds & set(names.TF_DATA_SEQUENTIAL_MAP_KINDS))
-        and not kinds & set(names.TF_DATA_PARALLEL_MAP_KINDS),
+        cache=bool(kinds & set(tf_data.TF_DATA_CACHE_KINDS)),
+        interleave=bool(kinds & set(tf_data.TF_DATA_INTERLEAVE_KINDS)),
+        file_source=bool(kinds & set(tf_data.TF_DATA_FILE_SOURCE_KINDS)),
+        sequential_map=bool(kinds & set(tf_data.TF_DATA_SEQUENTIAL_MAP_KINDS))
+        and not kinds & set(tf_data.TF_DATA_PARALLEL_MAP_KINDS),
         nodes=ranked,
         steps=per_step,
     )
@@ -156,11 +156,11 @@ def _collect(line: Line, index: np.ndarray, role: str, nodes: Dict[tuple, Iterat
         key = (event_name, role)
         node = nodes.get(key)
         if node is None:
-            kind = names.iterator_kind(event_name) or "?"
+            kind = tf_data.iterator_kind(event_name) or "?"
             dataset = line.stat_value("name", int(index[firsts[k]]))
-            node = nodes[key] = IteratorNode(
-                event_name, kind, names.stage_of_kind(kind), role, str(dataset) if dataset is not None else ""
-            )
+            dataset_name = str(dataset) if dataset is not None else ""
+            stage = tf_data.stage_of_kind(kind)
+            node = nodes[key] = IteratorNode(event_name, kind, stage, role, dataset_name)
         node.total_ns += int(totals[k])
         node.count += int(counts[k])
         rows = index[inverse == k]
@@ -205,7 +205,7 @@ def _any_true(line: Line, stat: str, rows: np.ndarray) -> Optional[bool]:
 def _self_times(nodes: Dict[tuple, IteratorNode]) -> None:
     children_total: Dict[tuple, int] = {}
     for (event_name, role), node in nodes.items():
-        parent = names.iterator_parent(event_name)
+        parent = tf_data.iterator_parent(event_name)
         if parent is not None:
             children_total[(parent, role)] = children_total.get((parent, role), 0) + node.total_ns
     for key, node in nodes.items():
@@ -242,10 +242,10 @@ def _dominant(stages_ms: Dict[str, float]) -> str:
 
 def _parallelism(nodes: Dict[tuple, IteratorNode]) -> Optional[int]:
     maps = [n for n in nodes.values() if n.stage == "map"]
-    parallel = [n.parallelism for n in maps if n.kind in names.TF_DATA_PARALLEL_MAP_KINDS and n.parallelism]
+    parallel = [n.parallelism for n in maps if n.kind in tf_data.TF_DATA_PARALLEL_MAP_KINDS and n.parallelism]
     if parallel:
         return max(parallel)
-    if any(n.kind in names.TF_DATA_SEQUENTIAL_MAP_KINDS for n in maps):
+    if any(n.kind in tf_data.TF_DATA_SEQUENTIAL_MAP_KINDS for n in maps):
         return 1
     others = [n.parallelism for n in nodes.values() if n.parallelism]
     return max(others) if others else None
@@ -271,7 +271,7 @@ def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
             )
             + "."
         )
-    opaque = [n for n in top if n.kind in names.TF_DATA_OPAQUE_KINDS]
+    opaque = [n for n in top if n.kind in tf_data.TF_DATA_OPAQUE_KINDS]
     if opaque and result.dominant_stage == "other":
         out.append(
             f"The step mostly waits on a generator node ({opaque[0].name}): Dataset.from_generator or "

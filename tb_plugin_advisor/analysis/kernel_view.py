@@ -9,14 +9,13 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.architectures import Architecture, architecture
 from tb_plugin_advisor.analysis.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     MATRIX_FAMILIES,
     PRECISIONS,
-    Architecture,
     KernelClass,
-    architecture,
     classify_kernel,
     classify_op,
     dtype_in_text,

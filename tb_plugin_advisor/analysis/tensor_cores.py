@@ -16,14 +16,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.architectures import TENSOR_CORE_DIM_MULTIPLE, Architecture
 from tb_plugin_advisor.analysis.kernel_view import KernelView, kernel_view, line_stat_strings
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     LOW_PRECISION,
     MATRIX_FAMILIES,
     PRECISIONS,
-    TENSOR_CORE_DIM_MULTIPLE,
-    Architecture,
 )
 from tb_plugin_advisor.formatting import format_pct
 
