@@ -35,6 +35,7 @@ from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
 from tb_plugin_advisor.analysis.patterns import NAME_CACHE_SIZE, classify_kernel
 from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
 # JSON order (ARCHITECTURE.md §2) and claim priority (module docstring).
@@ -358,7 +359,7 @@ def _input_evidence(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[Tu
             starts, ends = line.start_ns[mask], line.end_ns[mask]
             top = iv.outermost(starts, ends)
             index = np.flatnonzero(mask)[top]
-            for meta in np.unique(line.metadata_index[index]).tolist():
+            for meta in unique_codes(line.metadata_index[index]).tolist():
                 pick = index[line.metadata_index[index] == meta]
                 merged = iv.union(line.start_ns[pick], line.end_ns[pick])
                 ms = float(iv.covered(merged, lo, hi).sum()) / 1e6 / lo.size

@@ -23,6 +23,7 @@ from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.patterns import FAMILIES
 from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import Device, Profile
 
 # Collective type from the kernel/op name (first match wins), matched case-insensitively.
@@ -233,7 +234,7 @@ def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, Typ
         return None
     start, end = table.start_ns, table.start_ns + table.duration_ns
     compute = iv.union(start[view.compute], end[view.compute])
-    kind_of_name = {i: collective_type(table.names[i]) for i in np.unique(table.name_index[comm]).tolist()}
+    kind_of_name = {i: collective_type(table.names[i]) for i in unique_codes(table.name_index[comm]).tolist()}
     kinds = np.array([kind_of_name.get(int(i), "") for i in table.name_index], dtype=object)
     sizes, group = _message_sizes(device, np.nonzero(comm)[0])
     all_comm = iv.union(start[comm], end[comm])
@@ -272,7 +273,7 @@ def _message_sizes(device: Device, rows: np.ndarray) -> Tuple[np.ndarray, Option
     table = device.kernels
     sizes = np.full(len(table), -1, dtype=np.int64)
     group: Optional[int] = None
-    for line_index in np.unique(table.line_index[rows]).tolist():
+    for line_index in unique_codes(table.line_index[rows]).tolist():
         line = device.plane.lines[int(line_index)]
         sel = rows[table.line_index[rows] == line_index]
         pos = np.clip(np.searchsorted(line.start_ns, table.start_ns[sel]), 0, max(len(line) - 1, 0))

@@ -20,6 +20,7 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Line, Profile
 
 STAGES = ("source", "map", "batch", "prefetch", "other")
@@ -147,7 +148,7 @@ def _collect(line: Line, index: np.ndarray, role: str, nodes: Dict[tuple, Iterat
     plane = line.plane
     meta = line.metadata_index[index]
     durations = line.duration_ns[index]
-    used, inverse = np.unique(meta, return_inverse=True)
+    used, inverse = unique_inverse(meta)
     totals = np.bincount(inverse, weights=durations, minlength=used.size)
     counts = np.bincount(inverse, minlength=used.size)
     firsts = _first_of_each(inverse, used.size)
@@ -198,7 +199,7 @@ def _any_true(line: Line, stat: str, rows: np.ndarray) -> Optional[bool]:
     values = column.values[rows][present]
     if column.kind == "str":
         strings = line.plane.strings
-        return any(strings[int(v)].lower() in ("true", "1") for v in np.unique(values).tolist())
+        return any(strings[int(v)].lower() in ("true", "1") for v in unique_codes(values).tolist())
     return bool((values != 0).any())
 
 

@@ -21,6 +21,7 @@ from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.occupancy import sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.lookup import unique_inverse
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
 from tb_plugin_advisor.readers.devices import parse_kernel_details
 
@@ -192,7 +193,7 @@ def _accumulate(device: Device, device_index: int, acc: Dict[str, _Acc], lo: np.
     source = _device_occupancy_source(device)
     dur = table.duration_ns
     steady = window_index(lo, hi, table.start_ns) >= 0 if n_steps else np.zeros(len(table), bool)
-    names, name_of_row = np.unique(table.name_index, return_inverse=True)
+    names, name_of_row = unique_inverse(table.name_index)
     name_of_row = name_of_row.reshape(-1)
     count = names.size
     launches = np.bincount(name_of_row, minlength=count)
@@ -205,7 +206,7 @@ def _accumulate(device: Device, device_index: int, acc: Dict[str, _Acc], lo: np.
     np.minimum.at(mins, name_of_row, dur)
     np.maximum.at(maxs, name_of_row, dur)
     # per (name, details string): time and, where the details report one, occupancy
-    details_ids, details_of_row = np.unique(table.details, return_inverse=True)
+    details_ids, details_of_row = unique_inverse(table.details)
     details_of_row = details_of_row.reshape(-1)
     parsed = [parse_kernel_details(table.strings[i]) if i >= 0 else KernelDetails()
               for i in details_ids.tolist()]

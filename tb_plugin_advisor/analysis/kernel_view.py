@@ -10,7 +10,6 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from tb_plugin_advisor.analysis.architectures import Architecture, architecture
-from tb_plugin_advisor.analysis.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     MATRIX_FAMILIES,
@@ -20,6 +19,7 @@ from tb_plugin_advisor.analysis.patterns import (
     classify_op,
     dtype_in_text,
 )
+from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 
 # Stats that name the op a kernel belongs to when neither `tf_op` nor `hlo_op` is recorded (older TF
 # GPU profiles annotate kernels with `level 0` = "scope/op:Type").
@@ -65,7 +65,7 @@ def line_stat_strings(device, stat: str, rows: Optional[np.ndarray] = None) -> O
     out = np.full(rows.shape[0], -1, dtype=np.int64)
     found = False
     line_of = table.line_index[rows]
-    for line_index in np.unique(line_of).tolist():
+    for line_index in unique_codes(line_of).tolist():
         line = device.plane.lines[int(line_index)]
         column = line.stats.get(stat)
         if column is None or column.kind != "str" or len(line) == 0:
@@ -154,7 +154,7 @@ def kernel_view(device) -> KernelView:
         shape_ids = line_stat_strings(device, "shape", unknown)
         if shape_ids is not None:
             known = shape_ids >= 0
-            distinct = np.unique(shape_ids[known]).tolist()
+            distinct = unique_codes(shape_ids[known]).tolist()
             code_of = {s: PRECISIONS.index(dtype_in_text(table.strings[s])[0]) for s in distinct}
             if distinct:
                 lookup_keys = np.array(distinct, dtype=np.int64)

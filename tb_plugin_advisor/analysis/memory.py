@@ -12,6 +12,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import Profile
 
 MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
@@ -43,7 +44,7 @@ def peak_by_allocator(profile: Profile) -> Dict[str, int]:
             named = mask & allocator.present
             ids = allocator.values[named]
             values = peak.values[named]
-            for allocator_id in np.unique(ids).tolist():
+            for allocator_id in unique_codes(ids).tolist():
                 _raise(peaks, plane.strings[allocator_id], int(values[ids == allocator_id].max()))
             unnamed = mask & ~allocator.present
             if unnamed.any():

@@ -26,6 +26,7 @@ import numpy as np
 from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.precision_torch import precision_of_input_types
+from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Device, Line, Profile
 
 SOURCES = ("profile", "shapes")
@@ -133,7 +134,7 @@ def _numeric(line: Line, stat: str, pos: np.ndarray, ok: np.ndarray) -> np.ndarr
 def _xla_costs(device: Device, out: _Columns) -> None:
     table = device.kernels
     view = None
-    for line_index in np.unique(table.line_index).tolist():
+    for line_index in unique_codes(table.line_index).tolist():
         line = device.plane.lines[int(line_index)]
         if len(line) == 0 or (XLA_FLOPS not in line.stats and XLA_BYTES not in line.stats):
             continue
@@ -150,7 +151,7 @@ def _xla_costs(device: Device, out: _Columns) -> None:
             continue
         rows, flops, model, nbytes = rows[keep], flops[keep], model[keep], nbytes[keep]
         flops = np.where(np.isnan(flops), 0.0, flops)
-        used, inverse = np.unique(table.name_index[rows], return_inverse=True)
+        used, inverse = unique_inverse(table.name_index[rows])
         ids = np.array([out.intern(out.names, table.names[int(i)]) for i in used.tolist()], dtype=np.int32)
         device_id = out.intern(out.devices, device.name)
         out.add(name=ids[inverse.reshape(-1)], device=np.full(rows.size, device_id),

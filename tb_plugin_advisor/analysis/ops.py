@@ -17,8 +17,8 @@ from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown, device_kernel_category, is_producer_line
 from tb_plugin_advisor.analysis.intervals import window_index
-from tb_plugin_advisor.analysis.lookup import unique_inverse
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
+from tb_plugin_advisor.lookup import unique_inverse
 from tb_plugin_advisor.model import Profile
 
 
@@ -116,7 +116,7 @@ def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tup
                 continue
             category = "input_pipeline" if is_producer_line(line) else "host_compute"
             meta = line.metadata_index[mask]
-            used, inverse = np.unique(meta, return_inverse=True)
+            used, inverse = unique_inverse(meta)
             time = np.bincount(inverse, weights=line.duration_ns[mask], minlength=used.size)
             count = np.bincount(inverse, minlength=used.size)
             for row, m in enumerate(used.tolist()):

@@ -14,6 +14,7 @@ from tb_plugin_advisor.analysis.event_names import INPUT_PRODUCER_LINES, first_m
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.analysis.patterns import PRECISIONS, classify_op, precision_of_tf_data_type
 from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.lookup import unique_codes
 
 if TYPE_CHECKING:
     from tb_plugin_advisor.analysis.precision import PrecisionResult
@@ -71,7 +72,7 @@ def host_precision(result: PrecisionResult, profile) -> None:
             sizes = (size_col.values[rows].astype(np.int64) if size_col is not None and size_col.kind != "str"
                      else np.ones(rows.size, dtype=np.int64))
             dtypes = dtype_col.values[rows].astype(np.int64)
-            for code in np.unique(dtypes).tolist():
+            for code in unique_codes(dtypes).tolist():
                 precision = precision_of_tf_data_type(code)
                 if precision:
                     bytes_by_precision[precision] = bytes_by_precision.get(precision, 0) + int(

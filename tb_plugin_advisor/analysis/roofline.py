@@ -23,6 +23,7 @@ from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.op_flops import SOURCES, OpCosts, op_costs
 from tb_plugin_advisor.analysis.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Profile
 
 # Steps are the time basis only when the steady steps hold at least this share of the model FLOPs (a
@@ -161,7 +162,7 @@ def _opt(value: Optional[float], digits: int = 4) -> Optional[float]:
 
 def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
     costs = op_costs(profile)
-    devices = [costs.devices[i] for i in np.unique(costs.device).tolist()]
+    devices = [costs.devices[i] for i in unique_codes(costs.device).tolist()]
     model = next((d.model for d in profile.devices if d.name in devices and d.model), "")
     model_source = "profile" if model else None
     unnamed = next((d for d in profile.devices if d.name in devices), None)
@@ -188,7 +189,7 @@ def _aggregate(costs: OpCosts) -> List[OpRow]:
         return []
     n_src, n_prec = len(SOURCES), len(PRECISIONS)
     key = (costs.name.astype(np.int64) * n_src + costs.source) * n_prec + costs.precision
-    keys, group = np.unique(key, return_inverse=True)
+    keys, group = unique_inverse(key)
     group = group.reshape(-1)
     size = keys.size
     calls = np.bincount(group, minlength=size)

@@ -21,6 +21,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.intervals import outermost
+from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import STEP_SOURCES, Device, Line, Plane, Profile, StepMarker
 
 LineRef = Tuple[int, int]  # (index into profile.planes, index into plane.lines)
@@ -224,7 +225,7 @@ def _host_launch_candidates(profile: Profile) -> List[_Candidate]:
             if len(line) == 0:
                 continue
             line_codes = codes[line.metadata_index]
-            for code in np.unique(line_codes[line_codes >= 0]).tolist():
+            for code in unique_codes(line_codes[line_codes >= 0]).tolist():
                 mask = line_codes == code
                 out.append(_candidate(labels[code], line, mask, (p, i)))
     return out
@@ -255,7 +256,7 @@ def _xla_module_candidates(profile: Profile) -> List[_Candidate]:
         ]
         candidates = []
         for line in module_lines:
-            for code in np.unique(line.metadata_index).tolist():
+            for code in unique_codes(line.metadata_index).tolist():
                 mask = line.metadata_index == code
                 label = line.plane.event_names[code]
                 match = names.XLA_MODULE_NAME.compiled.search(label)

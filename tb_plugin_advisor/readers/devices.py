@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.lookup import unique_inverse
 from tb_plugin_advisor.model import (
     MEMCPY_DIRECTIONS,
     Device,
@@ -200,7 +201,7 @@ def _copy_sizes(line: Line, details: Optional[StatColumn]) -> np.ndarray:
     sizes = np.full(len(line), -1, dtype=np.int64)
     if details is None or details.kind != "str":
         return sizes
-    unique, inverse = np.unique(details.data, return_inverse=True)
+    unique, inverse = unique_inverse(details.data)
     parsed = np.array([parse_memcpy_bytes(line.plane.strings[i]) for i in unique.tolist()], dtype=np.int64)
     sizes[details.indices] = parsed[inverse.reshape(-1)]
     return sizes

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable
 from tb_plugin_advisor.readers import event_columns
 from tb_plugin_advisor.readers import xspace_schema as schema
@@ -220,7 +221,7 @@ def _dense_indices(metadata_ids: np.ndarray, plane: Plane, dense: Dict[int, int]
         return np.zeros(0, dtype=np.int32)
     low, high = int(metadata_ids.min()), int(metadata_ids.max())
     if low < 0 or high > 4 * (len(dense) + metadata_ids.size):  # sparse or odd ids: sort instead
-        unique, inverse = np.unique(metadata_ids, return_inverse=True)
+        unique, inverse = unique_inverse(metadata_ids)
         mapped = np.array([_dense_index(m, plane, dense) for m in unique.tolist()], dtype=np.int32)
         return mapped[inverse.reshape(-1)]
     table = np.full(high + 1, -1, dtype=np.int32)
@@ -296,7 +297,7 @@ def _typed_values(kind: str, values: List[Any], stat_names: Dict[int, str],
             table = np.zeros(int(distinct[-1]) + 1, dtype=np.int32)
             table[distinct] = [strings.intern(stat_names.get(r, "")) for r in distinct.tolist()]
             return "str", table[small]
-        unique, inverse = np.unique(refs, return_inverse=True)
+        unique, inverse = unique_inverse(refs)
         ids = np.array([strings.intern(stat_names.get(int(r), "")) for r in unique.tolist()], dtype=np.int32)
         return "str", ids[inverse.reshape(-1)]
     if kind == "str_value":
@@ -378,7 +379,7 @@ def _merge_metadata_stats(
     """Per-op constant stats sit on the event metadata; fill them in where the event has none."""
     if metadata_index.size == 0:
         return
-    used = np.unique(metadata_index).tolist()
+    used = unique_codes(metadata_index).tolist()
     names = {k for m in used for k in plane.metadata_stats[m]}
     count = int(metadata_index.size)
     for name in names:

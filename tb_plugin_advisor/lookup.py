@@ -1,0 +1,49 @@
+"""`np.unique` for the integer codes analyses group by (name, string, op and line ids).
+
+np.unique sorts; a million kernels cost ~60 ms per call, and a report makes dozens. Codes are dense
+(they index the plane's name and string tables; -1 stands for "none"), so a presence table over
+their range and its running count give the same answer in two linear passes. Other keys (floats, or
+spread far beyond their count) still go through np.unique.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+
+def _range(keys: np.ndarray) -> Optional[Tuple[int, int]]:
+    """(min, max) when a presence table over [min, max] is cheap, else None."""
+    if keys.size == 0 or keys.dtype.kind not in "iu":
+        return None
+    low, high = int(keys.min()), int(keys.max())
+    return (low, high) if high - low <= 4 * keys.size + (1 << 16) else None
+
+
+def _present(keys: np.ndarray, low: int, high: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(presence table over [low, high], keys as offsets into it)."""
+    offsets = keys - low if low else keys
+    present = np.zeros(high - low + 1, dtype=bool)
+    present[offsets] = True
+    return present, offsets
+
+
+def unique_codes(keys: np.ndarray) -> np.ndarray:
+    """np.unique(keys): the distinct values, ascending."""
+    bounds = _range(keys)
+    if bounds is None:
+        return np.unique(keys)
+    present, _ = _present(keys, *bounds)
+    return (np.flatnonzero(present) + bounds[0]).astype(keys.dtype)
+
+
+def unique_inverse(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_inverse=True), inverse flat: distinct values and each key's rank."""
+    bounds = _range(keys)
+    if bounds is None:
+        unique, inverse = np.unique(keys, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    present, offsets = _present(keys, *bounds)
+    rank = np.cumsum(present) - 1
+    return (np.flatnonzero(present) + bounds[0]).astype(keys.dtype), rank[offsets]
