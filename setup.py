@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
 
@@ -20,6 +20,11 @@ setup(
     packages=find_packages(include=["tb_plugin_advisor", "tb_plugin_advisor.*"]),
     package_data={"tb_plugin_advisor": ["static/*", "static/**/*", "sample_logdir/**/*"]},
     include_package_data=True,
+    # The XLine walker in C (issue 12): optional, so `pip install` from source works without a
+    # compiler; the numpy decoder then does the same job, slower.
+    ext_modules=[
+        Extension("tb_plugin_advisor.readers._wire", ["tb_plugin_advisor/readers/_wire.c"], optional=True),
+    ],
     install_requires=[
         # TensorBoard's plugin API and file layer (gs://, s3:// via its own filesystems).
         "tensorboard>=2.15",

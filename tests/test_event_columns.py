@@ -1,4 +1,8 @@
-"""The numpy event decoder gives exactly what the protobuf runtime gives, line by line."""
+"""The event decoders (the C walker and numpy) give exactly what the protobuf runtime gives, line by line.
+
+Every test runs twice: with the C walker (readers/_wire.c) in front of the numpy decoder, and with
+numpy alone (as on a machine where the package was installed without a compiler).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import numpy as np
 import pytest
 from synth import XSpaceBuilder
 from test_reader_safety import profile_bytes
+from wire_build import require_compiled_walker
 
 from tb_plugin_advisor.readers import event_columns, xplane_lines
 from tb_plugin_advisor.readers import xspace_schema as schema
@@ -19,6 +24,14 @@ SAMPLES = sorted((ROOT / "tb_plugin_advisor" / "sample_logdir").glob("**/*.xplan
 CORPUS_FILES = sorted((ROOT.parent / "shared" / "corpus").rglob("*.xplane.pb"))
 CORPUS = [p for p in CORPUS_FILES if "_corrupt" not in p.parts and p.stat().st_size < 8 << 20][:12]
 T0 = 1_700_000_000_000_000_000
+
+
+@pytest.fixture(autouse=True, params=["c_walker", "numpy"])
+def decoder(request, monkeypatch):
+    if request.param == "c_walker":
+        require_compiled_walker()
+    monkeypatch.setattr(event_columns, "COMPILED", request.param == "c_walker")
+    return request.param
 
 
 def lines_of(profile):
