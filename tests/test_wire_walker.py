@@ -64,6 +64,23 @@ def line_bytes(events) -> bytes:
     return line.SerializeToString()
 
 
+def walk(raw: bytes, pos: int, limit: int = 100, stat_limit: int = 100):
+    """frame + fill_block of every block: (blocks, event columns, stat columns per block, stop)."""
+    framed = event_columns._wire.frame(raw, pos, limit, stat_limit)
+    if framed is None:
+        return None
+    starts, events, stats = (np.frombuffer(x, dtype=np.int64).tolist() for x in framed[:3])
+    total = sum(events)
+    columns = [np.zeros(total, dtype=np.int64) for _ in range(3)]
+    blocks, row = [], 0
+    for start, n, m in zip(starts, events, stats):
+        parts = event_columns._wire.fill_block(raw, start, n, m, stat_limit, *columns, row)
+        dtypes = ["i4", "i8", "i1", "u8", "i8", "i8"]
+        blocks.append([np.frombuffer(c, dtype=t) for c, t in zip(parts, dtypes)])
+        row += n
+    return list(zip(starts, events, stats)), columns, blocks, framed[3]
+
+
 def test_the_walker_decodes_every_value_kind_and_keeps_the_last_value_of_a_stat():
     raw = line_bytes([
         (7, 10, 3, [dict(metadata_id=1, double_value=2.5), dict(metadata_id=2, uint64_value=(1 << 64) - 1),
@@ -71,23 +88,21 @@ def test_the_walker_decodes_every_value_kind_and_keeps_the_last_value_of_a_stat(
                     dict(metadata_id=5, bytes_value=b"\x00"), dict(metadata_id=6, ref_value=9)]),
         (8, -1, 0, []),
     ])
-    stop, *columns = event_columns._wire.decode_block(raw, raw.index(b"\x22"), 100, 100)
-    meta, offset, duration, ends, owner, stat_id, kind, bits, start, end = (
-        np.frombuffer(c, dtype=t) for c, t in zip(columns, ["i8"] * 4 + ["i4", "i8", "i1", "u8", "i8", "i8"]))
+    blocks, (meta, offset, duration), [stats], stop = walk(raw, raw.index(b"\x22"))
+    owner, stat_id, kind, bits, start, end = stats
+    assert blocks == [(raw.index(b"\x22"), 2, 6)]
     assert meta.tolist() == [7, 8] and offset.tolist() == [10, -1] and duration.tolist() == [3, 0]
     assert owner.tolist() == [0] * 6 and stat_id.tolist() == [1, 2, 3, 4, 5, 6]
     assert kind.tolist() == [2, 3, 4, 5, 6, 7]
     assert bits[0].view(np.float64) == 2.5 and bits[1] == (1 << 64) - 1 and bits[2].view(np.int64) == -5
     assert raw[start[3]:end[3]].decode() == "ünï" and bits[5] == 9
-    assert ends[-1] == stop  # the header fields follow the events
+    assert stop == len(raw)  # no field follows the events in this line
     # a oneof keeps the value written last
     one = (schema.XStat(metadata_id=1, int64_value=4).SerializeToString()
            + schema.XStat(uint64_value=8).SerializeToString())
     event = b"\x08\x01\x22" + bytes([len(one)]) + one
-    raw = b"\x22" + bytes([len(event)]) + event
-    _, *columns = event_columns._wire.decode_block(raw, 0, 10, 10)
-    assert np.frombuffer(columns[6], dtype="i1").tolist() == [3]
-    assert np.frombuffer(columns[7], dtype="u8").tolist() == [8]
+    _, _, [stats], _ = walk(b"\x22" + bytes([len(event)]) + event, 0)
+    assert stats[2].tolist() == [3] and stats[3].tolist() == [8]
 
 
 @pytest.mark.parametrize("broken", [
@@ -99,18 +114,30 @@ def test_the_walker_decodes_every_value_kind_and_keeps_the_last_value_of_a_stat(
     b"\x22\x02\x09\x00",  # metadata_id with a fixed64 wire type
 ])
 def test_the_walker_declines_what_it_does_not_expect(broken):
-    assert event_columns._wire.decode_block(broken, 0, 10, 10) is None
+    assert event_columns._wire.frame(broken, 0, 10, 10) is None
 
 
-def test_a_block_ends_at_the_event_limit_or_once_the_stat_limit_is_reached():
+def test_blocks_end_at_the_event_limit_or_once_the_stat_limit_is_reached():
     raw = line_bytes([(1, i, 1, [dict(metadata_id=1, int64_value=i)] * 3) for i in range(10)])
     first = raw.index(b"\x22")
-    stop, meta, *_ = event_columns._wire.decode_block(raw, first, 4, 100)
-    assert len(meta) // 8 == 4
-    stop, meta, _, _, _, owner, *_ = event_columns._wire.decode_block(raw, first, 100, 7)
-    assert len(meta) // 8 == 3 and len(owner) // 4 == 9  # the event that reached 7 stats ends the block
-    again = event_columns._wire.decode_block(raw, stop, 100, 100)
-    assert len(again[1]) // 8 == 7
+    blocks, _, _, _ = walk(raw, first, limit=4)
+    assert [(n, m) for _, n, m in blocks] == [(4, 12), (4, 12), (2, 6)]
+    blocks, (_, offset, _), stats, _ = walk(raw, first, stat_limit=7)
+    assert [(n, m) for _, n, m in blocks] == [(3, 9), (3, 9), (3, 9), (1, 3)]  # the event reaching 7 ends it
+    assert offset.tolist() == list(range(10))
+    assert np.concatenate([s[0] for s in stats]).tolist() == [i for i in range(10) for _ in range(3)]
+
+
+def test_fill_block_refuses_a_block_frame_did_not_find():
+    raw = line_bytes([(1, i, 1, [dict(metadata_id=1, int64_value=i)]) for i in range(4)])
+    first = raw.index(b"\x22")
+    columns = [np.zeros(4, dtype=np.int64) for _ in range(3)]
+    with pytest.raises(ValueError):  # the stats count is not this block's
+        event_columns._wire.fill_block(raw, first, 4, 5, 100, *columns, 0)
+    with pytest.raises(ValueError):  # rows past the buffers
+        event_columns._wire.fill_block(raw, first, 4, 4, 100, *columns, 1)
+    with pytest.raises(TypeError):  # the event buffers must be writable
+        event_columns._wire.fill_block(raw, first, 4, 4, 100, bytes(32), *columns[1:], 0)
 
 
 def test_owners_count_from_the_first_event_of_the_line_across_blocks(monkeypatch):

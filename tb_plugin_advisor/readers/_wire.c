@@ -8,7 +8,9 @@
  * runtime. So this file never decides what a valid profile means.
  *
  * Optional: setup.py builds it when a compiler is there; without it the package works the same,
- * slower. The GIL is released while the bytes are walked, so two threads decode two blocks at once.
+ * slower. `frame` walks a line once to find its blocks and count their events and stats; `fill_block`
+ * then decodes one block into the line's event columns (allocated once, by the caller) and fresh stat
+ * columns. The GIL is released while bytes are walked, so two threads fill two blocks at once.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -20,7 +22,7 @@
 enum { K_NONE = 0, K_DOUBLE = 2, K_UINT64 = 3, K_INT64 = 4, K_STR = 5, K_BYTES = 6, K_REF = 7 };
 
 typedef struct {
-    int64_t *metadata_id, *offset_ps, *duration_ps, *event_end;
+    int64_t *metadata_id, *offset_ps, *duration_ps;
     int32_t *owner;
     int64_t *stat_id, *text_start, *text_end;
     int8_t *kind;
@@ -162,7 +164,6 @@ static int walk(const uint8_t *b, Py_ssize_t size, Py_ssize_t pos, Py_ssize_t li
         }
         if (!event(b, pos, pos + (Py_ssize_t)length, cols, row, &k)) return 0;
         pos += (Py_ssize_t)length;
-        if (cols) cols->event_end[row] = pos;
         row += 1;
     }
     *events = row;
@@ -177,70 +178,144 @@ static PyObject *column(Py_ssize_t count, size_t width, char **data) {
     return bytes;
 }
 
-/* decode_block(line, pos, limit, stat_limit) -> None | (stop, metadata_id, offset_ps, duration_ps, event_end,
- *                                          owner, stat_id, kind, bits, text_start, text_end)
- * Each column is a bytearray of native-endian int64 (owner int32, kind int8, bits uint64). */
-static PyObject *decode_block(PyObject *self, PyObject *args) {
+/* frame(line, pos, limit, stat_limit) -> None | (block starts, events, stats, stop)
+ * The blocks of the consecutive events from `pos` (each as `walk` cuts them), the first three as
+ * bytes of native int64, and where the events stop. */
+static PyObject *frame(PyObject *self, PyObject *args) {
     Py_buffer view;
-    Py_ssize_t pos, limit, stat_limit, events = 0, stats = 0, stop = 0;
+    Py_ssize_t pos, limit, stat_limit;
     if (!PyArg_ParseTuple(args, "y*nnn", &view, &pos, &limit, &stat_limit)) return NULL;
-    const uint8_t *b = (const uint8_t *)view.buf;
-    Py_ssize_t size = view.len;
-    int ok;
-    if (pos < 0 || pos > size || limit < 0 || stat_limit < 1) {
+    if (pos < 0 || pos > view.len || limit < 1 || stat_limit < 1) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "position or limit out of range");
+        PyErr_SetString(PyExc_ValueError, "position or limits out of range");
         return NULL;
     }
+    const uint8_t *b = (const uint8_t *)view.buf;
+    Py_ssize_t size = view.len, capacity = 64, count = 0;
+    int64_t *table = PyMem_RawMalloc(3 * capacity * sizeof(int64_t));
+    int ok = table != NULL;
     Py_BEGIN_ALLOW_THREADS
-    ok = walk(b, size, pos, limit, stat_limit, NULL, &events, &stats, &stop);
-    Py_END_ALLOW_THREADS
-    if (!ok) {
-        PyBuffer_Release(&view);
-        Py_RETURN_NONE;
-    }
-    Columns cols;
-    char *data[10];
-    PyObject *out[10];
-    Py_ssize_t counts[10] = {events, events, events, events, stats, stats, stats, stats, stats, stats};
-    size_t widths[10] = {8, 8, 8, 8, 4, 8, 1, 8, 8, 8};
-    for (int i = 0; i < 10; i++) {
-        out[i] = column(counts[i], widths[i], &data[i]);
-        if (!out[i]) {
-            for (int j = 0; j < i; j++) Py_DECREF(out[j]);
-            PyBuffer_Release(&view);
-            return NULL;
+    while (ok) {
+        Py_ssize_t events, stats, stop;
+        if (!walk(b, size, pos, limit, stat_limit, NULL, &events, &stats, &stop)) {
+            ok = 0;
+            break;
         }
+        if (events == 0) break;
+        if (count == capacity) {
+            int64_t *grown = PyMem_RawRealloc(table, 6 * capacity * sizeof(int64_t));
+            if (!grown) {
+                ok = 0;
+                break;
+            }
+            table = grown;
+            capacity *= 2;
+        }
+        table[3 * count] = pos;
+        table[3 * count + 1] = events;
+        table[3 * count + 2] = stats;
+        count += 1;
+        pos = stop;
     }
-    cols.metadata_id = (int64_t *)data[0];
-    cols.offset_ps = (int64_t *)data[1];
-    cols.duration_ps = (int64_t *)data[2];
-    cols.event_end = (int64_t *)data[3];
-    cols.owner = (int32_t *)data[4];
-    cols.stat_id = (int64_t *)data[5];
-    cols.kind = (int8_t *)data[6];
-    cols.bits = (uint64_t *)data[7];
-    cols.text_start = (int64_t *)data[8];
-    cols.text_end = (int64_t *)data[9];
-    Py_ssize_t events2 = 0, stats2 = 0, stop2 = 0;
-    Py_BEGIN_ALLOW_THREADS
-    ok = walk(b, size, pos, limit, stat_limit, &cols, &events2, &stats2, &stop2);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
-    if (!ok || events2 != events || stats2 != stats || stop2 != stop) { /* cannot happen: same walk */
-        for (int i = 0; i < 10; i++) Py_DECREF(out[i]);
-        PyErr_SetString(PyExc_RuntimeError, "the second walk of a line disagreed with the first");
-        return NULL;
+    if (table == NULL) return PyErr_NoMemory();
+    if (!ok) {
+        PyMem_RawFree(table);
+        Py_RETURN_NONE;
     }
-    return Py_BuildValue("(nNNNNNNNNNN)", stop, out[0], out[1], out[2], out[3], out[4], out[5], out[6],
-                         out[7], out[8], out[9]);
+    char *data[3];
+    PyObject *out[3];
+    for (int i = 0; i < 3; i++) {
+        out[i] = column(count, 8, &data[i]);
+        if (!out[i]) {
+            for (int j = 0; j < i; j++) Py_DECREF(out[j]);
+            PyMem_RawFree(table);
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < count; k++) ((int64_t *)data[i])[k] = table[3 * k + i];
+    }
+    PyMem_RawFree(table);
+    return Py_BuildValue("(NNNn)", out[0], out[1], out[2], pos);
+}
+
+/* fill_block(line, pos, events, stats, stat_limit, metadata_id, offset_ps, duration_ps, row)
+ *   -> (owner, stat_id, kind, bits, text_start, text_end)
+ * Decodes the block `frame` found at `pos` (`events` events, `stats` stats): the event fields into
+ * rows [row, row + events) of the three writable int64 buffers, the stats into fresh bytearrays
+ * (owner int32 counted from `row`, stat_id int64, kind int8, bits uint64, text spans int64). */
+static PyObject *fill_block(PyObject *self, PyObject *args) {
+    Py_buffer view, meta, offset, duration;
+    Py_ssize_t pos, events, stats, stat_limit, row;
+    if (!PyArg_ParseTuple(args, "y*nnnnw*w*w*n", &view, &pos, &events, &stats, &stat_limit, &meta, &offset,
+                          &duration, &row))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t rows = meta.len / 8;
+    if (pos < 0 || pos > view.len || events < 1 || stats < 0 || stat_limit < 1 || row < 0 ||
+        offset.len / 8 != rows || duration.len / 8 != rows || row > rows - events ||
+        row + events > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "block or buffers out of range");
+        goto done;
+    }
+    char *data[6];
+    PyObject *out[6] = {NULL};
+    size_t widths[6] = {4, 8, 1, 8, 8, 8};
+    for (int i = 0; i < 6; i++) {
+        out[i] = column(stats, widths[i], &data[i]);
+        if (!out[i]) {
+            for (int j = 0; j < i; j++) Py_DECREF(out[j]);
+            goto done;
+        }
+    }
+    Columns cols = {
+        .metadata_id = (int64_t *)meta.buf + row,
+        .offset_ps = (int64_t *)offset.buf + row,
+        .duration_ps = (int64_t *)duration.buf + row,
+        .owner = (int32_t *)data[0],
+        .stat_id = (int64_t *)data[1],
+        .kind = (int8_t *)data[2],
+        .bits = (uint64_t *)data[3],
+        .text_start = (int64_t *)data[4],
+        .text_end = (int64_t *)data[5],
+    };
+    Py_ssize_t got_events = 0, got_stats = 0, stop = 0;
+    int ok;
+    /* the stats are counted before they are written: a block `frame` did not cut is refused here */
+    Py_BEGIN_ALLOW_THREADS
+    ok = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, NULL, &got_events, &got_stats, &stop);
+    if (ok && got_events == events && got_stats == stats)
+        ok = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, &cols, &got_events, &got_stats,
+                  &stop);
+    else
+        ok = 0;
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        for (int i = 0; i < 6; i++) Py_DECREF(out[i]);
+        PyErr_SetString(PyExc_ValueError, "the block is not the one frame() found at this position");
+        goto done;
+    }
+    if (row) { /* owners count from the line's first event */
+        int32_t *owner = (int32_t *)data[0];
+        for (Py_ssize_t k = 0; k < stats; k++) owner[k] += (int32_t)row;
+    }
+    result = Py_BuildValue("(NNNNNN)", out[0], out[1], out[2], out[3], out[4], out[5]);
+done:
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&meta);
+    PyBuffer_Release(&offset);
+    PyBuffer_Release(&duration);
+    return result;
 }
 
 static PyMethodDef methods[] = {
-    {"decode_block", decode_block, METH_VARARGS,
-     "decode_block(line, pos, limit, stat_limit): up to `limit` consecutive XLine events from byte "
-     "`pos` (none more once `stat_limit` stats are in) as column bytearrays, or None when anything "
-     "is unusual."},
+    {"frame", frame, METH_VARARGS,
+     "frame(line, pos, limit, stat_limit): the blocks of consecutive XLine events from byte `pos` "
+     "(at most `limit` events each, none more once `stat_limit` stats are in) as (starts, events, "
+     "stats, stop), or None when anything is unusual."},
+    {"fill_block", fill_block, METH_VARARGS,
+     "fill_block(line, pos, events, stats, stat_limit, metadata_id, offset_ps, duration_ps, row): "
+     "one framed block decoded into the event buffers at `row`; returns its stat columns."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -116,49 +116,44 @@ def _decode_compiled(line: bytes, on_offset: Optional[Callable[[int], None]] = N
                      ) -> Tuple[EventColumns, List[Tuple[int, int]]]:
     """`_decode` with the C walker: one pass over each block's bytes instead of one per field.
 
-    It returns None for anything it does not expect, and the numpy decoder then makes the call.
+    The walker frames the line first (block bounds and counts), so the event columns are allocated
+    once and two threads fill blocks straight into them. Whatever it declines, numpy decodes.
     """
     b = np.frombuffer(line, dtype=np.uint8)
-    pos, header = _first_event(b)
-    parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    stats: List[StatBlock] = []
-    while True:
-        block = _wire.decode_block(line, pos, BLOCK, BLOCK_STATS)
-        if block is None:
-            if stats and on_stats is not None:
-                raise _Unusual()  # the caller already typed some blocks: it drops them all
-            return _decode(line, on_offset, on_stats)
-        stop, metadata_id, offset_ps, duration_ps, _, owner, stat_id, kind, bits, text_start, text_end = block
-        if stop == pos:
-            break
-        parts.append(tuple(np.frombuffer(c, dtype=np.int64) for c in (metadata_id, offset_ps, duration_ps)))
-        first_event = sum(p[0].size for p in parts[:-1])
-        part = _stat_block(line, owner, stat_id, kind, bits, text_start, text_end, first_event)
+    first, header = _first_event(b)
+    framed = _wire.frame(line, first, BLOCK, BLOCK_STATS)
+    if framed is None:
+        return _decode(line, on_offset, on_stats)
+    starts, events, stats, stop = (np.frombuffer(x, dtype=np.int64).tolist() if i < 3 else x
+                                   for i, x in enumerate(framed))
+    header += _header_fields(b, stop)
+    rows = np.concatenate(([0], np.cumsum(events, dtype=np.int64))).tolist()
+    columns = tuple(np.empty(rows[-1], dtype=np.int64) for _ in range(3))  # metadata id, offset, duration
+
+    def fill(k: int) -> StatBlock:
+        parts = _wire.fill_block(line, starts[k], events[k], stats[k], BLOCK_STATS, *columns, rows[k])
+        return _stat_block(line, *parts)
+
+    blocks: List[StatBlock] = []
+    for k, part in enumerate(_in_order(fill, list(range(len(starts))))):
         if on_stats is not None:
             on_stats(part)
         else:
-            stats.append(part)
+            blocks.append(part)
         if on_offset is not None:
-            on_offset(stop)
-        pos = stop
-    header += _header_fields(b, pos)
-    none = np.zeros(0, dtype=np.int64)
-    columns = [np.concatenate([p[k] for p in parts] + [none]) for k in range(3)]
-    return EventColumns(*columns, stats), header
+            on_offset(starts[k + 1] if k + 1 < len(starts) else stop)
+    return EventColumns(*columns, blocks), header
 
 
 def _stat_block(line: bytes, owner: bytearray, stat_id: bytearray, kind: bytearray, bits: bytearray,
-                text_start: bytearray, text_end: bytearray, first_event: int) -> StatBlock:
-    """The C walker's stat columns as a StatBlock (owners counted from the line's first event)."""
-    owners = np.frombuffer(owner, dtype=np.int32)
-    if first_event:
-        owners = owners + np.int32(first_event)
-    ids = np.frombuffer(stat_id, dtype=np.int64)
+                text_start: bytearray, text_end: bytearray) -> StatBlock:
+    """The C walker's stat columns as a StatBlock."""
     kinds = np.frombuffer(kind, dtype=np.int8)
+    ids = np.frombuffer(stat_id, dtype=np.int64)
     starts, ends = np.frombuffer(text_start, dtype=np.int64), np.frombuffer(text_end, dtype=np.int64)
     texts = {k: line[starts[k] : ends[k]].decode("utf-8") for k in np.flatnonzero(kinds == STR).tolist()}
     small_ids = ids.size == 0 or (ids.min() >= 0 and ids.max() < 2**31)
-    return StatBlock(owners, ids.astype(np.int32) if small_ids else ids, kinds,
+    return StatBlock(np.frombuffer(owner, dtype=np.int32), ids.astype(np.int32) if small_ids else ids, kinds,
                      np.frombuffer(bits, dtype=np.uint64), texts)
 
 
@@ -168,7 +163,7 @@ def _stat_block(line: bytes, owner: bytearray, stat_id: bytearray, kind: bytearr
 THREADS = min(2, os.cpu_count() or 1)
 
 
-def _in_order(decode: Callable[[Tuple[int, int]], StatBlock], blocks: List[Tuple[int, int]]):
+def _in_order(decode: Callable[[Any], StatBlock], blocks: List[Any]):
     """decode(block) for every block, yielded in order; odd blocks on a helper thread."""
     if len(blocks) < 2 or THREADS < 2:
         yield from map(decode, blocks)
