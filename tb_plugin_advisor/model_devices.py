@@ -4,7 +4,7 @@ derived by the reader once so that analyses don't each redo it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -97,6 +97,8 @@ class Device:
     plane: Plane = field(repr=False)
     kernels: KernelTable = field(repr=False)
     memcpys: MemcpyTable = field(repr=False)
+    # What analyses derive from the tables and share (analysis/kernel_view.py): computed once per device
+    derived: Dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def has_activity(self) -> bool:

@@ -126,7 +126,17 @@ def _op_columns(device, count: int):
 
 
 def kernel_view(device) -> KernelView:
-    """Classify every kernel of one device: each distinct name once, then numpy gathers."""
+    """Classify every kernel of one device: each distinct name once, then numpy gathers.
+
+    Six analyses ask for it; it is built once per device and its columns are read-only.
+    """
+    view = device.derived.get("kernel_view")
+    if view is None:
+        view = device.derived["kernel_view"] = _build_view(device)
+    return view
+
+
+def _build_view(device) -> KernelView:
     table = device.kernels
     arch = architecture(device.vendor, device.model, device.compute_capability, device.kind)
     count = len(table)
@@ -180,8 +190,12 @@ def kernel_view(device) -> KernelView:
     eligible = compute & (matrix | op_ok)
     if arch.matrix_ops_always:
         tensor_cores = eligible.copy()
+    columns = [precision, family, tensor_cores & compute, compute, op, op_eligible, eligible]
+    for column in columns:
+        column.flags.writeable = False
+    precision, family, tensor_cores, compute, op, op_eligible, eligible = columns
     return KernelView(
         arch=arch, duration_ns=table.duration_ns, name_index=name_index, names=names, classes=classes,
-        precision=precision, family=family, tensor_cores=tensor_cores & compute, compute=compute, op=op,
+        precision=precision, family=family, tensor_cores=tensor_cores, compute=compute, op=op,
         op_labels=op_labels, op_eligible=op_eligible, eligible=eligible, precision_from_shape=from_shape,
     )
