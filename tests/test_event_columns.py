@@ -62,14 +62,14 @@ def both_ways(data: bytes, monkeypatch):
     used = []
     real = event_columns.decode_events
 
-    def recording(line, *callbacks):
-        result = real(line, *callbacks)
+    def recording(line, *callbacks, **options):
+        result = real(line, *callbacks, **options)
         used.append(result is not None)
         return result
 
     monkeypatch.setattr(xplane_lines, "decode_events", recording)
     fast = read_xplane_bytes(data)
-    monkeypatch.setattr(xplane_lines, "decode_events", lambda line, *callbacks: None)
+    monkeypatch.setattr(xplane_lines, "decode_events", lambda line, *callbacks, **options: None)
     slow = read_xplane_bytes(data)
     return fast, slow, used
 
@@ -156,3 +156,13 @@ def test_a_line_unusual_only_in_a_late_block_reads_as_the_runtime_reads_it(monke
     assert used == [False]
     assert_same(fast, slow)
     assert "s12" in fast.planes[0].lines[0].stat_strings("late text")
+
+
+def test_a_line_over_the_event_budget_is_declined_before_decoding():
+    line = schema.XLine(id=1, name="x")
+    for i in range(5):
+        line.events.add(metadata_id=1, offset_ps=i, duration_ps=1).stats.add(metadata_id=2, int64_value=i)
+    raw = line.SerializeToString()
+    assert event_columns.decode_events(raw, max_events=4) is None  # the runtime path then counts and refuses
+    columns, _ = event_columns.decode_events(raw, max_events=5)
+    assert columns.offset_ps.tolist() == [0, 1, 2, 3, 4]

@@ -65,9 +65,10 @@ class EventColumns:
 
 def decode_events(
     line: bytes, on_offset: Optional[Callable[[int], None]] = None,
-    on_stats: Optional[Callable[[StatBlock], None]] = None,
+    on_stats: Optional[Callable[[StatBlock], None]] = None, max_events: Optional[int] = None,
 ) -> Optional[Tuple[EventColumns, List[Tuple[int, int]]]]:
-    """(columns, header field spans) of one serialized XLine, or None when the line is unusual.
+    """(columns, header field spans) of one serialized XLine, or None when the line is unusual or
+    holds more than `max_events` events (the runtime path then counts them and says so).
 
     `on_offset(bytes decoded so far)` is called after each block of events (progress bars). With
     `on_stats`, each block's stats go to it (in order, on the calling thread) as soon as they are
@@ -76,7 +77,9 @@ def decode_events(
     """
     try:
         if COMPILED:
-            return _decode_compiled(line, on_offset, on_stats)
+            return _decode_compiled(line, on_offset, on_stats, max_events)
+        if max_events is not None and _tag_bytes(line) > max_events:
+            return None
         return _decode(line, on_offset, on_stats)
     except (_Unusual, IndexError, UnicodeDecodeError, DecodeError):
         return None  # the runtime reads it again and says what is wrong
@@ -111,8 +114,14 @@ def _decode(line: bytes, on_offset: Optional[Callable[[int], None]] = None,
     return EventColumns(*columns, stats), header
 
 
+def _tag_bytes(line: bytes) -> int:
+    """Bytes that could start an event: the numpy decoder allocates per event before it can count
+    them exactly, so this bound is checked against the budget first."""
+    return line.count(EVENTS_TAG.to_bytes(1, "little"))
+
+
 def _decode_compiled(line: bytes, on_offset: Optional[Callable[[int], None]] = None,
-                     on_stats: Optional[Callable[[StatBlock], None]] = None
+                     on_stats: Optional[Callable[[StatBlock], None]] = None, max_events: Optional[int] = None
                      ) -> Tuple[EventColumns, List[Tuple[int, int]]]:
     """`_decode` with the C walker: one pass over each block's bytes instead of one per field.
 
@@ -121,13 +130,17 @@ def _decode_compiled(line: bytes, on_offset: Optional[Callable[[int], None]] = N
     """
     b = np.frombuffer(line, dtype=np.uint8)
     first, header = _first_event(b)
-    framed = _wire.frame(line, first, BLOCK, BLOCK_STATS)
+    framed = _wire.frame(line, first, BLOCK, BLOCK_STATS)  # counts without allocating per event
     if framed is None:
+        if max_events is not None and _tag_bytes(line) > max_events:
+            raise _Unusual()
         return _decode(line, on_offset, on_stats)
     starts, events, stats, stop = (np.frombuffer(x, dtype=np.int64).tolist() if i < 3 else x
                                    for i, x in enumerate(framed))
-    header += _header_fields(b, stop)
     rows = np.concatenate(([0], np.cumsum(events, dtype=np.int64))).tolist()
+    if max_events is not None and rows[-1] > max_events:
+        raise _Unusual()
+    header += _header_fields(b, stop)
     columns = tuple(np.empty(rows[-1], dtype=np.int64) for _ in range(3))  # metadata id, offset, duration
 
     def fill(k: int) -> StatBlock:

@@ -51,15 +51,14 @@ def read_line(
     budget: EventBudget,
 ) -> Line:
     """One serialized XLine → a Line: numpy decoding of all events at once, else chunk by chunk."""
-    # Each event starts with the events tag byte, so its count bounds the events: the numpy decoder
-    # allocates per event before it can count them exactly, so only lines within the budget go there
-    # (the runtime path counts first, and refuses a line over the budget before allocating).
+    # A line over the event budget is declined by the fast decoders before they allocate per event;
+    # the runtime path counts first, and refuses it with the limit's message.
     pieces: _StatPieces = {}
 
     def typed(block: event_columns.StatBlock) -> None:  # each block's raw stats, typed and dropped
         _add_pieces(pieces, block, stat_names, strings)
 
-    decoded = decode_events(line, progress.done, typed) if line.count(b"\x22") <= budget.left else None
+    decoded = decode_events(line, progress.done, typed, max_events=budget.left)
     if decoded is not None:
         columns, header_spans = decoded
         count = int(columns.metadata_id.size)
