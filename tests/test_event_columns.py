@@ -158,11 +158,12 @@ def test_a_line_unusual_only_in_a_late_block_reads_as_the_runtime_reads_it(monke
     assert "s12" in fast.planes[0].lines[0].stat_strings("late text")
 
 
-def test_a_line_over_the_event_budget_is_declined_before_decoding():
+def test_a_line_over_the_event_budget_is_declined_before_decoding(decoder):
     line = schema.XLine(id=1, name="x")
     for i in range(5):
         line.events.add(metadata_id=1, offset_ps=i, duration_ps=1).stats.add(metadata_id=2, int64_value=i)
     raw = line.SerializeToString()
     assert event_columns.decode_events(raw, max_events=4) is None  # the runtime path then counts and refuses
-    columns, _ = event_columns.decode_events(raw, max_events=5)
+    exact = 5 if decoder == "c_walker" else 10  # numpy bounds events by the tag bytes (stats' too)
+    columns, _ = event_columns.decode_events(raw, max_events=exact)
     assert columns.offset_ps.tolist() == [0, 1, 2, 3, 4]
