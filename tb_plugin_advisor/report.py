@@ -8,6 +8,7 @@ are milliseconds, shares percent.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -136,6 +137,17 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
     evidence for a profile captured on the same host); None reads this machine's."""
     local_cpu = local_cpu if local_cpu is not None else read_local_cpu()
     steps = find_steps(profile)
+    with ThreadPoolExecutor(1, thread_name_prefix="advisor-deep") as second_core:
+        # The deeper views need only the steps: they run beside the rest (numpy lets go of the GIL
+        # in whole-array work, which is most of both).
+        deep = second_core.submit(analyze_deep, profile, steps)
+        report = _main_analyses(profile, steps, local_cpu)
+        report.deep = deep.result()
+    report.recommendations = rec.recommend(facts_of(report))
+    return report
+
+
+def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu) -> HostReport:
     breakdown = compute_breakdown(profile, steps)
     signals = collect_signals(profile, steps, breakdown)
     pipeline = analyze_input_pipeline(profile, breakdown)
@@ -144,7 +156,7 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
     tensor_core_result = analyze_tensor_cores(profile, steps=steps.count)
     precision_json = precision_result.to_json()
     peaks = peak_by_allocator(profile)
-    report = HostReport(
+    return HostReport(
         host=profile.host,
         path=profile.path,
         size_bytes=profile.size_bytes,
@@ -170,10 +182,8 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
         cpu_16bit=assess_cpu_16bit(
             precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags
         ),
-        deep=analyze_deep(profile, steps),
+        deep=None,
     )
-    report.recommendations = rec.recommend(facts_of(report))
-    return report
 
 
 def _device_json(device: Device, breakdown: Breakdown) -> Dict[str, Any]:
