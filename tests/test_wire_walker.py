@@ -132,8 +132,9 @@ def test_fill_block_refuses_a_block_frame_did_not_find():
     raw = line_bytes([(1, i, 1, [dict(metadata_id=1, int64_value=i)]) for i in range(4)])
     first = raw.index(b"\x22")
     columns = [np.zeros(4, dtype=np.int64) for _ in range(3)]
-    with pytest.raises(ValueError):  # the stats count is not this block's
-        event_columns._wire.fill_block(raw, first, 4, 5, 100, *columns, 0)
+    for wrong_stats in (3, 5):  # fewer stat rows than the block holds: refused before writing past them
+        with pytest.raises(ValueError):
+            event_columns._wire.fill_block(raw, first, 4, wrong_stats, 100, *columns, 0)
     with pytest.raises(ValueError):  # rows past the buffers
         event_columns._wire.fill_block(raw, first, 4, 4, 100, *columns, 1)
     with pytest.raises(TypeError):  # the event buffers must be writable

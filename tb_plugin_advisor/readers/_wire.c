@@ -27,6 +27,7 @@ typedef struct {
     int64_t *stat_id, *text_start, *text_end;
     int8_t *kind;
     uint64_t *bits;
+    Py_ssize_t stat_capacity; /* rows of the stat columns: a walk that would pass it fails */
 } Columns;
 
 /* A varint of at most 64 bits ending before `end`; 0 when it is longer or runs past `end`. */
@@ -126,6 +127,7 @@ static int event(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Columns *cols
             }
         } else if (tag == 0x22) {
             if (!read_varint(b, &pos, end, &value) || value > (uint64_t)(end - pos)) return 0;
+            if (cols && *k >= cols->stat_capacity) return 0;
             if (cols) {
                 cols->owner[*k] = (int32_t)row;
                 cols->stat_id[*k] = 0;
@@ -278,17 +280,16 @@ static PyObject *fill_block(PyObject *self, PyObject *args) {
         .bits = (uint64_t *)data[3],
         .text_start = (int64_t *)data[4],
         .text_end = (int64_t *)data[5],
+        .stat_capacity = stats,
     };
     Py_ssize_t got_events = 0, got_stats = 0, stop = 0;
     int ok;
-    /* the stats are counted before they are written: a block `frame` did not cut is refused here */
+    /* one walk: the event count is its limit and the stat columns' capacity is checked before each
+     * stat, so a block `frame` did not cut fails here instead of writing past a buffer */
     Py_BEGIN_ALLOW_THREADS
-    ok = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, NULL, &got_events, &got_stats, &stop);
-    if (ok && got_events == events && got_stats == stats)
-        ok = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, &cols, &got_events, &got_stats,
-                  &stop);
-    else
-        ok = 0;
+    ok = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, &cols, &got_events, &got_stats,
+              &stop);
+    ok = ok && got_events == events && got_stats == stats;
     Py_END_ALLOW_THREADS
     if (!ok) {
         for (int i = 0; i < 6; i++) Py_DECREF(out[i]);
