@@ -66,13 +66,8 @@ def analyze_host_sync(profile: Profile, breakdown: Breakdown) -> HostSync:
     n = int(lo.size)
     out.steps = n
     out.step_ms = float((hi - lo).sum()) / n / 1e6
-    busy_parts = []
-    for device in profile.devices:
-        for table in (device.kernels, device.memcpys):
-            if len(table):
-                busy_parts.append(iv.union(table.start_ns, table.start_ns + table.duration_ns))
-    out.has_device = bool(busy_parts)
-    busy = iv.union_all(busy_parts) if busy_parts else iv.EMPTY
+    tables = [t for device in profile.devices for t in (device.kernels, device.memcpys) if len(t)]
+    out.has_device = bool(tables)
     starts_all, ends_all = [], []
     for plane in profile.host_planes:
         is_sync = np.array(
@@ -99,7 +94,8 @@ def analyze_host_sync(profile: Profile, breakdown: Breakdown) -> HostSync:
     waits = iv.union(np.concatenate(starts_all), np.concatenate(ends_all))
     out.count = sum(count for count, _ in out.calls.values())
     out.time_ms = iv.total(waits) / n / 1e6
-    if out.has_device:
+    if out.has_device:  # the devices' busy time, only now that there are waits to lay it over
+        busy = iv.union_all((t.start_ns, t.start_ns + t.duration_ns) for t in tables)
         busy_in_waits = int(iv.covered(busy, waits[0], waits[1]).sum())
         out.device_idle_ms = (iv.total(waits) - busy_in_waits) / n / 1e6
     return out
