@@ -355,12 +355,13 @@ def _step_number(value: object) -> Optional[int]:
 def step_markers(planes: List[Plane]) -> List[StepMarker]:
     markers: List[StepMarker] = []
     for plane in (p for p in planes if p.kind == "host"):
-        source_of_name = np.array([_marker_source(n) for n in plane.event_names] + [""], dtype=object)
+        source_of_name = [_marker_source(n) for n in plane.event_names] + [""]
+        is_marker_name = np.array([bool(s) for s in source_of_name])  # a bool gather, not object compares
         for line in plane.lines:
             if len(line) == 0:
                 continue
             is_root = _root_mask(line)
-            named = source_of_name[line.metadata_index] != ""
+            named = is_marker_name[line.metadata_index]
             for i in np.flatnonzero(is_root | named).tolist():
                 meta = int(line.metadata_index[i])
                 step = line.stat_value("step_num", i)
