@@ -23,7 +23,7 @@ def _range(keys: np.ndarray) -> Optional[Tuple[int, int]]:
 
 def _present(keys: np.ndarray, low: int, high: int) -> Tuple[np.ndarray, np.ndarray]:
     """(presence table over [low, high], keys as offsets into it)."""
-    offsets = keys - low if low else keys
+    offsets = keys - keys.dtype.type(low) if low else keys  # in the keys' own type (uint64 included)
     present = np.zeros(high - low + 1, dtype=bool)
     present[offsets] = True
     return present, offsets
@@ -35,7 +35,7 @@ def unique_codes(keys: np.ndarray) -> np.ndarray:
     if bounds is None:
         return np.unique(keys)
     present, _ = _present(keys, *bounds)
-    return (np.flatnonzero(present) + bounds[0]).astype(keys.dtype)
+    return np.flatnonzero(present).astype(keys.dtype) + keys.dtype.type(bounds[0])
 
 
 def unique_inverse(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -46,4 +46,4 @@ def unique_inverse(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         return unique, inverse.reshape(-1)
     present, offsets = _present(keys, *bounds)
     rank = np.cumsum(present) - 1
-    return (np.flatnonzero(present) + bounds[0]).astype(keys.dtype), rank[offsets]
+    return np.flatnonzero(present).astype(keys.dtype) + keys.dtype.type(bounds[0]), rank[offsets]

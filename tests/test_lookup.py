@@ -15,6 +15,8 @@ KEYS = {
     "sparse": np.array([0, 1 << 40, 5, 1 << 40], dtype=np.int64),  # falls back to np.unique
     "int32": RNG.integers(0, 9, 100).astype(np.int32),
     "unsigned": RNG.integers(0, 9, 100).astype(np.uint16),
+    "huge_unsigned": np.array([2**64 - 1, 2**64 - 3, 2**64 - 1], dtype=np.uint64),  # refs in a broken file
+    "huge_signed": np.array([2**63 - 1, 2**63 - 9], dtype=np.int64),
     "float": np.array([2.5, 1.0, 2.5]),
     "empty": np.zeros(0, dtype=np.int64),
     "one": np.array([3]),

@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 import pytest
-from fuzz_harness import MUTATIONS, valid_profile
+from fuzz_harness import MUTATIONS, make_case, run_case, valid_profile
 from synth import XSpaceBuilder
 from test_event_columns import assert_same, hostile_stats_profile
 from wire_build import require_compiled_walker
@@ -150,3 +150,16 @@ def test_owners_count_from_the_first_event_of_the_line_across_blocks(monkeypatch
     assert_same_outcome(b.to_bytes(), monkeypatch)
     profile = outcome(b.to_bytes(), True, monkeypatch)
     assert profile.planes[0].lines[0].stat_strings("s") == [f"text{i}" for i in range(10)]
+
+
+# Found by `bench/fuzz.py --cases 100000` against the first walker: a field before the events that
+# claims more bytes than the line has (the walker was handed a position past the end: ValueError), and
+# ref values near 2**64 (lookup.py's presence table overflowed: OverflowError).
+FUZZ_SEEDS = [51934, 57329, 61480, 79827, 84030]
+
+
+@pytest.mark.parametrize("seed", FUZZ_SEEDS)
+def test_fuzz_finds_read_the_same_with_and_without_the_walker(seed, monkeypatch):
+    data = make_case(random.Random(seed))
+    assert run_case(data) in ("report", "refused")
+    assert_same_outcome(data, monkeypatch)

@@ -130,6 +130,8 @@ def _decode_compiled(line: bytes, on_offset: Optional[Callable[[int], None]] = N
     """
     b = np.frombuffer(line, dtype=np.uint8)
     first, header = _first_event(b)
+    if first > len(line):
+        raise _Unusual()  # a field before the events claims more bytes than the line has
     framed = _wire.frame(line, first, BLOCK, BLOCK_STATS)  # counts without allocating per event
     if framed is None:
         if max_events is not None and _tag_bytes(line) > max_events:
