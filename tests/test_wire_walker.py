@@ -65,7 +65,9 @@ def line_bytes(events) -> bytes:
 
 
 def walk(raw: bytes, pos: int, limit: int = 100, stat_limit: int = 100):
-    """frame + fill_block of every block: (blocks, event columns, stat columns per block, stop)."""
+    """frame + fill_block of every block: (blocks, event columns, grouped stats per block, stop).
+
+    Each block's stats come as (groups: (stat id, kind, count) rows, owner, bits, text start, end)."""
     framed = event_columns._wire.frame(raw, pos, limit, stat_limit)
     if framed is None:
         return None
@@ -74,35 +76,52 @@ def walk(raw: bytes, pos: int, limit: int = 100, stat_limit: int = 100):
     columns = [np.zeros(total, dtype=np.int64) for _ in range(3)]
     blocks, row = [], 0
     for start, n, m in zip(starts, events, stats):
-        parts = event_columns._wire.fill_block(raw, start, n, m, stat_limit, *columns, row)
-        dtypes = ["i4", "i8", "i1", "u8", "i8", "i8"]
-        blocks.append([np.frombuffer(c, dtype=t) for c, t in zip(parts, dtypes)])
+        groups, *parts = event_columns._wire.fill_block(raw, start, n, m, stat_limit, *columns, row)
+        rows = np.frombuffer(groups, dtype=np.int64).reshape(-1, 3).tolist()
+        blocks.append([rows] + [np.frombuffer(c, dtype=t) for c, t in zip(parts, ["i4", "u8", "i8", "i8"])])
         row += n
     return list(zip(starts, events, stats)), columns, blocks, framed[3]
 
 
 def test_the_walker_decodes_every_value_kind_and_keeps_the_last_value_of_a_stat():
     raw = line_bytes([
-        (7, 10, 3, [dict(metadata_id=1, double_value=2.5), dict(metadata_id=2, uint64_value=(1 << 64) - 1),
+        (7, 10, 3, [dict(metadata_id=6, ref_value=9), dict(metadata_id=2, uint64_value=(1 << 64) - 1),
                     dict(metadata_id=3, int64_value=-5), dict(metadata_id=4, str_value="ünï"),
-                    dict(metadata_id=5, bytes_value=b"\x00"), dict(metadata_id=6, ref_value=9)]),
-        (8, -1, 0, []),
+                    dict(metadata_id=5, bytes_value=b"\x00"), dict(metadata_id=1, double_value=2.5)]),
+        (8, -1, 0, [dict(metadata_id=3, int64_value=6)]),
     ])
     blocks, (meta, offset, duration), [stats], stop = walk(raw, raw.index(b"\x22"))
-    owner, stat_id, kind, bits, start, end = stats
-    assert blocks == [(raw.index(b"\x22"), 2, 6)]
+    groups, owner, bits, start, end = stats
+    assert blocks == [(raw.index(b"\x22"), 2, 7)]
     assert meta.tolist() == [7, 8] and offset.tolist() == [10, -1] and duration.tolist() == [3, 0]
-    assert owner.tolist() == [0] * 6 and stat_id.tolist() == [1, 2, 3, 4, 5, 6]
-    assert kind.tolist() == [2, 3, 4, 5, 6, 7]
-    assert bits[0].view(np.float64) == 2.5 and bits[1] == (1 << 64) - 1 and bits[2].view(np.int64) == -5
-    assert raw[start[3]:end[3]].decode() == "ünï" and bits[5] == 9
+    # grouped by (stat id, kind) in ascending id * 8 + kind order, file order within a group
+    assert groups == [[1, 2, 1], [2, 3, 1], [3, 4, 2], [4, 5, 1], [5, 6, 1], [6, 7, 1]]
+    assert owner.tolist() == [0, 0, 0, 1, 0, 0, 0]
+    assert bits[0].view(np.float64) == 2.5 and bits[1] == (1 << 64) - 1
+    assert bits[2:4].view(np.int64).tolist() == [-5, 6] and bits[6] == 9
+    assert raw[start[4]:end[4]].decode() == "ünï"
     assert stop == len(raw)  # no field follows the events in this line
     # a oneof keeps the value written last
     one = (schema.XStat(metadata_id=1, int64_value=4).SerializeToString()
            + schema.XStat(uint64_value=8).SerializeToString())
     event = b"\x08\x01\x22" + bytes([len(one)]) + one
     _, _, [stats], _ = walk(b"\x22" + bytes([len(event)]) + event, 0)
-    assert stats[2].tolist() == [3] and stats[3].tolist() == [8]
+    assert stats[0] == [[1, 3, 1]] and stats[2].tolist() == [8]
+
+
+def test_many_distinct_stats_and_huge_or_negative_ids_group_like_numpy(monkeypatch):
+    """Over 32 distinct (id, kind) pairs grow the walker's table; ids past 2**60 wrap as numpy's do."""
+    ids = list(range(1, 80)) + [2**62 + 3, -5, 2**63 - 1]
+    raw = line_bytes([(1, i, 1, [dict(metadata_id=ids[(i * 7 + j) % len(ids)], int64_value=i * 100 + j)
+                                 for j in range(5)]) for i in range(60)])
+    first = raw.index(b"\x22")
+    _, _, [stats], _ = walk(raw, first, stat_limit=10**6)
+    groups, owner, bits = stats[:3]
+    as_numpy = event_columns._decode(raw)[0].stats[0]
+    assert [tuple(g) for g in groups] == [(i, k, b - a) for i, k, a, b in as_numpy.groups]
+    for (_, _, a, b) in as_numpy.groups:  # the same stats in each group (numpy keeps lockstep order)
+        pairs = sorted(zip(as_numpy.owner[a:b].tolist(), as_numpy.bits[a:b].tolist()))
+        assert sorted(zip(owner[a:b].tolist(), bits[a:b].tolist())) == pairs
 
 
 @pytest.mark.parametrize("broken", [
@@ -125,7 +144,7 @@ def test_blocks_end_at_the_event_limit_or_once_the_stat_limit_is_reached():
     blocks, (_, offset, _), stats, _ = walk(raw, first, stat_limit=7)
     assert [(n, m) for _, n, m in blocks] == [(3, 9), (3, 9), (3, 9), (1, 3)]  # the event reaching 7 ends it
     assert offset.tolist() == list(range(10))
-    assert np.concatenate([s[0] for s in stats]).tolist() == [i for i in range(10) for _ in range(3)]
+    assert np.concatenate([s[1] for s in stats]).tolist() == [i for i in range(10) for _ in range(3)]
 
 
 def test_fill_block_refuses_a_block_frame_did_not_find():

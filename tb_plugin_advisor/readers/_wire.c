@@ -9,12 +9,14 @@
  *
  * Optional: setup.py builds it when a compiler is there; without it the package works the same,
  * slower. `frame` walks a line once to find its blocks and count their events and stats; `fill_block`
- * then decodes one block into the line's event columns (allocated once, by the caller) and fresh stat
- * columns. The GIL is released while bytes are walked, so two threads fill two blocks at once.
+ * then decodes one block into the line's event columns (allocated once, by the caller) and its stats,
+ * grouped as the reader types them. The GIL is released while bytes are walked, so two threads fill
+ * two blocks at once.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EVENTS_TAG 0x22
@@ -241,11 +243,127 @@ static PyObject *frame(PyObject *self, PyObject *args) {
     return Py_BuildValue("(NNNn)", out[0], out[1], out[2], pos);
 }
 
+/* A (stat id, value kind) pair of a block and its stats: the reader types each pair's values as
+ * one piece, so the stats leave here grouped by pair instead of in file order. */
+typedef struct {
+    int64_t id;
+    int64_t kind;
+    int64_t count;
+} Group;
+
+/* Groups in ascending (stat id, kind) order, as the numpy decoder orders them. */
+static int compare_groups(const void *a, const void *b) {
+    const Group *x = a, *y = b;
+    if (x->id != y->id) return (x->id > y->id) - (x->id < y->id);
+    return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static inline uint64_t group_hash(int64_t id, int8_t kind) {
+    return ((uint64_t)id * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)kind;
+}
+
+/* Stats [0, n) of `cols` grouped by (id, kind): the groups in ascending order into *groups_out (malloc'd),
+ * each group's stats in file order into the four output columns. Returns 0 when out of memory. */
+static int group_stats(const Columns *cols, Py_ssize_t n, int32_t *owner, uint64_t *bits, int64_t *text_start,
+                       int64_t *text_end, Group **groups_out, Py_ssize_t *group_count) {
+    Py_ssize_t capacity = 64, used = 0;
+    Py_ssize_t *slots = PyMem_RawMalloc(capacity * sizeof(Py_ssize_t)); /* -1 or index into groups */
+    Group *groups = PyMem_RawMalloc(capacity * sizeof(Group));
+    int32_t *group_of = PyMem_RawMalloc((n ? n : 1) * sizeof(int32_t));
+    int64_t *cursor = NULL;
+    int ok = slots && groups && group_of;
+    if (ok)
+        for (Py_ssize_t i = 0; i < capacity; i++) slots[i] = -1;
+    for (Py_ssize_t k = 0; ok && k < n; k++) {
+        int64_t id = cols->stat_id[k];
+        int8_t kind = cols->kind[k];
+        Py_ssize_t at = (Py_ssize_t)(group_hash(id, kind) & (uint64_t)(capacity - 1));
+        while (slots[at] >= 0 && !(groups[slots[at]].id == id && groups[slots[at]].kind == kind))
+            at = (at + 1) & (capacity - 1);
+        if (slots[at] < 0) {
+            if (2 * (used + 1) > capacity) { /* grow: rehash every group, then look again */
+                Py_ssize_t grown_capacity = 2 * capacity;
+                Py_ssize_t *grown = PyMem_RawMalloc(grown_capacity * sizeof(Py_ssize_t));
+                Group *more = PyMem_RawRealloc(groups, grown_capacity * sizeof(Group));
+                if (!grown || !more) {
+                    PyMem_RawFree(grown);
+                    if (more) groups = more;
+                    ok = 0;
+                    break;
+                }
+                groups = more;
+                for (Py_ssize_t i = 0; i < grown_capacity; i++) grown[i] = -1;
+                for (Py_ssize_t g = 0; g < used; g++) {
+                    Py_ssize_t a = (Py_ssize_t)(group_hash(groups[g].id, (int8_t)groups[g].kind) &
+                                                (uint64_t)(grown_capacity - 1));
+                    while (grown[a] >= 0) a = (a + 1) & (grown_capacity - 1);
+                    grown[a] = g;
+                }
+                PyMem_RawFree(slots);
+                slots = grown;
+                capacity = grown_capacity;
+                k -= 1; /* this stat again, in the larger table */
+                continue;
+            }
+            slots[at] = used;
+            groups[used].id = id;
+            groups[used].kind = kind;
+            groups[used].count = 0;
+            used += 1;
+        }
+        groups[slots[at]].count += 1;
+        group_of[k] = (int32_t)slots[at];
+    }
+    if (ok) {
+        /* each group's first output row, in ascending key order; cursor is indexed by first-seen order */
+        Group *sorted = PyMem_RawMalloc((used ? used : 1) * sizeof(Group));
+        cursor = PyMem_RawMalloc((used ? used : 1) * sizeof(int64_t));
+        ok = sorted && cursor;
+        if (ok) {
+            for (Py_ssize_t g = 0; g < used; g++) {
+                sorted[g] = groups[g];
+                sorted[g].count = g; /* remember the first-seen index while sorting */
+            }
+            qsort(sorted, (size_t)used, sizeof(Group), compare_groups);
+            int64_t row = 0;
+            for (Py_ssize_t g = 0; g < used; g++) {
+                Py_ssize_t first_seen = (Py_ssize_t)sorted[g].count;
+                cursor[first_seen] = row;
+                sorted[g].count = groups[first_seen].count;
+                row += sorted[g].count;
+            }
+            for (Py_ssize_t k = 0; k < n; k++) {
+                int64_t at = cursor[group_of[k]]++;
+                owner[at] = cols->owner[k];
+                bits[at] = cols->bits[k];
+                text_start[at] = cols->text_start[k];
+                text_end[at] = cols->text_end[k];
+            }
+            PyMem_RawFree(groups);
+            groups = sorted;
+        } else {
+            PyMem_RawFree(sorted);
+        }
+    }
+    PyMem_RawFree(cursor);
+    PyMem_RawFree(slots);
+    PyMem_RawFree(group_of);
+    if (!ok) {
+        PyMem_RawFree(groups);
+        return 0;
+    }
+    *groups_out = groups;
+    *group_count = used;
+    return 1;
+}
+
 /* fill_block(line, pos, events, stats, stat_limit, metadata_id, offset_ps, duration_ps, row)
- *   -> (owner, stat_id, kind, bits, text_start, text_end)
+ *   -> (groups, owner, bits, text_start, text_end)
  * Decodes the block `frame` found at `pos` (`events` events, `stats` stats): the event fields into
- * rows [row, row + events) of the three writable int64 buffers, the stats into fresh bytearrays
- * (owner int32 counted from `row`, stat_id int64, kind int8, bits uint64, text spans int64). */
+ * rows [row, row + events) of the three writable int64 buffers; the stats grouped by (stat id, value
+ * kind), the groups in ascending (id, kind) order as int64 rows (id, kind, count) in `groups`, and
+ * per stat, group after group and in file order within one: its event (int32, counted from `row`),
+ * its value bits (uint64) and the span of its text value (int64 start and end in `line`). */
 static PyObject *fill_block(PyObject *self, PyObject *args) {
     Py_buffer view, meta, offset, duration;
     Py_ssize_t pos, events, stats, stat_limit, row;
@@ -260,47 +378,76 @@ static PyObject *fill_block(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "block or buffers out of range");
         goto done;
     }
-    char *data[6];
-    PyObject *out[6] = {NULL};
-    size_t widths[6] = {4, 8, 1, 8, 8, 8};
-    for (int i = 0; i < 6; i++) {
+    char *data[4];
+    PyObject *out[4] = {NULL};
+    size_t widths[4] = {4, 8, 8, 8};
+    for (int i = 0; i < 4; i++) {
         out[i] = column(stats, widths[i], &data[i]);
         if (!out[i]) {
             for (int j = 0; j < i; j++) Py_DECREF(out[j]);
             goto done;
         }
     }
+    Py_ssize_t some = stats ? stats : 1;
     Columns cols = {
         .metadata_id = (int64_t *)meta.buf + row,
         .offset_ps = (int64_t *)offset.buf + row,
         .duration_ps = (int64_t *)duration.buf + row,
-        .owner = (int32_t *)data[0],
-        .stat_id = (int64_t *)data[1],
-        .kind = (int8_t *)data[2],
-        .bits = (uint64_t *)data[3],
-        .text_start = (int64_t *)data[4],
-        .text_end = (int64_t *)data[5],
+        .owner = PyMem_RawMalloc(some * sizeof(int32_t)),
+        .stat_id = PyMem_RawMalloc(some * sizeof(int64_t)),
+        .kind = PyMem_RawMalloc(some),
+        .bits = PyMem_RawMalloc(some * sizeof(uint64_t)),
+        .text_start = PyMem_RawMalloc(some * sizeof(int64_t)),
+        .text_end = PyMem_RawMalloc(some * sizeof(int64_t)),
         .stat_capacity = stats,
     };
-    Py_ssize_t got_events = 0, got_stats = 0, stop = 0;
-    int ok;
+    Group *groups = NULL;
+    Py_ssize_t group_count = 0, got_events = 0, got_stats = 0, stop = 0;
+    int ok = cols.owner && cols.stat_id && cols.kind && cols.bits && cols.text_start && cols.text_end;
+    int walked = 0;
     /* one walk: the event count is its limit and the stat columns' capacity is checked before each
      * stat, so a block `frame` did not cut fails here instead of writing past a buffer */
     Py_BEGIN_ALLOW_THREADS
-    ok = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, &cols, &got_events, &got_stats,
-              &stop);
-    ok = ok && got_events == events && got_stats == stats;
+    if (ok) {
+        walked = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, &cols, &got_events,
+                      &got_stats, &stop) && got_events == events && got_stats == stats;
+        if (walked) {
+            if (row) /* owners count from the line's first event */
+                for (Py_ssize_t k = 0; k < stats; k++) cols.owner[k] += (int32_t)row;
+            ok = group_stats(&cols, stats, (int32_t *)data[0], (uint64_t *)data[1], (int64_t *)data[2],
+                             (int64_t *)data[3], &groups, &group_count);
+        }
+    }
     Py_END_ALLOW_THREADS
-    if (!ok) {
-        for (int i = 0; i < 6; i++) Py_DECREF(out[i]);
-        PyErr_SetString(PyExc_ValueError, "the block is not the one frame() found at this position");
+    PyMem_RawFree(cols.owner);
+    PyMem_RawFree(cols.stat_id);
+    PyMem_RawFree(cols.kind);
+    PyMem_RawFree(cols.bits);
+    PyMem_RawFree(cols.text_start);
+    PyMem_RawFree(cols.text_end);
+    if (!ok || !walked) {
+        for (int i = 0; i < 4; i++) Py_DECREF(out[i]);
+        PyMem_RawFree(groups);
+        if (!ok)
+            PyErr_NoMemory();
+        else
+            PyErr_SetString(PyExc_ValueError, "the block is not the one frame() found at this position");
         goto done;
     }
-    if (row) { /* owners count from the line's first event */
-        int32_t *owner = (int32_t *)data[0];
-        for (Py_ssize_t k = 0; k < stats; k++) owner[k] += (int32_t)row;
+    char *table;
+    PyObject *group_rows = column(group_count, 3 * sizeof(int64_t), &table);
+    if (group_rows) {
+        for (Py_ssize_t g = 0; g < group_count; g++) {
+            int64_t *r = (int64_t *)table + 3 * g;
+            r[0] = groups[g].id;
+            r[1] = groups[g].kind;
+            r[2] = groups[g].count;
+        }
+        result = Py_BuildValue("(NNNNN)", group_rows, out[0], out[1], out[2], out[3]);
+    } else {
+        for (int i = 0; i < 4; i++) Py_DECREF(out[i]);
     }
-    result = Py_BuildValue("(NNNNNN)", out[0], out[1], out[2], out[3], out[4], out[5]);
+    PyMem_RawFree(groups);
 done:
     PyBuffer_Release(&view);
     PyBuffer_Release(&meta);
@@ -316,7 +463,8 @@ static PyMethodDef methods[] = {
      "stats, stop), or None when anything is unusual."},
     {"fill_block", fill_block, METH_VARARGS,
      "fill_block(line, pos, events, stats, stat_limit, metadata_id, offset_ps, duration_ps, row): "
-     "one framed block decoded into the event buffers at `row`; returns its stat columns."},
+     "one framed block decoded into the event buffers at `row`; returns its stats grouped by "
+     "(stat id, value kind) as (groups, owner, bits, text_start, text_end)."},
     {NULL, NULL, 0, NULL},
 };
 

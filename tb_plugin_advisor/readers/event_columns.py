@@ -46,13 +46,16 @@ DOUBLE, UINT64, INT64, STR, BYTES, REF = 2, 3, 4, 5, 6, 7
 
 @dataclass
 class StatBlock:
-    """The stats of one block of events (blocks are kept apart: joining them would copy them all)."""
+    """The stats of one block of events, grouped by (stat id, value kind) as the reader types them.
 
-    owner: np.ndarray  # int32 event index (in the line) of each stat; file order within an event
-    stat_id: np.ndarray  # stat metadata id (int32 when all fit, else int64)
-    kind: np.ndarray  # int8 kind code
+    Blocks are kept apart (joining them would copy them all). Groups come in ascending (stat id,
+    kind) order; within a group, stats keep their order in the file.
+    """
+
+    groups: List[Tuple[int, int, int, int]]  # (stat id, kind code, first row, end row)
+    owner: np.ndarray  # int32 event index (in the line) of each stat row
     bits: np.ndarray  # uint64: the varint, or the double's bits
-    text: Dict[int, str]  # str_value by stat index in this block (TF writes most strings as refs)
+    text: Dict[int, str]  # str_value by row (TF writes most strings as refs)
 
 
 @dataclass
@@ -160,16 +163,47 @@ def _decode_compiled(line: bytes, on_offset: Optional[Callable[[int], None]] = N
     return EventColumns(*columns, blocks), header
 
 
-def _stat_block(line: bytes, owner: bytearray, stat_id: bytearray, kind: bytearray, bits: bytearray,
-                text_start: bytearray, text_end: bytearray) -> StatBlock:
-    """The C walker's stat columns as a StatBlock."""
-    kinds = np.frombuffer(kind, dtype=np.int8)
-    ids = np.frombuffer(stat_id, dtype=np.int64)
+def _stat_block(line: bytes, groups: bytearray, owner: bytearray, bits: bytearray, text_start: bytearray,
+                text_end: bytearray) -> StatBlock:
+    """The C walker's grouped stats as a StatBlock (str values decoded here)."""
+    rows = np.frombuffer(groups, dtype=np.int64).reshape(-1, 3).tolist()
+    bounds, row = [], 0
+    for stat_id, kind, count in rows:
+        bounds.append((stat_id, kind, row, row + count))
+        row += count
+    texts: Dict[int, str] = {}
     starts, ends = np.frombuffer(text_start, dtype=np.int64), np.frombuffer(text_end, dtype=np.int64)
-    texts = {k: line[starts[k] : ends[k]].decode("utf-8") for k in np.flatnonzero(kinds == STR).tolist()}
-    small_ids = ids.size == 0 or (ids.min() >= 0 and ids.max() < 2**31)
-    return StatBlock(np.frombuffer(owner, dtype=np.int32), ids.astype(np.int32) if small_ids else ids, kinds,
-                     np.frombuffer(bits, dtype=np.uint64), texts)
+    for _, kind, lo, hi in bounds:
+        if kind == STR:
+            spans = zip(starts[lo:hi].tolist(), ends[lo:hi].tolist())
+            texts.update((k, line[a:b].decode("utf-8")) for k, (a, b) in enumerate(spans, lo))
+    owners = np.frombuffer(owner, dtype=np.int32)
+    return StatBlock(bounds, owners, np.frombuffer(bits, dtype=np.uint64), texts)
+
+
+def grouped(owner: np.ndarray, stat_id: np.ndarray, kind: np.ndarray, bits: np.ndarray,
+            texts: Dict[int, str]) -> StatBlock:
+    """Stats in any order (the numpy decoder's) → a StatBlock grouped as the C walker groups them."""
+    if owner.size == 0:
+        return StatBlock([], owner.astype(np.int32), bits, {})
+    # groups in ascending (stat id, kind) order; within a group, the order given (the reader sorts
+    # by event)
+    if int(stat_id.max()) < 1 << 27 and int(stat_id.min()) >= 0:
+        keys = stat_id.astype(np.int32) * 8 + kind.view(np.uint8)  # one int32 key: half the bytes
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        cuts = np.flatnonzero(np.diff(keys)) + 1
+    else:  # ids a combined key would overflow
+        order = np.lexsort((kind, stat_id))
+        ids, kinds = stat_id[order], kind[order]
+        cuts = np.flatnonzero((ids[1:] != ids[:-1]) | (kinds[1:] != kinds[:-1])) + 1
+    starts = np.concatenate(([0], cuts)).tolist()
+    ends = np.concatenate((cuts, [order.size])).tolist()
+    bounds = [(int(stat_id[order[a]]), int(kind[order[a]]), a, b) for a, b in zip(starts, ends)]
+    new_row = np.empty(order.size, dtype=np.int64)
+    new_row[order] = np.arange(order.size)
+    moved = {int(new_row[k]): v for k, v in texts.items()}
+    return StatBlock(bounds, owner[order].astype(np.int32), bits[order], moved)
 
 
 # Blocks are decoded on two threads: numpy releases the GIL inside each whole-array step, which is
@@ -226,7 +260,7 @@ def _decode_block(b: np.ndarray, line: bytes, payload: np.ndarray, ends: np.ndar
     texts: Dict[int, str] = {}
     stats = _decode_stats(b, line, np.concatenate(owners + [none]), np.concatenate(stat_starts + [none]),
                           np.concatenate(stat_ends + [none]), texts, 0)
-    return StatBlock(*stats, texts)
+    return grouped(*stats, texts)
 
 
 def _by_tag(tag: np.ndarray):

@@ -138,54 +138,23 @@ _KIND_NAMES = {
 }
 
 
-_USABLE_KIND = np.zeros(256, dtype=bool)  # kind code -> a value kind the columns keep (not bytes, not unset)
-_USABLE_KIND[list(_KIND_NAMES)] = True
-
-
 def _add_pieces(pieces: _StatPieces, block: event_columns.StatBlock, stat_names: Dict[int, str],
                 strings: StringTable) -> None:
-    """A block's decoded stats, grouped by (stat id, value kind), as typed pieces `_combine` merges."""
-    kinds = block.kind.view(np.uint8)
-    usable = _USABLE_KIND[kinds]
-    stat_ids = block.stat_id
-    if stat_ids.size and int(stat_ids.max()) < 1 << 27 and int(stat_ids.min()) >= 0:
-        keys = stat_ids.astype(np.int32, copy=False) * 8 + kinds  # int32 arithmetic: half the bytes
-    else:
-        keys = stat_ids.astype(np.int64) * 8 + kinds
-    if usable.all():
-        usable = np.arange(kinds.size)
-    else:
-        usable = np.flatnonzero(usable)
-        keys = keys[usable]
-    if usable.size == 0:
-        return
-    for members in _groups(keys, usable):
-        stat_id = int(block.stat_id[members[0]])
-        kind = _KIND_NAMES[int(block.kind[members[0]])]
-        where = block.owner[members].astype(np.int32)
+    """A block's stats, group by group (stat id, value kind), as typed pieces `_combine` merges."""
+    for stat_id, kind_code, lo, hi in block.groups:
+        kind = _KIND_NAMES.get(kind_code)
+        if kind is None:  # bytes values and stats without a value are not kept
+            continue
+        where = block.owner[lo:hi]
         if kind == "str_value":
-            typed = _typed_values(kind, [block.text[k] for k in members.tolist()], stat_names, strings)
-        elif kind == "double_value":
-            typed = ("float", block.bits[members].view(np.float64))
+            typed = _typed_values(kind, [block.text[k] for k in range(lo, hi)], stat_names, strings)
+        elif kind == "double_value":  # copied: a view would keep every group's bits alive
+            typed = ("float", block.bits[lo:hi].view(np.float64).copy())
         elif kind == "ref_value":
-            typed = _typed_values(kind, block.bits[members], stat_names, strings)
+            typed = _typed_values(kind, block.bits[lo:hi], stat_names, strings)
         else:
-            typed = ("int", block.bits[members].view(np.int64))
+            typed = ("int", block.bits[lo:hi].view(np.int64).copy())
         pieces.setdefault(stat_names.get(stat_id, str(stat_id)), []).append((where, *typed))
-
-
-def _groups(keys: np.ndarray, items: np.ndarray) -> List[np.ndarray]:
-    """`items` split by key, ascending keys, original order kept within a group.
-
-    A line has a handful of (stat, kind) keys: one comparison pass per key beats sorting a million.
-    """
-    if keys.min() >= 0 and keys.max() < 1 << 20:
-        distinct = np.flatnonzero(np.bincount(keys))
-        if distinct.size <= 16:
-            return [items[keys == key] for key in distinct.tolist()]
-    order = np.argsort(keys, kind="stable")
-    bounds = np.flatnonzero(np.diff(keys[order])) + 1
-    return np.split(items[order], bounds)
 
 
 # A float beyond this is no time, size or count a profiler writes; int64 columns could not hold it.
