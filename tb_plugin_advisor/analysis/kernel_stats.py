@@ -11,14 +11,15 @@ estimated achieved occupancy) or computed here from the launch shape (analysis/o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from functools import lru_cache
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.occupancy import sm_limits, theoretical_occupancy
+from tb_plugin_advisor.analysis.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
@@ -173,7 +174,11 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     devices = [d for d in profile.devices if len(d.kernels)]
     for device_index, device in enumerate(devices):
         _accumulate(device, device_index, acc, lo, hi, n_steps)
-    stats = [_finish(name, a, devices) for name, a in acc.items()]
+    # launch shapes and occupancy repeat across names: parse and compute each distinct one once
+    limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
+    details_of = lru_cache(maxsize=None)(parse_kernel_details)
+    occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
+    stats = [_finish(name, a, limits, details_of, occupancy_of) for name, a in acc.items()]
     stats.sort(key=lambda k: (-k.total_ns, k.name))
     result = KernelStats(
         kernels=stats,
@@ -187,12 +192,14 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
 
 def _accumulate(device: Device, device_index: int, acc: Dict[str, _Acc], lo: np.ndarray, hi: np.ndarray,
                 n_steps: int) -> None:
+    """Add one device's kernels to `acc`: numpy sums per name, then one Python pass over the names
+    and their non-zero (name, launch shape) and (name, precision) pairs (no numpy call per name)."""
     table = device.kernels
     view = kernel_view(device)
     source = _device_occupancy_source(device)
     dur = table.duration_ns
     steady = window_index(lo, hi, table.start_ns) >= 0 if n_steps else np.zeros(len(table), bool)
-    names, name_of_row = np.unique(table.name_index, return_inverse=True)
+    names, first_row, name_of_row = np.unique(table.name_index, return_index=True, return_inverse=True)
     name_of_row = name_of_row.reshape(-1)
     count = names.size
     launches = np.bincount(name_of_row, minlength=count)
@@ -207,55 +214,81 @@ def _accumulate(device: Device, device_index: int, acc: Dict[str, _Acc], lo: np.
     # per (name, details string): time and, where the details report one, occupancy
     details_ids, details_of_row = np.unique(table.details, return_inverse=True)
     details_of_row = details_of_row.reshape(-1)
-    parsed = [parse_kernel_details(table.strings[i]) if i >= 0 else KernelDetails()
-              for i in details_ids.tolist()]
-    pair = name_of_row.astype(np.int64) * details_ids.size + details_of_row
-    pair_ns = np.bincount(pair, weights=dur, minlength=count * details_ids.size)
-    precision_pair = name_of_row.astype(np.int64) * len(PRECISIONS) + view.precision
-    precision_ns = np.bincount(precision_pair, weights=dur, minlength=count * len(PRECISIONS))
-    for k, name_id in enumerate(names.tolist()):
+    texts = [table.strings[i] if i >= 0 else "" for i in details_ids.tolist()]
+    occupancy = [parse_kernel_details(t).occupancy_pct if i >= 0 else None
+                 for i, t in zip(details_ids.tolist(), texts)]
+    configs = _pair_sums(name_of_row, details_of_row, details_ids.size, dur)
+    precisions = _pair_sums(name_of_row, view.precision.astype(np.int64), len(PRECISIONS), dur)
+    shown = np.zeros(count, dtype=bool)
+    shown[configs[0]] = True
+    # every launch of a name lasted 0 ns: keep its first launch shape
+    first_config = details_of_row[first_row].tolist()
+    config_at = _starts(configs[0], count)
+    precision_at = _starts(precisions[0], count)
+    config_j, config_ns = configs[1].tolist(), configs[2].tolist()
+    precision_p, precision_ns = precisions[1].tolist(), precisions[2].tolist()
+    rows = zip(names.tolist(), launches.tolist(), total.astype(np.int64).tolist(), mins.tolist(),
+               maxs.tolist(), steady_ns.astype(np.int64).tolist(), steady_n.astype(np.int64).tolist(),
+               tc_ns.astype(np.int64).tolist(), shown.tolist())
+    for k, (name_id, n, ns, lo_ns, hi_ns, s_ns, s_n, tc, any_time) in enumerate(rows):
         name = table.names[name_id]
-        a = acc.setdefault(name, _Acc())
-        a.launches += int(launches[k])
-        a.total_ns += int(total[k])
-        a.min_ns = min(a.min_ns, int(mins[k]))
-        a.max_ns = max(a.max_ns, int(maxs[k]))
-        a.steady_ns += int(steady_ns[k])
-        a.steady_launches += int(steady_n[k])
+        a = acc.get(name)
+        if a is None:
+            a = acc[name] = _Acc()
+        a.launches += n
+        a.total_ns += ns
+        a.min_ns = min(a.min_ns, lo_ns)
+        a.max_ns = max(a.max_ns, hi_ns)
+        a.steady_ns += s_ns
+        a.steady_launches += s_n
         a.devices += 1
-        a.tc_ns += int(tc_ns[k])
+        a.tc_ns += tc
         cls = view.classes.get(name_id)
         a.family = cls.family if cls else "other"
-        row = pair_ns[k * details_ids.size:(k + 1) * details_ids.size]
-        if not row.any():  # every launch of this name lasted 0 ns: keep its first launch shape
-            j = int(details_of_row[int(np.argmax(name_of_row == k))])
-            text = table.strings[int(details_ids[j])] if details_ids[j] >= 0 else ""
-            a.config_ns.setdefault((device_index, text), 0)
-        for j in np.nonzero(row)[0].tolist():
-            ns = int(row[j])
-            text = table.strings[int(details_ids[j])] if details_ids[j] >= 0 else ""
-            key = (device_index, text)
-            a.config_ns[key] = a.config_ns.get(key, 0) + ns
-            occ = parsed[j].occupancy_pct
+        if not any_time:
+            a.config_ns.setdefault((device_index, texts[first_config[k]]), 0)
+        for i in range(config_at[k], config_at[k + 1]):
+            ns_ = config_ns[i]
+            j = config_j[i]
+            key = (device_index, texts[j])
+            a.config_ns[key] = a.config_ns.get(key, 0) + ns_
+            occ = occupancy[j]
             if occ is not None:
-                a.occ_weighted += occ * ns
-                a.occ_ns += ns
+                a.occ_weighted += occ * ns_
+                a.occ_ns += ns_
                 a.occ_source = source
-        prec_row = precision_ns[k * len(PRECISIONS):(k + 1) * len(PRECISIONS)]
-        for p in np.nonzero(prec_row)[0].tolist():
-            a.precision_ns[PRECISIONS[p]] = a.precision_ns.get(PRECISIONS[p], 0) + int(prec_row[p])
+        for i in range(precision_at[k], precision_at[k + 1]):
+            p = PRECISIONS[precision_p[i]]
+            a.precision_ns[p] = a.precision_ns.get(p, 0) + precision_ns[i]
 
 
-def _finish(name: str, a: _Acc, devices: List[Device]) -> KernelStat:
+def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
+               weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first, second, summed weight as int) for every pair with a non-zero sum, ordered by first then
+    second: sparse, so 100,000 names × many launch shapes need no dense names × shapes array."""
+    pair = first.astype(np.int64) * width + second
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=weights, minlength=pairs.size)
+    keep = sums != 0
+    pairs = pairs[keep]
+    return pairs // width, pairs % width, sums[keep].astype(np.int64)
+
+
+def _starts(keys: np.ndarray, count: int) -> List[int]:
+    """Where each key 0..count-1 begins in the sorted `keys` (count + 1 bounds)."""
+    return np.searchsorted(keys, np.arange(count + 1)).tolist()
+
+
+def _finish(name: str, a: _Acc, limits: List[Optional[SmLimits]], details_of: Callable[[str], KernelDetails],
+            occupancy_of: Callable[..., Optional[Occupancy]]) -> KernelStat:
     (device_index, text), _ = max(a.config_ns.items(), key=lambda kv: (kv[1], kv[0][1]))
-    details = parse_kernel_details(text)
-    device = devices[device_index]
+    details = details_of(text)
     theoretical, limiter = None, None
-    limits = sm_limits(device.vendor, device.compute_capability, device.plane.stats)
+    device_limits = limits[device_index]
     threads = details.block[0] * details.block[1] * details.block[2] if details.block else 0
-    if limits is not None and threads > 0:
+    if device_limits is not None and threads > 0:
         shared = (details.static_shared_bytes or 0) + (details.dynamic_shared_bytes or 0)
-        occ = theoretical_occupancy(limits, threads, details.registers_per_thread, shared)
+        occ = occupancy_of(device_limits, threads, details.registers_per_thread, shared)
         if occ is not None:
             theoretical, limiter = occ.pct, occ.limiter
     if a.occ_ns:
