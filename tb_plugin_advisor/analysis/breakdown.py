@@ -26,14 +26,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
+from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.patterns import NAME_CACHE_SIZE, classify_kernel
+from tb_plugin_advisor.analysis.prefilter import TextBatch
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
@@ -237,13 +239,31 @@ def device_kernel_category(kernel_name: str) -> str:
     return "device_compute"
 
 
+def device_kernel_categories(kernel_names: Sequence[str]) -> List[str]:
+    """`device_kernel_category` of many names at once (kernel_batch.py, event_names.first_matches)."""
+    families = [cls.family for cls in classify_kernels(kernel_names)]
+    found = [_FAMILY_CATEGORY.get(family, "device_compute") for family in families]
+    rest = [i for i, family in enumerate(families) if family not in _FAMILY_CATEGORY]
+    if rest:
+        shorts = TextBatch([names.short_op_name(kernel_names[i]) for i in rest])
+        comm = names.first_matches(names.DEVICE_COMMUNICATION, shorts) >= 0
+        memcpy = names.first_matches(names.DEVICE_MEMCPY, shorts, ~comm) >= 0
+        for k in np.flatnonzero(comm | memcpy).tolist():
+            found[rest[k]] = "communication" if comm[k] else "memcpy"
+    return found
+
+
+_FAMILY_CATEGORY = {"comm": "communication", "copy": "memcpy"}
+
+
 def _device_sources(device: Device, h2d_correlations: np.ndarray) -> List[EventSource]:
     out: List[EventSource] = []
     kernels = device.kernels
     if len(kernels):
         category_of = np.full(len(kernels.names), _P["device_compute"], dtype=np.int8)
-        for n in used_names(kernels.name_index, len(kernels.names)).tolist():
-            category_of[n] = _P[device_kernel_category(kernels.names[n])]
+        used = used_names(kernels.name_index, len(kernels.names))
+        found = device_kernel_categories([kernels.names[n] for n in used.tolist()])
+        category_of[used] = [_P[category] for category in found]
         codes = category_of[kernels.name_index]
         # a copy kernel (ROCm blit) whose host API call was a host-to-device copy carries input
         rows = np.flatnonzero((codes == _P["memcpy"]) & (kernels.correlation_id >= 0))
@@ -260,16 +280,18 @@ def _device_sources(device: Device, h2d_correlations: np.ndarray) -> List[EventS
 def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
     """Category code per distinct event name of a host plane (plus a trailing _NONE)."""
     codes = np.full(len(plane.event_names) + 1, _NONE, dtype=np.int8)
-    for i, event_name in enumerate(plane.event_names):
-        for code, table in _HOST_TABLES:
-            if names.first_match(table, event_name):
-                codes[i] = code
-                break
-        else:
-            if event_name in kernel_names:  # older TF names the launch after the kernel it launches
-                codes[i] = _LAUNCH
-            elif names.is_data_loading_annotation(event_name):
-                codes[i] = _DATA_ANNOTATION
+    batch = TextBatch(plane.event_names)
+    pending = np.ones(len(batch), dtype=bool)
+    for code, table in _HOST_TABLES:  # the first table that matches wins
+        hits = names.first_matches(table, batch, pending) >= 0
+        codes[:-1][hits] = code
+        pending &= ~hits
+    event_names = plane.event_names
+    rest = np.flatnonzero(pending).tolist()
+    launches = [i for i in rest if event_names[i] in kernel_names]  # older TF names the launch after
+    codes[launches] = _LAUNCH                                          # the kernel it launches
+    pending[launches] = False
+    codes[:-1][names.data_loading_annotations(batch, pending)] = _DATA_ANNOTATION
     return codes
 
 

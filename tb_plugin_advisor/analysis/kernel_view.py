@@ -10,13 +10,13 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from tb_plugin_advisor.analysis.architectures import Architecture, architecture
+from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     MATRIX_FAMILIES,
     PRECISIONS,
     KernelClass,
-    classify_kernel,
     classify_op,
     dtype_in_text,
 )
@@ -132,15 +132,17 @@ def kernel_view(device) -> KernelView:
     count = len(table)
     names = table.names
     used = unique_codes(table.name_index).tolist() if count else []
-    classes = {i: classify_kernel(names[i]) for i in used}
+    classes = dict(zip(used, classify_kernels([names[i] for i in used])))
     size = len(names) + 1
     prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)
     fam_of = np.full(size, FAMILIES.index("other"), dtype=np.int8)
     tc_of = np.zeros(size, dtype=bool)
-    for i, cls in classes.items():
-        prec_of[i] = PRECISIONS.index(cls.precision)
-        fam_of[i] = FAMILIES.index(cls.family)
-        tc_of[i] = cls.uses_tensor_cores(arch)
+    if classes:  # classes are shared objects (kernel_batch.py): resolve each distinct one once
+        distinct = {id(cls): cls for cls in classes.values()}
+        codes = {key: (PRECISIONS.index(c.precision), FAMILIES.index(c.family), c.uses_tensor_cores(arch))
+                 for key, c in distinct.items()}
+        rows = np.fromiter(classes, dtype=np.int64, count=len(classes))
+        prec_of[rows], fam_of[rows], tc_of[rows] = zip(*(codes[id(cls)] for cls in classes.values()))
     name_index = table.name_index
     precision = prec_of[name_index]
     family = fam_of[name_index]

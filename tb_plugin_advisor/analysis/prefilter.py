@@ -15,6 +15,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Dict, FrozenSet, Iterable, NamedTuple, Optional, Sequence, Tuple
 
+import numpy as np
+
 try:  # the regex parser the `re` module uses (public as sre_parse up to 3.10)
     from re import _parser as _sre  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - Python < 3.11
@@ -114,3 +116,84 @@ def holds(lowered: str, literals: Tuple[str, ...]) -> bool:
         if text in lowered:
             return True
     return False
+
+
+# ---------------------------------------------------------------------------------------------------
+# Many names at once (issue 12): the per-name filter above is a Python loop of ~40 `in` tests per name;
+# over a whole plane's names, each literal is instead found by one scan of all the names joined, and
+# each pattern then searches only the names that hold one of its literals.
+
+_SEPARATOR = "\n"  # no literal of the tables holds it, so no occurrence spans two names
+
+
+class TextBatch:
+    """Texts searched together: which of them hold a literal, by one scan of them all joined."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = list(texts)
+        count = len(self.texts)
+        ascii_flags = [text.isascii() for text in self.texts]
+        # lowercasing keeps an ASCII text's length, so offsets stay valid; other texts run every pattern
+        parts = [text.lower() if flag else "" for text, flag in zip(self.texts, ascii_flags)]
+        self.unfiltered = ~np.array(ascii_flags, dtype=bool) if count else np.zeros(0, dtype=bool)
+        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=count)
+        self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
+        self._joined = _SEPARATOR.join(parts)
+        self._holding: Dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def holding(self, literals: Optional[Tuple[str, ...]]) -> np.ndarray:
+        """Which texts may match a pattern that needs one of `literals` (None: every text)."""
+        if literals is None:
+            return np.ones(len(self.texts), dtype=bool)
+        found = self.unfiltered.copy()
+        for literal in literals:
+            found |= self._holding_one(literal)
+        return found
+
+    def _holding_one(self, literal: str) -> np.ndarray:
+        found = self._holding.get(literal)
+        if found is None:
+            if _SEPARATOR in literal:
+                found = np.ones(len(self.texts), dtype=bool)
+            else:
+                found = np.zeros(len(self.texts), dtype=bool)
+                if literal in self._joined:
+                    at = np.fromiter(_occurrences(self._joined, literal), dtype=np.int64)
+                    found[np.searchsorted(self._starts, at, side="right") - 1] = True
+            self._holding[literal] = found
+        return found
+
+
+def _occurrences(text: str, literal: str) -> Iterable[int]:
+    """Start of every non-overlapping occurrence (at least one in each joined text that holds it)."""
+    at = text.find(literal)
+    step = len(literal)
+    while at >= 0:
+        yield at
+        at = text.find(literal, at + step)
+
+
+Candidate = Tuple[TextBatch, Any, Optional[Tuple[str, ...]]]  # texts, compiled pattern, needed literals
+
+
+def first_matching(entries: Sequence[Candidate], rows: Optional[np.ndarray] = None) -> np.ndarray:
+    """Per text, the index of the first entry (in order) whose pattern matches its text (-1: none).
+
+    Entries may read different batches over the same names (a kernel name, its head, its base); only
+    `rows` (a mask) are looked at. Decides exactly as trying the entries in order on each name.
+    """
+    count = len(entries[0][0]) if entries else 0
+    found = np.full(count, -1, dtype=np.int64)
+    pending = np.ones(count, dtype=bool) if rows is None else rows.copy()
+    for k, (batch, pattern, needs) in enumerate(entries):
+        candidates = np.flatnonzero(pending & batch.holding(needs)).tolist()
+        if not candidates:
+            continue
+        search, texts = pattern.search, batch.texts
+        hits = [i for i in candidates if search(texts[i])]
+        found[hits] = k
+        pending[hits] = False
+    return found
