@@ -11,8 +11,7 @@ import pytest
 import test_breakdown_patterns as breakdown_names
 from test_prefilter import NAMES
 
-from tb_plugin_advisor.analysis import event_names, patterns
-from tb_plugin_advisor.analysis.breakdown import device_kernel_categories, device_kernel_category
+from tb_plugin_advisor.analysis import breakdown, event_names, patterns
 from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.prefilter import TextBatch
 
@@ -29,7 +28,10 @@ def test_batch_classes_equal_one_name_at_a_time():
 
 
 def test_batch_device_categories_equal_one_name_at_a_time():
-    assert device_kernel_categories(CORPUS) == [device_kernel_category(name) for name in CORPUS]
+    breakdown._CATEGORIES.clear()
+    batch = breakdown.device_kernel_categories(CORPUS)
+    assert batch == [breakdown._device_kernel_category(name) for name in CORPUS]
+    assert [breakdown.device_kernel_category(name) for name in CORPUS] == batch  # the cache it filled
 
 
 @pytest.mark.parametrize("table", list(breakdown_names.TABLES.values()), ids=lambda t: t[0].id)

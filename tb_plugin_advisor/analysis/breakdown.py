@@ -25,7 +25,6 @@ threads (prefetch, parallel map) run beside the step and are never counted: only
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
@@ -35,7 +34,7 @@ from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
 from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.patterns import NAME_CACHE_SIZE, classify_kernel
-from tb_plugin_advisor.analysis.prefilter import TextBatch
+from tb_plugin_advisor.analysis.prefilter import TextBatch, text_batch
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
@@ -222,10 +221,26 @@ def is_producer_line(line: Line) -> bool:
     return names.first_match(names.INPUT_PRODUCER_LINES, line.name) is not None
 
 
-@lru_cache(maxsize=NAME_CACHE_SIZE)
 def device_kernel_category(kernel_name: str) -> str:
     """device_compute | communication | memcpy for one kernel / device op name (cached: several
-    analyses ask for every distinct kernel name)."""
+    analyses ask for every distinct kernel name; `device_kernel_categories` fills the cache too)."""
+    found = _CATEGORIES.get(kernel_name)
+    if found is None:
+        found = _remember(kernel_name, _device_kernel_category(kernel_name))
+    return found
+
+
+_CATEGORIES: Dict[str, str] = {}
+
+
+def _remember(kernel_name: str, category: str) -> str:
+    if len(_CATEGORIES) >= NAME_CACHE_SIZE:
+        _CATEGORIES.clear()
+    _CATEGORIES[kernel_name] = category
+    return category
+
+
+def _device_kernel_category(kernel_name: str) -> str:
     family = classify_kernel(kernel_name).family
     if family == "comm":
         return "communication"
@@ -250,6 +265,8 @@ def device_kernel_categories(kernel_names: Sequence[str]) -> List[str]:
         memcpy = names.first_matches(names.DEVICE_MEMCPY, shorts, ~comm) >= 0
         for k in np.flatnonzero(comm | memcpy).tolist():
             found[rest[k]] = "communication" if comm[k] else "memcpy"
+    for kernel_name, category in zip(kernel_names, found):
+        _remember(kernel_name, category)
     return found
 
 
@@ -280,7 +297,7 @@ def _device_sources(device: Device, h2d_correlations: np.ndarray) -> List[EventS
 def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
     """Category code per distinct event name of a host plane (plus a trailing _NONE)."""
     codes = np.full(len(plane.event_names) + 1, _NONE, dtype=np.int8)
-    batch = TextBatch(plane.event_names)
+    batch = text_batch(plane.event_names)
     pending = np.ones(len(batch), dtype=bool)
     for code, table in _HOST_TABLES:  # the first table that matches wins
         hits = names.first_matches(table, batch, pending) >= 0
@@ -342,9 +359,7 @@ def _host_h2d_correlations(profile: Profile) -> np.ndarray:
     """Correlation ids of host H2D copy API calls (their device side may be a blit kernel)."""
     found: List[np.ndarray] = []
     for plane in profile.host_planes:
-        is_h2d = np.array(
-            [names.first_match(names.HOST_MEMCPY_H2D, n) is not None for n in plane.event_names] + [False]
-        )
+        is_h2d = np.append(names.matching(names.HOST_MEMCPY_H2D, plane.event_names), False)
         if not is_h2d.any():
             continue
         for line in plane.lines:
@@ -366,9 +381,7 @@ def _input_evidence(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[Tu
         return []
     found: Dict[Tuple[str, str], float] = {}
     for plane in profile.host_planes:
-        is_input = np.array(
-            [names.first_match(names.HOST_INPUT, n) is not None for n in plane.event_names] + [False]
-        )
+        is_input = np.append(names.matching(names.HOST_INPUT, plane.event_names), False)
         if not is_input.any():
             continue
         for line in plane.lines:

@@ -16,7 +16,14 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.prefilter import TableFilter, TextBatch, first_matching, holds, table_filter
+from tb_plugin_advisor.analysis.prefilter import (
+    TableFilter,
+    TextBatch,
+    first_matching,
+    holds,
+    table_filter,
+    text_batch,
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,11 @@ def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePatt
 
 
 _FILTERS: Dict[int, TableFilter] = {}  # by id() of a module-level table: one dict lookup per call
+
+
+def matching(patterns: Sequence[NamePattern], texts: Sequence[str]) -> np.ndarray:
+    """Which of a plane's names (or any list of names) some pattern matches, as a mask."""
+    return first_matches(patterns, text_batch(texts)) >= 0
 
 
 def first_matches(patterns: Sequence[NamePattern], batch: TextBatch,

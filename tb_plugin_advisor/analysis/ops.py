@@ -101,9 +101,7 @@ HOST_OP_PATTERNS = tuple(p for p in names.HOST_COMPUTE if p.id in ("tf_op", "tor
 
 def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tuple, List[float]]) -> None:
     for plane in profile.host_planes:
-        is_op = np.array(
-            [names.first_match(HOST_OP_PATTERNS, n) is not None for n in plane.event_names] + [False]
-        )
+        is_op = np.append(names.matching(HOST_OP_PATTERNS, plane.event_names), False)
         if not is_op.any():
             continue
         for line in plane.lines:

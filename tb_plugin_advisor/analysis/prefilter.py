@@ -167,6 +167,23 @@ class TextBatch:
         return found
 
 
+_BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a plane's name list
+_BATCHES_KEPT = 8
+
+
+def text_batch(texts: Sequence[str]) -> TextBatch:
+    """The TextBatch of a plane's name list, built once for the several analyses that each try their
+    tables on it (a list is known by identity and length; a plane's names do not change)."""
+    found = _BATCHES.get(id(texts))
+    if found is not None and found[0] is texts and found[1] == len(texts):
+        return found[2]
+    if len(_BATCHES) >= _BATCHES_KEPT:
+        _BATCHES.pop(next(iter(_BATCHES)))
+    batch = TextBatch(texts)
+    _BATCHES[id(texts)] = (texts, len(texts), batch)
+    return batch
+
+
 def _occurrences(text: str, literal: str) -> Iterable[int]:
     """Start of every non-overlapping occurrence (at least one in each joined text that holds it)."""
     at = text.find(literal)
