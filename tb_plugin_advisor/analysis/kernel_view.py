@@ -4,8 +4,9 @@ per distinct kernel name, then numpy gathers per kernel.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -125,7 +126,36 @@ def _op_columns(device, count: int):
     return op, labels, np.array(eligible, dtype=bool)
 
 
+_VIEWS: Dict[int, Tuple[Any, Any, Tuple, KernelView]] = {}  # by id(device): its weakref, table, identity
+_VIEWS_KEPT = 64
+
+
 def kernel_view(device) -> KernelView:
+    """The device's KernelView, built once: six analyses read it (issue 12), and building it classifies
+    every distinct name and op. Its derived columns are read-only, so no reader can change another's."""
+    identity = (device.vendor, device.model, device.compute_capability, device.kind, len(device.kernels))
+    found = _VIEWS.get(id(device))
+    if found is not None and found[0]() is device and found[1] is device.kernels and found[2] == identity:
+        return found[3]
+    view = _kernel_view(device)
+    for column in (view.precision, view.family, view.tensor_cores, view.compute, view.op, view.op_eligible,
+                   view.eligible):
+        column.setflags(write=False)
+    if len(_VIEWS) >= _VIEWS_KEPT:
+        _VIEWS.pop(next(iter(_VIEWS)))
+    key = id(device)
+    _VIEWS[key] = (weakref.ref(device, lambda _, key=key: _forget(key)), device.kernels, identity, view)
+    return view
+
+
+def _forget(key: int) -> None:
+    """A device is gone: drop its view (unless a newer device already holds its id)."""
+    found = _VIEWS.get(key)
+    if found is not None and found[0]() is None:
+        del _VIEWS[key]
+
+
+def _kernel_view(device) -> KernelView:
     """Classify every kernel of one device: each distinct name once, then numpy gathers."""
     table = device.kernels
     arch = architecture(device.vendor, device.model, device.compute_capability, device.kind)
@@ -165,13 +195,16 @@ def kernel_view(device) -> KernelView:
                 codes = lookup_vals[np.searchsorted(lookup_keys, shape_ids[known])]
                 precision[rows] = codes
                 from_shape = int((codes != PRECISIONS.index("unknown")).sum())
-                # A kernel that may use Tensor Cores only for low-precision inputs follows its new type.
-                for i, cls in classes.items():
-                    if cls.tensor_cores == "if_low_precision":
-                        sel = rows[name_index[rows] == i]
-                        if sel.size:
-                            tensor_cores[sel] = [cls.uses_tensor_cores(arch, PRECISIONS[c])
-                                                 for c in precision[sel].tolist()]
+                # A kernel that may use Tensor Cores only for low-precision inputs follows its new type
+                # (that verdict depends on the precision alone: one answer per precision code).
+                follows = [i for i, cls in classes.items() if cls.tensor_cores == "if_low_precision"]
+                if follows:
+                    resolver = classes[follows[0]]
+                    by_code = np.array([resolver.uses_tensor_cores(arch, p) for p in PRECISIONS], dtype=bool)
+                    low_of = np.zeros(size, dtype=bool)
+                    low_of[follows] = True
+                    sel = rows[low_of[name_index[rows]]]
+                    tensor_cores[sel] = by_code[precision[sel]]
 
     op, op_labels, op_eligible = _op_columns(device, count)
     matrix = np.isin(family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
