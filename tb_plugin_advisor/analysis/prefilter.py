@@ -13,7 +13,7 @@ not lowercasing), so the prefilter never changes a result: tests/test_prefilter.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, Dict, FrozenSet, Iterable, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -160,8 +160,8 @@ class TextBatch:
                 found = np.ones(len(self.texts), dtype=bool)
             else:
                 found = np.zeros(len(self.texts), dtype=bool)
-                if literal in self._joined:
-                    at = np.fromiter(_occurrences(self._joined, literal), dtype=np.int64)
+                at = _occurrences(self._joined, literal)
+                if at:
                     found[np.searchsorted(self._starts, at, side="right") - 1] = True
             self._holding[literal] = found
         return found
@@ -184,13 +184,14 @@ def text_batch(texts: Sequence[str]) -> TextBatch:
     return batch
 
 
-def _occurrences(text: str, literal: str) -> Iterable[int]:
+def _occurrences(text: str, literal: str) -> List[int]:
     """Start of every non-overlapping occurrence (at least one in each joined text that holds it)."""
-    at = text.find(literal)
-    step = len(literal)
+    found: List[int] = []
+    at, step, find, append = text.find(literal), len(literal), text.find, found.append
     while at >= 0:
-        yield at
-        at = text.find(literal, at + step)
+        append(at)
+        at = find(literal, at + step)
+    return found
 
 
 Candidate = Tuple[TextBatch, Any, Optional[Tuple[str, ...]]]  # texts, compiled pattern, needed literals

@@ -78,9 +78,10 @@ def _framework(profile: Profile) -> str:
         return profile.framework
     tf = jax = False
     for plane in profile.host_planes:
-        for event_name in plane.event_names:
-            tf = tf or any(h in event_name for h in _TF_HINTS)
-            jax = jax or any(h in event_name for h in _JAX_HINTS)
+        # one search per hint over all the names joined (no hint holds the separator)
+        joined = "\n".join(plane.event_names)
+        tf = tf or any(h in joined for h in _TF_HINTS)
+        jax = jax or any(h in joined for h in _JAX_HINTS)
     if jax and not tf:
         return "jax"
     if tf:
