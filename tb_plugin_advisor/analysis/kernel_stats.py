@@ -148,37 +148,40 @@ def _device_occupancy_source(device: Device) -> str:
 
 
 @dataclass
-class _Acc:
-    """Per-name accumulation over devices."""
+class _Columns:
+    """Per-name sums, and the non-zero (name, launch shape) and (name, precision) sums, over every
+    device: name ids index `names`, shape ids index `texts` (the `kernel_details` strings)."""
 
-    launches: int = 0
-    total_ns: int = 0
-    min_ns: int = 2**62
-    max_ns: int = 0
-    steady_ns: int = 0
-    steady_launches: int = 0
-    devices: int = 0
-    occ_weighted: float = 0.0
-    occ_ns: int = 0
-    occ_source: Optional[str] = None
-    tc_ns: int = 0
-    config_ns: Dict[Tuple[int, str], int] = field(default_factory=dict)  # (device idx, details) → ns
-    family: str = "other"
-    precision_ns: Dict[str, int] = field(default_factory=dict)
+    names: List[str]
+    launches: np.ndarray
+    total_ns: np.ndarray
+    min_ns: np.ndarray
+    max_ns: np.ndarray
+    steady_ns: np.ndarray
+    steady_launches: np.ndarray
+    devices: np.ndarray
+    tc_ns: np.ndarray
+    family: List[str]
+    texts: List[str]
+    configs: List[np.ndarray]  # per device, rows: name id, device, shape id, ns
+    config_occupancy: List[np.ndarray]  # per device, per config: the occupancy it reports (NaN: none)
+    precisions: List[np.ndarray]  # name id, device, precision code, ns
 
 
 def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats:
-    """Statistics per kernel name over every accelerator of one host's profile."""
+    """Statistics per kernel name over every accelerator of one host's profile.
+
+    Everything is numpy over (name, device, shape) rows; Python runs once per name only to build the
+    KernelStat (issue 12: 100,000 distinct names).
+    """
     lo, hi, n_steps = _steady_windows(steps)
-    acc: Dict[str, _Acc] = {}
     devices = [d for d in profile.devices if len(d.kernels)]
+    columns = _Columns([], *(np.zeros(0, np.int64) for _ in range(8)), [], [], [], [], [])
+    name_ids: Dict[str, int] = {}
+    text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
-        _accumulate(device, device_index, acc, lo, hi, n_steps)
-    # launch shapes and occupancy repeat across names: parse and compute each distinct one once
-    limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
-    details_of = lru_cache(maxsize=None)(parse_kernel_details)
-    occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
-    stats = [_finish(name, a, limits, details_of, occupancy_of) for name, a in acc.items()]
+        _add_device(columns, name_ids, text_ids, device, device_index, lo, hi, n_steps)
+    stats = _stats(columns, devices)
     stats.sort(key=lambda k: (-k.total_ns, k.name))
     result = KernelStats(
         kernels=stats,
@@ -190,76 +193,67 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     return result
 
 
-def _accumulate(device: Device, device_index: int, acc: Dict[str, _Acc], lo: np.ndarray, hi: np.ndarray,
-                n_steps: int) -> None:
-    """Add one device's kernels to `acc`: numpy sums per name, then one Python pass over the names
-    and their non-zero (name, launch shape) and (name, precision) pairs (no numpy call per name)."""
+def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int], device: Device,
+                device_index: int, lo: np.ndarray, hi: np.ndarray, n_steps: int) -> None:
     table = device.kernels
     view = kernel_view(device)
-    source = _device_occupancy_source(device)
     dur = table.duration_ns
     steady = window_index(lo, hi, table.start_ns) >= 0 if n_steps else np.zeros(len(table), bool)
-    names, first_row, name_of_row = np.unique(table.name_index, return_index=True, return_inverse=True)
+    local, first_row, name_of_row = np.unique(table.name_index, return_index=True, return_inverse=True)
     name_of_row = name_of_row.reshape(-1)
-    count = names.size
-    launches = np.bincount(name_of_row, minlength=count)
-    total = np.bincount(name_of_row, weights=dur, minlength=count)
-    steady_ns = np.bincount(name_of_row, weights=np.where(steady, dur, 0), minlength=count)
-    steady_n = np.bincount(name_of_row, weights=steady.astype(np.int64), minlength=count)
-    tc_ns = np.bincount(name_of_row, weights=np.where(view.tensor_cores, dur, 0), minlength=count)
+    count = local.size
+    for name_id in local.tolist():
+        name = table.names[name_id]
+        if name not in name_ids:
+            name_ids[name] = len(c.names)
+            c.names.append(name)
+            cls = view.classes.get(name_id)
+            c.family.append(cls.family if cls else "other")
+    ids = np.array([name_ids[table.names[i]] for i in local.tolist()], dtype=np.int64)
+    grow = len(c.names) - c.launches.size
+    for attr in ("launches", "total_ns", "max_ns", "steady_ns", "steady_launches", "devices", "tc_ns"):
+        setattr(c, attr, np.concatenate([getattr(c, attr), np.zeros(grow, np.int64)]))
+    c.min_ns = np.concatenate([c.min_ns, np.full(grow, 2**62, np.int64)])
+    # float sums per name, truncated to int per device, as the totals have always been
+    c.launches[ids] += np.bincount(name_of_row, minlength=count)
+    c.total_ns[ids] += np.bincount(name_of_row, weights=dur, minlength=count).astype(np.int64)
+    c.steady_ns[ids] += np.bincount(name_of_row, weights=np.where(steady, dur, 0), minlength=count).astype(
+        np.int64)
+    c.steady_launches[ids] += np.bincount(name_of_row, weights=steady.astype(np.int64),
+                                          minlength=count).astype(np.int64)
+    c.tc_ns[ids] += np.bincount(name_of_row, weights=np.where(view.tensor_cores, dur, 0),
+                                minlength=count).astype(np.int64)
     mins = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     maxs = np.zeros(count, dtype=np.int64)
     np.minimum.at(mins, name_of_row, dur)
     np.maximum.at(maxs, name_of_row, dur)
+    c.min_ns[ids] = np.minimum(c.min_ns[ids], mins)
+    c.max_ns[ids] = np.maximum(c.max_ns[ids], maxs)
+    c.devices[ids] += 1
     # per (name, details string): time and, where the details report one, occupancy
     details_ids, details_of_row = np.unique(table.details, return_inverse=True)
     details_of_row = details_of_row.reshape(-1)
     texts = [table.strings[i] if i >= 0 else "" for i in details_ids.tolist()]
-    occupancy = [parse_kernel_details(t).occupancy_pct if i >= 0 else None
-                 for i, t in zip(details_ids.tolist(), texts)]
-    configs = _pair_sums(name_of_row, details_of_row, details_ids.size, dur)
-    precisions = _pair_sums(name_of_row, view.precision.astype(np.int64), len(PRECISIONS), dur)
-    shown = np.zeros(count, dtype=bool)
-    shown[configs[0]] = True
-    # every launch of a name lasted 0 ns: keep its first launch shape
-    first_config = details_of_row[first_row].tolist()
-    config_at = _starts(configs[0], count)
-    precision_at = _starts(precisions[0], count)
-    config_j, config_ns = configs[1].tolist(), configs[2].tolist()
-    precision_p, precision_ns = precisions[1].tolist(), precisions[2].tolist()
-    rows = zip(names.tolist(), launches.tolist(), total.astype(np.int64).tolist(), mins.tolist(),
-               maxs.tolist(), steady_ns.astype(np.int64).tolist(), steady_n.astype(np.int64).tolist(),
-               tc_ns.astype(np.int64).tolist(), shown.tolist())
-    for k, (name_id, n, ns, lo_ns, hi_ns, s_ns, s_n, tc, any_time) in enumerate(rows):
-        name = table.names[name_id]
-        a = acc.get(name)
-        if a is None:
-            a = acc[name] = _Acc()
-        a.launches += n
-        a.total_ns += ns
-        a.min_ns = min(a.min_ns, lo_ns)
-        a.max_ns = max(a.max_ns, hi_ns)
-        a.steady_ns += s_ns
-        a.steady_launches += s_n
-        a.devices += 1
-        a.tc_ns += tc
-        cls = view.classes.get(name_id)
-        a.family = cls.family if cls else "other"
-        if not any_time:
-            a.config_ns.setdefault((device_index, texts[first_config[k]]), 0)
-        for i in range(config_at[k], config_at[k + 1]):
-            ns_ = config_ns[i]
-            j = config_j[i]
-            key = (device_index, texts[j])
-            a.config_ns[key] = a.config_ns.get(key, 0) + ns_
-            occ = occupancy[j]
-            if occ is not None:
-                a.occ_weighted += occ * ns_
-                a.occ_ns += ns_
-                a.occ_source = source
-        for i in range(precision_at[k], precision_at[k + 1]):
-            p = PRECISIONS[precision_p[i]]
-            a.precision_ns[p] = a.precision_ns.get(p, 0) + precision_ns[i]
+    text_of = np.array([text_ids.setdefault(t, len(text_ids)) for t in texts], dtype=np.int64)
+    occupancy = np.array([_nan_if_none(parse_kernel_details(t).occupancy_pct) if i >= 0 else np.nan
+                          for i, t in zip(details_ids.tolist(), texts)], dtype=np.float64)
+    k, j, ns = _pair_sums(name_of_row, details_of_row, details_ids.size, dur)
+    # a name whose every launch lasted 0 ns keeps its first launch shape (with 0 ns)
+    idle = np.ones(count, dtype=bool)
+    idle[k] = False
+    idle_k = np.flatnonzero(idle)
+    idle_j = details_of_row[first_row[idle_k]]
+    k, j = np.concatenate([k, idle_k]), np.concatenate([j, idle_j])
+    ns = np.concatenate([ns, np.zeros(idle_k.size, np.int64)])
+    c.configs.append(np.stack([ids[k], np.full(k.size, device_index), text_of[j], ns]).astype(np.int64))
+    c.config_occupancy.append(np.where(ns != 0, occupancy[j], np.nan))  # 0 ns: weighs nothing
+    k, p, ns = _pair_sums(name_of_row, view.precision.astype(np.int64), len(PRECISIONS), dur)
+    c.precisions.append(np.stack([ids[k], np.full(k.size, device_index), p, ns]).astype(np.int64))
+    c.texts[:] = list(text_ids)
+
+
+def _nan_if_none(value: Optional[float]) -> float:
+    return np.nan if value is None else value
 
 
 def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
@@ -274,49 +268,80 @@ def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
     return pairs // width, pairs % width, sums[keep].astype(np.int64)
 
 
-def _starts(keys: np.ndarray, count: int) -> List[int]:
-    """Where each key 0..count-1 begins in the sorted `keys` (count + 1 bounds)."""
-    return np.searchsorted(keys, np.arange(count + 1)).tolist()
+def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
+    """One KernelStat per name from the columns (the per-device accumulation rules, vectorised)."""
+    count = len(c.names)
+    if not count:
+        return []
+    rows = np.concatenate(c.configs, axis=1)
+    occ = np.concatenate(c.config_occupancy)
+    name, device, text, ns = rows
+    # occupancy: time-weighted over the (device, shape) sums that report one, summed in device order
+    known = ~np.isnan(occ)
+    occ_weighted = np.bincount(name[known], weights=occ[known] * ns[known], minlength=count)
+    occ_ns = np.bincount(name[known], weights=ns[known], minlength=count).astype(np.int64)
+    occ_device = np.full(count, -1, dtype=np.int64)
+    np.maximum.at(occ_device, name[known], device[known])  # the last device that reported one
+    sources = [_device_occupancy_source(d) for d in devices]
+    # the configuration with the most time (ties: the greater details text, then the first device)
+    rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
+    summed, inverse = np.unique(np.stack([name, device, text]), axis=1, return_inverse=True)
+    summed_ns = np.bincount(inverse.reshape(-1), weights=ns, minlength=summed.shape[1]).astype(np.int64)
+    s_name, s_device, s_text = summed
+    order = np.lexsort((s_device, -rank[s_text], -summed_ns, s_name))
+    first = order[np.flatnonzero(np.diff(s_name[order], prepend=-1))]
+    dominant_device, dominant_text = s_device[first].tolist(), s_text[first].tolist()
+    configs = np.bincount(np.unique(np.stack([name, text]), axis=1)[0], minlength=count)
+    # precision with the most time (ties: the one seen first, in device then precision order)
+    p_rows = np.concatenate(c.precisions, axis=1)
+    precision = np.full(count, -1, dtype=np.int64)
+    if p_rows.shape[1]:
+        p_name, p_device, p_code, p_ns = p_rows
+        summed, inverse = np.unique(np.stack([p_name, p_code]), axis=1, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        totals = np.bincount(inverse, weights=p_ns, minlength=summed.shape[1]).astype(np.int64)
+        seen = np.full(summed.shape[1], np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(seen, inverse, p_device * len(PRECISIONS) + p_code)
+        order = np.lexsort((seen, -totals, summed[0]))
+        first = order[np.flatnonzero(np.diff(summed[0][order], prepend=-1))]
+        precision[summed[0][first]] = summed[1][first]
+    # launch shapes and occupancy repeat across names: parse and compute each distinct one once
+    limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
+    details_of = lru_cache(maxsize=None)(parse_kernel_details)
+    occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
+    out = []
+    per_name = zip(c.names, c.family, c.launches.tolist(), c.total_ns.tolist(), c.min_ns.tolist(),
+                   c.max_ns.tolist(), c.steady_ns.tolist(), c.steady_launches.tolist(), c.devices.tolist(),
+                   c.tc_ns.tolist(), occ_weighted.tolist(), occ_ns.tolist(), occ_device.tolist(),
+                   dominant_device, dominant_text, configs.tolist(), precision.tolist())
+    for (name_, family, launches, total, lo_ns, hi_ns, s_ns, s_n, n_devices, tc, weighted, o_ns, o_dev,
+         d_index, d_text, n_configs, p) in per_name:
+        details = details_of(c.texts[d_text])
+        theoretical, limiter = _theoretical(details, limits[d_index], occupancy_of)
+        if o_ns:
+            occupancy, source = weighted / o_ns, sources[o_dev]
+        elif theoretical is not None:
+            occupancy, source = theoretical, "computed_theoretical"
+        else:
+            occupancy, source = None, None
+        out.append(KernelStat(
+            name=name_, family=family, launches=launches, total_ns=total, min_ns=lo_ns, max_ns=hi_ns,
+            steady_ns=s_ns, steady_launches=s_n, devices=n_devices, configs=n_configs, details=details,
+            occupancy_pct=occupancy, occupancy_source=source, theoretical_pct=theoretical, limiter=limiter,
+            tensor_core_pct=100.0 * tc / total if total else 0.0,
+            precision=PRECISIONS[p] if p >= 0 else "unknown",
+        ))
+    return out
 
 
-def _finish(name: str, a: _Acc, limits: List[Optional[SmLimits]], details_of: Callable[[str], KernelDetails],
-            occupancy_of: Callable[..., Optional[Occupancy]]) -> KernelStat:
-    (device_index, text), _ = max(a.config_ns.items(), key=lambda kv: (kv[1], kv[0][1]))
-    details = details_of(text)
-    theoretical, limiter = None, None
-    device_limits = limits[device_index]
+def _theoretical(details: KernelDetails, limits: Optional[SmLimits],
+                 occupancy_of: Callable[..., Optional[Occupancy]]) -> Tuple[Optional[float], Optional[str]]:
     threads = details.block[0] * details.block[1] * details.block[2] if details.block else 0
-    if device_limits is not None and threads > 0:
-        shared = (details.static_shared_bytes or 0) + (details.dynamic_shared_bytes or 0)
-        occ = occupancy_of(device_limits, threads, details.registers_per_thread, shared)
-        if occ is not None:
-            theoretical, limiter = occ.pct, occ.limiter
-    if a.occ_ns:
-        occupancy, source = a.occ_weighted / a.occ_ns, a.occ_source
-    elif theoretical is not None:
-        occupancy, source = theoretical, "computed_theoretical"
-    else:
-        occupancy, source = None, None
-    precision = max(a.precision_ns.items(), key=lambda kv: kv[1])[0] if a.precision_ns else "unknown"
-    return KernelStat(
-        name=name,
-        family=a.family,
-        launches=a.launches,
-        total_ns=a.total_ns,
-        min_ns=a.min_ns,
-        max_ns=a.max_ns,
-        steady_ns=a.steady_ns,
-        steady_launches=a.steady_launches,
-        devices=a.devices,
-        configs=len({t for _, t in a.config_ns}),
-        details=details,
-        occupancy_pct=occupancy,
-        occupancy_source=source,
-        theoretical_pct=theoretical,
-        limiter=limiter,
-        tensor_core_pct=100.0 * a.tc_ns / a.total_ns if a.total_ns else 0.0,
-        precision=precision,
-    )
+    if limits is None or threads <= 0:
+        return None, None
+    shared = (details.static_shared_bytes or 0) + (details.dynamic_shared_bytes or 0)
+    occ = occupancy_of(limits, threads, details.registers_per_thread, shared)
+    return (occ.pct, occ.limiter) if occ is not None else (None, None)
 
 
 def is_matrix_family(family: str) -> bool:
