@@ -307,8 +307,8 @@ def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
         precision[summed[0][first]] = summed[1][first]
     # launch shapes and occupancy repeat across names: parse and compute each distinct one once
     limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
-    details_of = lru_cache(maxsize=None)(parse_kernel_details)
     occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
+    shapes: Dict[Tuple[int, int], Tuple[KernelDetails, Optional[float], Optional[str]]] = {}
     out = []
     per_name = zip(c.names, c.family, c.launches.tolist(), c.total_ns.tolist(), c.min_ns.tolist(),
                    c.max_ns.tolist(), c.steady_ns.tolist(), c.steady_launches.tolist(), c.devices.tolist(),
@@ -316,8 +316,11 @@ def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
                    dominant_device, dominant_text, configs.tolist(), precision.tolist())
     for (name_, family, launches, total, lo_ns, hi_ns, s_ns, s_n, n_devices, tc, weighted, o_ns, o_dev,
          d_index, d_text, n_configs, p) in per_name:
-        details = details_of(c.texts[d_text])
-        theoretical, limiter = _theoretical(details, limits[d_index], occupancy_of)
+        shape = shapes.get((d_index, d_text))
+        if shape is None:  # few distinct (device, launch shape) pairs: parse and compute each once
+            details = parse_kernel_details(c.texts[d_text])
+            shape = shapes[d_index, d_text] = (details, *_theoretical(details, limits[d_index], occupancy_of))
+        details, theoretical, limiter = shape
         if o_ns:
             occupancy, source = weighted / o_ns, sources[o_dev]
         elif theoretical is not None:

@@ -86,8 +86,20 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
                 slot[1] += float(count[row])
     else:
         _host_ops(profile, lo, hi, totals)
+    return _top_rows(totals, n, limit)
+
+
+def _top_rows(totals: Dict[tuple, List[float]], n: int, limit: int) -> List[OpRow]:
+    """The first `limit` rows by time per step, then name. Only rows whose time reaches the limit-th
+    largest can be among them, so only those get their familiar op name (issue 12: 100,000 ops)."""
+    items = list(totals.items())
+    keep = range(len(items))
+    if 0 < limit < len(items):
+        times = np.array([t for _, (t, _) in items], dtype=np.float64) / 1e6 / n  # as OpRow.time_ms
+        keep = np.flatnonzero(times >= np.partition(times, len(times) - limit)[len(times) - limit]).tolist()
     rows = []
-    for (name, category), (t, c) in totals.items():
+    for i in keep:
+        (name, category), (t, c) = items[i]
         familiar, onednn = familiar_tf_op(name)
         rows.append(OpRow(familiar, category, t / 1e6 / n, c / n, onednn))
     rows.sort(key=lambda r: (-r.time_ms, r.name))
