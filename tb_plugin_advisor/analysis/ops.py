@@ -71,39 +71,53 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             unique, inverse = unique_inverse(keys)
             time = np.bincount(inverse, weights=k.duration_ns[inside], minlength=len(unique))
             count = np.bincount(inverse, minlength=len(unique))
-            for row, key_value in enumerate(unique.tolist()):
-                label_value, name_value = divmod(key_value, len(k.names))
-                kernel_name = k.names[name_value]
-                if label_value < span:
-                    label = k.strings[label_value]
-                elif label_value < 2 * span:
-                    label = names.short_op_name(k.strings[label_value - span])
-                else:
-                    label = names.short_op_name(kernel_name)
-                key = (label, device_kernel_category(kernel_name))
+            label_value, name_value = np.divmod(unique, len(k.names))
+            keys_in_order = zip(_labels(k, label_value, span), _categories(k, name_value))
+            for key, t, c in zip(keys_in_order, time.tolist(), count.astype(np.float64).tolist()):
                 slot = totals.setdefault(key, [0.0, 0.0])
-                slot[0] += float(time[row])
-                slot[1] += float(count[row])
+                slot[0] += t
+                slot[1] += c
     else:
         _host_ops(profile, lo, hi, totals)
     return _top_rows(totals, n, limit)
 
 
-def _top_rows(totals: Dict[tuple, List[float]], n: int, limit: int) -> List[OpRow]:
-    """The first `limit` rows by time per step, then name. Only rows whose time reaches the limit-th
-    largest can be among them, so only those get their familiar op name (issue 12: 100,000 ops)."""
+def _labels(k, label_value: np.ndarray, span: int) -> List[str]:
+    """The op label of each key: the tf_op, else the short hlo_op, else the short kernel name (each
+    distinct label made once)."""
+    distinct, inverse = np.unique(label_value, return_inverse=True)
+    texts = []
+    for value in distinct.tolist():
+        if value < span:
+            texts.append(k.strings[value])
+        elif value < 2 * span:
+            texts.append(names.short_op_name(k.strings[value - span]))
+        else:
+            texts.append(names.short_op_name(k.names[value - 2 * span]))
+    return [texts[i] for i in inverse.reshape(-1).tolist()]
+
+
+def _categories(k, name_value: np.ndarray) -> List[str]:
+    """device_kernel_category of each key's kernel (each distinct name looked up once)."""
+    distinct, inverse = np.unique(name_value, return_inverse=True)
+    found = [device_kernel_category(k.names[n]) for n in distinct.tolist()]
+    return [found[i] for i in inverse.reshape(-1).tolist()]
+
+
+def _top_rows(totals: Dict[tuple, List[float]], n: int, limit: int, familiar: bool = True) -> List[OpRow]:
+    """The first `limit` rows by time per step, then name (then first seen), as sorting every row would
+    give. Only rows whose time reaches the limit-th largest can be among them: only those get their
+    familiar op name, and rows are made only for the first `limit` (issue 12: 100,000 ops)."""
     items = list(totals.items())
-    keep = range(len(items))
+    times = [t / 1e6 / n for _, (t, _) in items]  # OpRow.time_ms
+    keep: List[int] = list(range(len(items)))
     if 0 < limit < len(items):
-        times = np.array([t for _, (t, _) in items], dtype=np.float64) / 1e6 / n  # as OpRow.time_ms
-        keep = np.flatnonzero(times >= np.partition(times, len(times) - limit)[len(times) - limit]).tolist()
-    rows = []
-    for i in keep:
-        (name, category), (t, c) = items[i]
-        familiar, onednn = familiar_tf_op(name)
-        rows.append(OpRow(familiar, category, t / 1e6 / n, c / n, onednn))
-    rows.sort(key=lambda r: (-r.time_ms, r.name))
-    return rows[:limit]
+        column = np.array(times, dtype=np.float64)
+        keep = np.flatnonzero(column >= np.partition(column, len(times) - limit)[len(times) - limit]).tolist()
+    shown = {i: familiar_tf_op(items[i][0][0]) if familiar else (items[i][0][0], None) for i in keep}
+    order = sorted(keep, key=lambda i: (-times[i], shown[i][0]))  # stable: ties stay in first-seen order
+    return [OpRow(shown[i][0], items[i][0][1], times[i], items[i][1][1] / n, shown[i][1])
+            for i in order[:limit]]
 
 
 # The host events that are ops on a CPU-only profile: TF ops, and PyTorch's aten ops (inclusive time:
@@ -146,11 +160,11 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
         time = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
         count = np.bincount(k.name_index[inside], minlength=len(k.names))
-        for i in np.flatnonzero(count).tolist():
-            label = names.short_op_name(k.names[i])
-            slot = totals.setdefault((label, device_kernel_category(k.names[i])), [0.0, 0.0])
-            slot[0] += float(time[i])
-            slot[1] += float(count[i])
-    rows = [OpRow(name, category, t / 1e6 / n, c / n) for (name, category), (t, c) in totals.items()]
-    rows.sort(key=lambda r: (-r.time_ms, r.name))
-    return rows[:limit]
+        used = np.flatnonzero(count)
+        labels = [names.short_op_name(k.names[i]) for i in used.tolist()]
+        for key, t, c in zip(zip(labels, _categories(k, used)), time[used].tolist(),
+                             count[used].astype(np.float64).tolist()):
+            slot = totals.setdefault(key, [0.0, 0.0])
+            slot[0] += t
+            slot[1] += c
+    return _top_rows(totals, n, limit, familiar=False)
