@@ -27,11 +27,14 @@ def test_batch_classes_equal_one_name_at_a_time():
     assert batch == single
 
 
-def test_batch_device_categories_equal_one_name_at_a_time():
+@pytest.mark.parametrize("hlo_text", [True, False])  # HLO text names are shortened: their own batch
+def test_batch_device_categories_equal_one_name_at_a_time(hlo_text):
+    corpus = [name for name in CORPUS if hlo_text or not name.startswith("%")]
+    patterns.KERNEL_CLASSES.clear()
     breakdown._CATEGORIES.clear()
-    batch = breakdown.device_kernel_categories(CORPUS)
-    assert batch == [breakdown._device_kernel_category(name) for name in CORPUS]
-    assert [breakdown.device_kernel_category(name) for name in CORPUS] == batch  # the cache it filled
+    batch = breakdown.device_kernel_categories(corpus)
+    assert batch == [breakdown._device_kernel_category(name) for name in corpus]
+    assert [breakdown.device_kernel_category(name) for name in corpus] == batch  # the cache it filled
 
 
 @pytest.mark.parametrize("table", list(breakdown_names.TABLES.values()), ids=lambda t: t[0].id)
@@ -47,3 +50,13 @@ def test_data_loading_annotations_equal_one_name_at_a_time():
     rows = np.ones(len(CORPUS), dtype=bool)
     found = event_names.data_loading_annotations(TextBatch(CORPUS), rows)
     assert found.tolist() == [event_names.is_data_loading_annotation(name) for name in CORPUS]
+
+
+@pytest.mark.parametrize("odd", ["x\ny", "xy"])  # a name holding the separator: no folding at all
+def test_digit_folding_finds_literals_exactly_where_the_names_hold_them(odd):
+    texts = [f"loop_add_fusion_{i}" for i in range(40)] + ["ncclKernel_1", odd, "é16", "gemm16816"] * 3
+    batch = TextBatch(texts)
+    for literal in ("fusion", "add", "nccl", "16", "gemm", "ncclkernel_1", "y", "loop_add_fusion_3"):
+        expected = [literal in text.lower() or not text.isascii() for text in texts]
+        assert batch.holding((literal,)).tolist() == expected, literal
+    assert (batch._folds is None) == ("\n" in odd)

@@ -260,11 +260,16 @@ def device_kernel_categories(kernel_names: Sequence[str]) -> List[str]:
     found = [_FAMILY_CATEGORY.get(family, "device_compute") for family in families]
     rest = [i for i, family in enumerate(families) if family not in _FAMILY_CATEGORY]
     if rest:
-        shorts = TextBatch([names.short_op_name(kernel_names[i]) for i in rest])
-        comm = names.first_matches(names.DEVICE_COMMUNICATION, shorts) >= 0
-        memcpy = names.first_matches(names.DEVICE_MEMCPY, shorts, ~comm) >= 0
+        shorts = [names.short_op_name(kernel_names[i]) for i in rest]
+        same = all(short == kernel_names[i] for short, i in zip(shorts, rest))  # no HLO text
+        batch = text_batch(kernel_names) if same else TextBatch(shorts)  # the one classify_kernels read
+        index = range(len(kernel_names)) if same else rest
+        rows = np.zeros(len(batch), dtype=bool)
+        rows[rest if same else slice(None)] = True
+        comm = names.first_matches(names.DEVICE_COMMUNICATION, batch, rows) >= 0
+        memcpy = names.first_matches(names.DEVICE_MEMCPY, batch, rows & ~comm) >= 0
         for k in np.flatnonzero(comm | memcpy).tolist():
-            found[rest[k]] = "communication" if comm[k] else "memcpy"
+            found[index[k]] = "communication" if comm[k] else "memcpy"
     for kernel_name, category in zip(kernel_names, found):
         _remember(kernel_name, category)
     return found

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis import patterns as p
-from tb_plugin_advisor.analysis.prefilter import TextBatch, first_matching, table_filter
+from tb_plugin_advisor.analysis.prefilter import TextBatch, first_matching, table_filter, text_batch
 
 
 def classify_kernels(names: Sequence[str]) -> List[p.KernelClass]:
@@ -22,6 +22,8 @@ def classify_kernels(names: Sequence[str]) -> List[p.KernelClass]:
     missing = [name for name in dict.fromkeys(names) if name not in known]
     fresh: Dict[str, p.KernelClass] = {}
     if missing:
+        if len(missing) == len(names):  # all new and distinct: the list itself, so its batch is shared
+            missing = list(names) if not isinstance(names, list) else names
         fresh = dict(zip(missing, _classify_all(missing)))
         for name, cls in fresh.items():
             p.remember_class(name, cls)
@@ -29,9 +31,13 @@ def classify_kernels(names: Sequence[str]) -> List[p.KernelClass]:
 
 
 def _classify_all(names: List[str]) -> List[p.KernelClass]:
-    whole = TextBatch(names)
-    bases = TextBatch([p.base_name(name) for name in names])
-    heads = TextBatch([p.head_name(name) or name for name in names])  # as classify_kernel reads them
+    whole = text_batch(names)
+    # a name without brackets is its own head, and its own base unless it starts with `void `
+    plain = [not ("(" in name or "<" in name) for name in names]
+    bases = TextBatch([name if flat and not name.startswith("void ") else p.base_name(name)
+                       for name, flat in zip(names, plain)])
+    heads = TextBatch([name if flat else p.head_name(name) or name  # as classify_kernel reads them
+                       for name, flat in zip(names, plain)])
     family = _first(p.FAMILY_RULES, {"name": whole, "head": heads, "base": bases})
     library = _first(p.PRECISION_RULES, {"name": whole, "head": whole, "base": whole})
     verdict = _first(p.TENSOR_CORE_RULES, {"name": whole, "head": whole, "base": bases})

@@ -127,9 +127,14 @@ _SEPARATOR = "\n"  # no literal of the tables holds it, so no occurrence spans t
 
 
 class TextBatch:
-    """Texts searched together: which of them hold a literal, by one scan of them all joined."""
+    """Texts searched together: which of them hold a literal, by one scan of them all joined.
 
-    def __init__(self, texts: Sequence[str]) -> None:
+    Names that differ only in their numbers (`loop_add_fusion_17`, `…_18`; template arguments, tile
+    sizes) are many: a literal without digits is looked for once per distinct name with every digit
+    read as 0 (`_folded`), which finds it exactly where the names themselves hold it.
+    """
+
+    def __init__(self, texts: Sequence[str], fold_digits: bool = True) -> None:
         self.texts = list(texts)
         count = len(self.texts)
         ascii_flags = [text.isascii() for text in self.texts]
@@ -140,6 +145,8 @@ class TextBatch:
         self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
         self._joined = _SEPARATOR.join(parts)
         self._holding: Dict[str, np.ndarray] = {}
+        self._fold = fold_digits
+        self._folds: Optional[Tuple[TextBatch, np.ndarray]] = None  # distinct folded texts, id per text
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -156,8 +163,12 @@ class TextBatch:
     def _holding_one(self, literal: str) -> np.ndarray:
         found = self._holding.get(literal)
         if found is None:
+            folded = self._folded() if not any(ch.isdigit() for ch in literal) else None
             if _SEPARATOR in literal:
                 found = np.ones(len(self.texts), dtype=bool)
+            elif folded is not None:
+                distinct, fold_of = folded
+                found = distinct._holding_one(literal)[fold_of]
             else:
                 found = np.zeros(len(self.texts), dtype=bool)
                 at = _occurrences(self._joined, literal)
@@ -167,6 +178,20 @@ class TextBatch:
         return found
 
 
+    def _folded(self) -> Optional[Tuple[TextBatch, np.ndarray]]:
+        """The distinct texts with digits read as 0, and which one each text is (None: too few repeat)."""
+        if self._folds is None and self._fold:
+            self._fold = False
+            parts = self._joined.translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
+            if len(parts) == len(self.texts):  # (no text holds the separator)
+                index: Dict[str, int] = {}
+                fold_of = np.array([index.setdefault(part, len(index)) for part in parts], dtype=np.int64)
+                if len(index) <= len(parts) // 2:
+                    self._folds = (TextBatch(list(index), fold_digits=False), fold_of)
+        return self._folds
+
+
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a plane's name list
 _BATCHES_KEPT = 8
 
