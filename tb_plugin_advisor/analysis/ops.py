@@ -8,6 +8,7 @@ tf.data producer threads are listed too, as category `input_pipeline` (they run 
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
@@ -106,15 +107,19 @@ def _categories(k, name_value: np.ndarray) -> List[str]:
 
 def _top_rows(totals: Dict[tuple, List[float]], n: int, limit: int, familiar: bool = True) -> List[OpRow]:
     """The first `limit` rows by time per step, then name (then first seen), as sorting every row would
-    give. Only rows whose time reaches the limit-th largest can be among them: only those get their
-    familiar op name, and rows are made only for the first `limit` (issue 12: 100,000 ops)."""
+    give, made without a row object per op (issue 12: 100,000 ops): rows above the limit-th largest
+    time are in, and of those tied with it only the ones first by name."""
     items = list(totals.items())
     times = [t / 1e6 / n for _, (t, _) in items]  # OpRow.time_ms
+    shown = [familiar_tf_op(name) if familiar else (name, None) for (name, _), _ in items]
     keep: List[int] = list(range(len(items)))
     if 0 < limit < len(items):
         column = np.array(times, dtype=np.float64)
-        keep = np.flatnonzero(column >= np.partition(column, len(times) - limit)[len(times) - limit]).tolist()
-    shown = {i: familiar_tf_op(items[i][0][0]) if familiar else (items[i][0][0], None) for i in keep}
+        cut = np.partition(column, len(times) - limit)[len(times) - limit]
+        above = np.flatnonzero(column > cut).tolist()
+        tied = heapq.nsmallest(limit - len(above), np.flatnonzero(column == cut).tolist(),
+                               key=lambda i: shown[i][0])  # stable, as sorting would be
+        keep = sorted(above + tied)
     order = sorted(keep, key=lambda i: (-times[i], shown[i][0]))  # stable: ties stay in first-seen order
     return [OpRow(shown[i][0], items[i][0][1], times[i], items[i][1][1] / n, shown[i][1])
             for i in order[:limit]]
