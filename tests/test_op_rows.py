@@ -8,7 +8,7 @@ import random
 import pytest
 
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
-from tb_plugin_advisor.analysis.ops import OpRow, _top_rows
+from tb_plugin_advisor.analysis.ops import OpRow, _top_rows, _Totals
 
 
 def every_row_sorted(totals, n, limit):
@@ -30,5 +30,16 @@ def test_top_rows_equal_sorting_every_row(seed):
         key = (name if r.random() < 0.8 else f"kernel_{i}", r.choice(["device_compute", "memcpy"]))
         totals[key] = [float(r.choice([1000, 2000, 3000, r.randint(0, 10**7)])), float(r.randint(1, 9))]
     n = r.randint(1, 7)
+    table = _Totals()
+    table.add([k[0] for k in totals], [k[1] for k in totals], [v[0] for v in totals.values()],
+              [v[1] for v in totals.values()])
     for limit in (0, 1, 3, 10, 100):
-        assert _top_rows(totals, n, limit) == every_row_sorted(totals, n, limit)
+        assert _top_rows(table, n, limit) == every_row_sorted(totals, n, limit)
+
+
+def test_totals_add_up_per_label_and_category_in_first_seen_order():
+    table = _Totals()
+    table.add(["a", "b", "a"], ["x", "x", "y"], [1.0, 2.0, 3.0], [1.0, 1.0, 1.0])
+    table.add(["b", "a"], ["x", "y"], [0.5, 0.25], [2.0, 1.0])
+    assert list(zip(table.labels, table.categories, table.time, table.count)) == [
+        ("a", "x", 1.0, 1.0), ("b", "x", 2.5, 3.0), ("a", "y", 3.25, 2.0)]

@@ -53,7 +53,7 @@ def _windows(breakdown: Breakdown):
 def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) -> List[OpRow]:
     """Top ops by time per steady step (see module docstring)."""
     lo, hi, n = _windows(breakdown)
-    totals: Dict[tuple, List[float]] = {}
+    totals = _Totals()
     if any(len(d.kernels) for d in profile.devices):
         for device in profile.devices:
             k = device.kernels
@@ -73,11 +73,8 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             time = np.bincount(inverse, weights=k.duration_ns[inside], minlength=len(unique))
             count = np.bincount(inverse, minlength=len(unique))
             label_value, name_value = np.divmod(unique, len(k.names))
-            keys_in_order = zip(_labels(k, label_value, span), _categories(k, name_value))
-            for key, t, c in zip(keys_in_order, time.tolist(), count.astype(np.float64).tolist()):
-                slot = totals.setdefault(key, [0.0, 0.0])
-                slot[0] += t
-                slot[1] += c
+            totals.add(_labels(k, label_value, span), _categories(k, name_value), time.tolist(),
+                       count.astype(np.float64).tolist())
     else:
         _host_ops(profile, lo, hi, totals)
     return _top_rows(totals, n, limit)
@@ -105,15 +102,42 @@ def _categories(k, name_value: np.ndarray) -> List[str]:
     return [found[i] for i in inverse.reshape(-1).tolist()]
 
 
-def _top_rows(totals: Dict[tuple, List[float]], n: int, limit: int, familiar: bool = True) -> List[OpRow]:
+class _Totals:
+    """Time and count per (label, category), in first-seen order. Parallel lists and str-keyed dicts:
+    no tuple or list per op, so 100,000 ops leave the garbage collector nothing to walk (issue 12)."""
+
+    def __init__(self) -> None:
+        self.labels: List[str] = []
+        self.categories: List[str] = []
+        self.time: List[float] = []
+        self.count: List[float] = []
+        self._at: Dict[str, Dict[str, int]] = {}  # category → label → position
+
+    def add(self, labels: List[str], categories: List[str], times: List[float], counts: List[float]) -> None:
+        for label, category, t, c in zip(labels, categories, times, counts):
+            at = self._at.get(category)
+            if at is None:
+                at = self._at[category] = {}
+            i = at.get(label)
+            if i is None:
+                at[label] = len(self.labels)
+                self.labels.append(label)
+                self.categories.append(category)
+                self.time.append(0.0 + t)
+                self.count.append(0.0 + c)
+            else:
+                self.time[i] += t
+                self.count[i] += c
+
+
+def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> List[OpRow]:
     """The first `limit` rows by time per step, then name (then first seen), as sorting every row would
     give, made without a row object per op (issue 12: 100,000 ops): rows above the limit-th largest
     time are in, and of those tied with it only the ones first by name."""
-    items = list(totals.items())
-    times = [t / 1e6 / n for _, (t, _) in items]  # OpRow.time_ms
-    shown = [familiar_tf_op(name) if familiar else (name, None) for (name, _), _ in items]
-    keep: List[int] = list(range(len(items)))
-    if 0 < limit < len(items):
+    times = [t / 1e6 / n for t in totals.time]  # OpRow.time_ms
+    shown = [familiar_tf_op(label) if familiar else (label, None) for label in totals.labels]
+    keep: List[int] = list(range(len(times)))
+    if 0 < limit < len(times):
         column = np.array(times, dtype=np.float64)
         cut = np.partition(column, len(times) - limit)[len(times) - limit]
         above = np.flatnonzero(column > cut).tolist()
@@ -121,7 +145,7 @@ def _top_rows(totals: Dict[tuple, List[float]], n: int, limit: int, familiar: bo
                                key=lambda i: shown[i][0])  # stable, as sorting would be
         keep = sorted(above + tied)
     order = sorted(keep, key=lambda i: (-times[i], shown[i][0]))  # stable: ties stay in first-seen order
-    return [OpRow(shown[i][0], items[i][0][1], times[i], items[i][1][1] / n, shown[i][1])
+    return [OpRow(shown[i][0], totals.categories[i], times[i], totals.count[i] / n, shown[i][1])
             for i in order[:limit]]
 
 
@@ -130,7 +154,7 @@ def _top_rows(totals: Dict[tuple, List[float]], n: int, limit: int, familiar: bo
 HOST_OP_PATTERNS = tuple(p for p in names.HOST_COMPUTE if p.id in ("tf_op", "torch_aten_op"))
 
 
-def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tuple, List[float]]) -> None:
+def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: _Totals) -> None:
     for plane in profile.host_planes:
         is_op = np.append(names.matching(HOST_OP_PATTERNS, plane.event_names), False)
         if not is_op.any():
@@ -148,16 +172,14 @@ def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tup
             used, inverse = np.unique(meta, return_inverse=True)
             time = np.bincount(inverse, weights=line.duration_ns[mask], minlength=used.size)
             count = np.bincount(inverse, minlength=used.size)
-            for row, m in enumerate(used.tolist()):
-                slot = totals.setdefault((plane.event_names[m], category), [0.0, 0.0])
-                slot[0] += float(time[row])
-                slot[1] += float(count[row])
+            totals.add([plane.event_names[m] for m in used.tolist()], [category] * used.size, time.tolist(),
+                       count.astype(np.float64).tolist())
 
 
 def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KERNELS) -> List[OpRow]:
     """Top kernels (device ops) by name, time per steady step summed over devices."""
     lo, hi, n = _windows(breakdown)
-    totals: Dict[tuple, List[float]] = {}
+    totals = _Totals()
     for device in profile.devices:
         k = device.kernels
         if not len(k):
@@ -167,9 +189,5 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         count = np.bincount(k.name_index[inside], minlength=len(k.names))
         used = np.flatnonzero(count)
         labels = [names.short_op_name(k.names[i]) for i in used.tolist()]
-        for key, t, c in zip(zip(labels, _categories(k, used)), time[used].tolist(),
-                             count[used].astype(np.float64).tolist()):
-            slot = totals.setdefault(key, [0.0, 0.0])
-            slot[0] += t
-            slot[1] += c
+        totals.add(labels, _categories(k, used), time[used].tolist(), count[used].astype(np.float64).tolist())
     return _top_rows(totals, n, limit, familiar=False)
