@@ -76,13 +76,15 @@ def _first(rules: Sequence[p.Rule], texts: Dict[str, TextBatch]) -> List[int]:
 
 def _dtype_tokens(batch: TextBatch, rows: np.ndarray) -> List[Tuple[str, Optional[str]]]:
     """`dtype_in_text` of each text in `rows`: the leftmost type token, the earlier rule on a tie."""
-    best: Dict[int, Tuple[int, p.Rule]] = {}
+    unknown: Tuple[str, Optional[str]] = ("unknown", None)
+    found: List[Tuple[str, Optional[str]]] = [unknown] * len(batch)
+    at: List[int] = [-1] * len(batch)  # start of the token found so far (-1: none)
     rules = p.DTYPE_TOKEN_RULES
+    texts = batch.texts
     for rule, needs in zip(rules, table_filter(rules).entries):
-        search, texts = rule.compiled.search, batch.texts
+        search, answer = rule.compiled.search, (rule.value, rule.id)
         for i in np.flatnonzero(rows & batch.holding(needs)).tolist():
             match = search(texts[i]) if texts[i] else None
-            if match and (i not in best or match.start() < best[i][0]):
-                best[i] = (match.start(), rule)
-    unknown: Tuple[str, Optional[str]] = ("unknown", None)
-    return [(best[i][1].value, best[i][1].id) if i in best else unknown for i in range(len(batch))]
+            if match is not None and (at[i] < 0 or match.start() < at[i]):
+                at[i], found[i] = match.start(), answer
+    return found
