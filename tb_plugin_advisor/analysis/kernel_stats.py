@@ -181,8 +181,7 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
         _add_device(columns, name_ids, text_ids, device, device_index, lo, hi, n_steps)
-    stats = _stats(columns, devices)
-    stats.sort(key=lambda k: (-k.total_ns, k.name))
+    stats = _stats(columns, devices)  # by total time, descending, then name
     result = KernelStats(
         kernels=stats,
         total_ns=sum(k.total_ns for k in stats),
@@ -290,7 +289,8 @@ def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
     s_name, s_device, s_text = summed
     order = np.lexsort((s_device, -rank[s_text], -summed_ns, s_name))
     first = order[np.flatnonzero(np.diff(s_name[order], prepend=-1))]
-    dominant_device, dominant_text = s_device[first].tolist(), s_text[first].tolist()
+    width = max(len(c.texts), 1)
+    dominant = (s_device[first] * width + s_text[first]).tolist()  # device and shape as one int key
     configs = np.bincount(np.unique(np.stack([name, text]), axis=1)[0], minlength=count)
     # precision with the most time (ties: the one seen first, in device then precision order)
     p_rows = np.concatenate(c.precisions, axis=1)
@@ -308,20 +308,21 @@ def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
     # launch shapes and occupancy repeat across names: parse and compute each distinct one once
     limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
     occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
-    shapes: Dict[Tuple[int, int], Tuple[KernelDetails, Optional[float], Optional[str]]] = {}
+    shapes: Dict[int, Tuple[KernelDetails, Optional[float], Optional[str]]] = {}
     tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0).tolist()
     precision_names = np.array(PRECISIONS + ("unknown",), dtype=object)[precision].tolist()  # -1: unknown
     out = []
     per_name = zip(c.names, c.family, c.launches.tolist(), c.total_ns.tolist(), c.min_ns.tolist(),
                    c.max_ns.tolist(), c.steady_ns.tolist(), c.steady_launches.tolist(), c.devices.tolist(),
                    configs.tolist(), occ_weighted.tolist(), occ_ns.tolist(), occ_device.tolist(),
-                   dominant_device, dominant_text, tc_pct, precision_names)
+                   dominant, tc_pct, precision_names)
     for (name_, family, launches, total, lo_ns, hi_ns, s_ns, s_n, n_devices, n_configs, weighted, o_ns,
-         o_dev, d_index, d_text, tc, precision_name) in per_name:
-        shape = shapes.get((d_index, d_text))
+         o_dev, key, tc, precision_name) in per_name:
+        shape = shapes.get(key)
         if shape is None:  # few distinct (device, launch shape) pairs: parse and compute each once
+            d_index, d_text = divmod(key, width)
             details = parse_kernel_details(c.texts[d_text])
-            shape = shapes[d_index, d_text] = (details, *_theoretical(details, limits[d_index], occupancy_of))
+            shape = shapes[key] = (details, *_theoretical(details, limits[d_index], occupancy_of))
         details, theoretical, limiter = shape
         if o_ns:
             occupancy, source = weighted / o_ns, sources[o_dev]
@@ -332,7 +333,10 @@ def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
         # positional, in KernelStat's field order (keywords cost more, 100,000 times)
         out.append(KernelStat(name_, family, launches, total, lo_ns, hi_ns, s_ns, s_n, n_devices, n_configs,
                               details, occupancy, source, theoretical, limiter, tc, precision_name))
-    return out
+    # by total time, then name: numpy sorts, no key tuple per name
+    by_name = np.empty(count, dtype=np.int64)
+    by_name[np.array(c.names, dtype=object).argsort(kind="stable")] = np.arange(count)
+    return [out[i] for i in np.lexsort((by_name, -c.total_ns)).tolist()]
 
 
 def _theoretical(details: KernelDetails, limits: Optional[SmLimits],
