@@ -150,7 +150,7 @@ def kernel_view(device) -> KernelView:
                    view.eligible):
         column.setflags(write=False)
     if len(_VIEWS) >= _VIEWS_KEPT:
-        _VIEWS.pop(next(iter(_VIEWS)))
+        _VIEWS.pop(next(iter(list(_VIEWS)), None), None)  # list(): one step, safe beside other threads
     key = id(device)
     _VIEWS[key] = (weakref.ref(device, lambda _, key=key: _forget(key)), device.kernels, identity, view)
     return view
@@ -160,7 +160,7 @@ def _forget(key: int) -> None:
     """A device is gone: drop its view (unless a newer device already holds its id)."""
     found = _VIEWS.get(key)
     if found is not None and found[0]() is None:
-        del _VIEWS[key]
+        _VIEWS.pop(key, None)
 
 
 def _kernel_view(device) -> KernelView:

@@ -196,6 +196,12 @@ _BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a p
 _BATCHES_KEPT = 8
 
 
+def release_batches() -> None:
+    """Drop the cached batches (a profile's names joined, and masks per literal: tens of MB for 100,000
+    names) once the analyses of a profile are done; report.analyze_profile calls it."""
+    _BATCHES.clear()
+
+
 def text_batch(texts: Sequence[str]) -> TextBatch:
     """The TextBatch of a plane's name list, built once for the several analyses that each try their
     tables on it (a list is known by identity and length; a plane's names do not change)."""
@@ -203,7 +209,7 @@ def text_batch(texts: Sequence[str]) -> TextBatch:
     if found is not None and found[0] is texts and found[1] == len(texts):
         return found[2]
     if len(_BATCHES) >= _BATCHES_KEPT:
-        _BATCHES.pop(next(iter(_BATCHES)))
+        _BATCHES.pop(next(iter(list(_BATCHES)), None), None)  # list(): one step, safe beside other threads
     batch = TextBatch(texts)
     _BATCHES[id(texts)] = (texts, len(texts), batch)
     return batch
