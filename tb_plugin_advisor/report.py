@@ -23,6 +23,7 @@ from tb_plugin_advisor.analysis.inputs import InputPipeline, analyze_input_pipel
 from tb_plugin_advisor.analysis.memory import device_peak_bytes, peak_by_allocator
 from tb_plugin_advisor.analysis.ops import OpRow, kernel_table, op_table
 from tb_plugin_advisor.analysis.precision import PrecisionResult, analyze_precision
+from tb_plugin_advisor.analysis.prefilter import release_batches
 from tb_plugin_advisor.analysis.preprocessing import Preprocessing, analyze_preprocessing
 from tb_plugin_advisor.analysis.signals import Signals, collect_signals
 from tb_plugin_advisor.analysis.steps import Steps, find_steps
@@ -136,6 +137,13 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
     """Run every analysis on one host's profile. `local_cpu`: the CPU the report runs on (its flags are
     evidence for a profile captured on the same host); None reads this machine's."""
     local_cpu = local_cpu if local_cpu is not None else read_local_cpu()
+    try:
+        return _analyze_profile(profile, local_cpu)
+    finally:
+        release_batches()  # the name batches the analyses shared (analysis/prefilter.py)
+
+
+def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
     steps = find_steps(profile)
     with ThreadPoolExecutor(1, thread_name_prefix="advisor-deep") as second_core:
         # The deeper views need only the steps: they run beside the rest (numpy lets go of the GIL

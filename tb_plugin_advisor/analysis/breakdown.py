@@ -25,15 +25,16 @@ threads (prefetch, parallel map) run beside the step and are never counted: only
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
+from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.patterns import NAME_CACHE_SIZE, classify_kernel
+from tb_plugin_advisor.analysis.prefilter import TextBatch, text_batch
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
@@ -221,10 +222,26 @@ def is_producer_line(line: Line) -> bool:
     return names.first_match(names.INPUT_PRODUCER_LINES, line.name) is not None
 
 
-@lru_cache(maxsize=NAME_CACHE_SIZE)
 def device_kernel_category(kernel_name: str) -> str:
     """device_compute | communication | memcpy for one kernel / device op name (cached: several
-    analyses ask for every distinct kernel name)."""
+    analyses ask for every distinct kernel name; `device_kernel_categories` fills the cache too)."""
+    found = _CATEGORIES.get(kernel_name)
+    if found is None:
+        found = _remember(kernel_name, _device_kernel_category(kernel_name))
+    return found
+
+
+_CATEGORIES: Dict[str, str] = {}
+
+
+def _remember(kernel_name: str, category: str) -> str:
+    if len(_CATEGORIES) >= NAME_CACHE_SIZE:
+        _CATEGORIES.clear()
+    _CATEGORIES[kernel_name] = category
+    return category
+
+
+def _device_kernel_category(kernel_name: str) -> str:
     family = classify_kernel(kernel_name).family
     if family == "comm":
         return "communication"
@@ -238,13 +255,38 @@ def device_kernel_category(kernel_name: str) -> str:
     return "device_compute"
 
 
+def device_kernel_categories(kernel_names: Sequence[str]) -> List[str]:
+    """`device_kernel_category` of many names at once (kernel_batch.py, event_names.first_matches)."""
+    families = [cls.family for cls in classify_kernels(kernel_names)]
+    found = [_FAMILY_CATEGORY.get(family, "device_compute") for family in families]
+    rest = [i for i, family in enumerate(families) if family not in _FAMILY_CATEGORY]
+    if rest:
+        shorts = [names.short_op_name(kernel_names[i]) for i in rest]
+        same = all(short == kernel_names[i] for short, i in zip(shorts, rest))  # no HLO text
+        batch = text_batch(kernel_names) if same else TextBatch(shorts)  # the one classify_kernels read
+        index = range(len(kernel_names)) if same else rest
+        rows = np.zeros(len(batch), dtype=bool)
+        rows[rest if same else slice(None)] = True
+        comm = names.first_matches(names.DEVICE_COMMUNICATION, batch, rows) >= 0
+        memcpy = names.first_matches(names.DEVICE_MEMCPY, batch, rows & ~comm) >= 0
+        for k in np.flatnonzero(comm | memcpy).tolist():
+            found[index[k]] = "communication" if comm[k] else "memcpy"
+    for kernel_name, category in zip(kernel_names, found):
+        _remember(kernel_name, category)
+    return found
+
+
+_FAMILY_CATEGORY = {"comm": "communication", "copy": "memcpy"}
+
+
 def _device_sources(device: Device, h2d_correlations: np.ndarray) -> List[EventSource]:
     out: List[EventSource] = []
     kernels = device.kernels
     if len(kernels):
         category_of = np.full(len(kernels.names), _P["device_compute"], dtype=np.int8)
-        for n in used_names(kernels.name_index, len(kernels.names)).tolist():
-            category_of[n] = _P[device_kernel_category(kernels.names[n])]
+        used = used_names(kernels.name_index, len(kernels.names))
+        found = device_kernel_categories([kernels.names[n] for n in used.tolist()])
+        category_of[used] = [_P[category] for category in found]
         codes = category_of[kernels.name_index]
         # a copy kernel (ROCm blit) whose host API call was a host-to-device copy carries input
         rows = np.flatnonzero((codes == _P["memcpy"]) & (kernels.correlation_id >= 0))
@@ -261,16 +303,18 @@ def _device_sources(device: Device, h2d_correlations: np.ndarray) -> List[EventS
 def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
     """Category code per distinct event name of a host plane (plus a trailing _NONE)."""
     codes = np.full(len(plane.event_names) + 1, _NONE, dtype=np.int8)
-    for i, event_name in enumerate(plane.event_names):
-        for code, table in _HOST_TABLES:
-            if names.first_match(table, event_name):
-                codes[i] = code
-                break
-        else:
-            if event_name in kernel_names:  # older TF names the launch after the kernel it launches
-                codes[i] = _LAUNCH
-            elif names.is_data_loading_annotation(event_name):
-                codes[i] = _DATA_ANNOTATION
+    batch = text_batch(plane.event_names)
+    pending = np.ones(len(batch), dtype=bool)
+    for code, table in _HOST_TABLES:  # the first table that matches wins
+        hits = names.first_matches(table, batch, pending) >= 0
+        codes[:-1][hits] = code
+        pending &= ~hits
+    event_names = plane.event_names
+    rest = np.flatnonzero(pending).tolist()
+    launches = [i for i in rest if event_names[i] in kernel_names]  # older TF names the launch after
+    codes[launches] = _LAUNCH                                          # the kernel it launches
+    pending[launches] = False
+    codes[:-1][names.data_loading_annotations(batch, pending)] = _DATA_ANNOTATION
     return codes
 
 
@@ -321,9 +365,7 @@ def _host_h2d_correlations(profile: Profile) -> np.ndarray:
     """Correlation ids of host H2D copy API calls (their device side may be a blit kernel)."""
     found: List[np.ndarray] = []
     for plane in profile.host_planes:
-        is_h2d = np.array(
-            [names.first_match(names.HOST_MEMCPY_H2D, n) is not None for n in plane.event_names] + [False]
-        )
+        is_h2d = np.append(names.matching(names.HOST_MEMCPY_H2D, plane.event_names), False)
         if not is_h2d.any():
             continue
         for line in plane.lines:
@@ -345,9 +387,7 @@ def _input_evidence(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[Tu
         return []
     found: Dict[Tuple[str, str], float] = {}
     for plane in profile.host_planes:
-        is_input = np.array(
-            [names.first_match(names.HOST_INPUT, n) is not None for n in plane.event_names] + [False]
-        )
+        is_input = np.append(names.matching(names.HOST_INPUT, plane.event_names), False)
         if not is_input.any():
             continue
         for line in plane.lines:

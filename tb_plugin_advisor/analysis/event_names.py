@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Dict, Optional, Sequence
 
-from tb_plugin_advisor.analysis.prefilter import TableFilter, holds, table_filter
+import numpy as np
+
+from tb_plugin_advisor.analysis.prefilter import (
+    TableFilter,
+    TextBatch,
+    first_matching,
+    holds,
+    table_filter,
+    text_batch,
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,19 @@ def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePatt
 
 
 _FILTERS: Dict[int, TableFilter] = {}  # by id() of a module-level table: one dict lookup per call
+
+
+def matching(patterns: Sequence[NamePattern], texts: Sequence[str]) -> np.ndarray:
+    """Which of a plane's names (or any list of names) some pattern matches, as a mask."""
+    return first_matches(patterns, text_batch(texts)) >= 0
+
+
+def first_matches(patterns: Sequence[NamePattern], batch: TextBatch,
+                  rows: Optional[np.ndarray] = None) -> np.ndarray:
+    """`first_match` over a plane's names at once (issue 12): per name, the index of the first
+    pattern that matches (-1: none); only `rows` (a mask) are looked at."""
+    needs = table_filter(patterns).entries
+    return first_matching([(batch, p.compiled, n) for p, n in zip(patterns, needs)], rows)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -326,6 +348,19 @@ def is_data_loading_annotation(event_name: str) -> bool:
     if first_match(NOT_DATA_LOADING, name):
         return False
     return any(word.lower() in DATA_LOADING_WORDS for word in _WORDS.findall(name))
+
+
+def data_loading_annotations(batch: TextBatch, rows: np.ndarray) -> np.ndarray:
+    """`is_data_loading_annotation` over a plane's names (a mask): only names holding one of the
+    words as text are split into words (each word is part of the lowercased name)."""
+    candidates = rows & batch.holding(_LOADING_WORDS)
+    found = np.zeros(len(batch), dtype=bool)
+    texts = batch.texts
+    found[candidates] = [is_data_loading_annotation(texts[i]) for i in np.flatnonzero(candidates).tolist()]
+    return found
+
+
+_LOADING_WORDS = tuple(sorted(DATA_LOADING_WORDS))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -70,9 +70,7 @@ def analyze_host_sync(profile: Profile, breakdown: Breakdown) -> HostSync:
     out.has_device = bool(tables)
     starts_all, ends_all = [], []
     for plane in profile.host_planes:
-        is_sync = np.array(
-            [names.first_match(names.HOST_SYNC, s) is not None for s in plane.event_names] + [False]
-        )
+        is_sync = np.append(names.matching(names.HOST_SYNC, plane.event_names), False)
         if not is_sync.any():
             continue
         for line in plane.lines:

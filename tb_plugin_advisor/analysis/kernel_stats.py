@@ -11,14 +11,15 @@ estimated achieved occupancy) or computed here from the launch shape (analysis/o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from functools import lru_cache
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.occupancy import sm_limits, theoretical_occupancy
+from tb_plugin_advisor.analysis.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.lookup import unique_inverse
@@ -148,34 +149,40 @@ def _device_occupancy_source(device: Device) -> str:
 
 
 @dataclass
-class _Acc:
-    """Per-name accumulation over devices."""
+class _Columns:
+    """Per-name sums, and the non-zero (name, launch shape) and (name, precision) sums, over every
+    device: name ids index `names`, shape ids index `texts` (the `kernel_details` strings)."""
 
-    launches: int = 0
-    total_ns: int = 0
-    min_ns: int = 2**62
-    max_ns: int = 0
-    steady_ns: int = 0
-    steady_launches: int = 0
-    devices: int = 0
-    occ_weighted: float = 0.0
-    occ_ns: int = 0
-    occ_source: Optional[str] = None
-    tc_ns: int = 0
-    config_ns: Dict[Tuple[int, str], int] = field(default_factory=dict)  # (device idx, details) → ns
-    family: str = "other"
-    precision_ns: Dict[str, int] = field(default_factory=dict)
+    names: List[str]
+    launches: np.ndarray
+    total_ns: np.ndarray
+    min_ns: np.ndarray
+    max_ns: np.ndarray
+    steady_ns: np.ndarray
+    steady_launches: np.ndarray
+    devices: np.ndarray
+    tc_ns: np.ndarray
+    family: List[str]
+    texts: List[str]
+    configs: List[np.ndarray]  # per device, rows: name id, device, shape id, ns
+    config_occupancy: List[np.ndarray]  # per device, per config: the occupancy it reports (NaN: none)
+    precisions: List[np.ndarray]  # name id, device, precision code, ns
 
 
 def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats:
-    """Statistics per kernel name over every accelerator of one host's profile."""
+    """Statistics per kernel name over every accelerator of one host's profile.
+
+    Everything is numpy over (name, device, shape) rows; Python runs once per name only to build the
+    KernelStat (issue 12: 100,000 distinct names).
+    """
     lo, hi, n_steps = _steady_windows(steps)
-    acc: Dict[str, _Acc] = {}
     devices = [d for d in profile.devices if len(d.kernels)]
+    columns = _Columns([], *(np.zeros(0, np.int64) for _ in range(8)), [], [], [], [], [])
+    name_ids: Dict[str, int] = {}
+    text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
-        _accumulate(device, device_index, acc, lo, hi, n_steps)
-    stats = [_finish(name, a, devices) for name, a in acc.items()]
-    stats.sort(key=lambda k: (-k.total_ns, k.name))
+        _add_device(columns, name_ids, text_ids, device, device_index, lo, hi, n_steps)
+    stats = _stats(columns, devices)  # by total time, descending, then name
     result = KernelStats(
         kernels=stats,
         total_ns=sum(k.total_ns for k in stats),
@@ -186,105 +193,161 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     return result
 
 
-def _accumulate(device: Device, device_index: int, acc: Dict[str, _Acc], lo: np.ndarray, hi: np.ndarray,
-                n_steps: int) -> None:
+def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int], device: Device,
+                device_index: int, lo: np.ndarray, hi: np.ndarray, n_steps: int) -> None:
     table = device.kernels
     view = kernel_view(device)
-    source = _device_occupancy_source(device)
     dur = table.duration_ns
     steady = window_index(lo, hi, table.start_ns) >= 0 if n_steps else np.zeros(len(table), bool)
-    names, name_of_row = unique_inverse(table.name_index)
+    local, first_row, name_of_row = np.unique(table.name_index, return_index=True, return_inverse=True)
     name_of_row = name_of_row.reshape(-1)
-    count = names.size
-    launches = np.bincount(name_of_row, minlength=count)
-    total = np.bincount(name_of_row, weights=dur, minlength=count)
-    steady_ns = np.bincount(name_of_row, weights=np.where(steady, dur, 0), minlength=count)
-    steady_n = np.bincount(name_of_row, weights=steady.astype(np.int64), minlength=count)
-    tc_ns = np.bincount(name_of_row, weights=np.where(view.tensor_cores, dur, 0), minlength=count)
+    count = local.size
+    for name_id in local.tolist():
+        name = table.names[name_id]
+        if name not in name_ids:
+            name_ids[name] = len(c.names)
+            c.names.append(name)
+            cls = view.classes.get(name_id)
+            c.family.append(cls.family if cls else "other")
+    ids = np.array([name_ids[table.names[i]] for i in local.tolist()], dtype=np.int64)
+    grow = len(c.names) - c.launches.size
+    for attr in ("launches", "total_ns", "max_ns", "steady_ns", "steady_launches", "devices", "tc_ns"):
+        setattr(c, attr, np.concatenate([getattr(c, attr), np.zeros(grow, np.int64)]))
+    c.min_ns = np.concatenate([c.min_ns, np.full(grow, 2**62, np.int64)])
+    # float sums per name, truncated to int per device, as the totals have always been
+    c.launches[ids] += np.bincount(name_of_row, minlength=count)
+    c.total_ns[ids] += np.bincount(name_of_row, weights=dur, minlength=count).astype(np.int64)
+    c.steady_ns[ids] += np.bincount(name_of_row, weights=np.where(steady, dur, 0), minlength=count).astype(
+        np.int64)
+    c.steady_launches[ids] += np.bincount(name_of_row, weights=steady.astype(np.int64),
+                                          minlength=count).astype(np.int64)
+    c.tc_ns[ids] += np.bincount(name_of_row, weights=np.where(view.tensor_cores, dur, 0),
+                                minlength=count).astype(np.int64)
     mins = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     maxs = np.zeros(count, dtype=np.int64)
     np.minimum.at(mins, name_of_row, dur)
     np.maximum.at(maxs, name_of_row, dur)
+    c.min_ns[ids] = np.minimum(c.min_ns[ids], mins)
+    c.max_ns[ids] = np.maximum(c.max_ns[ids], maxs)
+    c.devices[ids] += 1
     # per (name, details string): time and, where the details report one, occupancy
     details_ids, details_of_row = unique_inverse(table.details)
     details_of_row = details_of_row.reshape(-1)
-    parsed = [parse_kernel_details(table.strings[i]) if i >= 0 else KernelDetails()
-              for i in details_ids.tolist()]
-    pair = name_of_row.astype(np.int64) * details_ids.size + details_of_row
-    pair_ns = np.bincount(pair, weights=dur, minlength=count * details_ids.size)
-    precision_pair = name_of_row.astype(np.int64) * len(PRECISIONS) + view.precision
-    precision_ns = np.bincount(precision_pair, weights=dur, minlength=count * len(PRECISIONS))
-    for k, name_id in enumerate(names.tolist()):
-        name = table.names[name_id]
-        a = acc.setdefault(name, _Acc())
-        a.launches += int(launches[k])
-        a.total_ns += int(total[k])
-        a.min_ns = min(a.min_ns, int(mins[k]))
-        a.max_ns = max(a.max_ns, int(maxs[k]))
-        a.steady_ns += int(steady_ns[k])
-        a.steady_launches += int(steady_n[k])
-        a.devices += 1
-        a.tc_ns += int(tc_ns[k])
-        cls = view.classes.get(name_id)
-        a.family = cls.family if cls else "other"
-        row = pair_ns[k * details_ids.size:(k + 1) * details_ids.size]
-        if not row.any():  # every launch of this name lasted 0 ns: keep its first launch shape
-            j = int(details_of_row[int(np.argmax(name_of_row == k))])
-            text = table.strings[int(details_ids[j])] if details_ids[j] >= 0 else ""
-            a.config_ns.setdefault((device_index, text), 0)
-        for j in np.nonzero(row)[0].tolist():
-            ns = int(row[j])
-            text = table.strings[int(details_ids[j])] if details_ids[j] >= 0 else ""
-            key = (device_index, text)
-            a.config_ns[key] = a.config_ns.get(key, 0) + ns
-            occ = parsed[j].occupancy_pct
-            if occ is not None:
-                a.occ_weighted += occ * ns
-                a.occ_ns += ns
-                a.occ_source = source
-        prec_row = precision_ns[k * len(PRECISIONS):(k + 1) * len(PRECISIONS)]
-        for p in np.nonzero(prec_row)[0].tolist():
-            a.precision_ns[PRECISIONS[p]] = a.precision_ns.get(PRECISIONS[p], 0) + int(prec_row[p])
+    texts = [table.strings[i] if i >= 0 else "" for i in details_ids.tolist()]
+    text_of = np.array([text_ids.setdefault(t, len(text_ids)) for t in texts], dtype=np.int64)
+    occupancy = np.array([_nan_if_none(parse_kernel_details(t).occupancy_pct) if i >= 0 else np.nan
+                          for i, t in zip(details_ids.tolist(), texts)], dtype=np.float64)
+    k, j, ns = _pair_sums(name_of_row, details_of_row, details_ids.size, dur)
+    # a name whose every launch lasted 0 ns keeps its first launch shape (with 0 ns)
+    idle = np.ones(count, dtype=bool)
+    idle[k] = False
+    idle_k = np.flatnonzero(idle)
+    idle_j = details_of_row[first_row[idle_k]]
+    k, j = np.concatenate([k, idle_k]), np.concatenate([j, idle_j])
+    ns = np.concatenate([ns, np.zeros(idle_k.size, np.int64)])
+    c.configs.append(np.stack([ids[k], np.full(k.size, device_index), text_of[j], ns]).astype(np.int64))
+    c.config_occupancy.append(np.where(ns != 0, occupancy[j], np.nan))  # 0 ns: weighs nothing
+    k, p, ns = _pair_sums(name_of_row, view.precision.astype(np.int64), len(PRECISIONS), dur)
+    c.precisions.append(np.stack([ids[k], np.full(k.size, device_index), p, ns]).astype(np.int64))
+    c.texts[:] = list(text_ids)
 
 
-def _finish(name: str, a: _Acc, devices: List[Device]) -> KernelStat:
-    (device_index, text), _ = max(a.config_ns.items(), key=lambda kv: (kv[1], kv[0][1]))
-    details = parse_kernel_details(text)
-    device = devices[device_index]
-    theoretical, limiter = None, None
-    limits = sm_limits(device.vendor, device.compute_capability, device.plane.stats)
+def _nan_if_none(value: Optional[float]) -> float:
+    return np.nan if value is None else value
+
+
+def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
+               weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first, second, summed weight as int) for every pair with a non-zero sum, ordered by first then
+    second: sparse, so 100,000 names × many launch shapes need no dense names × shapes array."""
+    pair = first.astype(np.int64) * width + second
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=weights, minlength=pairs.size)
+    keep = sums != 0
+    pairs = pairs[keep]
+    return pairs // width, pairs % width, sums[keep].astype(np.int64)
+
+
+def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
+    """One KernelStat per name from the columns (the per-device accumulation rules, vectorised)."""
+    count = len(c.names)
+    if not count:
+        return []
+    rows = np.concatenate(c.configs, axis=1)
+    occ = np.concatenate(c.config_occupancy)
+    name, device, text, ns = rows
+    # occupancy: time-weighted over the (device, shape) sums that report one, summed in device order
+    known = ~np.isnan(occ)
+    occ_weighted = np.bincount(name[known], weights=occ[known] * ns[known], minlength=count)
+    occ_ns = np.bincount(name[known], weights=ns[known], minlength=count).astype(np.int64)
+    occ_device = np.full(count, -1, dtype=np.int64)
+    np.maximum.at(occ_device, name[known], device[known])  # the last device that reported one
+    sources = [_device_occupancy_source(d) for d in devices]
+    # the configuration with the most time (ties: the greater details text, then the first device)
+    rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
+    summed, inverse = np.unique(np.stack([name, device, text]), axis=1, return_inverse=True)
+    summed_ns = np.bincount(inverse.reshape(-1), weights=ns, minlength=summed.shape[1]).astype(np.int64)
+    s_name, s_device, s_text = summed
+    order = np.lexsort((s_device, -rank[s_text], -summed_ns, s_name))
+    first = order[np.flatnonzero(np.diff(s_name[order], prepend=-1))]
+    width = max(len(c.texts), 1)
+    dominant = (s_device[first] * width + s_text[first]).tolist()  # device and shape as one int key
+    configs = np.bincount(np.unique(np.stack([name, text]), axis=1)[0], minlength=count)
+    # precision with the most time (ties: the one seen first, in device then precision order)
+    p_rows = np.concatenate(c.precisions, axis=1)
+    precision = np.full(count, -1, dtype=np.int64)
+    if p_rows.shape[1]:
+        p_name, p_device, p_code, p_ns = p_rows
+        summed, inverse = np.unique(np.stack([p_name, p_code]), axis=1, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        totals = np.bincount(inverse, weights=p_ns, minlength=summed.shape[1]).astype(np.int64)
+        seen = np.full(summed.shape[1], np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(seen, inverse, p_device * len(PRECISIONS) + p_code)
+        order = np.lexsort((seen, -totals, summed[0]))
+        first = order[np.flatnonzero(np.diff(summed[0][order], prepend=-1))]
+        precision[summed[0][first]] = summed[1][first]
+    # launch shapes and occupancy repeat across names: parse and compute each distinct one once
+    limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
+    occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
+    shapes: Dict[int, Tuple[KernelDetails, Optional[float], Optional[str]]] = {}
+    tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0).tolist()
+    precision_names = np.array(PRECISIONS + ("unknown",), dtype=object)[precision].tolist()  # -1: unknown
+    out = []
+    per_name = zip(c.names, c.family, c.launches.tolist(), c.total_ns.tolist(), c.min_ns.tolist(),
+                   c.max_ns.tolist(), c.steady_ns.tolist(), c.steady_launches.tolist(), c.devices.tolist(),
+                   configs.tolist(), occ_weighted.tolist(), occ_ns.tolist(), occ_device.tolist(),
+                   dominant, tc_pct, precision_names)
+    for (name_, family, launches, total, lo_ns, hi_ns, s_ns, s_n, n_devices, n_configs, weighted, o_ns,
+         o_dev, key, tc, precision_name) in per_name:
+        shape = shapes.get(key)
+        if shape is None:  # few distinct (device, launch shape) pairs: parse and compute each once
+            d_index, d_text = divmod(key, width)
+            details = parse_kernel_details(c.texts[d_text])
+            shape = shapes[key] = (details, *_theoretical(details, limits[d_index], occupancy_of))
+        details, theoretical, limiter = shape
+        if o_ns:
+            occupancy, source = weighted / o_ns, sources[o_dev]
+        elif theoretical is not None:
+            occupancy, source = theoretical, "computed_theoretical"
+        else:
+            occupancy, source = None, None
+        # positional, in KernelStat's field order (keywords cost more, 100,000 times)
+        out.append(KernelStat(name_, family, launches, total, lo_ns, hi_ns, s_ns, s_n, n_devices, n_configs,
+                              details, occupancy, source, theoretical, limiter, tc, precision_name))
+    # by total time, then name: numpy sorts, no key tuple per name
+    by_name = np.empty(count, dtype=np.int64)
+    by_name[np.array(c.names, dtype=object).argsort(kind="stable")] = np.arange(count)
+    return [out[i] for i in np.lexsort((by_name, -c.total_ns)).tolist()]
+
+
+def _theoretical(details: KernelDetails, limits: Optional[SmLimits],
+                 occupancy_of: Callable[..., Optional[Occupancy]]) -> Tuple[Optional[float], Optional[str]]:
     threads = details.block[0] * details.block[1] * details.block[2] if details.block else 0
-    if limits is not None and threads > 0:
-        shared = (details.static_shared_bytes or 0) + (details.dynamic_shared_bytes or 0)
-        occ = theoretical_occupancy(limits, threads, details.registers_per_thread, shared)
-        if occ is not None:
-            theoretical, limiter = occ.pct, occ.limiter
-    if a.occ_ns:
-        occupancy, source = a.occ_weighted / a.occ_ns, a.occ_source
-    elif theoretical is not None:
-        occupancy, source = theoretical, "computed_theoretical"
-    else:
-        occupancy, source = None, None
-    precision = max(a.precision_ns.items(), key=lambda kv: kv[1])[0] if a.precision_ns else "unknown"
-    return KernelStat(
-        name=name,
-        family=a.family,
-        launches=a.launches,
-        total_ns=a.total_ns,
-        min_ns=a.min_ns,
-        max_ns=a.max_ns,
-        steady_ns=a.steady_ns,
-        steady_launches=a.steady_launches,
-        devices=a.devices,
-        configs=len({t for _, t in a.config_ns}),
-        details=details,
-        occupancy_pct=occupancy,
-        occupancy_source=source,
-        theoretical_pct=theoretical,
-        limiter=limiter,
-        tensor_core_pct=100.0 * a.tc_ns / a.total_ns if a.total_ns else 0.0,
-        precision=precision,
-    )
+    if limits is None or threads <= 0:
+        return None, None
+    shared = (details.static_shared_bytes or 0) + (details.dynamic_shared_bytes or 0)
+    occ = occupancy_of(limits, threads, details.registers_per_thread, shared)
+    return (occ.pct, occ.limiter) if occ is not None else (None, None)
 
 
 def is_matrix_family(family: str) -> bool:

@@ -5,17 +5,17 @@ per distinct kernel name, then numpy gathers per kernel.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis.architectures import Architecture, architecture
+from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.patterns import (
     FAMILIES,
     MATRIX_FAMILIES,
     PRECISIONS,
     KernelClass,
-    classify_kernel,
     classify_op,
     dtype_in_text,
 )
@@ -80,6 +80,15 @@ def line_stat_strings(device, stat: str, rows: Optional[np.ndarray] = None) -> O
     return out if found else None
 
 
+def _eligible(check: Tuple[str, ...]) -> bool:
+    """Is any of an op's names (the HLO op, the TF op) a Tensor Core candidate? (a loop: no generator
+    per op, 100,000 times)"""
+    for name in check:  # noqa: SIM110 (a generator in any() costs more than the loop)
+        if name and classify_op(name)[0]:
+            return True
+    return False
+
+
 def _op_columns(device, count: int):
     """Op label per kernel: `hlo_module/hlo_op` (XLA), else `tf_op`, else an older `level 0` stat."""
     table = device.kernels
@@ -94,10 +103,9 @@ def _op_columns(device, count: int):
             return
         unique, inverse = unique_inverse(keys[mask])
         base = len(labels)
-        for key in unique.tolist():
-            label, check = label_of(int(key))
-            labels.append(label)
-            eligible.append(any(classify_op(c)[0] for c in check if c))
+        made = [label_of(key) for key in unique.tolist()]
+        labels.extend(label for label, _ in made)
+        eligible.extend(_eligible(check) for _, check in made)
         op[mask] = base + inverse
 
     has_hlo = table.hlo_op >= 0
@@ -142,15 +150,17 @@ def _build_view(device) -> KernelView:
     count = len(table)
     names = table.names
     used = unique_codes(table.name_index).tolist() if count else []
-    classes = {i: classify_kernel(names[i]) for i in used}
+    classes = dict(zip(used, classify_kernels([names[i] for i in used])))
     size = len(names) + 1
     prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)
     fam_of = np.full(size, FAMILIES.index("other"), dtype=np.int8)
     tc_of = np.zeros(size, dtype=bool)
-    for i, cls in classes.items():
-        prec_of[i] = PRECISIONS.index(cls.precision)
-        fam_of[i] = FAMILIES.index(cls.family)
-        tc_of[i] = cls.uses_tensor_cores(arch)
+    if classes:  # classes are shared objects (kernel_batch.py): resolve each distinct one once
+        distinct = {id(cls): cls for cls in classes.values()}
+        codes = {key: (PRECISIONS.index(c.precision), FAMILIES.index(c.family), c.uses_tensor_cores(arch))
+                 for key, c in distinct.items()}
+        rows = np.fromiter(classes, dtype=np.int64, count=len(classes))
+        prec_of[rows], fam_of[rows], tc_of[rows] = zip(*(codes[id(cls)] for cls in classes.values()))
     name_index = table.name_index
     precision = prec_of[name_index]
     family = fam_of[name_index]
@@ -173,13 +183,16 @@ def _build_view(device) -> KernelView:
                 codes = lookup_vals[np.searchsorted(lookup_keys, shape_ids[known])]
                 precision[rows] = codes
                 from_shape = int((codes != PRECISIONS.index("unknown")).sum())
-                # A kernel that may use Tensor Cores only for low-precision inputs follows its new type.
-                for i, cls in classes.items():
-                    if cls.tensor_cores == "if_low_precision":
-                        sel = rows[name_index[rows] == i]
-                        if sel.size:
-                            tensor_cores[sel] = [cls.uses_tensor_cores(arch, PRECISIONS[c])
-                                                 for c in precision[sel].tolist()]
+                # A kernel that may use Tensor Cores only for low-precision inputs follows its new type
+                # (that verdict depends on the precision alone: one answer per precision code).
+                follows = [i for i, cls in classes.items() if cls.tensor_cores == "if_low_precision"]
+                if follows:
+                    resolver = classes[follows[0]]
+                    by_code = np.array([resolver.uses_tensor_cores(arch, p) for p in PRECISIONS], dtype=bool)
+                    low_of = np.zeros(size, dtype=bool)
+                    low_of[follows] = True
+                    sel = rows[low_of[name_index[rows]]]
+                    tensor_cores[sel] = by_code[precision[sel]]
 
     op, op_labels, op_eligible = _op_columns(device, count)
     matrix = np.isin(family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])

@@ -96,9 +96,15 @@ def is_onednn_op_type(op_type: str) -> bool:
     return bool(ONEDNN_PREFIX.match(op_type))
 
 
-@lru_cache(maxsize=65536)
 def familiar_tf_op(event_name: str) -> Tuple[str, Optional[str]]:
     """A TF op event `scope/name:_MklMatMul` → (`scope/name:MatMul`, `_MklMatMul`); (name, None) otherwise."""
+    if ":_Mkl" not in event_name:  # no oneDNN op type after the last ':' (most names: no cache entry)
+        return event_name, None
+    return _familiar_tf_op(event_name)
+
+
+@lru_cache(maxsize=65536)
+def _familiar_tf_op(event_name: str) -> Tuple[str, Optional[str]]:
     head, sep, op_type = event_name.rpartition(":")
     if not sep or not is_onednn_op_type(op_type):
         return event_name, None

@@ -8,6 +8,7 @@ tf.data producer threads are listed too, as category `input_pipeline` (they run 
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
@@ -52,7 +53,7 @@ def _windows(breakdown: Breakdown):
 def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) -> List[OpRow]:
     """Top ops by time per steady step (see module docstring)."""
     lo, hi, n = _windows(breakdown)
-    totals: Dict[tuple, List[float]] = {}
+    totals = _Totals()
     if any(len(d.kernels) for d in profile.devices):
         for device in profile.devices:
             k = device.kernels
@@ -71,27 +72,81 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             unique, inverse = unique_inverse(keys)
             time = np.bincount(inverse, weights=k.duration_ns[inside], minlength=len(unique))
             count = np.bincount(inverse, minlength=len(unique))
-            for row, key_value in enumerate(unique.tolist()):
-                label_value, name_value = divmod(key_value, len(k.names))
-                kernel_name = k.names[name_value]
-                if label_value < span:
-                    label = k.strings[label_value]
-                elif label_value < 2 * span:
-                    label = names.short_op_name(k.strings[label_value - span])
-                else:
-                    label = names.short_op_name(kernel_name)
-                key = (label, device_kernel_category(kernel_name))
-                slot = totals.setdefault(key, [0.0, 0.0])
-                slot[0] += float(time[row])
-                slot[1] += float(count[row])
+            label_value, name_value = np.divmod(unique, len(k.names))
+            totals.add(_labels(k, label_value, span), _categories(k, name_value), time.tolist(),
+                       count.astype(np.float64).tolist())
     else:
         _host_ops(profile, lo, hi, totals)
-    rows = []
-    for (name, category), (t, c) in totals.items():
-        familiar, onednn = familiar_tf_op(name)
-        rows.append(OpRow(familiar, category, t / 1e6 / n, c / n, onednn))
-    rows.sort(key=lambda r: (-r.time_ms, r.name))
-    return rows[:limit]
+    return _top_rows(totals, n, limit)
+
+
+def _labels(k, label_value: np.ndarray, span: int) -> List[str]:
+    """The op label of each key: the tf_op, else the short hlo_op, else the short kernel name (each
+    distinct label made once)."""
+    distinct, inverse = np.unique(label_value, return_inverse=True)
+    texts = []
+    for value in distinct.tolist():
+        if value < span:
+            texts.append(k.strings[value])
+        elif value < 2 * span:
+            texts.append(names.short_op_name(k.strings[value - span]))
+        else:
+            texts.append(names.short_op_name(k.names[value - 2 * span]))
+    return [texts[i] for i in inverse.reshape(-1).tolist()]
+
+
+def _categories(k, name_value: np.ndarray) -> List[str]:
+    """device_kernel_category of each key's kernel (each distinct name looked up once)."""
+    distinct, inverse = np.unique(name_value, return_inverse=True)
+    found = [device_kernel_category(k.names[n]) for n in distinct.tolist()]
+    return [found[i] for i in inverse.reshape(-1).tolist()]
+
+
+class _Totals:
+    """Time and count per (label, category), in first-seen order. Parallel lists and str-keyed dicts:
+    no tuple or list per op, so 100,000 ops leave the garbage collector nothing to walk (issue 12)."""
+
+    def __init__(self) -> None:
+        self.labels: List[str] = []
+        self.categories: List[str] = []
+        self.time: List[float] = []
+        self.count: List[float] = []
+        self._at: Dict[str, Dict[str, int]] = {}  # category → label → position
+
+    def add(self, labels: List[str], categories: List[str], times: List[float], counts: List[float]) -> None:
+        for label, category, t, c in zip(labels, categories, times, counts):
+            at = self._at.get(category)
+            if at is None:
+                at = self._at[category] = {}
+            i = at.get(label)
+            if i is None:
+                at[label] = len(self.labels)
+                self.labels.append(label)
+                self.categories.append(category)
+                self.time.append(0.0 + t)
+                self.count.append(0.0 + c)
+            else:
+                self.time[i] += t
+                self.count[i] += c
+
+
+def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> List[OpRow]:
+    """The first `limit` rows by time per step, then name (then first seen), as sorting every row would
+    give, made without a row object per op (issue 12: 100,000 ops): rows above the limit-th largest
+    time are in, and of those tied with it only the ones first by name."""
+    times = [t / 1e6 / n for t in totals.time]  # OpRow.time_ms
+    shown = [familiar_tf_op(label) if familiar else (label, None) for label in totals.labels]
+    keep: List[int] = list(range(len(times)))
+    if 0 < limit < len(times):
+        column = np.array(times, dtype=np.float64)
+        cut = np.partition(column, len(times) - limit)[len(times) - limit]
+        above = np.flatnonzero(column > cut).tolist()
+        tied = heapq.nsmallest(limit - len(above), np.flatnonzero(column == cut).tolist(),
+                               key=lambda i: shown[i][0])  # stable, as sorting would be
+        keep = sorted(above + tied)
+    order = sorted(keep, key=lambda i: (-times[i], shown[i][0]))  # stable: ties stay in first-seen order
+    return [OpRow(shown[i][0], totals.categories[i], times[i], totals.count[i] / n, shown[i][1])
+            for i in order[:limit]]
 
 
 # The host events that are ops on a CPU-only profile: TF ops, and PyTorch's aten ops (inclusive time:
@@ -99,11 +154,9 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
 HOST_OP_PATTERNS = tuple(p for p in names.HOST_COMPUTE if p.id in ("tf_op", "torch_aten_op"))
 
 
-def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tuple, List[float]]) -> None:
+def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: _Totals) -> None:
     for plane in profile.host_planes:
-        is_op = np.array(
-            [names.first_match(HOST_OP_PATTERNS, n) is not None for n in plane.event_names] + [False]
-        )
+        is_op = np.append(names.matching(HOST_OP_PATTERNS, plane.event_names), False)
         if not is_op.any():
             continue
         for line in plane.lines:
@@ -119,16 +172,14 @@ def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: Dict[tup
             used, inverse = unique_inverse(meta)
             time = np.bincount(inverse, weights=line.duration_ns[mask], minlength=used.size)
             count = np.bincount(inverse, minlength=used.size)
-            for row, m in enumerate(used.tolist()):
-                slot = totals.setdefault((plane.event_names[m], category), [0.0, 0.0])
-                slot[0] += float(time[row])
-                slot[1] += float(count[row])
+            totals.add([plane.event_names[m] for m in used.tolist()], [category] * used.size, time.tolist(),
+                       count.astype(np.float64).tolist())
 
 
 def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KERNELS) -> List[OpRow]:
     """Top kernels (device ops) by name, time per steady step summed over devices."""
     lo, hi, n = _windows(breakdown)
-    totals: Dict[tuple, List[float]] = {}
+    totals = _Totals()
     for device in profile.devices:
         k = device.kernels
         if not len(k):
@@ -136,11 +187,7 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
         time = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
         count = np.bincount(k.name_index[inside], minlength=len(k.names))
-        for i in np.flatnonzero(count).tolist():
-            label = names.short_op_name(k.names[i])
-            slot = totals.setdefault((label, device_kernel_category(k.names[i])), [0.0, 0.0])
-            slot[0] += float(time[i])
-            slot[1] += float(count[i])
-    rows = [OpRow(name, category, t / 1e6 / n, c / n) for (name, category), (t, c) in totals.items()]
-    rows.sort(key=lambda r: (-r.time_ms, r.name))
-    return rows[:limit]
+        used = np.flatnonzero(count)
+        labels = [names.short_op_name(k.names[i]) for i in used.tolist()]
+        totals.add(labels, _categories(k, used), time[used].tolist(), count[used].astype(np.float64).tolist())
+    return _top_rows(totals, n, limit, familiar=False)

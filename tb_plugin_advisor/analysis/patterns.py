@@ -332,28 +332,42 @@ def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
 def _precision_from_name(name: str) -> Tuple[str, Optional[str]]:
     rule, match = _first(PRECISION_RULES, name, name)
     if rule is not None and match is not None:
-        if rule.value == "hlo":
-            return HLO_TYPES.get(match.group("code"), "unknown"), rule.id
-        if rule.value == "tensile":
-            return TENSILE_TYPE_CODES.get(match.group("code"), "unknown"), rule.id
-        if rule.value == "nvjet":
-            precision = NVJET_TYPE_CODES.get(match.group("code"), "unknown")
-            if precision == "fp32" and match.group("tf32"):
-                precision = "tf32"
-            return precision, rule.id
-        return rule.value, rule.id
+        return precision_of_match(rule, match), rule.id
     # No library token: the leftmost C++/TF type spelling (template arguments, a `_half` suffix …).
     return dtype_in_text(name)
 
 
+def precision_of_match(rule: Rule, match: re.Match) -> str:
+    """The precision a PRECISION_RULES match names (some rules read a type code off the match)."""
+    if rule.value == "hlo":
+        return HLO_TYPES.get(match.group("code"), "unknown")
+    if rule.value == "tensile":
+        return TENSILE_TYPE_CODES.get(match.group("code"), "unknown")
+    if rule.value == "nvjet":
+        precision = NVJET_TYPE_CODES.get(match.group("code"), "unknown")
+        return "tf32" if precision == "fp32" and match.group("tf32") else precision
+    return rule.value
+
+
 # Distinct names remembered across analyses: an LRU smaller than a profile's name count would make
-# every pass over the names miss (the 23 s for 100,000 names of issue 12).
+# every pass over the names miss (the 23 s for 100,000 names of issue 12). A plain dict, so that
+# kernel_batch.py can fill it for a whole table of names at once.
 NAME_CACHE_SIZE = 1 << 18
+KERNEL_CLASSES: Dict[str, KernelClass] = {}
 
 
-@lru_cache(maxsize=NAME_CACHE_SIZE)
+def remember_class(name: str, cls: KernelClass) -> KernelClass:
+    if len(KERNEL_CLASSES) >= NAME_CACHE_SIZE:
+        KERNEL_CLASSES.clear()
+    KERNEL_CLASSES[name] = cls
+    return cls
+
+
 def classify_kernel(name: str) -> KernelClass:
     """Precision, Tensor Core verdict and family of one kernel name (cached: names repeat a lot)."""
+    found = KERNEL_CLASSES.get(name)
+    if found is not None:
+        return found
     base = base_name(name)
     rules = []
     family_rule, _ = _first(FAMILY_RULES, name, base, head_name(name))
@@ -367,7 +381,7 @@ def classify_kernel(name: str) -> KernelClass:
     verdict = tc_rule.value if tc_rule else "no"
     if tc_rule:
         rules.append(tc_rule.id)
-    return KernelClass(precision, verdict, family, tuple(rules))
+    return remember_class(name, KernelClass(precision, verdict, family, tuple(rules)))
 
 
 @lru_cache(maxsize=NAME_CACHE_SIZE)

@@ -13,7 +13,9 @@ not lowercasing), so the prefilter never changes a result: tests/test_prefilter.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, Dict, FrozenSet, Iterable, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
 
 try:  # the regex parser the `re` module uses (public as sre_parse up to 3.10)
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -114,3 +116,133 @@ def holds(lowered: str, literals: Tuple[str, ...]) -> bool:
         if text in lowered:
             return True
     return False
+
+
+# ---------------------------------------------------------------------------------------------------
+# Many names at once (issue 12): the per-name filter above is a Python loop of ~40 `in` tests per name;
+# over a whole plane's names, each literal is instead found by one scan of all the names joined, and
+# each pattern then searches only the names that hold one of its literals.
+
+_SEPARATOR = "\n"  # no literal of the tables holds it, so no occurrence spans two names
+
+
+class TextBatch:
+    """Texts searched together: which of them hold a literal, by one scan of them all joined.
+
+    Names that differ only in their numbers (`loop_add_fusion_17`, `…_18`; template arguments, tile
+    sizes) are many: a literal without digits is looked for once per distinct name with every digit
+    read as 0 (`_folded`), which finds it exactly where the names themselves hold it.
+    """
+
+    def __init__(self, texts: Sequence[str], fold_digits: bool = True) -> None:
+        self.texts = list(texts)
+        count = len(self.texts)
+        ascii_flags = [text.isascii() for text in self.texts]
+        # lowercasing keeps an ASCII text's length, so offsets stay valid; other texts run every pattern
+        parts = [text.lower() if flag else "" for text, flag in zip(self.texts, ascii_flags)]
+        self.unfiltered = ~np.array(ascii_flags, dtype=bool) if count else np.zeros(0, dtype=bool)
+        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=count)
+        self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
+        self._joined = _SEPARATOR.join(parts)
+        self._holding: Dict[str, np.ndarray] = {}
+        self._fold = fold_digits
+        self._folds: Optional[Tuple[TextBatch, np.ndarray]] = None  # distinct folded texts, id per text
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def holding(self, literals: Optional[Tuple[str, ...]]) -> np.ndarray:
+        """Which texts may match a pattern that needs one of `literals` (None: every text)."""
+        if literals is None:
+            return np.ones(len(self.texts), dtype=bool)
+        found = self.unfiltered.copy()
+        for literal in literals:
+            found |= self._holding_one(literal)
+        return found
+
+    def _holding_one(self, literal: str) -> np.ndarray:
+        found = self._holding.get(literal)
+        if found is None:
+            folded = self._folded() if not any(ch.isdigit() for ch in literal) else None
+            if _SEPARATOR in literal:
+                found = np.ones(len(self.texts), dtype=bool)
+            elif folded is not None:
+                distinct, fold_of = folded
+                found = distinct._holding_one(literal)[fold_of]
+            else:
+                found = np.zeros(len(self.texts), dtype=bool)
+                at = _occurrences(self._joined, literal)
+                if at:
+                    found[np.searchsorted(self._starts, at, side="right") - 1] = True
+            self._holding[literal] = found
+        return found
+
+
+    def _folded(self) -> Optional[Tuple[TextBatch, np.ndarray]]:
+        """The distinct texts with digits read as 0, and which one each text is (None: too few repeat)."""
+        if self._folds is None and self._fold:
+            self._fold = False
+            parts = self._joined.translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
+            if len(parts) == len(self.texts):  # (no text holds the separator)
+                index: Dict[str, int] = {}
+                fold_of = np.array([index.setdefault(part, len(index)) for part in parts], dtype=np.int64)
+                if len(index) <= len(parts) // 2:
+                    self._folds = (TextBatch(list(index), fold_digits=False), fold_of)
+        return self._folds
+
+
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
+_BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a plane's name list
+_BATCHES_KEPT = 8
+
+
+def release_batches() -> None:
+    """Drop the cached batches (a profile's names joined, and masks per literal: tens of MB for 100,000
+    names) once the analyses of a profile are done; report.analyze_profile calls it."""
+    _BATCHES.clear()
+
+
+def text_batch(texts: Sequence[str]) -> TextBatch:
+    """The TextBatch of a plane's name list, built once for the several analyses that each try their
+    tables on it (a list is known by identity and length; a plane's names do not change)."""
+    found = _BATCHES.get(id(texts))
+    if found is not None and found[0] is texts and found[1] == len(texts):
+        return found[2]
+    if len(_BATCHES) >= _BATCHES_KEPT:
+        _BATCHES.pop(next(iter(list(_BATCHES)), None), None)  # list(): one step, safe beside other threads
+    batch = TextBatch(texts)
+    _BATCHES[id(texts)] = (texts, len(texts), batch)
+    return batch
+
+
+def _occurrences(text: str, literal: str) -> List[int]:
+    """Start of every non-overlapping occurrence (at least one in each joined text that holds it)."""
+    found: List[int] = []
+    at, step, find, append = text.find(literal), len(literal), text.find, found.append
+    while at >= 0:
+        append(at)
+        at = find(literal, at + step)
+    return found
+
+
+Candidate = Tuple[TextBatch, Any, Optional[Tuple[str, ...]]]  # texts, compiled pattern, needed literals
+
+
+def first_matching(entries: Sequence[Candidate], rows: Optional[np.ndarray] = None) -> np.ndarray:
+    """Per text, the index of the first entry (in order) whose pattern matches its text (-1: none).
+
+    Entries may read different batches over the same names (a kernel name, its head, its base); only
+    `rows` (a mask) are looked at. Decides exactly as trying the entries in order on each name.
+    """
+    count = len(entries[0][0]) if entries else 0
+    found = np.full(count, -1, dtype=np.int64)
+    pending = np.ones(count, dtype=bool) if rows is None else rows.copy()
+    for k, (batch, pattern, needs) in enumerate(entries):
+        candidates = np.flatnonzero(pending & batch.holding(needs)).tolist()
+        if not candidates:
+            continue
+        search, texts = pattern.search, batch.texts
+        hits = [i for i in candidates if search(texts[i])]
+        found[hits] = k
+        pending[hits] = False
+    return found

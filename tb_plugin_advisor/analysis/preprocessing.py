@@ -9,6 +9,7 @@ several threads it can exceed 100 %.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Tuple
 
@@ -101,6 +102,23 @@ def preprocessing_op(op_type: str, on_input_thread: bool) -> bool:
     return entry is not None and (entry[1] == ANYWHERE or on_input_thread)
 
 
+def _op_types(event_names: List[str], is_op: re.Pattern) -> List[str]:
+    """The familiar op type of each TF op event name ('' for other events); the few distinct types are
+    made familiar once each, not once per name (issue 12: 100,000 op names)."""
+    familiar: Dict[str, str] = {}
+    out = []
+    for name in event_names:
+        if not is_op.search(name):
+            out.append("")
+            continue
+        op_type = name.rpartition(":")[2]
+        found = familiar.get(op_type)
+        if found is None:
+            found = familiar[op_type] = familiar_tf_op(name)[0].rsplit(":", 1)[1]
+        out.append(found)
+    return out
+
+
 def analyze_preprocessing(profile: Profile, breakdown: Breakdown) -> Preprocessing:
     out = Preprocessing()
     lo, hi = breakdown.steady_windows()
@@ -110,14 +128,15 @@ def analyze_preprocessing(profile: Profile, breakdown: Breakdown) -> Preprocessi
     out.step_ms = float((hi - lo).sum()) / n / 1e6
     is_op = names.HOST_COMPUTE[0].compiled
     for plane in profile.host_planes:
-        types = [
-            familiar_tf_op(n)[0].rsplit(":", 1)[1] if is_op.search(n) else "" for n in plane.event_names
-        ]
+        types = _op_types(plane.event_names, is_op)
+        distinct = sorted(set(types))
+        code = {t: i for i, t in enumerate(distinct)}
+        codes = np.array([code[t] for t in types] + [len(distinct)], dtype=np.int64)
         for line in plane.lines:
             if len(line) == 0:
                 continue
             producer = is_producer_line(line)
-            wanted = np.array([preprocessing_op(t, producer) for t in types] + [False])
+            wanted = np.array([preprocessing_op(t, producer) for t in distinct] + [False])[codes]
             mask = wanted[line.metadata_index]
             if not mask.any():
                 continue

@@ -13,6 +13,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis.breakdown import Breakdown
 from tb_plugin_advisor.analysis.intervals import outermost, window_index
+from tb_plugin_advisor.analysis.prefilter import TextBatch
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
 
@@ -77,9 +78,10 @@ def _framework(profile: Profile) -> str:
         return profile.framework
     tf = jax = False
     for plane in profile.host_planes:
-        for event_name in plane.event_names:
-            tf = tf or any(h in event_name for h in _TF_HINTS)
-            jax = jax or any(h in event_name for h in _JAX_HINTS)
+        # one search per hint over all the names joined (no hint holds the separator)
+        joined = "\n".join(plane.event_names)
+        tf = tf or any(h in joined for h in _TF_HINTS)
+        jax = jax or any(h in joined for h in _JAX_HINTS)
     if jax and not tf:
         return "jax"
     if tf:
@@ -124,13 +126,17 @@ def _host_offload(profile: Profile, lo, hi, out: Signals) -> None:
             continue
         inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
         per_name = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
-        for i in np.flatnonzero(per_name).tolist():
-            name = k.names[i]
-            if names.first_match(names.DEVICE_MEMCPY, names.short_op_name(name)):
-                copy_ns += int(per_name[i])
-                if names.HOST_OFFLOAD_COPY.compiled.search(name):
-                    offload_ns += int(per_name[i])
+        timed = np.flatnonzero(per_name).tolist()
+        shorts = TextBatch([names.short_op_name(k.names[i]) for i in timed])
+        copies = names.first_matches(names.DEVICE_MEMCPY, shorts) >= 0
+        for i in np.asarray(timed, dtype=np.int64)[copies].tolist():
+            copy_ns += int(per_name[i])
+            if names.HOST_OFFLOAD_COPY.compiled.search(k.names[i]):
+                offload_ns += int(per_name[i])
     out.host_offload_copy_pct = 100.0 * offload_ns / copy_ns if copy_ns else 0.0
+
+
+_FUNCTION_LAUNCHES = names.STEP_LAUNCHES[:2]  # one table object: its prefilter is built once
 
 
 def _host_signals(profile: Profile, steps: Steps, lo, hi, n: int, out: Signals) -> None:
@@ -145,9 +151,7 @@ def _host_signals(profile: Profile, steps: Steps, lo, hi, n: int, out: Signals) 
             [names.EAGER_OP.compiled.search(s) is not None for s in plane.event_names] + [False]
         )
         is_jax_call = np.array([s.startswith("PjitFunction(") for s in plane.event_names] + [False])
-        is_function = np.array(
-            [names.first_match(names.STEP_LAUNCHES[:2], s) is not None for s in plane.event_names] + [False]
-        )
+        is_function = np.append(names.matching(_FUNCTION_LAUNCHES, plane.event_names), False)
         inside = window_index(lo, hi, line.start_ns) >= 0
         eager += int((is_eager[line.metadata_index] & inside).sum())
         calls = is_jax_call[line.metadata_index] & inside

@@ -201,3 +201,80 @@ class Progress:
     def done(self, offset: int) -> None:
         if self.callback is not None:
             self.callback(min(self.base + offset, self.total), self.total)
+
+
+Spans = List[Tuple[int, int]]
+
+
+def split_fields(source: ByteSource, pos: int, end: int, split: int, counted: Tuple[int, ...],
+                 max_split: int, max_counted: int) -> Optional[Tuple[Spans, Spans]]:
+    """The values of length-delimited field `split`, and the runs of all other fields between them,
+    by one inline pass over [pos, end) (a plane's 100,000 metadata entries: Window.fields costs a
+    generator step and two calls per field). None for anything unusual — a malformed field, more than
+    `max_split` split fields or `max_counted` length-delimited `counted` fields — so that the caller
+    walks again with Window.fields, which raises the precise error."""
+    spans: Spans = []
+    runs: Spans = []
+    run_start, n_counted = -1, 0
+    buf, base = b"", pos
+    while pos < end:
+        i = pos - base
+        if i + 20 > len(buf) and base + len(buf) < end:  # a key and a length fit in what is read
+            buf, base, i = bytes(source.read(pos, min(pos + Window.SPAN, end))), pos, 0
+        key = buf[i]
+        if key < 0x80:
+            i += 1
+        else:
+            key, i = _varint_or_none(buf, i)
+            if key is None:
+                return None
+        number, wire_type = key >> 3, key & 7
+        if number == 0:
+            return None
+        if wire_type == 2 or wire_type == 0:
+            value = buf[i] if i < len(buf) else 0x80
+            if value < 0x80:
+                i += 1
+            else:
+                value, i = _varint_or_none(buf, i)
+                if value is None:
+                    return None
+            start = base + i
+            stop = start + value if wire_type == 2 else start
+        elif wire_type in (1, 5):
+            start = base + i
+            stop = start + (8 if wire_type == 1 else 4)
+        else:
+            return None
+        if stop > end:
+            return None
+        if number == split and wire_type == 2:
+            if run_start >= 0:
+                runs.append((run_start, pos))
+                run_start = -1
+            spans.append((start, stop))
+            if len(spans) > max_split:
+                return None
+        else:
+            if wire_type != 0 and number in counted:
+                n_counted += 1
+                if n_counted > max_counted:
+                    return None
+            if run_start < 0:
+                run_start = pos
+        pos = stop
+    if run_start >= 0:
+        runs.append((run_start, pos))
+    return spans, runs
+
+
+def _varint_or_none(buf: bytes, i: int) -> Tuple[Optional[int], int]:
+    result = shift = 0
+    while i < len(buf) and shift <= 63:
+        byte = buf[i]
+        i += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, i
+        shift += 7
+    return None, i

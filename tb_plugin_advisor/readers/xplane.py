@@ -28,6 +28,7 @@ from tb_plugin_advisor.readers.wire import (
     ByteSource,
     Progress,
     Window,
+    split_fields,
     utf8,
 )
 from tb_plugin_advisor.readers.xplane_lines import EventBudget, read_line, usable_number
@@ -216,34 +217,15 @@ def _stat_value(stat, stat_names: Dict[int, str]) -> Any:
 
 def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, limits: ReadLimits,
                 budget: EventBudget) -> Plane:
-    source = data.name
-    header_parts: List[bytes] = []
-    line_slices: List[Tuple[int, int]] = []
-    metadata_entries = 0
-    window = Window(data, finish)
-    run: List[int] = []  # [start, end) of consecutive non-line fields: copied with one read
-    for number, wire_type, value in window.fields(begin, "XPlane"):
-        if number == 3 and wire_type == 2:
-            _copy_run(data, run, header_parts)
-            line_slices.append(value)
-            if len(line_slices) > limits.max_lines_per_plane:
-                raise ProfileReadError(source, f"a plane holds more than {limits.max_lines_per_plane:,} "
-                                       "lines, the reader's limit")
-            continue
-        if wire_type != 0:
-            metadata_entries += number in (4, 5)
-            if metadata_entries > limits.max_metadata_per_plane:
-                raise ProfileReadError(source, f"a plane holds more than {limits.max_metadata_per_plane:,} "
-                                       "metadata entries, the reader's limit")
-        start = window.field_start
-        if not run or run[1] != start:
-            _copy_run(data, run, header_parts)
-            run.extend((start, start))
-        run[1] = window.field_end
-    _copy_run(data, run, header_parts)
+    fast = split_fields(data, begin, finish, 3, (4, 5), limits.max_lines_per_plane,
+                        limits.max_metadata_per_plane)
+    if fast is not None:
+        line_slices, runs = fast
+        header_parts = [bytes(data.read(start, end)) for start, end in runs]
+    else:  # something is wrong or over a limit: the field walk below says what
+        header_parts, line_slices = _walk_plane(data, begin, finish, limits)
     header = schema.XPlane.FromString(b"".join(header_parts))
     del header_parts
-
     stat_names = {key: meta.name for key, meta in header.stat_metadata.items()}
     strings = StringTable()
     metadata_ids = sorted(header.event_metadata.keys())
@@ -291,6 +273,37 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         plane.lines.append(line)
     progress.done(finish)
     return plane
+
+
+def _walk_plane(data: ByteSource, begin: int, finish: int,
+                limits: ReadLimits) -> Tuple[List[bytes], List[Tuple[int, int]]]:
+    """The plane's non-line fields (raw) and its line slices, field by field with precise errors."""
+    source = data.name
+    header_parts: List[bytes] = []
+    line_slices: List[Tuple[int, int]] = []
+    metadata_entries = 0
+    window = Window(data, finish)
+    run: List[int] = []  # [start, end) of consecutive non-line fields: copied with one read
+    for number, wire_type, value in window.fields(begin, "XPlane"):
+        if number == 3 and wire_type == 2:
+            _copy_run(data, run, header_parts)
+            line_slices.append(value)
+            if len(line_slices) > limits.max_lines_per_plane:
+                raise ProfileReadError(source, f"a plane holds more than {limits.max_lines_per_plane:,} "
+                                       "lines, the reader's limit")
+            continue
+        if wire_type != 0:
+            metadata_entries += number in (4, 5)
+            if metadata_entries > limits.max_metadata_per_plane:
+                raise ProfileReadError(source, f"a plane holds more than {limits.max_metadata_per_plane:,} "
+                                       "metadata entries, the reader's limit")
+        start = window.field_start
+        if not run or run[1] != start:
+            _copy_run(data, run, header_parts)
+            run.extend((start, start))
+        run[1] = window.field_end
+    _copy_run(data, run, header_parts)
+    return header_parts, line_slices
 
 
 def _copy_run(data: ByteSource, run: List[int], parts: List[bytes]) -> None:

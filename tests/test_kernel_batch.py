@@ -1,0 +1,62 @@
+"""Classifying many names at once (kernel_batch.py, prefilter.TextBatch) decides exactly as one at a time.
+
+Run over the pattern tests' real names and the prefilter's stress variants (upper case, cut, glued),
+plus non-ASCII and empty names, which the batch filter must not skip.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import test_breakdown_patterns as breakdown_names
+from test_prefilter import NAMES
+
+from tb_plugin_advisor.analysis import breakdown, event_names, patterns
+from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
+from tb_plugin_advisor.analysis.prefilter import TextBatch
+
+EXTRA = ["", "é_gemm_bf16", "void f<Ä>(half)", "ncclKernel_É", "İnput", "DataLoader#id=1#", "load\nbatch"]
+CORPUS = list(dict.fromkeys(NAMES + EXTRA))
+
+
+def test_batch_classes_equal_one_name_at_a_time():
+    patterns.KERNEL_CLASSES.clear()
+    batch = classify_kernels(CORPUS)
+    patterns.KERNEL_CLASSES.clear()
+    single = [patterns.classify_kernel(name) for name in CORPUS]
+    assert batch == single
+
+
+@pytest.mark.parametrize("hlo_text", [True, False])  # HLO text names are shortened: their own batch
+def test_batch_device_categories_equal_one_name_at_a_time(hlo_text):
+    corpus = [name for name in CORPUS if hlo_text or not name.startswith("%")]
+    patterns.KERNEL_CLASSES.clear()
+    breakdown._CATEGORIES.clear()
+    batch = breakdown.device_kernel_categories(corpus)
+    assert batch == [breakdown._device_kernel_category(name) for name in corpus]
+    assert [breakdown.device_kernel_category(name) for name in corpus] == batch  # the cache it filled
+
+
+@pytest.mark.parametrize("table", list(breakdown_names.TABLES.values()), ids=lambda t: t[0].id)
+def test_first_matches_equal_first_match(table):
+    rows = np.arange(len(CORPUS)) % 3 != 0
+    found = event_names.first_matches(table, TextBatch(CORPUS), rows)
+    for i, name in enumerate(CORPUS):
+        expected = event_names.first_match(table, name) if rows[i] else None
+        assert (table[found[i]] if found[i] >= 0 else None) is expected, name
+
+
+def test_data_loading_annotations_equal_one_name_at_a_time():
+    rows = np.ones(len(CORPUS), dtype=bool)
+    found = event_names.data_loading_annotations(TextBatch(CORPUS), rows)
+    assert found.tolist() == [event_names.is_data_loading_annotation(name) for name in CORPUS]
+
+
+@pytest.mark.parametrize("odd", ["x\ny", "xy"])  # a name holding the separator: no folding at all
+def test_digit_folding_finds_literals_exactly_where_the_names_hold_them(odd):
+    texts = [f"loop_add_fusion_{i}" for i in range(40)] + ["ncclKernel_1", odd, "é16", "gemm16816"] * 3
+    batch = TextBatch(texts)
+    for literal in ("fusion", "add", "nccl", "16", "gemm", "ncclkernel_1", "y", "loop_add_fusion_3"):
+        expected = [literal in text.lower() or not text.isascii() for text in texts]
+        assert batch.holding((literal,)).tolist() == expected, literal
+    assert (batch._folds is None) == ("\n" in odd)

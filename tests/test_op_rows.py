@@ -1,0 +1,45 @@
+"""The op table keeps its first `limit` rows exactly as sorting every row would (ops._top_rows computes
+familiar names only for rows that can make the cut), ties at the cut and oneDNN renames included."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
+from tb_plugin_advisor.analysis.ops import OpRow, _top_rows, _Totals
+
+
+def every_row_sorted(totals, n, limit):
+    rows = []
+    for (name, category), (t, c) in totals.items():
+        familiar, onednn = familiar_tf_op(name)
+        rows.append(OpRow(familiar, category, t / 1e6 / n, c / n, onednn))
+    rows.sort(key=lambda r: (-r.time_ms, r.name))
+    return rows[:limit]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_top_rows_equal_sorting_every_row(seed):
+    r = random.Random(seed)
+    types = ["MatMul", "_MklMatMul", "_MklFusedConv2D", "Relu", "AddV2"]
+    totals = {}
+    for i in range(r.randint(0, 60)):
+        name = f"model/layer_{r.randint(0, 9)}/op:{r.choice(types)}"
+        key = (name if r.random() < 0.8 else f"kernel_{i}", r.choice(["device_compute", "memcpy"]))
+        totals[key] = [float(r.choice([1000, 2000, 3000, r.randint(0, 10**7)])), float(r.randint(1, 9))]
+    n = r.randint(1, 7)
+    table = _Totals()
+    table.add([k[0] for k in totals], [k[1] for k in totals], [v[0] for v in totals.values()],
+              [v[1] for v in totals.values()])
+    for limit in (0, 1, 3, 10, 100):
+        assert _top_rows(table, n, limit) == every_row_sorted(totals, n, limit)
+
+
+def test_totals_add_up_per_label_and_category_in_first_seen_order():
+    table = _Totals()
+    table.add(["a", "b", "a"], ["x", "x", "y"], [1.0, 2.0, 3.0], [1.0, 1.0, 1.0])
+    table.add(["b", "a"], ["x", "y"], [0.5, 0.25], [2.0, 1.0])
+    assert list(zip(table.labels, table.categories, table.time, table.count)) == [
+        ("a", "x", 1.0, 1.0), ("b", "x", 2.5, 3.0), ("a", "y", 3.25, 2.0)]
