@@ -20,6 +20,7 @@ from tb_plugin_advisor.analysis.breakdown import CATEGORIES, Breakdown, compute_
 from tb_plugin_advisor.analysis.cpu_precision import CpuSixteenBit, assess_cpu_16bit
 from tb_plugin_advisor.analysis.host_sync import HostSync, analyze_host_sync
 from tb_plugin_advisor.analysis.inputs import InputPipeline, analyze_input_pipeline
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.memory import device_peak_bytes, peak_by_allocator
 from tb_plugin_advisor.analysis.ops import OpRow, kernel_table, op_table
 from tb_plugin_advisor.analysis.precision import PrecisionResult, analyze_precision
@@ -32,6 +33,7 @@ from tb_plugin_advisor.analysis.tensor_cores import TensorCoreResult, analyze_te
 from tb_plugin_advisor.analysis.torch_signals import TorchSignals, collect_torch_signals
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.model import Device, Profile, RunProfiles
 from tb_plugin_advisor.report_deep import DeepViews, analyze_deep, combined_deep_json, deep_json
 from tb_plugin_advisor.report_facts import facts_of
@@ -133,6 +135,7 @@ class HostReport:
         }
 
 
+@collector_paused
 def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> HostReport:
     """Run every analysis on one host's profile. `local_cpu`: the CPU the report runs on (its flags are
     evidence for a profile captured on the same host); None reads this machine's."""
@@ -145,6 +148,8 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
 
 def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
     steps = find_steps(profile)
+    for device in profile.devices:  # classified once, here: both threads below read the views
+        kernel_view(device)
     with ThreadPoolExecutor(1, thread_name_prefix="advisor-deep") as second_core:
         # The deeper views need only the steps: they run beside the rest (numpy lets go of the GIL
         # in whole-array work, which is most of both).

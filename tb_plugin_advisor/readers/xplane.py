@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from google.protobuf.message import DecodeError
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
+from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.model import Plane, Profile, StringTable
 from tb_plugin_advisor.readers import limits as read_limits
 from tb_plugin_advisor.readers import xspace_schema as schema
@@ -46,6 +47,7 @@ ProgressCallback = Callable[[int, int], None]
 # Entry points
 
 
+@collector_paused
 def read_xplane(
     path: Union[str, os.PathLike],
     host: Optional[str] = None,
@@ -89,6 +91,7 @@ def host_from_filename(path: str) -> str:
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
+@collector_paused
 def read_xplane_bytes(
     data: bytes,
     source: str = "<bytes>",
