@@ -199,8 +199,7 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     view = kernel_view(device)
     dur = table.duration_ns
     steady = window_index(lo, hi, table.start_ns) >= 0 if n_steps else np.zeros(len(table), bool)
-    local, first_row, name_of_row = np.unique(table.name_index, return_index=True, return_inverse=True)
-    name_of_row = name_of_row.reshape(-1)
+    local, name_of_row = unique_inverse(table.name_index)
     count = local.size
     for name_id in local.tolist():
         name = table.names[name_id]
@@ -242,7 +241,8 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     idle = np.ones(count, dtype=bool)
     idle[k] = False
     idle_k = np.flatnonzero(idle)
-    idle_j = details_of_row[first_row[idle_k]]
+    first_row = np.array([int(np.argmax(name_of_row == i)) for i in idle_k.tolist()], dtype=np.int64)
+    idle_j = details_of_row[first_row]
     k, j = np.concatenate([k, idle_k]), np.concatenate([j, idle_j])
     ns = np.concatenate([ns, np.zeros(idle_k.size, np.int64)])
     c.configs.append(np.stack([ids[k], np.full(k.size, device_index), text_of[j], ns]).astype(np.int64))
@@ -261,8 +261,8 @@ def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
     """(first, second, summed weight as int) for every pair with a non-zero sum, ordered by first then
     second: sparse, so 100,000 names × many launch shapes need no dense names × shapes array."""
     pair = first.astype(np.int64) * width + second
-    pairs, inverse = np.unique(pair, return_inverse=True)
-    sums = np.bincount(inverse.reshape(-1), weights=weights, minlength=pairs.size)
+    pairs, inverse = unique_inverse(pair)
+    sums = np.bincount(inverse, weights=weights, minlength=pairs.size)
     keep = sums != 0
     pairs = pairs[keep]
     return pairs // width, pairs % width, sums[keep].astype(np.int64)
