@@ -8,9 +8,18 @@ difference of a cumulative function evaluated with two binary searches — no pe
 
 from __future__ import annotations
 
+import os
 from typing import Iterable, Tuple
 
 import numpy as np
+
+try:  # one-pass unions in C (analysis/_intervals.c), built when a compiler was there at install time
+    from tb_plugin_advisor.analysis import _intervals
+except ImportError:  # pragma: no cover - depends on how the package was installed
+    _intervals = None
+
+# TB_ADVISOR_NO_COMPILED=1 keeps the compiled helpers out (as for the reader's walker).
+COMPILED = _intervals is not None and os.environ.get("TB_ADVISOR_NO_COMPILED", "") in ("", "0")
 
 Intervals = Tuple[np.ndarray, np.ndarray]  # (starts, ends), int64, sorted, disjoint when "merged"
 
@@ -34,6 +43,16 @@ def union(starts: np.ndarray, ends: np.ndarray) -> Intervals:
 
 def _blocks(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     """Merge intervals sorted by start into disjoint blocks."""
+    if COMPILED:
+        return _as_intervals(_intervals.blocks(np.ascontiguousarray(starts), np.ascontiguousarray(ends)))
+    return _blocks_numpy(starts, ends)
+
+
+def _as_intervals(pair) -> Intervals:
+    return np.frombuffer(pair[0], dtype=np.int64), np.frombuffer(pair[1], dtype=np.int64)
+
+
+def _blocks_numpy(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     running_end = np.maximum.accumulate(ends)
     # a new block starts where the interval begins after everything before it has ended
     new_block = np.empty(starts.size, dtype=bool)
@@ -52,6 +71,12 @@ def merge(a: Intervals, b: Intervals) -> Intervals:
         return b
     if b[0].size == 0:
         return a
+    if COMPILED:
+        return _as_intervals(_intervals.merge(*(np.ascontiguousarray(x) for x in (*a, *b))))
+    return _merge_numpy(a, b)
+
+
+def _merge_numpy(a: Intervals, b: Intervals) -> Intervals:
     n, m = a[0].size, b[0].size
     at_b = np.searchsorted(a[0], b[0], side="right") + np.arange(m)
     is_b = np.zeros(n + m, dtype=bool)
@@ -61,7 +86,7 @@ def merge(a: Intervals, b: Intervals) -> Intervals:
     starts[at_b], ends[at_b] = b
     starts[~is_b], ends[~is_b] = a
     del is_b, at_b
-    return _blocks(starts, ends)
+    return _blocks_numpy(starts, ends)
 
 
 def union_all(parts: Iterable[Intervals]) -> Intervals:

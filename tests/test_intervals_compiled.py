@@ -1,0 +1,65 @@
+"""analysis/_intervals.c against intervals.py's numpy versions: the same blocks for any input.
+
+Runs where the package was built with a compiler (the CI does); without one there is nothing to compare.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from wire_build import compiler_present
+
+from tb_plugin_advisor.analysis import intervals as iv
+
+
+@pytest.fixture(autouse=True)
+def compiled():
+    if iv._intervals is None:
+        if compiler_present():
+            pytest.fail("analysis/_intervals.c was not built although a C compiler is present: reinstall "
+                        "with `pip install -e .` and read the build warning")
+        pytest.skip("no C compiler here: intervals.py runs on numpy alone")
+
+
+def random_intervals(rng, n: int, span: int):
+    starts = np.sort(rng.integers(-span, span, n)).astype(np.int64)
+    ends = starts + rng.integers(0, span // 4 + 1, n)
+    return starts, ends
+
+
+def same(x, y):
+    return all(np.array_equal(a, b) and a.dtype == b.dtype == np.int64 for a, b in zip(x, y))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_blocks_and_merges_equal_numpys(seed):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(0, 300)), int(rng.integers(0, 300))
+    span = int(rng.choice([5, 50, 10**6, 2**40]))  # small spans: many touching and equal starts
+    a = random_intervals(rng, n, span)
+    b = random_intervals(rng, m, span)
+    if n:
+        assert same(iv._as_intervals(iv._intervals.blocks(*a)), iv._blocks_numpy(*a))
+    merged_a, merged_b = iv._blocks_numpy(*a) if n else a, iv._blocks_numpy(*b) if m else b
+    if n and m:
+        got = iv._as_intervals(iv._intervals.merge(*merged_a, *merged_b))
+        assert same(got, iv._merge_numpy(merged_a, merged_b))
+
+
+def test_touching_intervals_join_and_gaps_split():
+    starts = np.array([0, 5, 5, 11, 20], dtype=np.int64)
+    ends = np.array([5, 7, 6, 20, 21], dtype=np.int64)
+    got = iv._as_intervals(iv._intervals.blocks(starts, ends))
+    assert [x.tolist() for x in got] == [[0, 11], [7, 21]]
+    a = (np.array([0, 10], dtype=np.int64), np.array([2, 12], dtype=np.int64))
+    b = (np.array([2, 20], dtype=np.int64), np.array([3, 25], dtype=np.int64))
+    assert [x.tolist() for x in iv._as_intervals(iv._intervals.merge(*a, *b))] == [[0, 10, 20], [3, 12, 25]]
+
+
+def test_wrong_buffers_are_refused():
+    with pytest.raises(TypeError):
+        iv._intervals.blocks(np.zeros(3, dtype=np.int32), np.zeros(3, dtype=np.int32))
+    with pytest.raises(ValueError):
+        iv._intervals.blocks(np.zeros(3, dtype=np.int64), np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError):
+        iv._intervals.merge(*(np.zeros(k, dtype=np.int64) for k in (1, 1, 2, 3)))
