@@ -95,7 +95,12 @@ def test_default_allocator_profile_says_dtypes_are_missing(tf_profiles):
         return
     assert typed, "oneDNN on but no typed MemoryAllocation events"
     assert result.verdict == "not_active", result.summary
-    assert result.precision_pct["fp32"] > 50.0
+    # How much op time the allocator's events type varies with the CPU (49.8 % fp32 on a Xeon with
+    # AMX, over 50 % on an EPYC); what is typed must be float32.
+    shares = result.precision_pct
+    known = 100.0 - shares["unknown"]
+    assert known > 25.0, shares
+    assert shares["fp32"] >= 0.95 * known, shares
     assert result.matrix_low_precision_pct == 0.0
     assert result.onednn_ops, "oneDNN ops not recognised"
     assert all(not name.rsplit(":", 1)[1].startswith("_Mkl") for name, _ in result.top_fp32_ops)

@@ -64,7 +64,13 @@ def test_fixed_loop_is_not_input_bound(reports, tf_profiles):
     pipeline = report["input_pipeline"]
     assert pipeline["prefetch"] is True and pipeline["autotune"] is True and pipeline["parallelism"] >= 2
     ids = {r["id"] for r in report["recommendations"]}
-    assert not ids & {"input.parallel_map", "input.prefetch", "input.interleave", "input.preprocess_offline"}
+    assert not ids & {"input.parallel_map", "input.prefetch", "input.interleave"}  # all already done
+    # The construction accepts up to FIXED_MAX_PCT of input wait. A fixed loop that still waits at least
+    # the "moderate" 5 % (a fast CPU, e.g. AMX, shrinks the step while the map costs the same) is told
+    # to move preprocessing out of the step, and only then.
+    moderate = report["verdict"]["input_bound"] == "moderate"
+    told = "input.preprocess_offline" in ids
+    assert told == (moderate and pipeline["dominant_stage"] == "map"), (report["verdict"]["input_pct"], ids)
 
 
 def test_input_share_drops_from_the_bound_loop_to_the_fixed_one(reports):
