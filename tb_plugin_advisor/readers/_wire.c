@@ -50,9 +50,18 @@ static inline int read_varint(const uint8_t *b, Py_ssize_t *pos, Py_ssize_t end,
     return 0;
 }
 
+/* The length of a length-delimited field, which must fit in what is left before `end`. */
+static inline int read_length(const uint8_t *b, Py_ssize_t *pos, Py_ssize_t end, Py_ssize_t *length) {
+    uint64_t value;
+    if (!read_varint(b, pos, end, &value) || value > (uint64_t)(end - *pos)) return 0;
+    *length = (Py_ssize_t)value;
+    return 1;
+}
+
 /* Skip the value of a field the decoders ignore (fields 8-15 of a stat, 6-15 of an event). */
 static inline int skip_value(const uint8_t *b, Py_ssize_t *pos, Py_ssize_t end, int wire) {
     uint64_t value;
+    Py_ssize_t length;
     switch (wire) {
     case 0:
         return read_varint(b, pos, end, &value);
@@ -65,8 +74,8 @@ static inline int skip_value(const uint8_t *b, Py_ssize_t *pos, Py_ssize_t end, 
         *pos += 4;
         return 1;
     case 2:
-        if (!read_varint(b, pos, end, &value) || value > (uint64_t)(end - *pos)) return 0;
-        *pos += (Py_ssize_t)value;
+        if (!read_length(b, pos, end, &length)) return 0;
+        *pos += length;
         return 1;
     default:
         return 0;
@@ -97,13 +106,14 @@ static int one_stat(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Columns *c
                 cols->kind[k] = tag == 0x18 ? K_UINT64 : tag == 0x20 ? K_INT64 : K_REF;
             }
         } else if (tag == 0x2A || tag == 0x32) { /* str_value, bytes_value */
-            if (!read_varint(b, &pos, end, &value) || value > (uint64_t)(end - pos)) return 0;
+            Py_ssize_t length;
+            if (!read_length(b, &pos, end, &length)) return 0;
             if (cols) {
                 cols->kind[k] = tag == 0x2A ? K_STR : K_BYTES;
                 cols->text_start[k] = pos;
-                cols->text_end[k] = pos + (Py_ssize_t)value;
+                cols->text_end[k] = pos + length;
             }
-            pos += (Py_ssize_t)value;
+            pos += length;
         } else if (field >= 8 && field <= 15) {
             if (!skip_value(b, &pos, end, wire)) return 0;
         } else {
@@ -128,7 +138,8 @@ static int event(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Columns *cols
                 column[row] = (int64_t)value;
             }
         } else if (tag == 0x22) {
-            if (!read_varint(b, &pos, end, &value) || value > (uint64_t)(end - pos)) return 0;
+            Py_ssize_t length;
+            if (!read_length(b, &pos, end, &length)) return 0;
             if (cols && *k >= cols->stat_capacity) return 0;
             if (cols) {
                 cols->owner[*k] = (int32_t)row;
@@ -138,9 +149,9 @@ static int event(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Columns *cols
                 cols->text_start[*k] = 0;
                 cols->text_end[*k] = 0;
             }
-            if (!one_stat(b, pos, pos + (Py_ssize_t)value, cols, *k)) return 0;
+            if (!one_stat(b, pos, pos + length, cols, *k)) return 0;
             *k += 1;
-            pos += (Py_ssize_t)value;
+            pos += length;
         } else if (field >= 6 && field <= 15) {
             if (!skip_value(b, &pos, end, wire)) return 0;
         } else {
@@ -159,15 +170,15 @@ static int walk(const uint8_t *b, Py_ssize_t size, Py_ssize_t pos, Py_ssize_t li
                 Py_ssize_t *stop) {
     Py_ssize_t row = 0, k = 0;
     while (row < limit && k < stat_limit && pos < size && b[pos] == EVENTS_TAG) {
-        uint64_t length;
+        Py_ssize_t length;
         pos += 1;
-        if (!read_varint(b, &pos, size, &length) || length > (uint64_t)(size - pos)) return 0;
+        if (!read_length(b, &pos, size, &length)) return 0;
         if (row >= INT32_MAX) return 0;
         if (cols) {
             cols->metadata_id[row] = cols->offset_ps[row] = cols->duration_ps[row] = 0;
         }
-        if (!event(b, pos, pos + (Py_ssize_t)length, cols, row, &k)) return 0;
-        pos += (Py_ssize_t)length;
+        if (!event(b, pos, pos + length, cols, row, &k)) return 0;
+        pos += length;
         row += 1;
     }
     *events = row;
