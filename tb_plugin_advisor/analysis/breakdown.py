@@ -33,7 +33,7 @@ from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
 from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
-from tb_plugin_advisor.analysis.patterns import NAME_CACHE_SIZE, classify_kernel
+from tb_plugin_advisor.analysis.patterns import classify_kernel, remember
 from tb_plugin_advisor.analysis.prefilter import TextBatch, text_batch
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.lookup import unique_codes
@@ -227,18 +227,11 @@ def device_kernel_category(kernel_name: str) -> str:
     analyses ask for every distinct kernel name; `device_kernel_categories` fills the cache too)."""
     found = _CATEGORIES.get(kernel_name)
     if found is None:
-        found = _remember(kernel_name, _device_kernel_category(kernel_name))
+        found = remember(_CATEGORIES, kernel_name, _device_kernel_category(kernel_name))
     return found
 
 
 _CATEGORIES: Dict[str, str] = {}
-
-
-def _remember(kernel_name: str, category: str) -> str:
-    if len(_CATEGORIES) >= NAME_CACHE_SIZE:
-        _CATEGORIES.clear()
-    _CATEGORIES[kernel_name] = category
-    return category
 
 
 def _device_kernel_category(kernel_name: str) -> str:
@@ -272,7 +265,7 @@ def device_kernel_categories(kernel_names: Sequence[str]) -> List[str]:
         for k in np.flatnonzero(comm | memcpy).tolist():
             found[index[k]] = "communication" if comm[k] else "memcpy"
     for kernel_name, category in zip(kernel_names, found):
-        _remember(kernel_name, category)
+        remember(_CATEGORIES, kernel_name, category)
     return found
 
 

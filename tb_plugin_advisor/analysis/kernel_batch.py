@@ -26,7 +26,7 @@ def classify_kernels(names: Sequence[str]) -> List[p.KernelClass]:
             missing = list(names) if not isinstance(names, list) else names
         fresh = dict(zip(missing, _classify_all(missing)))
         for name, cls in fresh.items():
-            p.remember_class(name, cls)
+            p.remember(known, name, cls)
     return [known.get(name) or fresh.get(name) or p.classify_kernel(name) for name in names]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple, TypeVar
 
 from tb_plugin_advisor.analysis.architectures import Architecture
 from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
@@ -354,13 +354,15 @@ def precision_of_match(rule: Rule, match: re.Match) -> str:
 # kernel_batch.py can fill it for a whole table of names at once.
 NAME_CACHE_SIZE = 1 << 18
 KERNEL_CLASSES: Dict[str, KernelClass] = {}
+_Answer = TypeVar("_Answer")
 
 
-def remember_class(name: str, cls: KernelClass) -> KernelClass:
-    if len(KERNEL_CLASSES) >= NAME_CACHE_SIZE:
-        KERNEL_CLASSES.clear()
-    KERNEL_CLASSES[name] = cls
-    return cls
+def remember(cache: Dict[str, _Answer], name: str, answer: _Answer) -> _Answer:
+    """`cache[name] = answer` in a per-name cache bounded by NAME_CACHE_SIZE (emptied when full)."""
+    if len(cache) >= NAME_CACHE_SIZE:
+        cache.clear()
+    cache[name] = answer
+    return answer
 
 
 def classify_kernel(name: str) -> KernelClass:
@@ -381,7 +383,7 @@ def classify_kernel(name: str) -> KernelClass:
     verdict = tc_rule.value if tc_rule else "no"
     if tc_rule:
         rules.append(tc_rule.id)
-    return remember_class(name, KernelClass(precision, verdict, family, tuple(rules)))
+    return remember(KERNEL_CLASSES, name, KernelClass(precision, verdict, family, tuple(rules)))
 
 
 @lru_cache(maxsize=NAME_CACHE_SIZE)
