@@ -80,7 +80,9 @@ def decode_events(
     """
     try:
         if COMPILED:
-            return _decode_compiled(line, on_offset, on_stats, max_events)
+            decoded = _decode_compiled(line, on_offset, on_stats, max_events)
+            if decoded is not None:
+                return decoded  # else the walker declined the line: numpy decides
         if max_events is not None and _tag_bytes(line) > max_events:
             return None
         return _decode(line, on_offset, on_stats)
@@ -125,11 +127,11 @@ def _tag_bytes(line: bytes) -> int:
 
 def _decode_compiled(line: bytes, on_offset: Optional[Callable[[int], None]] = None,
                      on_stats: Optional[Callable[[StatBlock], None]] = None, max_events: Optional[int] = None
-                     ) -> Tuple[EventColumns, List[Tuple[int, int]]]:
+                     ) -> Optional[Tuple[EventColumns, List[Tuple[int, int]]]]:
     """`_decode` with the C walker: one pass over each block's bytes instead of one per field.
 
     The walker frames the line first (block bounds and counts), so the event columns are allocated
-    once and two threads fill blocks straight into them. Whatever it declines, numpy decodes.
+    once and two threads fill blocks straight into them. None when the walker declines the line.
     """
     b = np.frombuffer(line, dtype=np.uint8)
     first, header = _first_event(b)
@@ -137,9 +139,7 @@ def _decode_compiled(line: bytes, on_offset: Optional[Callable[[int], None]] = N
         raise _Unusual()  # a field before the events claims more bytes than the line has
     framed = _wire.frame(line, first, BLOCK, BLOCK_STATS)  # counts without allocating per event
     if framed is None:
-        if max_events is not None and _tag_bytes(line) > max_events:
-            raise _Unusual()
-        return _decode(line, on_offset, on_stats)
+        return None
     starts, events, stats, stop = (np.frombuffer(x, dtype=np.int64).tolist() if i < 3 else x
                                    for i, x in enumerate(framed))
     rows = np.concatenate(([0], np.cumsum(events, dtype=np.int64))).tolist()
