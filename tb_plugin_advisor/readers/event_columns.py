@@ -206,9 +206,10 @@ def grouped(owner: np.ndarray, stat_id: np.ndarray, kind: np.ndarray, bits: np.n
     return StatBlock(bounds, owner[order].astype(np.int32), bits[order], moved)
 
 
-# Blocks are decoded on two threads: numpy releases the GIL inside each whole-array step, which is
-# where the time goes, so a second core takes half the blocks. The reading thread decodes the other
-# half itself (one extra thread, not two: each thread's temporaries live in its own malloc arena).
+# Blocks are decoded on two threads: numpy releases the GIL inside each whole-array step and the C
+# walker while it fills a block, which is where the time goes, so a second core takes half the
+# blocks. The reading thread decodes the other half itself (one extra thread, not two: each
+# thread's temporaries live in its own malloc arena).
 THREADS = min(2, os.cpu_count() or 1)
 
 
