@@ -29,6 +29,8 @@ from typing import Dict
 import pytest
 import tf_profiles
 
+from tb_plugin_advisor.analysis.thresholds import INPUT_HIGH_PCT, INPUT_MODERATE_PCT
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "demo" / "profiling_story.py"
 SAMPLE = ROOT / "tb_plugin_advisor" / "sample_logdir"
@@ -39,6 +41,14 @@ KERAS_PROFILED_STEPS = list(range(4, 10))
 # (MemoryAllocation events' data_type: 1 float32, 14 bfloat16, 19 float16).
 SIXTEEN_BIT = {"mixed_bfloat16": ("bf16", "14"), "mixed_float16": ("fp16", "19")}
 SAMPLE_BUDGET_BYTES = 4 * 1024 * 1024
+# The Advisor's input share against TensorFlow's own reading of the same profile (percentage points,
+# as in test_report_tf.py).
+INPUT_TOLERANCE_POINTS = 1.5
+
+
+def _input_class(pct: float) -> str:
+    """The verdict's input_bound for a share, by the thresholds table."""
+    return "high" if pct >= INPUT_HIGH_PCT else "moderate" if pct >= INPUT_MODERATE_PCT else "low"
 
 
 def advisor(*argv: str) -> dict:
@@ -97,6 +107,25 @@ def _sixteen_bit(story) -> tuple:
     return SIXTEEN_BIT[story["summary"]["runs"]["run3_mixed"]["policy"]]
 
 
+@pytest.fixture(scope="module")
+def xplane_facts(story) -> Dict[str, dict]:
+    """Each run's profile read with TensorFlow's own xplane proto (tests/tf_profiles.py `inspect`):
+    the oracle the Advisor's reading is checked against, e.g. the union of IteratorGetNext time
+    inside the step markers (`input_wait_pct`) and the allocation dtypes."""
+    logdir = story["logdir"]
+    paths = {run: next((logdir / run).rglob("*.xplane.pb")) for run in RUNS}
+    proc = subprocess.run(
+        [sys.executable, tf_profiles.__file__, "inspect", *map(str, paths.values())],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    facts = json.loads(proc.stdout)
+    return {run: facts[str(path)] for run, path in paths.items()}
+
+
 @pytest.mark.needs_tensorflow
 def test_demo_writes_the_documented_layout(story):
     logdir, names = story["logdir"], story["names"]
@@ -125,12 +154,14 @@ def test_every_run_yields_its_profiled_steps(story):
 
 
 @pytest.mark.needs_tensorflow
-def test_run1_naive_is_input_bound_in_its_map_stage(story):
+def test_run1_naive_is_input_bound_in_its_map_stage(story, xplane_facts):
     report = story["reports"]["run1_naive"]
     verdict = report["verdict"]
     assert verdict["input_bound"] == "high", verdict
     assert verdict["bottleneck"] == "input", verdict
     assert verdict["input_pct"] >= 20.0
+    oracle = xplane_facts["run1_naive"]["input_wait_pct"]
+    assert abs(verdict["input_pct"] - oracle) <= INPUT_TOLERANCE_POINTS, (verdict, oracle)
     pipeline = report["input_pipeline"]
     assert pipeline["dominant_stage"] == "map"
     assert pipeline["parallelism"] == 1 and pipeline["prefetch"] is False and pipeline["autotune"] is False
@@ -139,24 +170,37 @@ def test_run1_naive_is_input_bound_in_its_map_stage(story):
 
 
 @pytest.mark.needs_tensorflow
-def test_run2_parallel_is_not_input_bound(story):
+def test_run2_parallel_is_not_input_bound(story, xplane_facts):
     report = story["reports"]["run2_parallel"]
     assert report["verdict"]["input_bound"] == "low", report["verdict"]
     assert report["verdict"]["input_pct"] < 5.0
+    oracle = xplane_facts["run2_parallel"]["input_wait_pct"]
+    assert abs(report["verdict"]["input_pct"] - oracle) <= INPUT_TOLERANCE_POINTS, (report["verdict"], oracle)
     assert report["input_pipeline"]["prefetch"] is True and report["input_pipeline"]["autotune"] is True
     ids = {rec["id"] for rec in report["recommendations"]}
     assert not ids & {"input.parallel_map", "input.prefetch"}, ids
 
 
 @pytest.mark.needs_tensorflow
-def test_run4_custom_loop_uses_the_parallel_pipeline_without_waiting_on_it(story):
-    """Same pipeline as run2, but `next(iterator)` runs eagerly inside each short (batch 8) step:
-    its ~1-2 ms dispatch and an occasional refill stall are a few percent, so the bound here is
-    10 % (never "high"), not run2's 5 %."""
+def test_run4_custom_loop_input_share_is_what_its_get_next_waits_show(story, xplane_facts):
+    """Same pipeline as run2, but `next(iterator)` runs eagerly inside each short (batch 8) step.
+    How long it waits depends on the CPU: a few percent on a fast one, and on a slower one the
+    prefetch buffer's refill stalls a step now and then (12.6 % was seen on a CI machine). What the
+    profile shows is not machine-dependent: the report's input share is the get-next waits that
+    TensorFlow's own proto reading finds inside the step markers, classed by the thresholds table,
+    and a pipeline that already maps in parallel and prefetches is not told to do either."""
     report = story["reports"]["run4_custom_loop"]
-    assert report["verdict"]["input_bound"] in ("low", "moderate"), report["verdict"]
-    assert report["verdict"]["input_pct"] < 10.0
-    assert report["input_pipeline"]["prefetch"] is True and report["input_pipeline"]["autotune"] is True
+    verdict = report["verdict"]
+    oracle = xplane_facts["run4_custom_loop"]["input_wait_pct"]
+    print("run4 input wait: advisor", verdict["input_pct"], "oracle", oracle)
+    assert abs(verdict["input_pct"] - oracle) <= INPUT_TOLERANCE_POINTS, (verdict, oracle)
+    assert verdict["input_bound"] == _input_class(verdict["input_pct"]), verdict
+    if min(abs(oracle - INPUT_HIGH_PCT), abs(oracle - INPUT_MODERATE_PCT)) > INPUT_TOLERANCE_POINTS:
+        assert verdict["input_bound"] == _input_class(oracle), (verdict, oracle)
+    pipeline = report["input_pipeline"]
+    assert pipeline["prefetch"] is True and pipeline["autotune"] is True and pipeline["parallelism"] >= 2
+    ids = {rec["id"] for rec in report["recommendations"]}
+    assert not ids & {"input.parallel_map", "input.prefetch"}, ids
 
 
 @pytest.mark.needs_tensorflow
@@ -170,22 +214,11 @@ def test_run3_mixed_precision_is_visible_and_run2_has_none(story):
 
 
 @pytest.mark.needs_tensorflow
-def test_run3_profile_records_16bit_allocations(story):
+def test_run3_profile_records_16bit_allocations(story, xplane_facts):
     """The evidence itself, read with TensorFlow's own xplane proto: allocation dtypes per run."""
     _, dtype = _sixteen_bit(story)
-    logdir = story["logdir"]
-    paths = {run: next((logdir / run).rglob("*.xplane.pb")) for run in ("run2_parallel", "run3_mixed")}
-    proc = subprocess.run(
-        [sys.executable, tf_profiles.__file__, "inspect", *map(str, paths.values())],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    facts = json.loads(proc.stdout)
-    run3_types = facts[str(paths["run3_mixed"])]["memory_allocation_data_types"]
-    run2_types = facts[str(paths["run2_parallel"])]["memory_allocation_data_types"]
+    run3_types = xplane_facts["run3_mixed"]["memory_allocation_data_types"]
+    run2_types = xplane_facts["run2_parallel"]["memory_allocation_data_types"]
     print("allocation data types: run2", run2_types, "run3", run3_types)
     assert run3_types.get(dtype, 0) >= 10, run3_types
     assert run2_types.get("1", 0) >= 10 and dtype not in run2_types, run2_types
