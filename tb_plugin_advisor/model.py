@@ -46,6 +46,14 @@ class StatColumn:
         self._dense: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
     def _materialise(self) -> Tuple[np.ndarray, np.ndarray]:
+        if self._dense is None and self.indices.size == self.count:
+            # On every event (a GPU stream's correlation ids, kernel details): the data is already
+            # dense, so it is shared read-only instead of copied (one line's column can be tens of MB).
+            values = self.data.view()
+            values.flags.writeable = False
+            present = np.ones(self.count, dtype=bool)
+            present.flags.writeable = False
+            self._dense = (values, present)
         if self._dense is None:
             fill = -1 if self.kind == "str" else 0
             values = np.full(self.count, fill, dtype=self.data.dtype)

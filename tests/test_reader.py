@@ -207,3 +207,20 @@ def test_one_stat_with_values_of_several_kinds_is_decoded_exactly():
     assert [read.stat_value("x", i) for i in range(5)] == ["5", "0", "text", "2.5", None]
     assert read.stats["x"].kind == "str"
     assert read.stats["x"].present.tolist() == [True, True, True, True, False]
+
+
+def test_a_stat_on_every_event_is_shared_read_only_not_copied_dense():
+    """A GPU stream's correlation ids sit on every kernel: `values` is the data itself (tens of MB per
+    line not copied), read-only so that no analysis can change the profile under the others."""
+    b = XSpaceBuilder()
+    line = b.plane("/host:CPU").line("t")
+    for i in range(4):
+        line.event("k", T0 + 20 * i, 10, stats={"correlation_id": 100 + i})
+    line.event("k", T0 + 80, 10, stats={"correlation_id": 7, "other": 1})
+    read = read_xplane_bytes(b.to_bytes()).host_plane.lines[0]
+    full, sparse = read.stats["correlation_id"], read.stats["other"]
+    assert full.values.tolist() == [100, 101, 102, 103, 7] and full.present.all()
+    assert np.shares_memory(full.values, full.data) and not full.values.flags.writeable
+    with pytest.raises(ValueError):
+        full.values[0] = 1
+    assert sparse.values.tolist() == [0, 0, 0, 0, 1] and sparse.present.tolist() == [False] * 4 + [True]
