@@ -137,13 +137,20 @@ class TextBatch:
     def __init__(self, texts: Sequence[str], fold_digits: bool = True) -> None:
         self.texts = list(texts)
         count = len(self.texts)
-        ascii_flags = [text.isascii() for text in self.texts]
         # lowercasing keeps an ASCII text's length, so offsets stay valid; other texts run every pattern
-        parts = [text.lower() if flag else "" for text, flag in zip(self.texts, ascii_flags)]
-        self.unfiltered = ~np.array(ascii_flags, dtype=bool) if count else np.zeros(0, dtype=bool)
+        joined = _SEPARATOR.join(self.texts)
+        if joined.isascii():  # the usual case: one lowercasing of them all, no call per text
+            parts: Sequence[str] = self.texts
+            self.unfiltered = np.zeros(count, dtype=bool)
+            self._joined = joined.lower()
+        else:
+            ascii_flags = [text.isascii() for text in self.texts]
+            parts = [text.lower() if flag else "" for text, flag in zip(self.texts, ascii_flags)]
+            self.unfiltered = ~np.array(ascii_flags, dtype=bool) if count else np.zeros(0, dtype=bool)
+            self._joined = _SEPARATOR.join(parts)
+        del joined
         lengths = np.fromiter(map(len, parts), dtype=np.int64, count=count)
         self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
-        self._joined = _SEPARATOR.join(parts)
         self._holding: Dict[str, np.ndarray] = {}
         self._fold = fold_digits
         self._folds: Optional[Tuple[TextBatch, np.ndarray]] = None  # distinct folded texts, id per text
@@ -184,9 +191,10 @@ class TextBatch:
             self._fold = False
             parts = self._joined.translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
             if len(parts) == len(self.texts):  # (no text holds the separator)
-                index: Dict[str, int] = {}
-                fold_of = np.array([index.setdefault(part, len(index)) for part in parts], dtype=np.int64)
-                if len(index) <= len(parts) // 2:
+                distinct = dict.fromkeys(parts)
+                if len(distinct) <= len(parts) // 2:
+                    index = {part: i for i, part in enumerate(distinct)}
+                    fold_of = np.fromiter(map(index.__getitem__, parts), dtype=np.int64, count=len(parts))
                     self._folds = (TextBatch(list(index), fold_digits=False), fold_of)
         return self._folds
 
