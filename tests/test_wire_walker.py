@@ -182,3 +182,93 @@ def test_fuzz_finds_read_the_same_with_and_without_the_walker(seed, monkeypatch)
     data = make_case(random.Random(seed))
     assert run_case(data) in ("report", "refused")
     assert_same_outcome(data, monkeypatch)
+
+
+# ---------------------------------------------------------------------------------------------------
+# metadata_table: a plane's event metadata names from its bytes (readers/plane_metadata.py)
+
+
+def _entry(key: bytes, value: bytes) -> bytes:
+    """One XPlane event_metadata map entry (field 4) from its raw key and value fields."""
+    body = key + value
+    return b"\x22" + schema.encode_varint(len(body)) + body
+
+
+def _key(mid: int) -> bytes:
+    return b"\x08" + schema.encode_varint(mid)
+
+
+def _value(meta) -> bytes:
+    raw = meta.SerializeToString()
+    return b"\x12" + schema.encode_varint(len(raw)) + raw
+
+
+def _plane_with(entries: bytes, line_metadata=(1,)) -> bytes:
+    """An XSpace of one host plane whose metadata map is `entries` (raw), and one line of events."""
+    stat = schema.XPlane(stat_metadata={9: schema.XStatMetadata(id=9, name="flops")}).SerializeToString()
+    line = schema.XLine(id=1, name="ops", timestamp_ns=5)
+    for k, mid in enumerate(line_metadata):
+        line.events.add(metadata_id=mid, offset_ps=1000 * k, duration_ps=500)
+    line_raw = line.SerializeToString()
+    plane = (b"\x12" + schema.encode_varint(len("/host:CPU")) + b"/host:CPU" + stat + entries
+             + b"\x1a" + schema.encode_varint(len(line_raw)) + line_raw)
+    return b"\x0a" + schema.encode_varint(len(plane)) + plane
+
+
+def _meta(name: str, display: str = "", **stats):
+    meta = schema.XEventMetadata(name=name, display_name=display)
+    for value in stats.values():
+        meta.stats.add(metadata_id=9, **value)
+    return meta
+
+
+def test_metadata_names_from_the_walker_equal_the_runtime_s(monkeypatch):
+    """Display names, stats (one NaN: counted and dropped), TraceMe-encoded names, unsorted keys."""
+    entries = b"".join([
+        _entry(_key(5), _value(_meta("MatMul", "model/dense/MatMul"))),
+        _entry(_key(2), _value(_meta("train#step_num=3,_r=1#"))),
+        _entry(_key(9), _value(_meta("Conv2D", flops=dict(int64_value=12)))),
+        _entry(_key(7), _value(_meta("nan op", flops=dict(double_value=float("nan"))))),
+        _entry(_key(1), _value(_meta("ünïcode kernel<float>"))),
+        _entry(b"", _value(_meta("no key: id 0"))),
+        _entry(_key(3), b""),  # no value: an empty metadata
+    ])
+    data = _plane_with(entries, line_metadata=(5, 2, 9, 7, 1, 0, 3))
+    table = event_columns._wire.metadata_table(entries)  # (the map's fields, in file order)
+    assert table is not None
+    keys, names, displays, special = table
+    assert np.frombuffer(keys, dtype=np.int64).tolist() == [5, 2, 9, 7, 1, 0, 3]
+    assert names[4] == "ünïcode kernel<float>" and displays[0] == "model/dense/MatMul"
+    assert list(special) == [0, 1, 1, 1, 0, 0, 0]
+    assert_same_outcome(data, monkeypatch)
+    plane = outcome(data, True, monkeypatch).planes[0]
+    assert plane.event_names == [
+        "no key: id 0", "ünïcode kernel<float>", "train", "", "MatMul", "nan op", "Conv2D"
+    ]
+    assert plane.metadata_stats[2] == {"step_num": 3, "_r": 1} and plane.metadata_stats[6] == {"flops": 12}
+    assert plane.metadata_stats[5] == {}  # the NaN was dropped
+    assert plane.event_display_names[4] == "model/dense/MatMul"
+
+
+@pytest.mark.parametrize("entries", [
+    _entry(_key(4), _value(_meta("first"))) + _entry(_key(4), _value(_meta("second"))),  # a key twice
+    _entry(_key(4), b"\x12\x02\xff\xfe"),  # a name that is not UTF-8
+    _entry(_key(4) + _key(6), _value(_meta("key twice in one entry"))),
+    _entry(_key(4), _value(_meta("a")) + _value(_meta("value twice"))),
+    _entry(_key(4), b"\x12\x06\x12\x01a\x12\x01b"),  # a name given twice inside the value
+    _entry(_key(4), b"\x12\x02\x08\x05" + b"\x2a\x00"),  # an unknown field beside the value
+    _entry(b"\x09" + b"\x00" * 8, _value(_meta("fixed64 key"))),
+])
+def test_unusual_metadata_maps_read_as_the_runtime_reads_them(entries, monkeypatch):
+    """What the walker declines (None) the runtime reads; what it reads must agree with the runtime."""
+    assert_same_outcome(_plane_with(entries, line_metadata=(4,)), monkeypatch)
+
+
+def test_the_walker_declines_unusual_metadata_maps():
+    assert event_columns._wire.metadata_table(b"\x22\x05\x08\x01") is None  # longer than the header
+    assert event_columns._wire.metadata_table(b"\x23\x00") is None  # field 4 as a group
+    assert event_columns._wire.metadata_table(_entry(_key(4), b"\x12\x02\xff\xfe")) is None  # not UTF-8
+    twice = _entry(_key(4), _value(_meta("a")) + _value(_meta("b")))
+    assert event_columns._wire.metadata_table(twice) is None
+    keys, names, _, _ = event_columns._wire.metadata_table(b"\x08\x07" + _entry(_key(4), _value(_meta("x"))))
+    assert np.frombuffer(keys, dtype=np.int64).tolist() == [4] and names == ["x"]

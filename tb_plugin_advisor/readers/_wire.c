@@ -467,6 +467,129 @@ done:
     return result;
 }
 
+/* One XEventMetadata: its name and display name as [start, end) in `b`, and whether it has stats.
+ * 0 for what the runtime must decide: a field of the schema with another wire type, a name or
+ * display name given twice (the runtime keeps the last), a group. */
+static int metadata_value(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t span[4],
+                          int *has_stats) {
+    int seen_name = 0, seen_display = 0;
+    span[0] = span[1] = span[2] = span[3] = 0;
+    *has_stats = 0;
+    while (pos < end) {
+        uint64_t key;
+        if (!read_varint(b, &pos, end, &key)) return 0;
+        int number = (int)(key >> 3), wire = (int)(key & 7);
+        if (number == 0) return 0;
+        if (number == 2 || number == 4 || number == 5) {
+            Py_ssize_t length;
+            if (wire != 2 || !read_length(b, &pos, end, &length)) return 0;
+            if (number == 5) {
+                *has_stats = 1;
+            } else {
+                int *seen = number == 2 ? &seen_name : &seen_display;
+                if (*seen) return 0;
+                *seen = 1;
+                span[number == 2 ? 0 : 2] = pos;
+                span[number == 2 ? 1 : 3] = pos + length;
+            }
+            pos += length;
+        } else if ((number == 1 && wire != 0) || (number == 3 && wire != 2) ||
+                   (number == 6 && wire != 0 && wire != 2)) {
+            return 0;
+        } else if (!skip_value(b, &pos, end, wire)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* metadata_table(header) -> None | (keys, names, display_names, special)
+ * The event metadata map (XPlane field 4) of a plane's serialized non-line fields, entry by entry in
+ * file order: keys as bytes of native int64, names and display names as str, and per entry a byte
+ * that is 1 where the reader must take the entry from the runtime (it has stats, or its name ends
+ * with '#': TraceMe-encoded arguments). None for anything unusual (a malformed field, a key or value
+ * given twice, a name that is not UTF-8): the caller then reads every entry from the runtime. */
+static PyObject *metadata_table(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
+    const uint8_t *b = (const uint8_t *)view.buf;
+    Py_ssize_t pos = 0, end = view.len;
+    PyObject *keys = PyByteArray_FromStringAndSize(NULL, 0);
+    PyObject *special = PyByteArray_FromStringAndSize(NULL, 0);
+    PyObject *names = PyList_New(0), *displays = PyList_New(0), *result = NULL;
+    if (!keys || !special || !names || !displays) goto done;
+    while (pos < end) {
+        uint64_t key;
+        if (!read_varint(b, &pos, end, &key)) goto unusual;
+        int number = (int)(key >> 3), wire = (int)(key & 7);
+        if (number == 0) goto unusual;
+        if (number != 4) {
+            if (!skip_value(b, &pos, end, wire)) goto unusual;
+            continue;
+        }
+        Py_ssize_t length;
+        if (wire != 2 || !read_length(b, &pos, end, &length)) goto unusual;
+        Py_ssize_t entry_end = pos + length, value_start = 0, value_end = 0;
+        int64_t entry_key = 0;
+        int seen_key = 0, seen_value = 0;
+        while (pos < entry_end) {
+            uint64_t field, value;
+            if (!read_varint(b, &pos, entry_end, &field)) goto unusual;
+            int n = (int)(field >> 3), w = (int)(field & 7);
+            if (n == 0) goto unusual;
+            if (n == 1) {
+                if (w != 0 || seen_key || !read_varint(b, &pos, entry_end, &value)) goto unusual;
+                entry_key = (int64_t)value;
+                seen_key = 1;
+            } else if (n == 2) {
+                Py_ssize_t value_length;
+                if (w != 2 || seen_value || !read_length(b, &pos, entry_end, &value_length)) goto unusual;
+                value_start = pos;
+                value_end = pos + value_length;
+                pos = value_end;
+                seen_value = 1;
+            } else if (!skip_value(b, &pos, entry_end, w)) {
+                goto unusual;
+            }
+        }
+        Py_ssize_t span[4];
+        int has_stats = 0;
+        if (!metadata_value(b, value_start, value_end, span, &has_stats)) goto unusual;
+        PyObject *name = PyUnicode_DecodeUTF8((const char *)b + span[0], span[1] - span[0], NULL);
+        if (!name) goto undecodable;
+        PyObject *display = PyUnicode_DecodeUTF8((const char *)b + span[2], span[3] - span[2], NULL);
+        if (!display) {
+            Py_DECREF(name);
+            goto undecodable;
+        }
+        int appended = PyList_Append(names, name) == 0 && PyList_Append(displays, display) == 0;
+        Py_DECREF(name);
+        Py_DECREF(display);
+        if (!appended) goto done;
+        char flag = (char)(has_stats || (span[1] > span[0] && b[span[1] - 1] == '#'));
+        Py_ssize_t at = PyByteArray_GET_SIZE(keys);
+        if (PyByteArray_Resize(keys, at + 8) < 0) goto done;
+        memcpy(PyByteArray_AS_STRING(keys) + at, &entry_key, 8);
+        if (PyByteArray_Resize(special, at / 8 + 1) < 0) goto done;
+        PyByteArray_AS_STRING(special)[at / 8] = flag;
+    }
+    result = Py_BuildValue("(OOOO)", keys, names, displays, special);
+    goto done;
+undecodable:
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) goto done;
+    PyErr_Clear();
+unusual:
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(special);
+    Py_XDECREF(names);
+    Py_XDECREF(displays);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"frame", frame, METH_VARARGS,
      "frame(line, pos, limit, stat_limit): the blocks of consecutive XLine events from byte `pos` "
@@ -476,6 +599,9 @@ static PyMethodDef methods[] = {
      "fill_block(line, pos, events, stats, stat_limit, metadata_id, offset_ps, duration_ps, row): "
      "one framed block decoded into the event buffers at `row`; returns its stats grouped by "
      "(stat id, value kind) as (groups, owner, bits, text_start, text_end)."},
+    {"metadata_table", metadata_table, METH_VARARGS,
+     "metadata_table(header): a plane's event metadata entries in file order as (keys, names, "
+     "display_names, special), special[i] = 1 where the runtime must read entry i; None when unusual."},
     {NULL, NULL, 0, NULL},
 };
 

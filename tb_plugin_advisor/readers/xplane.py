@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
-import re
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Callable, List, Optional, Tuple, Union
 
 from google.protobuf.message import DecodeError
 
@@ -24,6 +23,7 @@ from tb_plugin_advisor.readers import limits as read_limits
 from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.devices import build_device, step_markers
 from tb_plugin_advisor.readers.limits import ReadLimits
+from tb_plugin_advisor.readers.plane_metadata import read_event_metadata, usable_stats
 from tb_plugin_advisor.readers.safe_file import GZIP_MAGIC, ProfileFile, inflate, too_big
 from tb_plugin_advisor.readers.wire import (
     ByteSource,
@@ -32,13 +32,10 @@ from tb_plugin_advisor.readers.wire import (
     split_fields,
     utf8,
 )
-from tb_plugin_advisor.readers.xplane_lines import EventBudget, read_line, usable_number
+from tb_plugin_advisor.readers.xplane_lines import EventBudget, read_line
 
 XPLANE_SUFFIX = ".xplane.pb"
 
-_TRACEME_ENCODED = re.compile(r"^(?P<name>[^#]*)#(?P<args>[^#]*)#$")
-_INT = re.compile(r"^-?\d+$")
-_FLOAT = re.compile(r"^-?\d+\.\d*(?:[eE][-+]?\d+)?$")
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -178,46 +175,6 @@ def _read_space(data: ByteSource, host: str, progress: Progress, limits: ReadLim
 # Planes
 
 
-def _parse_value(text: str) -> Any:
-    if _INT.match(text):
-        return int(text)
-    if _FLOAT.match(text):
-        return float(text)
-    return text
-
-
-def split_traceme_name(name: str) -> Tuple[str, Dict[str, Any]]:
-    """`train#step_num=5,_r=1#` → ("train", {"step_num": 5, "_r": 1}); other names unchanged."""
-    if not name.endswith("#"):
-        return name, {}
-    match = _TRACEME_ENCODED.match(name)
-    if not match:
-        return name, {}
-    stats: Dict[str, Any] = {}
-    for pair in match.group("args").split(","):
-        key, sep, value = pair.partition("=")
-        if sep and key:
-            stats[key.strip()] = _parse_value(value.strip())
-    return match.group("name"), stats
-
-
-def _stat_value(stat, stat_names: Dict[int, str]) -> Any:
-    kind = stat.WhichOneof("value")
-    if kind == "ref_value":
-        return stat_names.get(stat.ref_value, "")
-    if kind == "str_value":
-        return stat.str_value
-    if kind == "int64_value":
-        return stat.int64_value
-    if kind == "uint64_value":
-        return stat.uint64_value
-    if kind == "double_value":
-        return stat.double_value
-    if kind == "bytes_value":
-        return bytes(stat.bytes_value)
-    return None
-
-
 def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, limits: ReadLimits,
                 budget: EventBudget) -> Plane:
     fast = split_fields(data, begin, finish, 3, (4, 5), limits.max_lines_per_plane,
@@ -227,44 +184,22 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         header_parts = [bytes(data.read(start, end)) for start, end in runs]
     else:  # something is wrong or over a limit: the field walk below says what
         header_parts, line_slices = _walk_plane(data, begin, finish, limits)
-    header = schema.XPlane.FromString(b"".join(header_parts))
+    header_bytes = b"".join(header_parts)
     del header_parts
+    header = schema.XPlane.FromString(header_bytes)
     stat_names = {key: meta.name for key, meta in header.stat_metadata.items()}
+    metadata = read_event_metadata(header_bytes, header, stat_names, budget)
+    del header_bytes
+    dense = dict(zip(metadata.ids, range(len(metadata.ids))))
+    plane_stats = usable_stats(header.stats, stat_names, budget)
     strings = StringTable()
-    metadata_ids = sorted(header.event_metadata.keys())
-    dense = {mid: i for i, mid in enumerate(metadata_ids)}
-    event_names: List[str] = []
-    display_names: List[str] = []
-    metadata_stats: List[Dict[str, Any]] = []
-    for mid in metadata_ids:
-        meta = header.event_metadata[mid]
-        name, encoded = split_traceme_name(meta.name)
-        stats = dict(encoded)
-        for stat in meta.stats:
-            value = _stat_value(stat, stat_names)
-            if value is not None and not isinstance(value, bytes):
-                if not usable_number(value):
-                    budget.ignored_values += 1
-                    continue
-                stats[stat_names.get(stat.metadata_id, str(stat.metadata_id))] = value
-        event_names.append(name)
-        display_names.append(meta.display_name)
-        metadata_stats.append(stats)
-    plane_stats = {}
-    for stat in header.stats:
-        value = _stat_value(stat, stat_names)
-        if value is not None and not isinstance(value, bytes):
-            if not usable_number(value):
-                budget.ignored_values += 1
-                continue
-            plane_stats[stat_names.get(stat.metadata_id, str(stat.metadata_id))] = value
 
     plane = Plane(
         id=header.id,
         name=header.name,
-        event_names=event_names,
-        event_display_names=display_names,
-        metadata_stats=metadata_stats,
+        event_names=metadata.names,
+        event_display_names=metadata.display_names,
+        metadata_stats=metadata.stats,
         stats=plane_stats,
         strings=strings,
     )
