@@ -91,6 +91,9 @@ FIXED_MAX_PCT = 10.0
 # 20 % / 5 % thresholds sees "high" and "low" with margin even after a transient load spike.
 RETRY_INPUT_BOUND_BELOW_PCT = 35.0
 RETRY_FIXED_ABOVE_PCT = 5.0
+# Every single step is promised too (< 20 % / >= 20 %): one prefetch-refill stall (25.6 % in one step
+# of a fixed loop averaging < 5 % was seen) is retried like an average that misses.
+STEP_LINE_PCT = 20.0
 MAX_ATTEMPTS = 3
 
 # Sizes measured on a 2-core CPU: a sequential map over 384x384 images costs about as much as one
@@ -548,11 +551,16 @@ def generate(root: Path) -> Dict[str, Any]:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             shutil.rmtree(run_dir, ignore_errors=True)
             measured = _loop_run(tf, run_dir, _dataset(tf, images, labels, fixed), train_step)
-            figures = (measured["input_wait_pct"], inspect(_session_of(run_dir)[1])["input_wait_pct"])
-            print(f"{name}: attempt {attempt}: get-next wait python/xplane {figures} %", file=sys.stderr)
-            good = (
-                max(figures) < RETRY_FIXED_ABOVE_PCT if fixed else min(figures) >= RETRY_INPUT_BOUND_BELOW_PCT
-            )
+            seen = inspect(_session_of(run_dir)[1])
+            figures = (measured["input_wait_pct"], seen["input_wait_pct"])
+            steps = seen["per_step_input_wait_pct"]
+            print(f"{name}: attempt {attempt}: get-next wait python/xplane {figures} %, per step {steps}",
+                  file=sys.stderr)
+            if fixed:
+                good = max(figures) < RETRY_FIXED_ABOVE_PCT and max(steps, default=0.0) < STEP_LINE_PCT
+            else:
+                good = min(figures) >= RETRY_INPUT_BOUND_BELOW_PCT
+                good = good and min(steps, default=0.0) >= STEP_LINE_PCT
             if good:
                 break
         session, xplane = _session_of(run_dir)
