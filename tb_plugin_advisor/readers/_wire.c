@@ -590,6 +590,95 @@ done:
     return result;
 }
 
+/* split_window(window, base, end, split, counted, run_start, n_counted, max_split, max_counted)
+ *   -> None | (spans, runs, pos, run_start, n_counted)
+ * wire.split_fields over one window of a message's bytes (`window` holds [base, base + len) of the
+ * message region [.., end)): the spans of length-delimited field `split` and the runs of the other
+ * fields between them, as bytes of native int64 pairs, from `base` until a field header no longer
+ * fits in the window (the caller reads the next window from `pos`) or the region ends. `counted` is
+ * a bit mask of field numbers (< 64) whose length-delimited values count against `max_counted`.
+ * None for anything unusual: the caller then walks the fields again in Python, which says what. */
+static PyObject *split_window(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t base, end, run_start, n_counted, max_split, max_counted, n_split = 0;
+    long long split;
+    unsigned long long counted;
+    if (!PyArg_ParseTuple(args, "y*nnLKnnnn", &view, &base, &end, &split, &counted, &run_start,
+                          &n_counted, &max_split, &max_counted))
+        return NULL;
+    const uint8_t *b = (const uint8_t *)view.buf;
+    Py_ssize_t length = view.len, pos = base, capacity = 64, n_spans = 0, n_runs = 0;
+    int64_t *spans = PyMem_Malloc(2 * capacity * sizeof(int64_t));
+    int64_t *runs = PyMem_Malloc(2 * capacity * sizeof(int64_t));
+    PyObject *result = NULL;
+    if (!spans || !runs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    while (pos < end) {
+        Py_ssize_t i = pos - base;
+        if (i + 20 > length && base + length < end) break; /* the next window, from pos */
+        uint64_t key, value = 0;
+        if (!read_varint(b, &i, length, &key)) goto unusual;
+        int64_t number = (int64_t)(key >> 3);
+        int wire = (int)(key & 7);
+        Py_ssize_t start, stop;
+        if (number == 0) goto unusual;
+        if (wire == 0 || wire == 2) {
+            if (!read_varint(b, &i, length, &value)) goto unusual;
+            start = base + i;
+            if (wire == 2 && value > (uint64_t)(end - start)) goto unusual;
+            stop = wire == 2 ? start + (Py_ssize_t)value : start;
+        } else if (wire == 1 || wire == 5) {
+            start = base + i;
+            stop = start + (wire == 1 ? 8 : 4);
+        } else {
+            goto unusual;
+        }
+        if (stop > end) goto unusual;
+        int64_t *pairs = NULL;
+        if (number == split && wire == 2) {
+            if (run_start >= 0) {
+                pairs = runs + 2 * n_runs++;
+                pairs[0] = run_start;
+                pairs[1] = pos;
+                run_start = -1;
+            }
+            pairs = spans + 2 * n_spans++;
+            pairs[0] = start;
+            pairs[1] = stop;
+            if (++n_split > max_split) goto unusual;
+        } else {
+            if (wire != 0 && number < 64 && (counted >> number & 1) && ++n_counted > max_counted) goto unusual;
+            if (run_start < 0) run_start = pos;
+        }
+        pos = stop;
+        if (n_spans == capacity || n_runs == capacity) {
+            int64_t *grown_spans = PyMem_Realloc(spans, 4 * capacity * sizeof(int64_t));
+            if (grown_spans) spans = grown_spans;
+            int64_t *grown_runs = grown_spans ? PyMem_Realloc(runs, 4 * capacity * sizeof(int64_t)) : NULL;
+            if (grown_runs) runs = grown_runs;
+            if (!grown_spans || !grown_runs) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            capacity *= 2;
+        }
+    }
+    result = Py_BuildValue("(y#y#nnn)", (const char *)spans, (Py_ssize_t)(n_spans * 2 * sizeof(int64_t)),
+                           (const char *)runs, (Py_ssize_t)(n_runs * 2 * sizeof(int64_t)), pos, run_start,
+                           n_counted);
+    goto done;
+unusual:
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyMem_Free(spans);
+    PyMem_Free(runs);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"frame", frame, METH_VARARGS,
      "frame(line, pos, limit, stat_limit): the blocks of consecutive XLine events from byte `pos` "
@@ -599,6 +688,9 @@ static PyMethodDef methods[] = {
      "fill_block(line, pos, events, stats, stat_limit, metadata_id, offset_ps, duration_ps, row): "
      "one framed block decoded into the event buffers at `row`; returns its stats grouped by "
      "(stat id, value kind) as (groups, owner, bits, text_start, text_end)."},
+    {"split_window", split_window, METH_VARARGS,
+     "split_window(window, base, end, split, counted, run_start, n_counted, max_split, max_counted): "
+     "wire.split_fields over one window; (spans, runs, pos, run_start, n_counted) or None."},
     {"metadata_table", metadata_table, METH_VARARGS,
      "metadata_table(header): a plane's event metadata entries in file order as (keys, names, "
      "display_names, special), special[i] = 1 where the runtime must read entry i; None when unusual."},

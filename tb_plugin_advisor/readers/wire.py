@@ -10,6 +10,11 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileReadError
 
+try:  # the optional C walker (readers/_wire.c): split_fields' loop, a window at a time
+    from tb_plugin_advisor.readers import _wire
+except ImportError:  # pragma: no cover - built without a compiler
+    _wire = None
+
 # Events are parsed a few MB at a time: one GPU stream of a large profile can be hundreds of MB.
 CHUNK_BYTES = 1 << 20
 
@@ -207,12 +212,17 @@ Spans = List[Tuple[int, int]]
 
 
 def split_fields(source: ByteSource, pos: int, end: int, split: int, counted: Tuple[int, ...],
-                 max_split: int, max_counted: int) -> Optional[Tuple[Spans, Spans]]:
+                 max_split: int, max_counted: int, compiled: bool = False) -> Optional[Tuple[Spans, Spans]]:
     """The values of length-delimited field `split`, and the runs of all other fields between them,
     by one inline pass over [pos, end) (a plane's 100,000 metadata entries: Window.fields costs a
     generator step and two calls per field). None for anything unusual — a malformed field, more than
     `max_split` split fields or `max_counted` length-delimited `counted` fields — so that the caller
-    walks again with Window.fields, which raises the precise error."""
+    walks again with Window.fields, which raises the precise error. `compiled`: the C walker's loop
+    (it declines more than this one: varints over 64 bits), then this one where it declines."""
+    if compiled and _wire is not None:
+        found = _split_fields_compiled(source, pos, end, split, counted, max_split, max_counted)
+        if found is not None:
+            return found
     spans: Spans = []
     runs: Spans = []
     run_start, n_counted = -1, 0
@@ -266,6 +276,31 @@ def split_fields(source: ByteSource, pos: int, end: int, split: int, counted: Tu
     if run_start >= 0:
         runs.append((run_start, pos))
     return spans, runs
+
+
+def _split_fields_compiled(source: ByteSource, pos: int, end: int, split: int, counted: Tuple[int, ...],
+                           max_split: int, max_counted: int) -> Optional[Tuple[Spans, Spans]]:
+    mask = sum(1 << number for number in set(counted) if 0 <= number < 64)
+    spans: Spans = []
+    runs: Spans = []
+    run_start, n_counted = -1, 0
+    while pos < end:
+        found = _wire.split_window(source.read(pos, min(pos + Window.SPAN, end)), pos, end, split, mask,
+                                   run_start, n_counted, max_split - len(spans), max_counted)
+        if found is None or found[2] <= pos:
+            return None
+        found_spans, found_runs, pos, run_start, n_counted = found
+        spans += _pairs(found_spans)
+        runs += _pairs(found_runs)
+    if run_start >= 0:
+        runs.append((run_start, pos))
+    return spans, runs
+
+
+def _pairs(raw: bytes) -> Spans:
+    """Native int64 pairs → [(a, b), …]."""
+    values = memoryview(raw).cast("q").tolist()
+    return list(zip(values[::2], values[1::2]))
 
 
 def _varint_or_none(buf: bytes, i: int) -> Tuple[Optional[int], int]:

@@ -19,6 +19,7 @@ from google.protobuf.message import DecodeError
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.model import Plane, Profile, StringTable
+from tb_plugin_advisor.readers import event_columns
 from tb_plugin_advisor.readers import limits as read_limits
 from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.devices import build_device, step_markers
@@ -178,7 +179,7 @@ def _read_space(data: ByteSource, host: str, progress: Progress, limits: ReadLim
 def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, limits: ReadLimits,
                 budget: EventBudget) -> Plane:
     fast = split_fields(data, begin, finish, 3, (4, 5), limits.max_lines_per_plane,
-                        limits.max_metadata_per_plane)
+                        limits.max_metadata_per_plane, compiled=event_columns.COMPILED)
     if fast is not None:
         line_slices, runs = fast
         header_parts = [bytes(data.read(start, end)) for start, end in runs]
