@@ -9,7 +9,7 @@ import pytest
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.model import MEMCPY_DIRECTIONS
+from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, StringTable
 from tb_plugin_advisor.readers.devices import parse_kernel_details
 from tb_plugin_advisor.readers.plane_metadata import split_traceme_name
 from tb_plugin_advisor.readers.xplane import read_xplane, read_xplane_bytes
@@ -221,3 +221,11 @@ def test_a_stat_on_every_event_is_shared_read_only_not_copied_dense():
     with pytest.raises(ValueError):
         full.values[0] = 1
     assert sparse.values.tolist() == [0, 0, 0, 0, 1] and sparse.present.tolist() == [False] * 4 + [True]
+
+
+def test_interning_many_strings_at_once_equals_one_by_one():
+    one, many = StringTable(["x"]), StringTable(["x"])
+    texts = ["a", "x", "b", "a", "", "ü", "b"]
+    assert many.intern_all(texts) == [one.intern(t) for t in texts] == [1, 0, 2, 1, 3, 4, 2]
+    assert list(many) == list(one) and many.intern("new") == one.intern("new") == 5
+    assert many.intern_all(iter(["b", "z"])) == [2, 6]

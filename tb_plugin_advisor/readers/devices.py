@@ -74,6 +74,11 @@ MEMCPY_PREFIXES: Dict[str, str] = {
 }
 
 
+# What every copy name above starts with: a plane's other names (100,000 kernels) are passed over with
+# one startswith each.
+_COPY_STARTS = tuple(sorted({name[:4] for name in MEMCPY_NAMES} | {"Memcpy "}))
+
+
 def copy_direction(event_name: str) -> Optional[str]:
     """The direction of a copy event by name (XSpace or Kineto spelling), None when not a copy."""
     direction = MEMCPY_NAMES.get(event_name)
@@ -218,7 +223,7 @@ def build_device(plane: Plane) -> Device:
     memcpy_direction_by_name = {
         i: MEMCPY_DIRECTIONS.index(direction)
         for i, name in enumerate(plane.event_names)
-        if (direction := copy_direction(name)) is not None
+        if name.startswith(_COPY_STARTS) and (direction := copy_direction(name)) is not None
     }
     is_memcpy = np.zeros(len(plane.event_names) + 1, dtype=bool)
     direction_of = np.full(len(plane.event_names) + 1, MEMCPY_DIRECTIONS.index("other"), dtype=np.int8)

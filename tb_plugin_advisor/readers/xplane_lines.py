@@ -7,6 +7,7 @@ chunk (ARCHITECTURE.md §8).
 
 from __future__ import annotations
 
+from itertools import repeat
 from operator import attrgetter
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -263,13 +264,13 @@ def _typed_values(kind: str, values: List[Any], stat_names: Dict[int, str],
             small = refs.astype(np.int64)
             distinct = np.flatnonzero(np.bincount(small))
             table = np.zeros(int(distinct[-1]) + 1, dtype=np.int32)
-            table[distinct] = [strings.intern(stat_names.get(r, "")) for r in distinct.tolist()]
+            table[distinct] = strings.intern_all(map(stat_names.get, distinct.tolist(), repeat("")))
             return "str", table[small]
         unique, inverse = unique_inverse(refs)
-        ids = np.array([strings.intern(stat_names.get(int(r), "")) for r in unique.tolist()], dtype=np.int32)
+        ids = np.array(strings.intern_all(map(stat_names.get, unique.tolist(), repeat(""))), dtype=np.int32)
         return "str", ids[inverse.reshape(-1)]
     if kind == "str_value":
-        return "str", np.array([strings.intern(v) for v in values], dtype=np.int32)
+        return "str", np.array(strings.intern_all(values), dtype=np.int32)
     if kind == "double_value":
         return "float", np.array(values, dtype=np.float64)
     dtype = np.uint64 if kind == "uint64_value" else np.int64
