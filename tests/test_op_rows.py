@@ -43,3 +43,18 @@ def test_totals_add_up_per_label_and_category_in_first_seen_order():
     table.add(["b", "a"], ["x", "y"], [0.5, 0.25], [2.0, 1.0])
     assert list(zip(table.labels, table.categories, table.time, table.count)) == [
         ("a", "x", 1.0, 1.0), ("b", "x", 2.5, 3.0), ("a", "y", 3.25, 2.0)]
+
+
+def test_a_first_batch_with_repeated_rows_and_later_batches_add_up_as_one_by_one():
+    """The first batch is taken whole only when its rows are distinct; otherwise, and for every later
+    batch, rows add up one by one (the position index is built when the second batch comes)."""
+    table = _Totals()
+    table.add(["a", "a", "b"], ["x", "x", "x"], [1, 2, 3], [1, 1, 1])  # "a" twice: added up
+    assert list(zip(table.labels, table.time, table.count)) == [("a", 3.0, 2.0), ("b", 3.0, 1.0)]
+    whole = _Totals()
+    whole.add(["a", "b"], ["x", "x"], [1, 3], [1, 1])
+    whole.add(["b", "c", "a"], ["x", "x", "y"], [1, 1, 1], [1, 1, 1])
+    whole.add([], [], [], [])
+    assert list(zip(whole.labels, whole.categories, whole.time, whole.count)) == [
+        ("a", "x", 1.0, 1.0), ("b", "x", 4.0, 2.0), ("c", "x", 1.0, 1.0), ("a", "y", 1.0, 1.0)]
+    assert all(type(t) is float for t in whole.time + whole.count)

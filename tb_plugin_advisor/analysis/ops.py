@@ -111,9 +111,20 @@ class _Totals:
         self.categories: List[str] = []
         self.time: List[float] = []
         self.count: List[float] = []
-        self._at: Dict[str, Dict[str, int]] = {}  # category → label → position
+        self._at: Optional[Dict[str, Dict[str, int]]] = {}  # category → label → position (None: not built)
 
     def add(self, labels: List[str], categories: List[str], times: List[float], counts: List[float]) -> None:
+        if not self.labels and len(set(zip(categories, labels))) == len(labels):
+            # the first, all-distinct batch (a device's op table: one batch) is the rows as they are;
+            # the position index is built only if another batch comes
+            self.labels, self.categories = list(labels), list(categories)
+            self.time, self.count = list(map(float, times)), list(map(float, counts))
+            self._at = None
+            return
+        if self._at is None:
+            self._at = {}
+            for i, (label, category) in enumerate(zip(self.labels, self.categories)):
+                self._at.setdefault(category, {})[label] = i
         for label, category, t, c in zip(labels, categories, times, counts):
             at = self._at.get(category)
             if at is None:
