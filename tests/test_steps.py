@@ -114,6 +114,21 @@ def test_inferred_from_tf_function_launches():
     assert any("inferred" in n for n in steps.notes)
 
 
+def test_the_last_inferred_step_of_a_cpu_only_profile_ends_with_the_host_work_that_follows_it():
+    """No successor and no device: the last step runs to the end of the host work starting within 1.5
+    periods of it (a PyTorch loop's forward/backward after its DataLoader call), not to its own end."""
+    b = XSpaceBuilder(hostnames=["h"])
+    python = b.plane("/host:CPU").line("python3", id=1)
+    compute = b.plane("/host:CPU").line("tf_Compute", id=2)
+    for i in range(5):
+        python.event("EagerLocalExecute: __inference_train_step_870", T0 + i * 100 * MS, 20 * MS)
+        compute.event("MatMul", T0 + i * 100 * MS + 25 * MS, 60 * MS)  # the step's own host work
+    python.event("ProfilerTeardown", T0 + 4 * 100 * MS + 400 * MS, 1 * MS)  # later than 1.5 periods
+    steps = find_steps(read(b))
+    assert steps.source == "inferred"
+    assert steps.duration_ns.tolist() == [100 * MS] * 4 + [85 * MS]
+
+
 def test_inferred_prefers_the_train_step_over_a_busier_utility_function():
     b = XSpaceBuilder(hostnames=["h"])
     python = b.plane("/host:CPU").line("python", id=1)

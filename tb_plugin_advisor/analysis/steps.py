@@ -319,7 +319,8 @@ def _periods(candidate: _Candidate, profile: Profile) -> Tuple[np.ndarray, np.nd
     """Steps from occurrence i to occurrence i+1; the last one ends with its own work.
 
     The last occurrence has no successor: it ends at the later of its own end and the device work
-    that follows it, but no later than 1.5 median periods after its start (the profile may run on).
+    that follows it (on a CPU-only profile, the host work: a PyTorch loop's forward and backward after
+    its DataLoader call), but no later than 1.5 median periods after its start (the profile may run on).
     """
     starts = candidate.starts
     if starts.size == 0:
@@ -331,9 +332,11 @@ def _periods(candidate: _Candidate, profile: Profile) -> Tuple[np.ndarray, np.nd
     last_end = int(candidate.ends[-1])
     if starts.size >= 2:
         limit = int(starts[-1] + 1.5 * float(np.median(np.diff(starts))))
-        device_end = _device_activity_end_after(profile, int(starts[-1]))
-        if device_end is not None:
-            last_end = max(last_end, min(device_end, limit))
+        work_end = _device_activity_end_after(profile, int(starts[-1]))
+        if work_end is None:
+            work_end = _host_activity_end_between(profile, int(starts[-1]), limit)
+        if work_end is not None:
+            last_end = max(last_end, min(work_end, limit))
     ends[-1] = last_end
     keep = ends > starts
     return starts[keep], ends[keep]
@@ -349,6 +352,19 @@ def _device_activity_end_after(profile: Profile, t: int) -> Optional[int]:
             after = start >= t
             if after.any():
                 end = int((start[after] + duration[after]).max())
+                latest = end if latest is None else max(latest, end)
+    return latest
+
+
+def _host_activity_end_between(profile: Profile, t: int, limit: int) -> Optional[int]:
+    """The latest end of host work that starts in [t, limit): what comes later (profiler teardown,
+    an unrelated call) is not the step's."""
+    latest = None
+    for plane in profile.host_planes:
+        for line in plane.lines:
+            first, stop = np.searchsorted(line.start_ns, [t, limit]).tolist()  # (events in start order)
+            if first < stop:
+                end = int((line.start_ns[first:stop] + line.duration_ns[first:stop]).max())
                 latest = end if latest is None else max(latest, end)
     return latest
 
