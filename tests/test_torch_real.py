@@ -21,6 +21,16 @@ from tb_plugin_advisor.views.cli import main
 WAIT_TOLERANCE_PTS = 3.0
 
 
+def _measured_share(report: dict, measured: dict) -> float:
+    """The wait Python measured, over the steps the report averages: a first step at least twice the
+    median is warm-up there (seen on CI: a 34.9 ms first step, 68.9 % over all steps, 77.8 % steady)."""
+    steady = [not step["warmup"] for step in report["steps"]["per_step"]]
+    assert len(steady) == len(measured["wait_ms"]) == len(measured["step_ms"])
+    wait = sum(w for w, keep in zip(measured["wait_ms"], steady) if keep)
+    total = sum(t for t, keep in zip(measured["step_ms"], steady) if keep)
+    return 100.0 * wait / total
+
+
 def _report(torch_traces, name: str) -> dict:
     path = torch_traces.trace(name)
     return build_report(RunProfiles(run=name, profiles=[read_kineto(str(path))])).to_json()
@@ -32,7 +42,8 @@ def test_dataloader_share_matches_the_wait_measured_in_python(torch_traces, name
     measured = torch_traces.measured(name)
     assert report["steps"]["count"] == measured["recorded_steps"]
     assert report["steps"]["source"] == "profiler_step"
-    assert report["verdict"]["input_pct"] == pytest.approx(measured["wait_share_pct"], abs=WAIT_TOLERANCE_PTS)
+    expected = _measured_share(report, measured)
+    assert report["verdict"]["input_pct"] == pytest.approx(expected, abs=WAIT_TOLERANCE_PTS)
 
 
 def test_steps_without_prof_step_are_inferred_from_the_dataloader_and_labelled(torch_traces):
@@ -41,7 +52,8 @@ def test_steps_without_prof_step_are_inferred_from_the_dataloader_and_labelled(t
     assert report["steps"]["source"] == "inferred"
     assert "enumerate(DataLoader)" in report["steps"]["method"]
     assert report["steps"]["count"] == measured["recorded_steps"]  # one per iteration, none invented
-    assert report["verdict"]["input_pct"] == pytest.approx(measured["wait_share_pct"], abs=WAIT_TOLERANCE_PTS)
+    expected = _measured_share(report, measured)
+    assert report["verdict"]["input_pct"] == pytest.approx(expected, abs=WAIT_TOLERANCE_PTS)
     assert "profile.step_markers" in {r["id"] for r in report["recommendations"]}
 
 
