@@ -48,8 +48,9 @@ Fixture API (tests/fixtures_tf.py, session scope) — `tf_profiles` is a frozen 
 
 Guaranteed by generation (checked in tests/test_tf_profiles.py): loop_input_bound waits >= 30 % of its
 step time in the iterator get-next (>= 20 % in every single step), loop_fixed < 10 % (< 20 % in every
-step), both measured in Python and in the xplane. The generator retries a run (at most 3 times) that
-misses stricter targets (35 % / 5 %), so a transient load spike does not produce a borderline profile.
+step), both measured in Python and in the xplane. The generator makes a run up to 4 times until one
+meets stricter targets (35 % / 5 %, and every step on its side of 20 %), and keeps the attempt nearest
+them, so a transient load spike does not produce a borderline profile.
 Set TB_ADVISOR_TF_PROFILES_CACHE=DIR to reuse profiles across pytest runs (keyed by this file's content;
 regenerated when the installed TensorFlow differs from the one that wrote them; used as-is where
 TensorFlow is not installed, e.g. CI's oldest-protobuf pair). By default every session generates fresh
@@ -71,7 +72,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 NAMES = ("keras_fit", "loop_input_bound", "loop_fixed")
 MANIFEST = "manifest.json"
@@ -94,7 +95,7 @@ RETRY_FIXED_ABOVE_PCT = 5.0
 # Every single step is promised too (< 20 % / >= 20 %): one prefetch-refill stall (25.6 % in one step
 # of a fixed loop averaging < 5 % was seen) is retried like an average that misses.
 STEP_LINE_PCT = 20.0
-MAX_ATTEMPTS = 3
+MAX_ATTEMPTS = 4
 
 # Sizes measured on a 2-core CPU: a sequential map over 384x384 images costs about as much as one
 # training step of the CNN below, so the naive loop waits 42-59 % of each step in get-next (also with
@@ -548,21 +549,30 @@ def generate(root: Path) -> Dict[str, Any]:
 
     for name, fixed in (("loop_input_bound", False), ("loop_fixed", True)):
         run_dir = logdir / name
+        best: Optional[Tuple[float, Path, Dict[str, Any]]] = None  # (distance to the targets, dir, measured)
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            shutil.rmtree(run_dir, ignore_errors=True)
-            measured = _loop_run(tf, run_dir, _dataset(tf, images, labels, fixed), train_step)
-            seen = inspect(_session_of(run_dir)[1])
+            attempt_dir = root / "attempts" / f"{name}-{attempt}"
+            shutil.rmtree(attempt_dir, ignore_errors=True)
+            measured = _loop_run(tf, attempt_dir, _dataset(tf, images, labels, fixed), train_step)
+            seen = inspect(_session_of(attempt_dir)[1])
             figures = (measured["input_wait_pct"], seen["input_wait_pct"])
-            steps = seen["per_step_input_wait_pct"]
+            steps = seen["per_step_input_wait_pct"] or [0.0]
             print(f"{name}: attempt {attempt}: get-next wait python/xplane {figures} %, per step {steps}",
                   file=sys.stderr)
             if fixed:
-                good = max(figures) < RETRY_FIXED_ABOVE_PCT and max(steps, default=0.0) < STEP_LINE_PCT
+                miss = max(max(figures) - RETRY_FIXED_ABOVE_PCT, max(steps) - STEP_LINE_PCT, 0.0)
             else:
-                good = min(figures) >= RETRY_INPUT_BOUND_BELOW_PCT
-                good = good and min(steps, default=0.0) >= STEP_LINE_PCT
-            if good:
+                miss = max(RETRY_INPUT_BOUND_BELOW_PCT - min(figures), STEP_LINE_PCT - min(steps), 0.0)
+            if best is None or miss < best[0]:
+                best = (miss, attempt_dir, measured)
+            if miss == 0.0:
                 break
+        # the attempt nearest the targets is kept (a later one can be worse: the last is not the best)
+        assert best is not None
+        shutil.rmtree(run_dir, ignore_errors=True)
+        shutil.move(str(best[1]), str(run_dir))
+        shutil.rmtree(root / "attempts", ignore_errors=True)
+        measured = best[2]
         session, xplane = _session_of(run_dir)
         runs[name] = {
             "session": session,
