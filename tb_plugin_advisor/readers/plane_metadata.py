@@ -18,11 +18,6 @@ import numpy as np
 from tb_plugin_advisor.readers import event_columns
 from tb_plugin_advisor.readers.xplane_lines import EventBudget, usable_number
 
-try:  # the optional C walker (readers/_wire.c); event_columns.COMPILED says whether it is used
-    from tb_plugin_advisor.readers import _wire
-except ImportError:  # pragma: no cover - built without a compiler
-    _wire = None
-
 _TRACEME_ENCODED = re.compile(r"^(?P<name>[^#]*)#(?P<args>[^#]*)#$")
 _INT = re.compile(r"^-?\d+$")
 _FLOAT = re.compile(r"^-?\d+\.\d*(?:[eE][-+]?\d+)?$")
@@ -42,7 +37,7 @@ def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
                         budget: EventBudget) -> EventMetadata:
     """`header`: the plane's non-line fields as parsed by the runtime; `header_bytes`: the same fields
     serialized (what the C walker reads)."""
-    table = _wire_table(header_bytes, header) if event_columns.COMPILED and _wire else None
+    table = _wire_table(header_bytes, header) if event_columns.COMPILED else None
     if table is None:
         ids = sorted(header.event_metadata.keys())
         found = [entry_of(header.event_metadata[mid], stat_names, budget) for mid in ids]
@@ -57,7 +52,7 @@ def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
 def _wire_table(header_bytes: bytes, header):
     """The C walker's table in ascending id, or None where it declines or disagrees with the runtime
     (a key given twice: the runtime's map keeps the last entry)."""
-    found = _wire.metadata_table(header_bytes)
+    found = event_columns._wire.metadata_table(header_bytes)
     if found is None:
         return None
     keys, names, display_names, special = found
