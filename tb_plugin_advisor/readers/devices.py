@@ -181,10 +181,22 @@ def _activity_lines(plane: Plane) -> List[int]:
     return [i for i, line in enumerate(plane.lines) if line.name not in DERIVED_DEVICE_LINES]
 
 
+def _constant(value: int, count: int, dtype) -> np.ndarray:
+    """`count` copies of `value` as a read-only view of one element: a stat no event of a stream
+    carries (`hlo_op` on a TF stream) or a stream's own line index costs nothing per kernel."""
+    return np.broadcast_to(np.array(value, dtype=dtype), (count,))
+
+
+def _on_every_event(column: StatColumn, line: Line) -> bool:
+    return column.indices.size == len(line)
+
+
 def _string_ids(line: Line, stat: str, strings: StringTable, plane: Plane) -> np.ndarray:
     column = line.stats.get(stat)
     if column is None:
-        return np.full(len(line), -1, dtype=np.int32)
+        return _constant(-1, len(line), np.int32)
+    if column.kind == "str" and _on_every_event(column, line) and column.data.dtype == np.int32:
+        return _read_only(column.data.view())  # already the per-event ids: shared, not copied
     ids = np.full(len(line), -1, dtype=np.int32)
     if column.kind == "str":
         ids[column.indices] = column.data  # plane strings == device table strings (shared list)
@@ -195,9 +207,12 @@ def _string_ids(line: Line, stat: str, strings: StringTable, plane: Plane) -> np
 
 def _int_stat(line: Line, stat: str) -> np.ndarray:
     column = line.stats.get(stat)
+    if column is None or column.kind == "str":
+        return _constant(-1, len(line), np.int64)
+    if _on_every_event(column, line) and column.data.dtype == np.int64:
+        return _read_only(column.data.view())  # a stream's correlation ids: shared, not copied
     values = np.full(len(line), -1, dtype=np.int64)
-    if column is not None and column.kind != "str":
-        values[column.indices] = column.data
+    values[column.indices] = column.data
     return values
 
 
@@ -249,7 +264,7 @@ def build_device(plane: Plane) -> Device:
             for key, column in (("start", line.start_ns), ("dur", line.duration_ns),
                                 ("name", line.metadata_index)):
                 kernel_parts[key].append(_read_only(column)[every])
-            kernel_parts["line"].append(np.full(int(kernels.sum()), line_index, dtype=np.int32))
+            kernel_parts["line"].append(_constant(line_index, int(kernels.sum()), np.int32))
             for key, stat in (("tf_op", "tf_op"), ("hlo_op", "hlo_op"), ("hlo_module", "hlo_module"),
                               ("details", "kernel_details")):
                 kernel_parts[key].append(_string_ids(line, stat, strings, plane)[every])
