@@ -28,6 +28,7 @@ from tb_plugin_advisor.analysis.patterns import (
     classify_op,
     dtype_in_text,
     head_name,
+    ops_eligible,
 )
 
 # (kernel name, precision, Tensor Core verdict, family)
@@ -362,3 +363,13 @@ def test_name_parts_used_by_the_rules():
     assert head_name(name).endswith("<float, float, float, 10, true>")
     cutlass = "void cutlass::Kernel<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_simt::Params)"
     assert head_name(cutlass) == "void cutlass::Kernel<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>"
+
+
+def test_ops_eligible_answers_as_classify_op_does_one_by_one():
+    """The batch form decides a TF op by its type once per type; every answer equals classify_op's."""
+    ops = ["model/dense/MatMul:MatMul", "a/b:_MklNativeFusedConv2D", "x/relu:Relu", "y:_MklMatMul",
+           "dot.12", "fusion.3", "convolution.1.2", "", "odd:", "scope/dot.4:", "w:BatchMatMulV2",
+           "v:  MatMul ", "custom-call.7", "q/Conv2DBackpropInput:Conv2DBackpropInput"]
+    ops = ops + ops[::-1]
+    assert ops_eligible(ops) == [classify_op(op)[0] for op in ops]
+    assert any(ops_eligible(ops)) and not all(ops_eligible(ops))

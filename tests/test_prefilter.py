@@ -6,13 +6,14 @@ filter (upper case, separators, each name cut at every fifth character, names gl
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
 import test_breakdown_patterns as breakdown_names
 import test_patterns as kernel_names
 
-from tb_plugin_advisor.analysis import event_names, patterns
+from tb_plugin_advisor.analysis import event_names, patterns, prefilter
 from tb_plugin_advisor.analysis.prefilter import holds, required_literals, table_filter
 
 
@@ -66,3 +67,24 @@ def test_most_rules_get_a_filter_and_unfilterable_ones_none():
     assert required_literals(r"ab[cd]ef") == frozenset({"ab"}) or required_literals(r"ab[cd]ef") == frozenset(
         {"ef"})
     assert required_literals(r"(?:nccl|all[_-]?reduce)") == frozenset({"nccl", "reduce"})
+
+
+@pytest.mark.parametrize("find_calls", [0, 1, 2, 64])
+def test_occurrences_equal_a_find_loop_whether_found_one_by_one_or_split(monkeypatch, find_calls):
+    """Literal positions in a joined batch: `find` for the first few, one `split` for the rest; the
+    positions are those of the plain left-to-right, non-overlapping `find` loop either way."""
+    monkeypatch.setattr(prefilter, "_FIND_CALLS", find_calls)
+    rng = random.Random(find_calls)
+
+    def find_loop(text, literal):
+        found, at = [], text.find(literal)
+        while at >= 0:
+            found.append(at)
+            at = text.find(literal, at + len(literal))
+        return found
+
+    cases = [("aXaXXa", "a"), ("aaaa", "aa"), ("aaaaa", "aa"), ("xyz", "q"), ("", "a"), ("ab\nab", "ab")]
+    cases += [("".join(rng.choice("ab\n") for _ in range(rng.randint(0, 60))),
+               "".join(rng.choice("ab") for _ in range(rng.randint(1, 3)))) for _ in range(300)]
+    for text, literal in cases:
+        assert prefilter._occurrences(text, literal).tolist() == find_loop(text, literal), (text, literal)

@@ -33,6 +33,7 @@ from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
 from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
+from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.patterns import classify_kernel, remember
 from tb_plugin_advisor.analysis.prefilter import TextBatch, text_batch
 from tb_plugin_advisor.analysis.steps import Steps
@@ -248,9 +249,12 @@ def _device_kernel_category(kernel_name: str) -> str:
     return "device_compute"
 
 
-def device_kernel_categories(kernel_names: Sequence[str]) -> List[str]:
-    """`device_kernel_category` of many names at once (kernel_batch.py, event_names.first_matches)."""
-    families = [cls.family for cls in classify_kernels(kernel_names)]
+def device_kernel_categories(kernel_names: Sequence[str],
+                             families: Optional[Sequence[str]] = None) -> List[str]:
+    """`device_kernel_category` of many names at once (kernel_batch.py, event_names.first_matches).
+    `families`: each name's kernel family when the caller has them (a kernel view)."""
+    if families is None:
+        families = [cls.family for cls in classify_kernels(kernel_names)]
     found = [_FAMILY_CATEGORY.get(family, "device_compute") for family in families]
     rest = [i for i, family in enumerate(families) if family not in _FAMILY_CATEGORY]
     if rest:
@@ -264,23 +268,36 @@ def device_kernel_categories(kernel_names: Sequence[str]) -> List[str]:
         memcpy = names.first_matches(names.DEVICE_MEMCPY, batch, rows & ~comm) >= 0
         for k in np.flatnonzero(comm | memcpy).tolist():
             found[index[k]] = "communication" if comm[k] else "memcpy"
-    for kernel_name, category in zip(kernel_names, found):
-        remember(_CATEGORIES, kernel_name, category)
     return found
 
 
 _FAMILY_CATEGORY = {"comm": "communication", "copy": "memcpy"}
 
 
+def kernel_name_categories(device: Device) -> np.ndarray:
+    """`_P` code of each name of a device's kernel table (read-only; device_compute for names no kernel
+    uses): each used name classified once, from the kernel view's families, and kept with the device
+    for the breakdown and the op and kernel tables."""
+    found = device.derived.get("kernel_name_categories")
+    if found is None:
+        kernels = device.kernels
+        view = kernel_view(device)
+        found = np.full(len(kernels.names), _P["device_compute"], dtype=np.int8)
+        used = used_names(kernels.name_index, len(kernels.names))
+        if used.size:
+            families = [view.class_list[c].family for c in view.class_of[used].tolist()]
+            categories = device_kernel_categories([kernels.names[n] for n in used.tolist()], families)
+            found[used] = [_P[category] for category in categories]
+        found.flags.writeable = False
+        device.derived["kernel_name_categories"] = found
+    return found
+
+
 def _device_sources(device: Device, h2d_correlations: np.ndarray) -> List[EventSource]:
     out: List[EventSource] = []
     kernels = device.kernels
     if len(kernels):
-        category_of = np.full(len(kernels.names), _P["device_compute"], dtype=np.int8)
-        used = used_names(kernels.name_index, len(kernels.names))
-        found = device_kernel_categories([kernels.names[n] for n in used.tolist()])
-        category_of[used] = [_P[category] for category in found]
-        codes = category_of[kernels.name_index]
+        codes = kernel_name_categories(device)[kernels.name_index]
         # a copy kernel (ROCm blit) whose host API call was a host-to-device copy carries input
         rows = np.flatnonzero((codes == _P["memcpy"]) & (kernels.correlation_id >= 0))
         if rows.size and h2d_correlations.size:

@@ -8,12 +8,13 @@ The results are exactly `classify_kernel`'s (tests/test_kernel_batch.py) and lan
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import patterns as p
 from tb_plugin_advisor.analysis.prefilter import TextBatch, first_matching, table_filter, text_batch
+from tb_plugin_advisor.lookup import unique_inverse
 
 
 def classify_kernels(names: Sequence[str]) -> List[p.KernelClass]:
@@ -41,31 +42,55 @@ def _classify_all(names: List[str]) -> List[p.KernelClass]:
     family = _first(p.FAMILY_RULES, {"name": whole, "head": heads, "base": bases})
     library = _first(p.PRECISION_RULES, {"name": whole, "head": whole, "base": whole})
     verdict = _first(p.TENSOR_CORE_RULES, {"name": whole, "head": whole, "base": bases})
-    typed = _dtype_tokens(whole, np.array(library) < 0)
-    interned: Dict[Tuple, p.KernelClass] = {}  # few distinct classes: share one object per class
-    out = []
-    for i, name in enumerate(names):
-        rules = []
-        family_rule = p.FAMILY_RULES[family[i]] if family[i] >= 0 else None
-        if family_rule:
-            rules.append(family_rule.id)
-        if library[i] >= 0:
-            rule = p.PRECISION_RULES[library[i]]
-            precision, precision_rule = p.precision_of_match(rule, rule.compiled.search(name)), rule.id
+    library = np.asarray(library, dtype=np.int64)
+    token = _dtype_tokens(whole, library < 0)
+    # The precision: the library rule's value (a few rules read a type code off their match), else
+    # the type token's. Every name then gets one integer for its (family, library, token, verdict,
+    # precision), and one shared KernelClass is made per distinct integer, not per name.
+    spelled: Dict[str, int] = {}
+    precision = np.full(len(names), -1, dtype=np.int64)
+    for k, rule in enumerate(p.PRECISION_RULES):
+        rows = np.flatnonzero(library == k)
+        if not rows.size:
+            continue
+        if p.reads_match(rule):
+            found = [p.precision_of_match(rule, rule.compiled.search(names[i])) for i in rows.tolist()]
+            precision[rows] = [spelled.setdefault(text, len(spelled)) for text in found]
         else:
-            precision, precision_rule = typed[i]
-        if precision_rule:
-            rules.append(precision_rule)
-        tc_rule = p.TENSOR_CORE_RULES[verdict[i]] if verdict[i] >= 0 else None
-        if tc_rule:
-            rules.append(tc_rule.id)
-        key = (precision, tc_rule.value if tc_rule else "no", family_rule.value if family_rule else "other",
-               tuple(rules))
-        cls = interned.get(key)
-        if cls is None:
-            cls = interned[key] = p.KernelClass(*key)
-        out.append(cls)
-    return out
+            precision[rows] = spelled.setdefault(rule.value, len(spelled))
+    for t, rule in enumerate((None,) + tuple(p.DTYPE_TOKEN_RULES)):
+        rows = np.flatnonzero((library < 0) & (token == t - 1))
+        if rows.size:
+            precision[rows] = spelled.setdefault(rule.value if rule else "unknown", len(spelled))
+    sizes = (len(p.FAMILY_RULES) + 1, len(p.PRECISION_RULES) + 1, len(p.DTYPE_TOKEN_RULES) + 1,
+             len(p.TENSOR_CORE_RULES) + 1, len(spelled))
+    parts = (np.asarray(family, dtype=np.int64) + 1, library + 1, token + 1,
+             np.asarray(verdict, dtype=np.int64) + 1, precision)
+    keys = np.ravel_multi_index(parts, sizes)
+    distinct, inverse = unique_inverse(keys)
+    texts = list(spelled)
+    made = [_made(tuple(int(v) for v in np.unravel_index(key, sizes)), texts)
+            for key in distinct.tolist()]
+    return [made[j] for j in inverse.tolist()]
+
+
+def _made(codes: Tuple[int, ...], texts: List[str]) -> p.KernelClass:
+    """The KernelClass of one (family, library, token, verdict) rule combination (each index + 1;
+    0: none) and its precision (`texts[code]`)."""
+    family, library, token, verdict, precision = codes
+    rules = []
+    family_rule = p.FAMILY_RULES[family - 1] if family else None
+    if family_rule:
+        rules.append(family_rule.id)
+    if library:
+        rules.append(p.PRECISION_RULES[library - 1].id)
+    elif token:
+        rules.append(p.DTYPE_TOKEN_RULES[token - 1].id)
+    tc_rule = p.TENSOR_CORE_RULES[verdict - 1] if verdict else None
+    if tc_rule:
+        rules.append(tc_rule.id)
+    return p.KernelClass(texts[precision], tc_rule.value if tc_rule else "no",
+                         family_rule.value if family_rule else "other", tuple(rules))
 
 
 def _first(rules: Sequence[p.Rule], texts: Dict[str, TextBatch]) -> List[int]:
@@ -74,17 +99,17 @@ def _first(rules: Sequence[p.Rule], texts: Dict[str, TextBatch]) -> List[int]:
     return first_matching([(texts[r.on], r.compiled, n) for r, n in zip(rules, needs)]).tolist()
 
 
-def _dtype_tokens(batch: TextBatch, rows: np.ndarray) -> List[Tuple[str, Optional[str]]]:
-    """`dtype_in_text` of each text in `rows`: the leftmost type token, the earlier rule on a tie."""
-    unknown: Tuple[str, Optional[str]] = ("unknown", None)
-    found: List[Tuple[str, Optional[str]]] = [unknown] * len(batch)
+def _dtype_tokens(batch: TextBatch, rows: np.ndarray) -> np.ndarray:
+    """`dtype_in_text` of each text in `rows` as the index of its rule in DTYPE_TOKEN_RULES (-1: no
+    type token): the leftmost token, the earlier rule on a tie."""
+    found = np.full(len(batch), -1, dtype=np.int64)
     at: List[int] = [-1] * len(batch)  # start of the token found so far (-1: none)
     rules = p.DTYPE_TOKEN_RULES
     texts = batch.texts
-    for rule, needs in zip(rules, table_filter(rules).entries):
-        search, answer = rule.compiled.search, (rule.value, rule.id)
+    for k, (rule, needs) in enumerate(zip(rules, table_filter(rules).entries)):
+        search = rule.compiled.search
         for i in np.flatnonzero(rows & batch.holding(needs)).tolist():
             match = search(texts[i]) if texts[i] else None
             if match is not None and (at[i] < 0 or match.start() < at[i]):
-                at[i], found[i] = match.start(), answer
+                at[i], found[i] = match.start(), k
     return found

@@ -5,7 +5,7 @@ per distinct kernel name, then numpy gathers per kernel.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -16,8 +16,8 @@ from tb_plugin_advisor.analysis.patterns import (
     MATRIX_FAMILIES,
     PRECISIONS,
     KernelClass,
-    classify_op,
     dtype_in_text,
+    ops_eligible,
 )
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 
@@ -39,6 +39,8 @@ class KernelView:
     name_index: np.ndarray
     names: List[str]
     classes: Dict[int, KernelClass]
+    class_of: np.ndarray  # per name index: its class's position in `class_list` (-1: name not used)
+    class_list: List[KernelClass]  # the distinct classes (shared objects: few, whatever the names)
     precision: np.ndarray
     family: np.ndarray
     tensor_cores: np.ndarray
@@ -80,15 +82,6 @@ def line_stat_strings(device, stat: str, rows: Optional[np.ndarray] = None) -> O
     return out if found else None
 
 
-def _eligible(check: Tuple[str, ...]) -> bool:
-    """Is any of an op's names (the HLO op, the TF op) a Tensor Core candidate? (a loop: no generator
-    per op, 100,000 times)"""
-    for name in check:  # noqa: SIM110 (a generator in any() costs more than the loop)
-        if name and classify_op(name)[0]:
-            return True
-    return False
-
-
 def _op_columns(device, count: int):
     """Op label per kernel: `hlo_module/hlo_op` (XLA), else `tf_op`, else an older `level 0` stat."""
     table = device.kernels
@@ -105,7 +98,7 @@ def _op_columns(device, count: int):
         base = len(labels)
         made = [label_of(key) for key in unique.tolist()]
         labels.extend(label for label, _ in made)
-        eligible.extend(_eligible(check) for _, check in made)
+        eligible.extend(ops_eligible([name for _, name in made]))  # the HLO op's or the TF op's name
         op[mask] = base + inverse
 
     has_hlo = table.hlo_op >= 0
@@ -115,11 +108,11 @@ def _op_columns(device, count: int):
         hlo, module = divmod(key, n_strings)
         hlo_name = strings[hlo]
         label = f"{strings[module - 1]}/{hlo_name}" if module > 0 else hlo_name
-        return label, (hlo_name,)
+        return label, hlo_name
 
     add(has_hlo, hlo_keys, hlo_label)
     has_tf = ~has_hlo & (table.tf_op >= 0)
-    add(has_tf, table.tf_op.astype(np.int64), lambda key: (strings[key], (strings[key],)))
+    add(has_tf, table.tf_op.astype(np.int64), lambda key: (strings[key], strings[key]))
     rest = op < 0
     if rest.any():
         for stat in OP_NAME_LINE_STATS:
@@ -128,7 +121,7 @@ def _op_columns(device, count: int):
                 continue
             keys = np.full(count, -1, dtype=np.int64)
             keys[np.nonzero(rest)[0]] = ids
-            add(rest & (keys >= 0), keys, lambda key: (strings[key], (strings[key],)))
+            add(rest & (keys >= 0), keys, lambda key: (strings[key], strings[key]))
             rest = op < 0
     return op, labels, np.array(eligible, dtype=bool)
 
@@ -155,12 +148,20 @@ def _build_view(device) -> KernelView:
     prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)
     fam_of = np.full(size, FAMILIES.index("other"), dtype=np.int8)
     tc_of = np.zeros(size, dtype=bool)
+    class_of = np.full(size, -1, dtype=np.int32)
+    class_list: List[KernelClass] = []
     if classes:  # classes are shared objects (kernel_batch.py): resolve each distinct one once
-        distinct = {id(cls): cls for cls in classes.values()}
-        codes = {key: (PRECISIONS.index(c.precision), FAMILIES.index(c.family), c.uses_tensor_cores(arch))
-                 for key, c in distinct.items()}
+        by_value: Dict[KernelClass, int] = {}  # equal classes made apart (cached one by one) join
+        position = {key: by_value.setdefault(c, len(by_value))
+                    for key, c in {id(c): c for c in classes.values()}.items()}
+        class_list = list(by_value)
         rows = np.fromiter(classes, dtype=np.int64, count=len(classes))
-        prec_of[rows], fam_of[rows], tc_of[rows] = zip(*(codes[id(cls)] for cls in classes.values()))
+        class_of[rows] = np.fromiter((position[id(cls)] for cls in classes.values()), dtype=np.int32,
+                                     count=len(classes))
+        of_rows = class_of[rows]
+        prec_of[rows] = np.array([PRECISIONS.index(c.precision) for c in class_list], dtype=np.int8)[of_rows]
+        fam_of[rows] = np.array([FAMILIES.index(c.family) for c in class_list], dtype=np.int8)[of_rows]
+        tc_of[rows] = np.array([c.uses_tensor_cores(arch) for c in class_list], dtype=bool)[of_rows]
     name_index = table.name_index
     precision = prec_of[name_index]
     family = fam_of[name_index]
@@ -209,6 +210,7 @@ def _build_view(device) -> KernelView:
     precision, family, tensor_cores, compute, op, op_eligible, eligible = columns
     return KernelView(
         arch=arch, duration_ns=table.duration_ns, name_index=name_index, names=names, classes=classes,
+        class_of=class_of, class_list=class_list,
         precision=precision, family=family, tensor_cores=tensor_cores, compute=compute, op=op,
         op_labels=op_labels, op_eligible=op_eligible, eligible=eligible, precision_from_shape=from_shape,
     )

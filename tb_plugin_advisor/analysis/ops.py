@@ -16,7 +16,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.breakdown import Breakdown, device_kernel_category, is_producer_line
+from tb_plugin_advisor.analysis.breakdown import PRIORITY, Breakdown, is_producer_line, kernel_name_categories
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.lookup import unique_inverse
@@ -73,7 +73,7 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             time = np.bincount(inverse, weights=k.duration_ns[inside], minlength=len(unique))
             count = np.bincount(inverse, minlength=len(unique))
             label_value, name_value = np.divmod(unique, len(k.names))
-            totals.add(_labels(k, label_value, span), _categories(k, name_value), time.tolist(),
+            totals.add(_labels(k, label_value, span), _categories(device, name_value), time.tolist(),
                        count.astype(np.float64).tolist())
     else:
         _host_ops(profile, lo, hi, totals)
@@ -95,11 +95,9 @@ def _labels(k, label_value: np.ndarray, span: int) -> List[str]:
     return [texts[i] for i in inverse.reshape(-1).tolist()]
 
 
-def _categories(k, name_value: np.ndarray) -> List[str]:
-    """device_kernel_category of each key's kernel (each distinct name looked up once)."""
-    distinct, inverse = np.unique(name_value, return_inverse=True)
-    found = [device_kernel_category(k.names[n]) for n in distinct.tolist()]
-    return [found[i] for i in inverse.reshape(-1).tolist()]
+def _categories(device, name_value: np.ndarray) -> List[str]:
+    """The breakdown category of each key's kernel name (breakdown.kernel_name_categories)."""
+    return [PRIORITY[code] for code in kernel_name_categories(device)[name_value].tolist()]
 
 
 class _Totals:
@@ -200,5 +198,6 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         count = np.bincount(k.name_index[inside], minlength=len(k.names))
         used = np.flatnonzero(count)
         labels = [names.short_op_name(k.names[i]) for i in used.tolist()]
-        totals.add(labels, _categories(k, used), time[used].tolist(), count[used].astype(np.float64).tolist())
+        totals.add(labels, _categories(device, used), time[used].tolist(),
+                   count[used].astype(np.float64).tolist())
     return _top_rows(totals, n, limit, familiar=False)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Dict, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from tb_plugin_advisor.analysis.architectures import Architecture
 from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
@@ -337,6 +337,14 @@ def _precision_from_name(name: str) -> Tuple[str, Optional[str]]:
     return dtype_in_text(name)
 
 
+_MATCH_READERS = ("hlo", "tensile", "nvjet")  # PRECISION_RULES values that read a type code off the match
+
+
+def reads_match(rule: Rule) -> bool:
+    """Does this PRECISION_RULES rule's precision depend on what it matched (else it is `rule.value`)?"""
+    return rule.value in _MATCH_READERS
+
+
 def precision_of_match(rule: Rule, match: re.Match) -> str:
     """The precision a PRECISION_RULES match names (some rules read a type code off the match)."""
     if rule.value == "hlo":
@@ -405,6 +413,26 @@ def classify_op(op: str) -> Tuple[bool, Optional[str]]:
     name = re.sub(r"(?:\.\d+)+$", "", op.rsplit("/", 1)[-1])
     rule, _ = _first(OP_RULES, name, name)
     return (True, rule.id) if rule else (False, None)
+
+
+def ops_eligible(ops: Sequence[str]) -> List[bool]:
+    """`classify_op(op)[0]` for many ops: a TF op "name:Type" is decided by its type alone, so each
+    distinct type is looked up once (100,000 ops of a few types); other ops go one by one."""
+    by_type: Dict[str, Optional[bool]] = {}
+    out: List[bool] = []
+    for op in ops:
+        answer: Optional[bool] = None
+        if op and ":" in op:
+            suffix = op[op.rindex(":") + 1:]
+            answer = by_type.get(suffix, _UNSEEN)
+            if answer is _UNSEEN:
+                op_type = familiar_op_type(suffix.strip())
+                answer = by_type[suffix] = (op_type in TF_MATRIX_OP_TYPES) if op_type else None
+        out.append(answer if answer is not None else classify_op(op)[0])
+    return out
+
+
+_UNSEEN: Any = object()
 
 
 def precision_of_tf_data_type(code: int) -> Optional[str]:

@@ -195,10 +195,14 @@ def _device_precision(result: PrecisionResult, devices) -> None:
         if view.arch.tf32 and not device.vendor.lower().startswith("amd"):
             fp32_matrix = matrix & (view.precision == PRECISIONS.index("fp32")) & ~view.tensor_cores
             fp32_matrix_ns += int(view.duration_ns[fp32_matrix].sum())
-        per_name = np.bincount(view.name_index, weights=dur * compute, minlength=len(view.names) + 1)
-        for i in np.nonzero(per_name)[0].tolist():
-            for rule in view.classes[i].rules:
-                by_rule[rule] = by_rule.get(rule, 0) + int(per_name[i])
+        # compute time per rule: summed per class (few), not per name (100,000); sums of whole ns in
+        # float64 stay exact
+        per_class = np.bincount(view.class_of[view.name_index], weights=dur * compute,
+                                minlength=len(view.class_list))
+        for cls, ns in zip(view.class_list, per_class.tolist()):
+            if ns:
+                for rule in cls.rules:
+                    by_rule[rule] = by_rule.get(rule, 0) + int(ns)
     result.tf32_possible = fp32_matrix_ns > 0
     result.top_fp32_ops = sorted(fp32_ops.items(), key=lambda kv: -kv[1])[:MAX_TOP_FP32_OPS]
     result.evidence.extend(_device_evidence(result, excluded_ns, shape_typed, fp32_matrix_ns))

@@ -179,7 +179,7 @@ class TextBatch:
             else:
                 found = np.zeros(len(self.texts), dtype=bool)
                 at = _occurrences(self._joined, literal)
-                if at:
+                if at.size:
                     found[np.searchsorted(self._starts, at, side="right") - 1] = True
             self._holding[literal] = found
         return found
@@ -223,14 +223,25 @@ def text_batch(texts: Sequence[str]) -> TextBatch:
     return batch
 
 
-def _occurrences(text: str, literal: str) -> List[int]:
-    """Start of every non-overlapping occurrence (at least one in each joined text that holds it)."""
+def _occurrences(text: str, literal: str) -> np.ndarray:
+    """Start of every non-overlapping occurrence, left to right (at least one in each joined text
+    that holds it). A `find` per occurrence while they are few; past that, one `split` in C of the
+    rest (a literal common to a third of 100,000 names is 33,000 occurrences)."""
     found: List[int] = []
-    at, step, find, append = text.find(literal), len(literal), text.find, found.append
-    while at >= 0:
-        append(at)
+    step, find = len(literal), text.find
+    at = find(literal)
+    while at >= 0 and len(found) < _FIND_CALLS:
+        found.append(at)
         at = find(literal, at + step)
-    return found
+    if at < 0:
+        return np.array(found, dtype=np.int64)
+    pieces = text[at:].split(literal)  # the rest starts with an occurrence: pieces[0] == ""
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces) - 1)  # all but the last
+    rest = at + np.cumsum(lengths + step) - step
+    return np.concatenate((np.array(found, dtype=np.int64), rest))
+
+
+_FIND_CALLS = 64
 
 
 Candidate = Tuple[TextBatch, Any, Optional[Tuple[str, ...]]]  # texts, compiled pattern, needed literals
