@@ -187,3 +187,33 @@ def test_kernels_of_zero_duration_still_get_statistics():
     rows = {k["name"]: k for k in kernel_stats(profile, None).to_json()["kernels"]}
     assert rows["zero_kernel"]["launches"] == 1 and rows["zero_kernel"]["total_ms"] == 0
     assert rows["zero_kernel"]["block"] == [256, 1, 1]
+
+
+def test_only_the_top_names_are_listed_and_the_sums_cover_every_name(monkeypatch):
+    """Past KERNEL_STATS_TOP names, rows are made for the top ones only (100,000 names are 100,000
+    objects otherwise); ties in time are listed by name, and the totals, tiny-kernel and occupancy
+    figures still count every name. Each figure here is worked out from the launches themselves."""
+    monkeypatch.setattr(fd, "KERNEL_STATS_TOP", 5)
+    shape = details(32, (108, 1, 1), (256, 1, 1), occ=40)
+    unreported = details(32, (108, 1, 1), (256, 1, 1))  # occupancy computed: 100 % on an A100
+    # 12 names: 3 long ones (all hot: over 5 % of the time), 4 tied at 50 µs (listed by name), 5 tiny ones
+    launches = [("hot_gemm", 2000, shape), ("b_long", 300, shape), ("a_long", 200, unreported)]
+    launches += [(f"tie_{c}", 50, shape) for c in "dcab"]
+    launches += [(f"tiny_{i}", 4, unreported) for i in range(5)]
+    profile = profile_with(launches, steps=3)
+    stats = kernel_stats(profile, find_steps(profile))
+    out = stats.to_json(top=5)
+    assert [k["name"] for k in out["kernels"]] == ["hot_gemm", "b_long", "a_long", "tie_a", "tie_b"]
+    assert out["distinct"] == 12 and out["launches"] == 12 * 3
+    total_us = 2000 + 300 + 200 + 4 * 50 + 5 * 4
+    assert out["total_ms"] == pytest.approx(3 * total_us / 1e3, abs=1e-4)
+    assert out["tiny_launch_pct"] == pytest.approx(100 * 5 / 12, abs=0.01)
+    assert out["tiny_time_pct"] == pytest.approx(100 * 20 / total_us, abs=0.01)
+    # occ_pct 40 reported for hot_gemm, b_long and the ties; a_long and the tiny ones at the computed 100 %
+    expected_occ = (40 * (2000 + 300 + 4 * 50) + 100 * (200 + 5 * 4)) / total_us
+    assert out["occupancy_pct"] == pytest.approx(expected_occ, abs=0.01)
+    assert out["launches_per_step"] == pytest.approx(12.0, abs=0.01)
+    # a hot name beyond the top is still listed (its finding needs its row)
+    monkeypatch.setattr(fd, "KERNEL_STATS_TOP", 0)
+    rows = kernel_stats(profile, find_steps(profile)).kernels
+    assert [k.name for k in rows] == ["hot_gemm", "b_long", "a_long"]  # 2000, 300, 200 of 2720 µs: hot

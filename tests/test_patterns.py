@@ -373,3 +373,19 @@ def test_ops_eligible_answers_as_classify_op_does_one_by_one():
     ops = ops + ops[::-1]
     assert ops_eligible(ops) == [classify_op(op)[0] for op in ops]
     assert any(ops_eligible(ops)) and not all(ops_eligible(ops))
+
+
+@pytest.mark.parametrize("name, head", [
+    ("k", "k"),
+    ("k(int)", "k"),
+    ("void k<float>(float*)", "void k<float>"),
+    ("void k<f<(int)3>>(int)", "void k<f<(int)3>>"),  # a '(' inside template brackets is no cut
+    ("void (anonymous namespace)::k(int)", "void k"),
+    ("void k<(anonymous namespace)::T>(T)", "void k<T>"),
+    ("a>b(c)", "a>b"),  # a stray '>' never makes the depth negative
+    ("a<b(c)", "a<b(c)"),  # an unclosed '<': no cut at all
+    ("f(g<int>)", "f"),
+])
+def test_head_name_cuts_at_the_first_paren_outside_template_brackets(name, head):
+    assert head_name(name) == head
+

@@ -85,10 +85,9 @@ def kernel_findings(stats: KernelStats) -> List[Finding]:
     if not stats.launches:
         return out
     total = stats.total_ns or 1
-    tiny = [k for k in stats.kernels if k.mean_ns < TINY_KERNEL_US * 1e3]
-    tiny_launches = sum(k.launches for k in tiny)
+    tiny_launches = stats.sums.tiny_launches
     share = 100.0 * tiny_launches / stats.launches
-    per_step = sum(k.steady_launches for k in tiny) / stats.steps if stats.steps else None
+    per_step = stats.sums.tiny_steady_launches / stats.steps if stats.steps else None
     if per_step is not None:
         numerous = per_step >= TINY_MIN_LAUNCHES_PER_STEP
     else:
@@ -100,7 +99,7 @@ def kernel_findings(stats: KernelStats) -> List[Finding]:
             "Most launches are kernels shorter than the time it takes to launch one, so the GPU waits on "
             "the host between them. Fuse them (XLA / torch.compile) or capture the step in a CUDA graph.",
             f"{format_pct(share)} of {stats.launches} launches are kernels under {TINY_KERNEL_US:g} µs "
-            f"({count_text}); they are {format_pct(100.0 * sum(k.total_ns for k in tiny) / total)} of "
+            f"({count_text}); they are {format_pct(100.0 * stats.sums.tiny_ns / total)} of "
             "kernel time",
             FUSE_SNIPPET,
         ))

@@ -72,30 +72,45 @@ class KernelStat:
 
 
 @dataclass
+class KernelSums:
+    """Figures over every kernel name (the listed rows are only the top ones): sums of launches and
+    time, of the tiny kernels' (mean under findings.TINY_KERNEL_US) and time-weighted occupancy and
+    Tensor Core use."""
+
+    distinct: int = 0
+    steady_launches: int = 0
+    tiny_launches: int = 0
+    tiny_steady_launches: int = 0
+    tiny_ns: int = 0
+    occupancy_ns: int = 0  # time of the names with an occupancy
+    occupancy_weighted: float = 0.0  # Σ occupancy % × time over those names
+    tensor_core_weighted: float = 0.0  # Σ Tensor Core % × time over every name
+
+
+@dataclass
 class KernelStats:
-    kernels: List[KernelStat]  # by total time, descending
+    kernels: List[KernelStat]  # the top names by total time, descending (KERNEL_STATS_TOP, every hot one)
     total_ns: int
     launches: int
     steps: int  # steady steps the per-step numbers divide by (0: no steps, per-step numbers are None)
+    sums: KernelSums = field(default_factory=KernelSums)
     findings: List[fd.Finding] = field(default_factory=list)
 
     def to_json(self, top: int = fd.KERNEL_STATS_TOP) -> Dict[str, Any]:
         n = self.steps
         total = self.total_ns or 1
-        tiny = [k for k in self.kernels if k.mean_ns < fd.TINY_KERNEL_US * 1e3]
-        occ_known = [k for k in self.kernels if k.occupancy_pct is not None]
-        occ_time = sum(k.total_ns for k in occ_known)
+        sums = self.sums
         return {
             "launches": self.launches,
-            "distinct": len(self.kernels),
+            "distinct": sums.distinct,
             "total_ms": _r(self.total_ns / 1e6),
             "steps": n,
-            "launches_per_step": _r(sum(k.steady_launches for k in self.kernels) / n, 2) if n else None,
-            "tiny_launch_pct": _r(100.0 * sum(k.launches for k in tiny) / (self.launches or 1), 2),
-            "tiny_time_pct": _r(100.0 * sum(k.total_ns for k in tiny) / total, 2),
-            "occupancy_pct": _r(sum(k.occupancy_pct * k.total_ns for k in occ_known) / occ_time, 2)
-            if occ_time else None,
-            "tensor_core_time_pct": _r(sum(k.tensor_core_pct * k.total_ns for k in self.kernels) / total, 2),
+            "launches_per_step": _r(sums.steady_launches / n, 2) if n else None,
+            "tiny_launch_pct": _r(100.0 * sums.tiny_launches / (self.launches or 1), 2),
+            "tiny_time_pct": _r(100.0 * sums.tiny_ns / total, 2),
+            "occupancy_pct": (_r(sums.occupancy_weighted / sums.occupancy_ns, 2)
+                              if sums.occupancy_ns else None),
+            "tensor_core_time_pct": _r(sums.tensor_core_weighted / total, 2),
             "kernels": [_kernel_json(k, total, n) for k in self.kernels[:top]],
             "findings": [f.to_json() for f in self.findings],
         }
@@ -182,12 +197,13 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
         _add_device(columns, name_ids, text_ids, device, device_index, lo, hi, n_steps)
-    stats = _stats(columns, devices)  # by total time, descending, then name
+    stats, sums = _stats(columns, devices, fd.KERNEL_STATS_TOP)  # by total time, descending, then name
     result = KernelStats(
         kernels=stats,
-        total_ns=sum(k.total_ns for k in stats),
-        launches=sum(k.launches for k in stats),
+        total_ns=int(columns.total_ns.sum()),
+        launches=int(columns.launches.sum()),
         steps=n_steps,
+        sums=sums,
     )
     result.findings = fd.kernel_findings(result)
     return result
@@ -268,11 +284,13 @@ def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
     return pairs // width, pairs % width, sums[keep].astype(np.int64)
 
 
-def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
-    """One KernelStat per name from the columns (the per-device accumulation rules, vectorised)."""
+def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelStat], KernelSums]:
+    """The sums over every name, and a KernelStat for each of the `top` names by time and every hot one
+    (the per-device accumulation rules, vectorised: 100,000 names make 100,000 numbers per column,
+    not 100,000 objects)."""
     count = len(c.names)
     if not count:
-        return []
+        return [], KernelSums()
     rows = np.concatenate(c.configs, axis=1)
     occ = np.concatenate(c.config_occupancy)
     name, device, text, ns = rows
@@ -309,35 +327,63 @@ def _stats(c: _Columns, devices: List[Device]) -> List[KernelStat]:
     # launch shapes and occupancy repeat across names: parse and compute each distinct one once
     limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
     occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
-    shapes: Dict[int, Tuple[KernelDetails, Optional[float], Optional[str]]] = {}
-    tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0).tolist()
-    precision_names = np.array(PRECISIONS + ("unknown",), dtype=object)[precision].tolist()  # -1: unknown
+    keys, key_of = unique_inverse(np.array(dominant, dtype=np.int64))
+    shapes: List[Tuple[KernelDetails, Optional[float], Optional[str]]] = []
+    for key in keys.tolist():  # few distinct (device, launch shape) pairs
+        d_index, d_text = divmod(key, width)
+        details = parse_kernel_details(c.texts[d_text])
+        shapes.append((details, *_theoretical(details, limits[d_index], occupancy_of)))
+    theoretical = np.array([np.nan if t is None else t for _, t, _ in shapes], dtype=np.float64)[key_of]
+    reported = occ_ns != 0
+    # the profile's own occupancy where it reports one, else the one computed from the launch shape
+    occupancy = np.where(reported, occ_weighted / np.where(reported, occ_ns, 1), theoretical)
+    tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0)
+    mean_ns = np.divide(c.total_ns, c.launches, out=np.zeros(count), where=c.launches != 0)
+    tiny = mean_ns < fd.TINY_KERNEL_US * 1e3
+    known = ~np.isnan(occupancy)
+    sums = KernelSums(
+        distinct=count,
+        steady_launches=int(c.steady_launches.sum()),
+        tiny_launches=int(c.launches[tiny].sum()),
+        tiny_steady_launches=int(c.steady_launches[tiny].sum()),
+        tiny_ns=int(c.total_ns[tiny].sum()),
+        occupancy_ns=int(c.total_ns[known].sum()),
+        occupancy_weighted=float((occupancy[known] * c.total_ns[known]).sum()),
+        tensor_core_weighted=float((tc_pct * c.total_ns).sum()),
+    )
+    precision_names = np.array(PRECISIONS + ("unknown",), dtype=object)[precision]  # -1: unknown
     out = []
-    per_name = zip(c.names, c.family, c.launches.tolist(), c.total_ns.tolist(), c.min_ns.tolist(),
-                   c.max_ns.tolist(), c.steady_ns.tolist(), c.steady_launches.tolist(), c.devices.tolist(),
-                   configs.tolist(), occ_weighted.tolist(), occ_ns.tolist(), occ_device.tolist(),
-                   dominant, tc_pct, precision_names)
-    for (name_, family, launches, total, lo_ns, hi_ns, s_ns, s_n, n_devices, n_configs, weighted, o_ns,
-         o_dev, key, tc, precision_name) in per_name:
-        shape = shapes.get(key)
-        if shape is None:  # few distinct (device, launch shape) pairs: parse and compute each once
-            d_index, d_text = divmod(key, width)
-            details = parse_kernel_details(c.texts[d_text])
-            shape = shapes[key] = (details, *_theoretical(details, limits[d_index], occupancy_of))
-        details, theoretical, limiter = shape
-        if o_ns:
-            occupancy, source = weighted / o_ns, sources[o_dev]
-        elif theoretical is not None:
-            occupancy, source = theoretical, "computed_theoretical"
+    for i in _listed(c.names, c.total_ns, top):
+        details, theoretical_pct, limiter = shapes[key_of[i]]
+        if reported[i]:
+            source: Optional[str] = sources[int(occ_device[i])]
+        elif theoretical_pct is not None:
+            source = "computed_theoretical"
         else:
-            occupancy, source = None, None
-        # positional, in KernelStat's field order (keywords cost more, 100,000 times)
-        out.append(KernelStat(name_, family, launches, total, lo_ns, hi_ns, s_ns, s_n, n_devices, n_configs,
-                              details, occupancy, source, theoretical, limiter, tc, precision_name))
-    # by total time, then name: numpy sorts, no key tuple per name
-    by_name = np.empty(count, dtype=np.int64)
-    by_name[np.array(c.names, dtype=object).argsort(kind="stable")] = np.arange(count)
-    return [out[i] for i in np.lexsort((by_name, -c.total_ns)).tolist()]
+            source = None
+        out.append(KernelStat(
+            c.names[i], c.family[i], int(c.launches[i]), int(c.total_ns[i]), int(c.min_ns[i]),
+            int(c.max_ns[i]), int(c.steady_ns[i]), int(c.steady_launches[i]), int(c.devices[i]),
+            int(configs[i]), details,
+            float(occupancy[i]) if known[i] else None, source, theoretical_pct, limiter, float(tc_pct[i]),
+            precision_names[i],
+        ))
+    return out, sums
+
+
+def _listed(names: List[str], total_ns: np.ndarray, top: int) -> List[int]:
+    """The names listed, by total time descending then name: the `top` first, and every hot one
+    (findings.HOT_KERNEL_PCT of all kernel time) after them. Only the names that can be among them are
+    sorted (100,000 names: a partition, then a sort of the few at or above its threshold)."""
+    whole = int(total_ns.sum()) or 1
+    hot = int(np.count_nonzero(100.0 * total_ns / whole >= fd.HOT_KERNEL_PCT))
+    keep = min(max(top, hot), total_ns.size)
+    if keep <= 0:
+        return []
+    threshold = np.partition(total_ns, total_ns.size - keep)[total_ns.size - keep]  # the keep-th largest
+    candidates = np.flatnonzero(total_ns >= threshold).tolist()
+    totals = total_ns.tolist()
+    return sorted(candidates, key=lambda i: (-totals[i], names[i]))[:keep]
 
 
 def _theoretical(details: KernelDetails, limits: Optional[SmLimits],

@@ -266,6 +266,11 @@ def head_name(name: str) -> str:
     """The kernel name without its parameter list: up to the first '(' outside template brackets."""
     depth = 0
     name = name.replace(ANONYMOUS_NAMESPACE, "")
+    paren = name.find("(")
+    if paren < 0:
+        return name
+    if name.find("<", 0, paren) < 0:  # no template bracket before the first "(": it is the cut
+        return name[:paren]
     for bracket in _BRACKETS.finditer(name):  # only the brackets, not every character
         ch = bracket.group()
         if ch == "<":
