@@ -15,7 +15,13 @@ from tb_plugin_advisor.analysis import breakdown, event_names, patterns
 from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.prefilter import TextBatch
 
-EXTRA = ["", "é_gemm_bf16", "void f<Ä>(half)", "ncclKernel_É", "İnput", "DataLoader#id=1#", "load\nbatch"]
+EXTRA = ["", "é_gemm_bf16", "void f<Ä>(half)", "ncclKernel_É", "İnput", "DataLoader#id=1#", "load\nbatch",
+         # heads and bases are cut only where the name holds a literal the rules reading them need:
+         # a literal in the parameters only, one made by removing the anonymous namespace, none at all
+         "void k<int>(gemm_args*)", "void ge(anonymous namespace)::mm_kernel<float>(int)",
+         "void trans(anonymous namespace)::pose_kernel(float)", "void (anonymous namespace)::nccl_x<int>(int)",
+         "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<op7, Eigen::half>>(int)",
+         "void k<conv_t>(int)", "void conv<x>(y)"]
 CORPUS = list(dict.fromkeys(NAMES + EXTRA))
 
 
@@ -63,3 +69,15 @@ def test_digit_folding_finds_literals_exactly_where_the_names_hold_them(odd):
         expected = [literal in text.lower() or not text.isascii() for text in texts]
         assert batch.holding((literal,)).tolist() == expected, literal
     assert (batch._folds is None) == ("\n" in odd)
+
+
+def test_a_rare_literal_with_digits_is_checked_only_on_the_texts_whose_folded_form_holds_it():
+    """`bf16` among 400 names: the folded texts (digits read as 0) name the five that may hold it
+    (`bf16`, `bf32`), and each of those is tested; the answer is exactly where the names hold it."""
+    texts = [f"loop_add_fusion_{i}" for i in range(395)]
+    texts += ["gemm_bf16_a", "x_BF16", "gemm_bf32", "bf3_2", "k_bf16_bf32"]
+    batch = TextBatch(texts)
+    assert batch._folded() is not None
+    for literal in ("bf16", "bf32", "fusion_12", "_1", "k_bf16_bf32"):
+        expected = [literal in text.lower() for text in texts]
+        assert batch.holding((literal,)).tolist() == expected, literal

@@ -33,12 +33,18 @@ def classify_kernels(names: Sequence[str]) -> List[p.KernelClass]:
 
 def _classify_all(names: List[str]) -> List[p.KernelClass]:
     whole = text_batch(names)
-    # a name without brackets is its own head, and its own base unless it starts with `void `
+    # A name without brackets is its own head, and its own base unless it starts with `void `. A head
+    # or base is a part of its name (once `(anonymous namespace)::` is out), so a name that holds none
+    # of the literals the rules reading heads (bases) need cannot match them through its head (base):
+    # the name itself stands in for it, and only the others are cut (most kernels, elementwise ones).
     plain = [not ("(" in name or "<" in name) for name in names]
-    bases = TextBatch([name if flat and not name.startswith("void ") else p.base_name(name)
-                       for name, flat in zip(names, plain)])
-    heads = TextBatch([name if flat else p.head_name(name) or name  # as classify_kernel reads them
-                       for name, flat in zip(names, plain)])
+    tables = (p.FAMILY_RULES, p.TENSOR_CORE_RULES)
+    base_wanted = _may_match(whole, tables, "base").tolist()
+    head_wanted = _may_match(whole, tables, "head").tolist()
+    bases = TextBatch([p.base_name(name) if wanted and not (flat and not name.startswith("void ")) else name
+                       for name, flat, wanted in zip(names, plain, base_wanted)])
+    heads = TextBatch([(p.head_name(name) or name) if wanted and not flat else name  # as classify_kernel
+                       for name, flat, wanted in zip(names, plain, head_wanted)])
     family = _first(p.FAMILY_RULES, {"name": whole, "head": heads, "base": bases})
     library = _first(p.PRECISION_RULES, {"name": whole, "head": whole, "base": whole})
     verdict = _first(p.TENSOR_CORE_RULES, {"name": whole, "head": whole, "base": bases})
@@ -91,6 +97,17 @@ def _made(codes: Tuple[int, ...], texts: List[str]) -> p.KernelClass:
         rules.append(tc_rule.id)
     return p.KernelClass(texts[precision], tc_rule.value if tc_rule else "no",
                          family_rule.value if family_rule else "other", tuple(rules))
+
+
+def _may_match(batch: TextBatch, tables: Sequence[Sequence[p.Rule]], on: str) -> np.ndarray:
+    """Which texts hold a literal needed by a rule of `tables` that reads `on`, or hold
+    `(anonymous namespace)::` (whose removal joins the text around it); every text when such a rule
+    needs no literal."""
+    needs = [n for table in tables for rule, n in zip(table, table_filter(table).entries) if rule.on == on]
+    if any(n is None for n in needs):
+        return np.ones(len(batch), dtype=bool)
+    literals = tuple(literal for n in needs for literal in n) + (p.ANONYMOUS_NAMESPACE.lower(),)
+    return batch.holding(literals)
 
 
 def _first(rules: Sequence[p.Rule], texts: Dict[str, TextBatch]) -> List[int]:

@@ -151,6 +151,8 @@ class TextBatch:
         del joined
         lengths = np.fromiter(map(len, parts), dtype=np.int64, count=count)
         self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
+        self._lengths = lengths
+        self._bounds: Optional[Tuple[List[int], List[int]]] = None  # starts and ends, as lists (made once)
         self._holding: Dict[str, np.ndarray] = {}
         self._fold = fold_digits
         self._folds: Optional[Tuple[TextBatch, np.ndarray]] = None  # distinct folded texts, id per text
@@ -170,18 +172,37 @@ class TextBatch:
     def _holding_one(self, literal: str) -> np.ndarray:
         found = self._holding.get(literal)
         if found is None:
-            folded = self._folded() if not any(ch.isdigit() for ch in literal) else None
+            folded = self._folded()
+            digits = any(ch.isdigit() for ch in literal)
             if _SEPARATOR in literal:
                 found = np.ones(len(self.texts), dtype=bool)
-            elif folded is not None:
+            elif folded is not None and not digits:
                 distinct, fold_of = folded
                 found = distinct._holding_one(literal)[fold_of]
             else:
-                found = np.zeros(len(self.texts), dtype=bool)
-                at = _occurrences(self._joined, literal)
-                if at.size:
-                    found[np.searchsorted(self._starts, at, side="right") - 1] = True
+                found = self._holding_digits(literal, folded) if folded is not None else None
+                if found is None:
+                    found = np.zeros(len(self.texts), dtype=bool)
+                    at = _occurrences(self._joined, literal)
+                    if at.size:
+                        found[np.searchsorted(self._starts, at, side="right") - 1] = True
             self._holding[literal] = found
+        return found
+
+    def _holding_digits(self, literal: str, folded: Tuple[TextBatch, np.ndarray]) -> Optional[np.ndarray]:
+        """A literal with digits (`bf16`, `1688`): a text that holds it holds it with digits read as 0
+        too, so the folded texts name the few that may; each of those is tested (None: too many may,
+        one scan of them all is cheaper)."""
+        distinct, fold_of = folded
+        rows = np.flatnonzero(distinct._holding_one(literal.translate(_DIGITS_AS_ZERO))[fold_of])
+        if rows.size > len(self.texts) // 16:
+            return None
+        found = np.zeros(len(self.texts), dtype=bool)
+        if rows.size:
+            if self._bounds is None:
+                self._bounds = (self._starts.tolist(), (self._starts + self._lengths).tolist())
+            joined, (starts, ends) = self._joined, self._bounds
+            found[rows] = [literal in joined[starts[i]:ends[i]] for i in rows.tolist()]
         return found
 
 
