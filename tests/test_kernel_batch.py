@@ -11,7 +11,7 @@ import pytest
 import test_breakdown_patterns as breakdown_names
 from test_prefilter import NAMES
 
-from tb_plugin_advisor.analysis import breakdown, event_names, patterns
+from tb_plugin_advisor.analysis import breakdown, event_names, patterns, prefilter
 from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.prefilter import TextBatch
 
@@ -19,7 +19,8 @@ EXTRA = ["", "é_gemm_bf16", "void f<Ä>(half)", "ncclKernel_É", "İnput", "Dat
          # heads and bases are cut only where the name holds a literal the rules reading them need:
          # a literal in the parameters only, one made by removing the anonymous namespace, none at all
          "void k<int>(gemm_args*)", "void ge(anonymous namespace)::mm_kernel<float>(int)",
-         "void trans(anonymous namespace)::pose_kernel(float)", "void (anonymous namespace)::nccl_x<int>(int)",
+         "void trans(anonymous namespace)::pose_kernel(float)",
+         "void (anonymous namespace)::nccl_x<int>(int)",
          "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<op7, Eigen::half>>(int)",
          "void k<conv_t>(int)", "void conv<x>(y)"]
 CORPUS = list(dict.fromkeys(NAMES + EXTRA))
@@ -81,3 +82,19 @@ def test_a_rare_literal_with_digits_is_checked_only_on_the_texts_whose_folded_fo
     for literal in ("bf16", "bf32", "fusion_12", "_1", "k_bf16_bf32"):
         expected = [literal in text.lower() for text in texts]
         assert batch.holding((literal,)).tolist() == expected, literal
+
+
+@pytest.mark.parametrize("texts, starts", [
+    (["a", "b%", "c"], False),
+    (["%x = f32[] add()", "b"], True),
+    (["a", "%y = f32[] copy()"], True),
+    (["é", "%é = bf16[] dot()"], True),  # a non-ASCII text is not in the joined scan: tested itself
+    ([], False),
+])
+def test_short_names_share_the_names_batch_unless_some_name_is_hlo_text(texts, starts):
+    batch = TextBatch(texts)
+    assert batch.any_starting("%") is starts
+    assert batch.any_starting("b") is any(t.startswith("b") for t in texts)  # a letter: no joined scan
+    shorts = event_names.short_names(texts)
+    assert (shorts is prefilter.text_batch(texts)) is not starts
+    assert shorts.texts == [event_names.short_op_name(t) for t in texts]

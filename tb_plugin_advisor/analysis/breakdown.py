@@ -35,7 +35,7 @@ from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
 from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.patterns import classify_kernel, remember
-from tb_plugin_advisor.analysis.prefilter import TextBatch, text_batch
+from tb_plugin_advisor.analysis.prefilter import text_batch
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
@@ -258,12 +258,11 @@ def device_kernel_categories(kernel_names: Sequence[str],
     found = [_FAMILY_CATEGORY.get(family, "device_compute") for family in families]
     rest = [i for i, family in enumerate(families) if family not in _FAMILY_CATEGORY]
     if rest:
-        shorts = [names.short_op_name(kernel_names[i]) for i in rest]
-        same = all(short == kernel_names[i] for short, i in zip(shorts, rest))  # no HLO text
-        batch = text_batch(kernel_names) if same else TextBatch(shorts)  # the one classify_kernels read
-        index = range(len(kernel_names)) if same else rest
+        listed = kernel_names if isinstance(kernel_names, list) else list(kernel_names)
+        batch = names.short_names(listed)  # the names' own batch (classify_kernels made it), or HLO text's
         rows = np.zeros(len(batch), dtype=bool)
-        rows[rest if same else slice(None)] = True
+        rows[rest] = True
+        index = range(len(kernel_names))
         comm = names.first_matches(names.DEVICE_COMMUNICATION, batch, rows) >= 0
         memcpy = names.first_matches(names.DEVICE_MEMCPY, batch, rows & ~comm) >= 0
         for k in np.flatnonzero(comm | memcpy).tolist():
@@ -286,7 +285,9 @@ def kernel_name_categories(device: Device) -> np.ndarray:
         used = used_names(kernels.name_index, len(kernels.names))
         if used.size:
             families = [view.class_list[c].family for c in view.class_of[used].tolist()]
-            categories = device_kernel_categories([kernels.names[n] for n in used.tolist()], families)
+            every = used.size == len(kernels.names)  # the usual case: the list classify_kernels batched
+            listed = kernels.names if every else [kernels.names[n] for n in used.tolist()]
+            categories = device_kernel_categories(listed, families)
             found[used] = [_P[category] for category in categories]
         found.flags.writeable = False
         device.derived["kernel_name_categories"] = found

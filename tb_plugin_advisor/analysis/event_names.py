@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -284,6 +284,15 @@ NOT_STEP_ROOTS = (
 
 # Eager op executions (not a compiled function): many per step means no tf.function.
 EAGER_OP = NamePattern("eager_op", r"^EagerLocalExecute: (?!__inference_)", "one eager TF op")
+
+def short_names(texts: List[str]) -> TextBatch:
+    """The batch of each name's `short_op_name`: the names' own shared batch (prefilter.text_batch)
+    when no name is HLO text, as in most profiles, else one made for the shortened names."""
+    whole = text_batch(texts)
+    if not whole.any_starting("%"):
+        return whole
+    return TextBatch([short_op_name(text) for text in texts])
+
 
 def short_op_name(name: str) -> str:
     """HLO text `%copy-done.2 = f32[…] copy-done(…)` → `copy-done.2`; other names unchanged."""

@@ -41,10 +41,10 @@ def _classify_all(names: List[str]) -> List[p.KernelClass]:
     tables = (p.FAMILY_RULES, p.TENSOR_CORE_RULES)
     base_wanted = _may_match(whole, tables, "base").tolist()
     head_wanted = _may_match(whole, tables, "head").tolist()
-    bases = TextBatch([p.base_name(name) if wanted and not (flat and not name.startswith("void ")) else name
-                       for name, flat, wanted in zip(names, plain, base_wanted)])
-    heads = TextBatch([(p.head_name(name) or name) if wanted and not flat else name  # as classify_kernel
-                       for name, flat, wanted in zip(names, plain, head_wanted)])
+    bases = _batch_or_same(whole, [p.base_name(name) if wanted and not (flat and not name.startswith("void "))
+                                   else name for name, flat, wanted in zip(names, plain, base_wanted)])
+    heads = _batch_or_same(whole, [(p.head_name(name) or name) if wanted and not flat else name
+                                   for name, flat, wanted in zip(names, plain, head_wanted)])
     family = _first(p.FAMILY_RULES, {"name": whole, "head": heads, "base": bases})
     library = _first(p.PRECISION_RULES, {"name": whole, "head": whole, "base": whole})
     verdict = _first(p.TENSOR_CORE_RULES, {"name": whole, "head": whole, "base": bases})
@@ -97,6 +97,13 @@ def _made(codes: Tuple[int, ...], texts: List[str]) -> p.KernelClass:
         rules.append(tc_rule.id)
     return p.KernelClass(texts[precision], tc_rule.value if tc_rule else "no",
                          family_rule.value if family_rule else "other", tuple(rules))
+
+
+def _batch_or_same(whole: TextBatch, texts: List[str]) -> TextBatch:
+    """A batch of `texts` (the names' heads or bases): the names' own batch when none was cut."""
+    if all(text == name for text, name in zip(texts, whole.texts)):
+        return whole
+    return TextBatch(texts)
 
 
 def _may_match(batch: TextBatch, tables: Sequence[Sequence[p.Rule]], on: str) -> np.ndarray:

@@ -143,7 +143,9 @@ def _build_view(device) -> KernelView:
     count = len(table)
     names = table.names
     used = unique_codes(table.name_index).tolist() if count else []
-    classes = dict(zip(used, classify_kernels([names[i] for i in used])))
+    # every name used (the usual case): the plane's own list, whose name batch later analyses share
+    listed = names if len(used) == len(names) else [names[i] for i in used]
+    classes = dict(zip(used, classify_kernels(listed)))
     size = len(names) + 1
     prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)
     fam_of = np.full(size, FAMILIES.index("other"), dtype=np.int8)

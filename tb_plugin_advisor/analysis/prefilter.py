@@ -160,6 +160,15 @@ class TextBatch:
     def __len__(self) -> int:
         return len(self.texts)
 
+    def any_starting(self, prefix: str) -> bool:
+        """Does any text start with `prefix`? (One scan of the joined texts when the prefix has no
+        letters, which lowercasing would not change.)"""
+        if not prefix or prefix.lower() != prefix.upper() or _SEPARATOR in prefix:
+            return any(text.startswith(prefix) for text in self.texts)
+        if self._joined.startswith(prefix) or (_SEPARATOR + prefix) in self._joined:
+            return True
+        return any(self.texts[i].startswith(prefix) for i in np.flatnonzero(self.unfiltered).tolist())
+
     def holding(self, literals: Optional[Tuple[str, ...]]) -> np.ndarray:
         """Which texts may match a pattern that needs one of `literals` (None: every text)."""
         if literals is None:

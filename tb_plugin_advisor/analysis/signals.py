@@ -13,7 +13,6 @@ import numpy as np
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis.breakdown import Breakdown
 from tb_plugin_advisor.analysis.intervals import outermost, window_index
-from tb_plugin_advisor.analysis.prefilter import TextBatch
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
 
@@ -126,10 +125,9 @@ def _host_offload(profile: Profile, lo, hi, out: Signals) -> None:
             continue
         inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
         per_name = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
-        timed = np.flatnonzero(per_name).tolist()
-        shorts = TextBatch([names.short_op_name(k.names[i]) for i in timed])
-        copies = names.first_matches(names.DEVICE_MEMCPY, shorts) >= 0
-        for i in np.asarray(timed, dtype=np.int64)[copies].tolist():
+        timed = per_name[:len(k.names)] != 0
+        copies = names.first_matches(names.DEVICE_MEMCPY, names.short_names(k.names), timed) >= 0
+        for i in np.flatnonzero(copies).tolist():
             copy_ns += int(per_name[i])
             if names.HOST_OFFLOAD_COPY.compiled.search(k.names[i]):
                 offload_ns += int(per_name[i])
