@@ -98,3 +98,9 @@ def test_short_names_share_the_names_batch_unless_some_name_is_hlo_text(texts, s
     shorts = event_names.short_names(texts)
     assert (shorts is prefilter.text_batch(texts)) is not starts
     assert shorts.texts == [event_names.short_op_name(t) for t in texts]
+
+
+def test_names_starting_with_a_prefix_are_found_exactly():
+    texts = ["PjitFunction(f)", "x PjitFunction(f)", "pjitfunction(g)", "PjitFunction(", "é", "PjitFunctioné"]
+    assert event_names.starting_with(texts, "PjitFunction(").tolist() == [t.startswith("PjitFunction(")
+                                                                         for t in texts]

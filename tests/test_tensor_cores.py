@@ -203,3 +203,27 @@ def test_a_million_kernels_give_the_shares_their_columns_imply():
     bf16 = duration[(names == 0) | (names >= 6)].sum() / duration.sum() * 100
     assert abs(precision.precision_pct["bf16"] - bf16) <= 0.01
     assert tensor_cores.compute_ns == int(duration.sum())
+
+
+V100_FP16_GEMM = "volta_h884gemm_64x64_ldg8_nn"
+
+
+def test_a_kernel_on_two_gpus_is_one_row_with_both_times():
+    """Two GPUs (an A100 and a V100) run the same fp32 GEMM (3 + 2 ms) and each its own kernels: the
+    kernel list sums the GEMM over both devices, keeps one row per name and orders by total time, ties
+    in the order first seen (columns summed per name: tensor_cores._KernelSums)."""
+    b = XSpaceBuilder(hostnames=["h"])
+    b.plane("/host:CPU").line("python", id=1).event("train", T0, 1000 * MS, stats={"step_num": 1, "_r": 1})
+    first = b.gpu_plane(0, model=A100["model"], compute_capability=A100["cc"]).line("Stream #7", id=7)
+    second = b.gpu_plane(1, model=V100["model"], compute_capability=V100["cc"]).line("Stream #7", id=7)
+    for line, kernels in ((first, [(FP32_GEMM, 3), (BF16_GEMM, 4), (TF32_CONV, 1)]),
+                          (second, [(FP32_GEMM, 2), (V100_FP16_GEMM, 1)])):
+        t = T0
+        for name, ms in kernels:
+            line.kernel(name, t, ms * MS, tf_op="m/dense/MatMul:MatMul")
+            t += ms * MS + 1000
+    result = analyze_tensor_cores(read_xplane_bytes(b.to_bytes(), source="synthetic", host="h"))
+    rows = [(k["name"], k["time_ns"], k["precision"], k["uses_tensor_cores"]) for k in result.kernels]
+    assert rows == [(FP32_GEMM, 5 * MS, "fp32", False), (BF16_GEMM, 4 * MS, "bf16", True),
+                    (TF32_CONV, 1 * MS, "tf32", True), (V100_FP16_GEMM, 1 * MS, "fp16", True)]
+    assert result.kernels[0]["by_prec"].sum() == 5 * MS and result.kernels[0]["eligible"] is True

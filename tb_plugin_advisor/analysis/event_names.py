@@ -73,6 +73,15 @@ def matching(patterns: Sequence[NamePattern], texts: Sequence[str]) -> np.ndarra
     return first_matches(patterns, text_batch(texts)) >= 0
 
 
+def starting_with(texts: List[str], prefix: str) -> np.ndarray:
+    """Which of a plane's names start with `prefix`, as a mask: only the names that hold it (one scan
+    of them all) are tested."""
+    found = np.zeros(len(texts), dtype=bool)
+    rows = np.flatnonzero(text_batch(texts).holding((prefix.lower(),))).tolist()
+    found[rows] = [texts[i].startswith(prefix) for i in rows]
+    return found
+
+
 def first_matches(patterns: Sequence[NamePattern], batch: TextBatch,
                   rows: Optional[np.ndarray] = None) -> np.ndarray:
     """`first_match` over a plane's names at once (issue 12): per name, the index of the first

@@ -145,10 +145,8 @@ def _host_signals(profile: Profile, steps: Steps, lo, hi, n: int, out: Signals) 
     for p, i in steps.step_lines:
         plane = profile.planes[p]
         line = plane.lines[i]
-        is_eager = np.array(
-            [names.EAGER_OP.compiled.search(s) is not None for s in plane.event_names] + [False]
-        )
-        is_jax_call = np.array([s.startswith("PjitFunction(") for s in plane.event_names] + [False])
+        is_eager = np.append(names.matching((names.EAGER_OP,), plane.event_names), False)
+        is_jax_call = np.append(names.starting_with(plane.event_names, "PjitFunction("), False)
         is_function = np.append(names.matching(_FUNCTION_LAUNCHES, plane.event_names), False)
         inside = window_index(lo, hi, line.start_ns) >= 0
         eager += int((is_eager[line.metadata_index] & inside).sum())

@@ -218,7 +218,7 @@ def why_not(precision: str, family: str, arch: Architecture, device: str, shape:
 def analyze_tensor_cores(profile, steps: Optional[int] = None) -> TensorCoreResult:
     """Tensor Core use of every accelerator in `profile` (a tb_plugin_advisor.model.Profile)."""
     result = TensorCoreResult(steps=steps if steps and steps > 0 else None)
-    kernels: Dict[str, Dict[str, Any]] = {}
+    kernels = _KernelSums()
     not_using: Dict[Tuple[str, str], NotUsing] = {}
     transposes: Dict[str, int] = {}
     capabilities: List[Optional[bool]] = []
@@ -237,7 +237,7 @@ def analyze_tensor_cores(profile, steps: Optional[int] = None) -> TensorCoreResu
         True if any(c is True for c in capabilities) else False if capabilities and all(
             c is False for c in capabilities) else None
     )
-    result.kernels = sorted(kernels.values(), key=lambda k: -k["time_ns"])[:MAX_KERNELS]
+    result.kernels = kernels.top(MAX_KERNELS)
     result.eligible_not_using = sorted(not_using.values(), key=lambda n: -n.time_ns)[:MAX_NOT_USING]
     result.transposes = sorted(transposes.items(), key=lambda kv: -kv[1])[:MAX_TRANSPOSES]
     result.tf32_possible = fp32_matrix_ns > 0
@@ -251,7 +251,50 @@ def _fp32_matrix_ns(view: KernelView) -> int:
     return int(view.duration_ns[fp32 & matrix & view.compute & ~view.tensor_cores].sum())
 
 
-def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels, not_using, transposes) -> None:
+class _KernelSums:
+    """Time, Tensor Core time, eligible time and time per precision of each kernel name, summed over
+    the devices as columns (issue 12: a dict per name was most of this analysis for 100,000 names);
+    rows are made only for the top names. A name keeps the family of the device it was first seen on."""
+
+    def __init__(self) -> None:
+        self.parts: List[Tuple[List[str], List[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, names: List[str], families: List[str], time_ns: np.ndarray, tc_ns: np.ndarray,
+            eligible_ns: np.ndarray, by_prec: np.ndarray) -> None:
+        self.parts.append((names, families, time_ns, tc_ns, eligible_ns, by_prec))
+
+    def top(self, limit: int) -> List[Dict[str, Any]]:
+        """The `limit` names with the most time (ties: first seen first), as the report lists them."""
+        if not self.parts:
+            return []
+        names = [n for part in self.parts for n in part[0]]
+        families = [f for part in self.parts for f in part[1]]
+        time_ns, tc_ns, eligible_ns = (np.concatenate([part[k] for part in self.parts]) for k in (2, 3, 4))
+        by_prec = np.concatenate([part[5] for part in self.parts])
+        ids: Dict[str, int] = {}
+        of_row = np.fromiter((ids.setdefault(n, len(ids)) for n in names), dtype=np.int64, count=len(names))
+        if len(ids) < len(names):  # a name on several devices (or twice in a plane): summed
+            first = np.full(len(ids), len(names), dtype=np.int64)
+            np.minimum.at(first, of_row, np.arange(len(names)))
+            families = [families[i] for i in first.tolist()]
+            names = [names[i] for i in first.tolist()]
+            time_ns, tc_ns, eligible_ns = (np.bincount(of_row, weights=c, minlength=len(ids)).astype(np.int64)
+                                           for c in (time_ns, tc_ns, eligible_ns))
+            by_prec = np.stack([np.bincount(of_row, weights=by_prec[:, k], minlength=len(ids))
+                                for k in range(by_prec.shape[1])], axis=1)
+        out = []
+        for i in np.argsort(-time_ns, kind="stable")[:limit].tolist():
+            time, tc, eligible = int(time_ns[i]), int(tc_ns[i]), int(eligible_ns[i])
+            out.append({
+                "name": names[i], "time_ns": time, "tc_ns": tc, "eligible_ns": eligible,
+                "by_prec": by_prec[i].copy(), "family": families[i], "uses_tensor_cores": tc * 2 >= time,
+                "eligible": eligible > 0, "precision": PRECISIONS[int(np.argmax(by_prec[i]))],
+            })
+        return out
+
+
+def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _KernelSums, not_using,
+                transposes) -> None:
     dur = view.duration_ns
     compute = view.compute
     tc = view.tensor_cores
@@ -273,30 +316,9 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels, not
         weights=weights * compute, minlength=n_names * len(PRECISIONS),
     ).reshape(n_names, len(PRECISIONS))
     listed = np.nonzero((per_name > 0) & ((tc_name > 0) | (eligible_name > 0)))[0]
-    # a name seen for the first time (every name, on one device) takes this device's sums as they are;
-    # its precision is the row's argmax, found for all of them at once (issue 12: 100,000 names)
-    first_precision = np.argmax(by_prec[listed], axis=1).tolist() if listed.size else []
-    columns = zip(listed.tolist(), per_name[listed].astype(np.int64).tolist(),
-                  tc_name[listed].astype(np.int64).tolist(), eligible_name[listed].astype(np.int64).tolist(),
-                  first_precision)
-    for i, time_ns, tc_ns, eligible_ns, precision in columns:
-        name = view.names[i]
-        if name not in kernels:
-            kernels[name] = {
-                "name": name, "time_ns": time_ns, "tc_ns": tc_ns, "eligible_ns": eligible_ns,
-                "by_prec": by_prec[i].copy(), "family": view.classes[i].family,
-                "uses_tensor_cores": tc_ns * 2 >= time_ns, "eligible": eligible_ns > 0,
-                "precision": PRECISIONS[precision],
-            }
-            continue
-        entry = kernels[name]
-        entry["time_ns"] += int(per_name[i])
-        entry["tc_ns"] += int(tc_name[i])
-        entry["eligible_ns"] += int(eligible_name[i])
-        entry["by_prec"] = entry["by_prec"] + by_prec[i]
-        entry["uses_tensor_cores"] = entry["tc_ns"] * 2 >= entry["time_ns"]
-        entry["eligible"] = entry["eligible_ns"] > 0
-        entry["precision"] = PRECISIONS[int(np.argmax(entry["by_prec"]))]
+    kernels.add([view.names[i] for i in listed.tolist()], [view.classes[i].family for i in listed.tolist()],
+                per_name[listed].astype(np.int64), tc_name[listed].astype(np.int64),
+                eligible_name[listed].astype(np.int64), by_prec[listed])
 
     per_transpose = np.bincount(view.name_index, weights=weights * transpose, minlength=n_names)
     for i in np.nonzero(per_transpose)[0].tolist():
