@@ -104,3 +104,17 @@ def test_names_starting_with_a_prefix_are_found_exactly():
     texts = ["PjitFunction(f)", "x PjitFunction(f)", "pjitfunction(g)", "PjitFunction(", "é", "PjitFunctioné"]
     assert event_names.starting_with(texts, "PjitFunction(").tolist() == [t.startswith("PjitFunction(")
                                                                          for t in texts]
+
+
+def test_the_name_cache_is_emptied_to_make_room_and_answers_stay_right(monkeypatch):
+    """The per-name cache is bounded (NAME_CACHE_SIZE): a batch that would not fit empties it first, and
+    names known before it still get their class."""
+    monkeypatch.setattr(patterns, "NAME_CACHE_SIZE", 8)
+    patterns.KERNEL_CLASSES.clear()
+    old = CORPUS[:6]
+    classify_kernels(old)
+    assert set(patterns.KERNEL_CLASSES) == set(old)
+    mixed = old[:3] + CORPUS[6:12]  # 6 new names: 6 + 6 > 8, so the cache is emptied first
+    assert classify_kernels(mixed) == [patterns.classify_kernel(name) for name in mixed]
+    assert len(patterns.KERNEL_CLASSES) <= 8
+    patterns.KERNEL_CLASSES.clear()

@@ -21,13 +21,16 @@ def classify_kernels(names: Sequence[str]) -> List[p.KernelClass]:
     """`classify_kernel` of each name; names not seen before are classified together."""
     known = p.KERNEL_CLASSES
     missing = [name for name in dict.fromkeys(names) if name not in known]
-    fresh: Dict[str, p.KernelClass] = {}
-    if missing:
-        if len(missing) == len(names):  # all new and distinct: the list itself, so its batch is shared
-            missing = list(names) if not isinstance(names, list) else names
-        fresh = dict(zip(missing, _classify_all(missing)))
-        for name, cls in fresh.items():
-            p.remember(known, name, cls)
+    if not missing:
+        return [known[name] for name in names]
+    if len(missing) == len(names):  # all new and distinct: the list itself, so its batch is shared
+        missing = list(names) if not isinstance(names, list) else names
+        classes = _classify_all(missing)
+        p.remember_all(known, dict(zip(missing, classes)))
+        return classes
+    fresh = dict(zip(missing, _classify_all(missing)))
+    p.remember_all(known, fresh)
+    # (a name known before may be gone if the cache was emptied to make room)
     return [known.get(name) or fresh.get(name) or p.classify_kernel(name) for name in names]
 
 

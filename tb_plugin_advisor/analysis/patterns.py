@@ -378,6 +378,14 @@ def remember(cache: Dict[str, _Answer], name: str, answer: _Answer) -> _Answer:
     return answer
 
 
+def remember_all(cache: Dict[str, _Answer], answers: Dict[str, _Answer]) -> None:
+    """`remember` of many answers at once (one dict update): emptied first if they would not fit."""
+    if len(cache) + len(answers) > NAME_CACHE_SIZE:
+        cache.clear()
+    if len(answers) <= NAME_CACHE_SIZE:
+        cache.update(answers)
+
+
 def classify_kernel(name: str) -> KernelClass:
     """Precision, Tensor Core verdict and family of one kernel name (cached: names repeat a lot)."""
     found = KERNEL_CLASSES.get(name)
