@@ -47,3 +47,19 @@ def unique_inverse(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     present, offsets = _present(keys, *bounds)
     rank = np.cumsum(present) - 1
     return np.flatnonzero(present).astype(keys.dtype) + keys.dtype.type(bounds[0]), rank[offsets]
+
+
+def unique_columns(rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """np.unique(rows, axis=1, return_inverse=True) for a 2-D array of non-negative integer codes
+    (name, device, shape ids): each column packed into one int64 (first row most significant, so the
+    order is the same) instead of np.unique's sort of structured rows. Other input goes to np.unique."""
+    if rows.ndim != 2 or rows.dtype.kind not in "iu" or rows.shape[1] == 0 or int(rows.min()) < 0:
+        unique, inverse = np.unique(rows, axis=1, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    spans = [int(row.max()) + 1 for row in rows]
+    if np.prod(np.array(spans, dtype=np.float64)) >= 2.0 ** 62:  # would not fit one int64
+        unique, inverse = np.unique(rows, axis=1, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    keys = np.ravel_multi_index(tuple(rows.astype(np.int64)), spans)
+    packed, inverse = unique_inverse(keys)
+    return np.stack(np.unravel_index(packed, spans)).astype(rows.dtype), inverse

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tb_plugin_advisor.lookup import unique_codes, unique_inverse
+from tb_plugin_advisor.lookup import unique_codes, unique_columns, unique_inverse
 
 RNG = np.random.default_rng(7)
 KEYS = {
@@ -32,3 +32,17 @@ def test_unique_codes_and_inverse_equal_numpys(name):
     values, ranks = unique_inverse(keys)
     assert values.dtype == expected.dtype and np.array_equal(values, expected)
     assert np.array_equal(ranks, inverse.reshape(-1))
+
+
+@pytest.mark.parametrize("rows", [
+    np.array([[3, 1, 3, 0, 1], [2, 2, 2, 9, 2], [0, 5, 0, 1, 5]], dtype=np.int64),  # packed into one key
+    np.array([[1, 0, 1], [2**40, 7, 2**40]], dtype=np.int64),  # spans too wide to pack: np.unique
+    np.array([[1, -1, 1], [0, 3, 0]], dtype=np.int64),  # a negative code: np.unique
+    np.zeros((2, 0), dtype=np.int64),
+    np.random.default_rng(3).integers(0, 50, size=(3, 2000)),
+])
+def test_unique_columns_equal_np_unique_over_axis_one(rows):
+    unique, inverse = unique_columns(rows)
+    expected, expected_inverse = np.unique(rows, axis=1, return_inverse=True)
+    assert unique.tolist() == expected.tolist() and unique.dtype == rows.dtype
+    assert inverse.tolist() == expected_inverse.reshape(-1).tolist()

@@ -22,7 +22,7 @@ from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
-from tb_plugin_advisor.lookup import unique_inverse
+from tb_plugin_advisor.lookup import unique_columns, unique_inverse
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
 from tb_plugin_advisor.readers.devices import parse_kernel_details
 
@@ -303,20 +303,20 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     sources = [_device_occupancy_source(d) for d in devices]
     # the configuration with the most time (ties: the greater details text, then the first device)
     rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
-    summed, inverse = np.unique(np.stack([name, device, text]), axis=1, return_inverse=True)
+    summed, inverse = unique_columns(np.stack([name, device, text]))
     summed_ns = np.bincount(inverse.reshape(-1), weights=ns, minlength=summed.shape[1]).astype(np.int64)
     s_name, s_device, s_text = summed
     order = np.lexsort((s_device, -rank[s_text], -summed_ns, s_name))
     first = order[np.flatnonzero(np.diff(s_name[order], prepend=-1))]
     width = max(len(c.texts), 1)
     dominant = (s_device[first] * width + s_text[first]).tolist()  # device and shape as one int key
-    configs = np.bincount(np.unique(np.stack([name, text]), axis=1)[0], minlength=count)
+    configs = np.bincount(unique_columns(np.stack([name, text]))[0][0], minlength=count)
     # precision with the most time (ties: the one seen first, in device then precision order)
     p_rows = np.concatenate(c.precisions, axis=1)
     precision = np.full(count, -1, dtype=np.int64)
     if p_rows.shape[1]:
         p_name, p_device, p_code, p_ns = p_rows
-        summed, inverse = np.unique(np.stack([p_name, p_code]), axis=1, return_inverse=True)
+        summed, inverse = unique_columns(np.stack([p_name, p_code]))
         inverse = inverse.reshape(-1)
         totals = np.bincount(inverse, weights=p_ns, minlength=summed.shape[1]).astype(np.int64)
         seen = np.full(summed.shape[1], np.iinfo(np.int64).max, dtype=np.int64)
