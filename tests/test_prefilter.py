@@ -88,3 +88,22 @@ def test_occurrences_equal_a_find_loop_whether_found_one_by_one_or_split(monkeyp
                "".join(rng.choice("ab") for _ in range(rng.randint(1, 3)))) for _ in range(300)]
     for text, literal in cases:
         assert prefilter._occurrences(text, literal).tolist() == find_loop(text, literal), (text, literal)
+
+
+@pytest.mark.parametrize("regex, literals", [
+    ("xmma", {"xmma"}), ("Cijk_", {"cijk_"}), ("(?:ab|cd)", {"ab", "cd"}),
+    ("(?<![a-z])bf16", None), ("ab.c", None), ("a|b", None), ("ab|", None), ("é", None),
+])
+def test_plain_text_patterns_are_answered_by_the_literal_scan(regex, literals):
+    """A pattern that is only plain ASCII text (or alternatives of it), ignoring case, matches an ASCII
+    text exactly when the lowercased text holds it: first_matching takes the scan's answer for it."""
+    found = prefilter.literal_alternatives(regex, re.IGNORECASE)
+    assert (set(found) if found is not None else None) == literals
+    assert prefilter.literal_alternatives(regex, 0) is None  # case matters: the regex decides
+    texts = ["a_XMMA_b", "xmm", "CIJK_x", "cijk", "AB", "zcdz", "é_xmma", "ÉXMMA", "abxc", "", "ab\ncd"]
+    compiled = re.compile(regex, re.IGNORECASE)
+    batch = prefilter.TextBatch(texts)
+    needs = prefilter.required_literals(regex, re.IGNORECASE)
+    needs = tuple(sorted(needs)) if needs else None
+    found_rows = prefilter.first_matching([(batch, compiled, needs)])
+    assert (found_rows == 0).tolist() == [compiled.search(t) is not None for t in texts]

@@ -70,6 +70,30 @@ def _item(op, value) -> Optional[FrozenSet[str]]:
     return None  # classes, anchors, lookarounds, backreferences: no text they must contain
 
 
+@cache
+def literal_alternatives(regex: str, flags: int = 0) -> Optional[FrozenSet[str]]:
+    """The lowercase literals when `regex` is nothing but plain ASCII text or alternatives of it
+    (`xmma`, `tf32|tfloat32`) matched ignoring case: it then matches an ASCII text exactly when the
+    lowercased text holds one of them, and a batch's literal scan is its answer (None: any other
+    pattern)."""
+    import re
+
+    if not flags & re.IGNORECASE:
+        return None
+    try:
+        items = list(_sre.parse(regex, flags))
+    except Exception:  # an unexpected parse tree: the regex always runs
+        return None
+    branches = [list(branch) for branch in items[0][1][1]] if (
+        len(items) == 1 and items[0][0] is _sre.BRANCH) else [items]
+    found = set()
+    for branch in branches:
+        if not branch or any(op is not _sre.LITERAL or value >= 128 for op, value in branch):
+            return None
+        found.add("".join(chr(value) for _, value in branch).lower())
+    return frozenset(found)
+
+
 def _union(options: Iterable[Optional[FrozenSet[str]]]) -> Optional[FrozenSet[str]]:
     """A branch matches through one of its alternatives: every alternative needs a requirement."""
     found: set = set()
@@ -291,7 +315,13 @@ def first_matching(entries: Sequence[Candidate], rows: Optional[np.ndarray] = No
         if not candidates:
             continue
         search, texts = pattern.search, batch.texts
-        hits = [i for i in candidates if search(texts[i])]
+        exact = literal_alternatives(pattern.pattern, pattern.flags)
+        if exact is not None and needs is not None and exact == frozenset(needs):
+            # the literal scan already answered for every ASCII text; only the others are searched
+            unfiltered = batch.unfiltered
+            hits = [i for i in candidates if not unfiltered[i] or search(texts[i])]
+        else:
+            hits = [i for i in candidates if search(texts[i])]
         found[hits] = k
         pending[hits] = False
     return found
