@@ -342,9 +342,12 @@ def _host_source(
     if correlation is not None and correlation.kind == "int" and launched.size:
         # a CUPTI/roctracer API call whose correlation id names a kernel is that kernel's launch
         # (only events not already named as something else are looked up)
-        rows = np.flatnonzero(correlation.present & ((per_event == _NONE) | (per_event == _HOST)))
+        # (read sparse: a dense copy of a host thread's ids would stay with the profile, 9 bytes per event)
+        carried = per_event[correlation.indices]
+        looked_up = (carried == _NONE) | (carried == _HOST)
+        rows = correlation.indices[looked_up]
         if rows.size:
-            per_event[rows[np.isin(correlation.values[rows], launched)]] = _LAUNCH
+            per_event[rows[np.isin(correlation.data[looked_up], launched)]] = _LAUNCH
     categories = _HOST_CODE_TO_PRIORITY[per_event]
     if steps is not None and steps.count:
         # a user's data-loading annotation on the step's thread is input, unless it wraps whole steps
@@ -383,8 +386,7 @@ def _host_h2d_correlations(profile: Profile) -> np.ndarray:
             column = line.stats.get("correlation_id")
             if column is None or column.kind != "int" or len(line) == 0:
                 continue
-            mask = is_h2d[line.metadata_index] & column.present
-            found.append(column.values[mask])
+            found.append(column.data[is_h2d[line.metadata_index[column.indices]]])  # (sparse, as above)
     return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
 

@@ -234,10 +234,9 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     c.total_ns[ids] += np.bincount(name_of_row, weights=dur, minlength=count).astype(np.int64)
     c.steady_ns[ids] += np.bincount(name_of_row, weights=np.where(steady, dur, 0), minlength=count).astype(
         np.int64)
-    c.steady_launches[ids] += np.bincount(name_of_row, weights=steady.astype(np.int64),
-                                          minlength=count).astype(np.int64)
-    c.tc_ns[ids] += np.bincount(name_of_row, weights=np.where(view.tensor_cores, dur, 0),
-                                minlength=count).astype(np.int64)
+    c.steady_launches[ids] += np.bincount(name_of_row[steady], minlength=count)
+    tc = view.tensor_cores  # (only the kernels on Tensor Cores: no per-kernel array of zeros)
+    c.tc_ns[ids] += np.bincount(name_of_row[tc], weights=dur[tc], minlength=count).astype(np.int64)
     mins = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     maxs = np.zeros(count, dtype=np.int64)
     np.minimum.at(mins, name_of_row, dur)
@@ -263,7 +262,7 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     ns = np.concatenate([ns, np.zeros(idle_k.size, np.int64)])
     c.configs.append(np.stack([ids[k], np.full(k.size, device_index), text_of[j], ns]).astype(np.int64))
     c.config_occupancy.append(np.where(ns != 0, occupancy[j], np.nan))  # 0 ns: weighs nothing
-    k, p, ns = _pair_sums(name_of_row, view.precision.astype(np.int64), len(PRECISIONS), dur)
+    k, p, ns = _pair_sums(name_of_row, view.precision, len(PRECISIONS), dur)
     c.precisions.append(np.stack([ids[k], np.full(k.size, device_index), p, ns]).astype(np.int64))
     c.texts[:] = list(text_ids)
 

@@ -87,7 +87,7 @@ def _op_columns(device, count: int):
     table = device.kernels
     strings = table.strings
     n_strings = len(strings) + 1
-    op = np.full(count, -1, dtype=np.int64)
+    op = np.full(count, -1, dtype=np.int32)  # (labels are distinct ops: far fewer than 2**31)
     labels: List[str] = []
     eligible: List[bool] = []
 
