@@ -34,6 +34,7 @@ from tb_plugin_advisor.analysis.torch_signals import TorchSignals, collect_torch
 from tb_plugin_advisor.analysis.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.gc_pause import collector_paused
+from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import Device, Profile, RunProfiles
 from tb_plugin_advisor.report_deep import DeepViews, analyze_deep, combined_deep_json, deep_json
 from tb_plugin_advisor.report_facts import facts_of
@@ -135,6 +136,7 @@ class HostReport:
         }
 
 
+@hands_back_memory
 @collector_paused
 def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> HostReport:
     """Run every analysis on one host's profile. `local_cpu`: the CPU the report runs on (its flags are

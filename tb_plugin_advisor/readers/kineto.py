@@ -18,6 +18,7 @@ import numpy as np
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
+from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import Line, Plane, Profile, StepMarker, StringTable
 from tb_plugin_advisor.readers import kineto_tables as tables
 from tb_plugin_advisor.readers.devices import build_device
@@ -35,6 +36,7 @@ from tb_plugin_advisor.readers.kineto_load import (
 HOST_PLANE = "/host:CPU"
 
 
+@hands_back_memory
 @collector_paused
 def read_kineto(path: str, host: Optional[str] = None) -> Profile:
     """Read one Kineto trace from a local path or any path TensorBoard's file layer understands."""
@@ -42,6 +44,7 @@ def read_kineto(path: str, host: Optional[str] = None) -> Profile:
     return _read([read_trace_bytes(source)], source, host or tables.worker_from_filename(source))
 
 
+@hands_back_memory
 @collector_paused
 def read_kineto_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> Profile:
     """Decode a trace held in memory (plain or gzip JSON); ProfileReadError names `source`."""

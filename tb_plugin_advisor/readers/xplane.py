@@ -18,6 +18,7 @@ from google.protobuf.message import DecodeError
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
+from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import Plane, Profile, StringTable
 from tb_plugin_advisor.readers import event_columns
 from tb_plugin_advisor.readers import limits as read_limits
@@ -45,6 +46,7 @@ ProgressCallback = Callable[[int, int], None]
 # Entry points
 
 
+@hands_back_memory
 @collector_paused
 def read_xplane(
     path: Union[str, os.PathLike],
@@ -89,6 +91,7 @@ def host_from_filename(path: str) -> str:
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
+@hands_back_memory
 @collector_paused
 def read_xplane_bytes(
     data: bytes,

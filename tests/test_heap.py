@@ -1,0 +1,52 @@
+"""Free memory goes back to the system when the outermost read or analysis returns (heap.py)."""
+
+from __future__ import annotations
+
+import platform
+import threading
+
+import pytest
+from synth import XSpaceBuilder
+
+from tb_plugin_advisor import heap
+from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.report import build_report
+
+T0 = 1_700_000_000_000_000_000
+
+
+def test_the_c_library_is_asked_only_where_it_can_answer():
+    released = heap.release_free_memory()
+    assert released is (platform.libc_ver()[0] == "glibc")
+
+
+def test_memory_goes_back_once_when_the_outermost_call_returns(monkeypatch):
+    calls = []
+    monkeypatch.setattr(heap, "release_free_memory", lambda: calls.append(threading.get_ident()) or True)
+
+    @heap.hands_back_memory
+    def inner():
+        assert calls == []  # not while an outer call runs
+        return 1
+
+    @heap.hands_back_memory
+    def outer():
+        return inner() + inner()
+
+    assert outer() == 2 and len(calls) == 1
+    with pytest.raises(ZeroDivisionError):
+        heap.hands_back_memory(lambda: 1 / 0)()
+    assert len(calls) == 2  # an error still ends the call
+    assert heap._depth == 0
+
+
+def test_reading_and_analysing_a_profile_hand_memory_back(monkeypatch):
+    calls = []
+    monkeypatch.setattr(heap, "release_free_memory", lambda: calls.append(1) or True)
+    b = XSpaceBuilder()
+    b.plane("/host:CPU").line("python", id=1).event("train", T0, 10_000, stats={"step_num": 1, "_r": 1})
+    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    assert len(calls) == 1
+    build_report(RunProfiles("r", [profile]))
+    assert len(calls) == 2
