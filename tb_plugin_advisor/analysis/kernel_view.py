@@ -91,18 +91,16 @@ def _op_columns(device, count: int):
     labels: List[str] = []
     eligible: List[bool] = []
 
-    def add(mask: np.ndarray, keys: np.ndarray, label_of) -> None:
+    def add(mask: np.ndarray, keys_of, label_of) -> None:
+        """Label the kernels in `mask`; `keys_of(mask)`: their keys (computed for those rows only)."""
         if not mask.any():
             return
-        unique, inverse = unique_inverse(keys[mask])
+        unique, inverse = unique_inverse(keys_of(mask))
         base = len(labels)
         made = [label_of(key) for key in unique.tolist()]
         labels.extend(label for label, _ in made)
         eligible.extend(ops_eligible([name for _, name in made]))  # the HLO op's or the TF op's name
         op[mask] = base + inverse
-
-    has_hlo = table.hlo_op >= 0
-    hlo_keys = table.hlo_op.astype(np.int64) * n_strings + (table.hlo_module.astype(np.int64) + 1)
 
     def hlo_label(key: int):
         hlo, module = divmod(key, n_strings)
@@ -110,9 +108,11 @@ def _op_columns(device, count: int):
         label = f"{strings[module - 1]}/{hlo_name}" if module > 0 else hlo_name
         return label, hlo_name
 
-    add(has_hlo, hlo_keys, hlo_label)
+    has_hlo = table.hlo_op >= 0
+    add(has_hlo, lambda rows: table.hlo_op[rows].astype(np.int64) * n_strings + (table.hlo_module[rows] + 1),
+        hlo_label)
     has_tf = ~has_hlo & (table.tf_op >= 0)
-    add(has_tf, table.tf_op.astype(np.int64), lambda key: (strings[key], strings[key]))
+    add(has_tf, lambda rows: table.tf_op[rows], lambda key: (strings[key], strings[key]))
     rest = op < 0
     if rest.any():
         for stat in OP_NAME_LINE_STATS:
@@ -121,7 +121,7 @@ def _op_columns(device, count: int):
                 continue
             keys = np.full(count, -1, dtype=np.int64)
             keys[np.nonzero(rest)[0]] = ids
-            add(rest & (keys >= 0), keys, lambda key: (strings[key], strings[key]))
+            add(rest & (keys >= 0), keys.__getitem__, lambda key: (strings[key], strings[key]))
             rest = op < 0
     return op, labels, np.array(eligible, dtype=bool)
 

@@ -64,13 +64,16 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
                 continue
             # one integer per (op label, kernel): the label is the tf_op, else the hlo_op, else the kernel
             span = len(k.strings) + 1
-            tf_op, hlo_op, name_index = k.tf_op[inside], k.hlo_op[inside], k.name_index[inside]
-            label_id = np.where(
-                tf_op >= 0, tf_op, np.where(hlo_op >= 0, span + hlo_op, 2 * span + name_index)
-            )
-            keys = label_id.astype(np.int64) * len(k.names) + name_index
+            every = bool(inside.all())  # (then the columns themselves, not copies of them)
+            columns = (k.tf_op, k.hlo_op, k.name_index, k.duration_ns)
+            tf_op, hlo_op, name_index, duration = (c if every else c[inside] for c in columns)
+            keys = np.where(tf_op >= 0, tf_op, np.where(hlo_op >= 0, span + hlo_op, 2 * span + name_index)
+                            ).astype(np.int64)
+            keys *= len(k.names)  # in place: one int64 per kernel, not three
+            keys += name_index
             unique, inverse = unique_inverse(keys)
-            time = np.bincount(inverse, weights=k.duration_ns[inside], minlength=len(unique))
+            del keys
+            time = np.bincount(inverse, weights=duration, minlength=len(unique))
             count = np.bincount(inverse, minlength=len(unique))
             label_value, name_value = np.divmod(unique, len(k.names))
             totals.add(_labels(k, label_value, span), _categories(device, name_value), time.tolist(),
