@@ -63,3 +63,18 @@ def test_wrong_buffers_are_refused():
         iv._intervals.blocks(np.zeros(3, dtype=np.int64), np.zeros(2, dtype=np.int64))
     with pytest.raises(ValueError):
         iv._intervals.merge(*(np.zeros(k, dtype=np.int64) for k in (1, 1, 2, 3)))
+
+
+def test_in_windows_a_chunk_at_a_time_equals_window_index(monkeypatch):
+    """intervals.in_windows works through the times a chunk at a time (bounded temporaries); its mask
+    is `window_index(...) >= 0` whatever the chunk size."""
+    rng = np.random.default_rng(11)
+    starts = np.sort(rng.choice(np.arange(0, 1000, 10), size=20, replace=False)).astype(np.int64)
+    ends = starts + rng.integers(1, 10, size=starts.size)
+    t = rng.integers(-20, 1100, size=997).astype(np.int64)
+    expected = (iv.window_index(starts, ends, t) >= 0).tolist()
+    for chunk in (1, 7, 1000, 1 << 20):
+        monkeypatch.setattr(iv, "_WINDOW_CHUNK", chunk)
+        assert iv.in_windows(starts, ends, t).tolist() == expected
+    assert iv.in_windows(starts, ends, np.zeros(0, np.int64)).tolist() == []
+    assert not iv.in_windows(np.zeros(0, np.int64), np.zeros(0, np.int64), t).any()

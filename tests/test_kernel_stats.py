@@ -217,3 +217,45 @@ def test_only_the_top_names_are_listed_and_the_sums_cover_every_name(monkeypatch
     monkeypatch.setattr(fd, "KERNEL_STATS_TOP", 0)
     rows = kernel_stats(profile, find_steps(profile)).kernels
     assert [k.name for k in rows] == ["hot_gemm", "b_long", "a_long"]  # 2000, 300, 200 of 2720 µs: hot
+
+
+def test_a_kernel_on_two_devices_sums_launches_and_keeps_its_dominant_shape():
+    """The same names on two GPUs: launches, time and min/max span both devices, `devices` counts
+    them, `configs` counts distinct launch shapes over both, and the shape with the most time wins.
+    A name only seen for 0 ns on one device keeps a launch shape."""
+    small, big = details(32, (10, 1, 1), (128, 1, 1)), details(32, (1000, 1, 1), (256, 1, 1))
+    b = XSpaceBuilder(hostnames=["h"])
+    python = b.plane("/host:CPU").line("python", id=1)
+    streams = [b.gpu_plane(g).line("Stream #7(Kernel)", id=7) for g in (0, 1)]
+    for s in range(2):
+        t = T0 + s * 10 * MS
+        python.event("train", t, 10 * MS - 1, stats={"step_num": s + 1, "_r": 1})
+        streams[0].kernel(BF16_GEMM, t + 10 * US, 100 * US, details=small)
+        streams[1].kernel(BF16_GEMM, t + 10 * US, 300 * US, details=big)
+        streams[1].kernel(BF16_GEMM, t + 500 * US, 50 * US, details=small)
+        streams[0].kernel(TINY, t + 800 * US, 0, details=small)
+    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    rows = {k["name"]: k for k in kernel_stats(profile, find_steps(profile)).to_json()["kernels"]}
+    gemm, tiny = rows[BF16_GEMM], rows[TINY]
+    assert gemm["launches"] == 6 and gemm["devices"] == 2 and gemm["configs"] == 2
+    assert gemm["total_ms"] == pytest.approx(2 * 0.45, abs=1e-6)
+    assert (gemm["min_us"], gemm["max_us"]) == (50.0, 300.0)
+    assert gemm["grid"] == [1000, 1, 1]  # 600 µs on the big shape against 300 µs on the small one
+    assert gemm["precision"] == "bf16"
+    assert tiny["launches"] == 2 and tiny["total_ms"] == 0 and tiny["block"] == [128, 1, 1]
+
+
+def test_sums_taken_a_chunk_of_kernels_at_a_time_are_the_same(monkeypatch):
+    """kernel_stats sums a million kernels at a time (bounded temporaries): any chunk size gives the
+    same statistics as one pass."""
+    from tb_plugin_advisor.analysis import kernel_stats as ks
+
+    shapes = [details(32, (10, 1, 1), (128, 1, 1)), details(64, (100, 1, 1), (256, 1, 1), occ=25)]
+    profile = profile_with([(BF16_GEMM, 50 + 10 * i, shapes[i % 2]) for i in range(7)] +
+                           [(TINY, 3, shapes[0]), (ELEMENTWISE, 20, shapes[1])], steps=5)
+    steps = find_steps(profile)
+    whole = kernel_stats(profile, steps).to_json()
+    for chunk in (1, 4, 13):
+        monkeypatch.setattr(ks, "_CHUNK", chunk)
+        assert kernel_stats(profile, steps).to_json() == whole
+    assert whole["launches"] == 5 * 9 and whole["distinct"] == 3

@@ -254,7 +254,7 @@ def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, Typ
         t.total_ns += iv.total(merged)
         t.exposed_ns += iv.total(merged) - iv.total(hidden)
         if windows:
-            inside = iv.window_index(lo, hi, start[rows]) >= 0
+            inside = iv.in_windows(lo, hi, start[rows])
             t.steady_calls += int(inside.sum())
             t.steady_ns += int(iv.covered(merged, lo, hi).sum())
             t.steady_exposed_ns += int(iv.covered(merged, lo, hi).sum() - iv.covered(hidden, lo, hi).sum())

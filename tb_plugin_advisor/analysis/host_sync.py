@@ -13,7 +13,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
-from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.model import Profile
 
 MAX_CALLS = 6
@@ -79,7 +79,7 @@ def analyze_host_sync(profile: Profile, breakdown: Breakdown) -> HostSync:
             mask = is_sync[line.metadata_index]
             if not mask.any():
                 continue
-            mask &= window_index(lo, hi, line.start_ns) >= 0
+            mask &= in_windows(lo, hi, line.start_ns)
             rows = np.flatnonzero(mask)
             for r in rows.tolist():
                 name = names.short_op_name(plane.event_names[line.metadata_index[r]])

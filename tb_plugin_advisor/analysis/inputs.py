@@ -18,7 +18,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import tf_data_names as tf_data
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
-from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Line, Profile
@@ -104,7 +104,7 @@ def analyze_input_pipeline(profile: Profile, breakdown: Breakdown) -> InputPipel
                 continue
             mask = is_iterator[line.metadata_index]
             if lo.size:
-                mask &= window_index(lo, hi, line.start_ns) >= 0
+                mask &= in_windows(lo, hi, line.start_ns)
             if mask.any():
                 role = "producer" if is_producer_line(line) else "consumer"
                 _collect(line, np.flatnonzero(mask), role, nodes)

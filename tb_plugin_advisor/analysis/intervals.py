@@ -144,6 +144,19 @@ def outermost(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return mask
 
 
+def in_windows(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Which times fall in a window (`window_index(...) >= 0`), a million at a time: the index and
+    its temporaries are 8 bytes per time each, 150 MB for a 300 MB profile's host thread at once."""
+    out = np.empty(t.shape[0], dtype=bool)
+    for a in range(0, t.shape[0], _WINDOW_CHUNK):
+        part = t[a:a + _WINDOW_CHUNK]
+        out[a:a + part.shape[0]] = window_index(window_starts, window_ends, part) >= 0
+    return out
+
+
+_WINDOW_CHUNK = 1 << 20
+
+
 def window_index(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
     """For each time t, the index of the (sorted, disjoint) window holding it, or -1."""
     index = np.searchsorted(window_starts, t, side="right") - 1

@@ -17,7 +17,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import PRIORITY, Breakdown, is_producer_line, kernel_name_categories
-from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.lookup import unique_inverse
 from tb_plugin_advisor.model import Profile
@@ -59,7 +59,7 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             k = device.kernels
             if not len(k):
                 continue
-            inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
+            inside = in_windows(lo, hi, k.start_ns) if lo.size else np.ones(len(k), bool)
             if not inside.any():
                 continue
             # one integer per (op label, kernel): the label is the tf_op, else the hlo_op, else the kernel
@@ -176,7 +176,7 @@ def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: _Totals)
                 continue
             mask = is_op[line.metadata_index]
             if lo.size:
-                mask &= window_index(lo, hi, line.start_ns) >= 0
+                mask &= in_windows(lo, hi, line.start_ns)
             if not mask.any():
                 continue
             category = "input_pipeline" if is_producer_line(line) else "host_compute"
@@ -196,7 +196,7 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         k = device.kernels
         if not len(k):
             continue
-        inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
+        inside = in_windows(lo, hi, k.start_ns) if lo.size else np.ones(len(k), bool)
         time = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
         count = np.bincount(k.name_index[inside], minlength=len(k.names))
         used = np.flatnonzero(count)

@@ -17,7 +17,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
-from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.model import Profile
 
@@ -140,7 +140,7 @@ def analyze_preprocessing(profile: Profile, breakdown: Breakdown) -> Preprocessi
             mask = wanted[line.metadata_index]
             if not mask.any():
                 continue
-            mask &= window_index(lo, hi, line.start_ns) >= 0
+            mask &= in_windows(lo, hi, line.start_ns)
             per_name = np.bincount(
                 line.metadata_index[mask], weights=line.duration_ns[mask].astype(np.float64),
                 minlength=len(types) + 1,

@@ -12,7 +12,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis.breakdown import Breakdown
-from tb_plugin_advisor.analysis.intervals import outermost, window_index
+from tb_plugin_advisor.analysis.intervals import in_windows, outermost
 from tb_plugin_advisor.analysis.steps import Steps
 from tb_plugin_advisor.model import Profile
 
@@ -100,7 +100,7 @@ def _kernel_signals(profile: Profile, lo, hi, n: int, out: Signals) -> None:
         k = device.kernels
         if not len(k):
             continue
-        inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
+        inside = in_windows(lo, hi, k.start_ns) if lo.size else np.ones(len(k), bool)
         count = int(inside.sum())
         busiest_count = max(busiest_count, count)
         durations = k.duration_ns[inside]
@@ -123,7 +123,7 @@ def _host_offload(profile: Profile, lo, hi, out: Signals) -> None:
         k = device.kernels
         if not len(k):
             continue
-        inside = window_index(lo, hi, k.start_ns) >= 0 if lo.size else np.ones(len(k), bool)
+        inside = in_windows(lo, hi, k.start_ns) if lo.size else np.ones(len(k), bool)
         per_name = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
         timed = per_name[:len(k.names)] != 0
         copies = names.first_matches(names.DEVICE_MEMCPY, names.short_names(k.names), timed) >= 0
@@ -148,7 +148,7 @@ def _host_signals(profile: Profile, steps: Steps, lo, hi, n: int, out: Signals) 
         is_eager = np.append(names.matching((names.EAGER_OP,), plane.event_names), False)
         is_jax_call = np.append(names.starting_with(plane.event_names, "PjitFunction("), False)
         is_function = np.append(names.matching(_FUNCTION_LAUNCHES, plane.event_names), False)
-        inside = window_index(lo, hi, line.start_ns) >= 0
+        inside = in_windows(lo, hi, line.start_ns)
         eager += int((is_eager[line.metadata_index] & inside).sum())
         calls = is_jax_call[line.metadata_index] & inside
         if calls.any():

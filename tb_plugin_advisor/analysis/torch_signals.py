@@ -15,7 +15,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from tb_plugin_advisor.analysis.breakdown import Breakdown
-from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.intervals import in_windows, window_index
 from tb_plugin_advisor.model import Line, Profile
 
 TORCH_PATTERNS: Dict[str, re.Pattern] = {
@@ -47,7 +47,7 @@ def _matching(names: List[str], key: str) -> np.ndarray:
 def _in_steps(line: Line, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     if not lo.size:
         return rows
-    return rows[window_index(lo, hi, line.start_ns[rows]) >= 0]
+    return rows[in_windows(lo, hi, line.start_ns[rows])]
 
 
 def collect_torch_signals(profile: Profile, breakdown: Breakdown) -> Optional[TorchSignals]:
