@@ -248,7 +248,7 @@ def test_a_kernel_on_two_devices_sums_launches_and_keeps_its_dominant_shape():
 def test_sums_taken_a_chunk_of_kernels_at_a_time_are_the_same(monkeypatch):
     """kernel_stats sums a million kernels at a time (bounded temporaries): any chunk size gives the
     same statistics as one pass."""
-    from tb_plugin_advisor.analysis import kernel_stats as ks
+    from tb_plugin_advisor import lookup
 
     shapes = [details(32, (10, 1, 1), (128, 1, 1)), details(64, (100, 1, 1), (256, 1, 1), occ=25)]
     profile = profile_with([(BF16_GEMM, 50 + 10 * i, shapes[i % 2]) for i in range(7)] +
@@ -256,6 +256,6 @@ def test_sums_taken_a_chunk_of_kernels_at_a_time_are_the_same(monkeypatch):
     steps = find_steps(profile)
     whole = kernel_stats(profile, steps).to_json()
     for chunk in (1, 4, 13):
-        monkeypatch.setattr(ks, "_CHUNK", chunk)
+        monkeypatch.setattr(lookup, "SUM_CHUNK", chunk)
         assert kernel_stats(profile, steps).to_json() == whole
     assert whole["launches"] == 5 * 9 and whole["distinct"] == 3

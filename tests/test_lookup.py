@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tb_plugin_advisor.lookup import unique_codes, unique_columns, unique_inverse
+from tb_plugin_advisor import lookup
+from tb_plugin_advisor.lookup import sums_by_code, unique_codes, unique_columns, unique_inverse
 
 RNG = np.random.default_rng(7)
 KEYS = {
@@ -46,3 +47,17 @@ def test_unique_columns_equal_np_unique_over_axis_one(rows):
     expected, expected_inverse = np.unique(rows, axis=1, return_inverse=True)
     assert unique.tolist() == expected.tolist() and unique.dtype == rows.dtype
     assert inverse.tolist() == expected_inverse.reshape(-1).tolist()
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
+def test_sums_by_code_a_chunk_at_a_time_equal_bincount(monkeypatch, chunk):
+    monkeypatch.setattr(lookup, "SUM_CHUNK", chunk)
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 9, size=101).astype(np.int32)
+    weights = rng.integers(0, 1000, size=101).astype(np.int64)
+    rows = rng.random(101) < 0.6
+    expected = np.bincount(codes[rows], weights[rows], 9).tolist()
+    assert sums_by_code(codes, 9, weights, rows).tolist() == expected
+    assert sums_by_code(codes, 9).tolist() == np.bincount(codes, minlength=9).tolist()
+    assert sums_by_code(codes, 4).tolist() == np.bincount(codes, minlength=4).tolist()  # grows past minlength
+    assert sums_by_code(codes[:0], 3, weights[:0]).tolist() == [0.0, 0.0, 0.0]

@@ -22,7 +22,7 @@ from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
-from tb_plugin_advisor.lookup import unique_codes, unique_columns, unique_inverse
+from tb_plugin_advisor.lookup import sums_by_code, unique_codes, unique_columns, unique_inverse
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
 from tb_plugin_advisor.readers.devices import parse_kernel_details
 
@@ -238,15 +238,8 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
 
     def per_name(rows: Optional[np.ndarray] = None, weighted: bool = True) -> np.ndarray:
         """Per used name (as this device's rows), the time (or, unweighted, the count) of the kernels
-        in `rows` (all if None). A million kernels at a time: the selected codes and durations are
-        copies, 12 + 24 MB for a 300 MB profile's 3 million kernels when made at once."""
-        summed = np.zeros(n_codes, dtype=np.float64 if weighted else np.int64)
-        for a in range(0, code.shape[0], _CHUNK):
-            part = slice(a, a + _CHUNK)
-            pick = slice(None) if rows is None else rows[part]
-            codes = code[part][pick]
-            summed += np.bincount(codes, weights=dur[part][pick] if weighted else None, minlength=n_codes)
-        return summed[local].astype(np.int64)  # float sums truncated per device, as always
+        in `rows` (all if None); float sums truncated per device, as always."""
+        return sums_by_code(code, n_codes, dur if weighted else None, rows)[local].astype(np.int64)
 
     c.launches[ids] += launches[local]
     c.total_ns[ids] += per_name()
@@ -288,9 +281,6 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     rows = ids[row_of_code[k]]
     c.precisions.append(np.stack([rows, np.full(k.size, device_index), p, ns]).astype(np.int64))
     c.texts[:] = list(text_ids)
-
-
-_CHUNK = 1 << 20  # kernels summed together (bounds the temporaries)
 
 
 def _nan_if_none(value: Optional[float]) -> float:

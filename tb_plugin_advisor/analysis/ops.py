@@ -19,7 +19,7 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import PRIORITY, Breakdown, is_producer_line, kernel_name_categories
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
-from tb_plugin_advisor.lookup import unique_inverse
+from tb_plugin_advisor.lookup import sums_by_code, unique_inverse
 from tb_plugin_advisor.model import Profile
 
 
@@ -197,8 +197,8 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         if not len(k):
             continue
         inside = in_windows(lo, hi, k.start_ns) if lo.size else np.ones(len(k), bool)
-        time = np.bincount(k.name_index[inside], weights=k.duration_ns[inside], minlength=len(k.names))
-        count = np.bincount(k.name_index[inside], minlength=len(k.names))
+        time = sums_by_code(k.name_index, len(k.names), k.duration_ns, inside)
+        count = sums_by_code(k.name_index, len(k.names), rows=inside)
         used = np.flatnonzero(count)
         labels = [names.short_op_name(k.names[i]) for i in used.tolist()]
         totals.add(labels, _categories(device, used), time[used].tolist(),
