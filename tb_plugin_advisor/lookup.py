@@ -8,7 +8,7 @@ spread far beyond their count) still go through np.unique.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Callable, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -65,16 +65,20 @@ def unique_columns(rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return np.stack(np.unravel_index(packed, spans)).astype(rows.dtype), inverse
 
 
-def sums_by_code(codes: np.ndarray, minlength: int, weights: Optional[np.ndarray] = None,
-                 rows: Optional[np.ndarray] = None) -> np.ndarray:
+def sums_by_code(codes: Union[np.ndarray, Callable[[slice], np.ndarray]], minlength: int,
+                 weights: Optional[np.ndarray] = None, rows: Optional[np.ndarray] = None) -> np.ndarray:
     """np.bincount(codes[rows], weights[rows], minlength): a count (int64) or a sum (float64) per
     code over the selected rows (a mask; None: all), a million rows at a time. Selecting the rows of
-    a 3-million-kernel table at once copies 12 bytes per kernel; sums of whole numbers stay exact."""
+    a 3-million-kernel table at once copies 12 bytes per kernel; sums of whole numbers stay exact.
+    `codes` may be a function giving the codes of a slice of the rows (codes derived from columns,
+    made a chunk at a time too)."""
+    count = len(rows) if rows is not None else len(weights) if weights is not None else len(codes)
     total = np.zeros(minlength, dtype=np.int64 if weights is None else np.float64)
-    for a in range(0, codes.shape[0], SUM_CHUNK):
-        part = slice(a, a + SUM_CHUNK)
+    for a in range(0, count, SUM_CHUNK):
+        part = slice(a, min(a + SUM_CHUNK, count))
         pick = slice(None) if rows is None else rows[part]
-        found = np.bincount(codes[part][pick], weights=None if weights is None else weights[part][pick],
+        chunk = codes(part) if callable(codes) else codes[part]
+        found = np.bincount(chunk[pick], weights=None if weights is None else weights[part][pick],
                             minlength=total.shape[0])
         if found.shape[0] > total.shape[0]:  # a code past minlength: grow, as np.bincount would
             found[: total.shape[0]] += total
@@ -85,3 +89,25 @@ def sums_by_code(codes: np.ndarray, minlength: int, weights: Optional[np.ndarray
 
 
 SUM_CHUNK = 1 << 20
+
+
+def grouped_sums(keys: Callable[[slice], np.ndarray], count: int, weights: np.ndarray,
+                 rows: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct keys ascending, summed weight, row count) over the selected rows (a mask; None: all),
+    a million rows at a time: `keys(part)` gives the keys of a slice of the rows, so no per-row key,
+    rank or weight array of the whole table is made (24 MB each for 3 million kernels)."""
+    found: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for a in range(0, count, SUM_CHUNK):
+        part = slice(a, min(a + SUM_CHUNK, count))
+        pick = slice(None) if rows is None else rows[part]
+        distinct, inverse = unique_inverse(keys(part)[pick])
+        found.append((distinct, np.bincount(inverse, weights=weights[part][pick], minlength=distinct.size),
+                      np.bincount(inverse, minlength=distinct.size)))
+    if not found:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+    if len(found) == 1:
+        return found[0]
+    distinct, inverse = unique_inverse(np.concatenate([f[0] for f in found]))
+    sums = np.bincount(inverse, weights=np.concatenate([f[1] for f in found]), minlength=distinct.size)
+    counts = np.bincount(inverse, weights=np.concatenate([f[2] for f in found]), minlength=distinct.size)
+    return distinct, sums, counts.astype(np.int64)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tb_plugin_advisor import lookup
-from tb_plugin_advisor.lookup import sums_by_code, unique_codes, unique_columns, unique_inverse
+from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_codes, unique_columns, unique_inverse
 
 RNG = np.random.default_rng(7)
 KEYS = {
@@ -61,3 +61,18 @@ def test_sums_by_code_a_chunk_at_a_time_equal_bincount(monkeypatch, chunk):
     assert sums_by_code(codes, 9).tolist() == np.bincount(codes, minlength=9).tolist()
     assert sums_by_code(codes, 4).tolist() == np.bincount(codes, minlength=4).tolist()  # grows past minlength
     assert sums_by_code(codes[:0], 3, weights[:0]).tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 1 << 20])
+def test_grouped_sums_a_chunk_at_a_time_equal_one_pass(monkeypatch, chunk):
+    monkeypatch.setattr(lookup, "SUM_CHUNK", chunk)
+    rng = np.random.default_rng(8)
+    keys = rng.integers(0, 10**9, size=6)[rng.integers(0, 6, size=57)].astype(np.int64)  # spread keys
+    weights = rng.integers(0, 100, size=57).astype(np.int64)
+    rows = rng.random(57) < 0.7
+    distinct, sums, counts = grouped_sums(lambda part: keys[part], 57, weights, rows)
+    expected, inverse = np.unique(keys[rows], return_inverse=True)
+    assert distinct.tolist() == expected.tolist()
+    assert sums.tolist() == np.bincount(inverse, weights=weights[rows]).tolist()
+    assert counts.tolist() == np.bincount(inverse).tolist() and counts.dtype == np.int64
+    assert [a.size for a in grouped_sums(lambda part: keys[part], 0, weights)] == [0, 0, 0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -19,7 +20,7 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.breakdown import PRIORITY, Breakdown, is_producer_line, kernel_name_categories
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
-from tb_plugin_advisor.lookup import sums_by_code, unique_inverse
+from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_inverse
 from tb_plugin_advisor.model import Profile
 
 
@@ -62,25 +63,22 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             inside = in_windows(lo, hi, k.start_ns) if lo.size else np.ones(len(k), bool)
             if not inside.any():
                 continue
-            # one integer per (op label, kernel): the label is the tf_op, else the hlo_op, else the kernel
             span = len(k.strings) + 1
-            every = bool(inside.all())  # (then the columns themselves, not copies of them)
-            columns = (k.tf_op, k.hlo_op, k.name_index, k.duration_ns)
-            tf_op, hlo_op, name_index, duration = (c if every else c[inside] for c in columns)
-            keys = np.where(tf_op >= 0, tf_op, np.where(hlo_op >= 0, span + hlo_op, 2 * span + name_index)
-                            ).astype(np.int64)
-            keys *= len(k.names)  # in place: one int64 per kernel, not three
-            keys += name_index
-            unique, inverse = unique_inverse(keys)
-            del keys
-            time = np.bincount(inverse, weights=duration, minlength=len(unique))
-            count = np.bincount(inverse, minlength=len(unique))
+            unique, time, count = grouped_sums(partial(_op_keys, k, span), len(k), k.duration_ns, inside)
             label_value, name_value = np.divmod(unique, len(k.names))
             totals.add(_labels(k, label_value, span), _categories(device, name_value), time.tolist(),
                        count.astype(np.float64).tolist())
     else:
         _host_ops(profile, lo, hi, totals)
     return _top_rows(totals, n, limit)
+
+
+def _op_keys(k, span: int, part: slice) -> np.ndarray:
+    """One integer per (op label, kernel) for a slice of a kernel table: the label is the tf_op, else
+    the hlo_op (past `span`), else the kernel's name (past 2 × `span`)."""
+    tf_op, hlo_op, name_index = k.tf_op[part], k.hlo_op[part], k.name_index[part]
+    label = np.where(tf_op >= 0, tf_op, np.where(hlo_op >= 0, span + hlo_op, 2 * span + name_index))
+    return label.astype(np.int64) * len(k.names) + name_index
 
 
 def _labels(k, label_value: np.ndarray, span: int) -> List[str]:

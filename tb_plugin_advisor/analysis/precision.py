@@ -33,6 +33,7 @@ from tb_plugin_advisor.analysis.patterns import (
 from tb_plugin_advisor.analysis.precision_host import MAX_TOP_FP32_OPS, host_precision
 from tb_plugin_advisor.analysis.precision_torch import torch_host_precision
 from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.lookup import sums_by_code
 
 # Verdict: share of matrix work (GEMM/convolution/attention, or all compute when the profile has
 # none) in 16-bit/8-bit types, among the work whose type is known. The built-in tab warns below 10 %
@@ -173,19 +174,20 @@ def _device_precision(result: PrecisionResult, devices) -> None:
     fp32_matrix_ns = 0
     by_rule: Dict[str, int] = {}
     for device in devices:
+        # sums over the kernels taken in place or a million at a time (lookup.sums_by_code): each
+        # per-kernel copy was 8-24 MB of a 300 MB profile's 3 million kernels
         view = kernel_view(device)
-        dur = view.duration_ns.astype(np.float64)
+        dur = view.duration_ns
         compute = view.compute
-        excluded_ns += int(view.duration_ns[~compute].sum())
+        excluded_ns += int(np.sum(dur, where=~compute))
         shape_typed += view.precision_from_shape
-        buckets = np.bincount(view.precision[compute], weights=dur[compute], minlength=len(PRECISIONS))
+        buckets = sums_by_code(view.precision, len(PRECISIONS), dur, compute)
         matrix = compute & np.isin(view.family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
         # The verdict judges the matrix products themselves: an eligible op's split-K reduction or
         # layout transpose may stay fp32 under mixed precision.
         side_work = np.isin(view.family, [FAMILIES.index(f) for f in ("helper", "transpose")])
         matrix_work = view.eligible & ~side_work
-        matrix_buckets = np.bincount(view.precision[matrix_work], weights=dur[matrix_work],
-                                     minlength=len(PRECISIONS))
+        matrix_buckets = sums_by_code(view.precision, len(PRECISIONS), dur, matrix_work)
         for i, p in enumerate(PRECISIONS):
             result.time_ns[p] += int(buckets[i])
             result.matrix_time_ns[p] += int(matrix_buckets[i])
@@ -194,11 +196,12 @@ def _device_precision(result: PrecisionResult, devices) -> None:
             _group_fp32(view, fp32, fp32_ops)
         if view.arch.tf32 and not device.vendor.lower().startswith("amd"):
             fp32_matrix = matrix & (view.precision == PRECISIONS.index("fp32")) & ~view.tensor_cores
-            fp32_matrix_ns += int(view.duration_ns[fp32_matrix].sum())
-        # compute time per rule: summed per class (few), not per name (100,000); sums of whole ns in
-        # float64 stay exact
-        per_class = np.bincount(view.class_of[view.name_index], weights=dur * compute,
-                                minlength=len(view.class_list))
+            fp32_matrix_ns += int(np.sum(dur, where=fp32_matrix))
+        # compute time per rule: summed per name, then per class (few), not per name (100,000); sums
+        # of whole ns in float64 stay exact
+        per_name = sums_by_code(view.name_index, len(view.class_of), dur, compute)
+        used = np.flatnonzero(per_name)
+        per_class = np.bincount(view.class_of[used], weights=per_name[used], minlength=len(view.class_list))
         for cls, ns in zip(view.class_list, per_class.tolist()):
             if ns:
                 for rule in cls.rules:
@@ -211,8 +214,12 @@ def _device_precision(result: PrecisionResult, devices) -> None:
 def _group_fp32(view, mask: np.ndarray, out: Dict[str, int]) -> None:
     """fp32/TF32 kernel time per op (the op's label, or the kernel name when no op is recorded)."""
     n_ops = len(view.op_labels)
-    keys = np.where(view.op >= 0, view.op, n_ops + view.name_index.astype(np.int64))[mask]
-    totals = np.bincount(keys, weights=view.duration_ns[mask].astype(np.float64))
+
+    def keys(part: slice) -> np.ndarray:
+        op = view.op[part]
+        return np.where(op >= 0, op, n_ops + view.name_index[part].astype(np.int64))
+
+    totals = sums_by_code(keys, n_ops + len(view.names), view.duration_ns, mask)
     for key in np.nonzero(totals)[0].tolist():
         label = view.op_labels[key] if key < n_ops else view.names[key - n_ops]
         out[label] = out.get(label, 0) + int(totals[key])

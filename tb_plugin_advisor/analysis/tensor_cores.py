@@ -25,6 +25,7 @@ from tb_plugin_advisor.analysis.patterns import (
     PRECISIONS,
 )
 from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.lookup import sums_by_code
 
 # How many entries the JSON lists keep (the rest is noise for a reader, and the report stays small).
 MAX_KERNELS = 50
@@ -299,28 +300,27 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
     compute = view.compute
     tc = view.tensor_cores
     eligible = view.eligible
-    result.compute_ns += int(dur[compute].sum())
-    result.tensor_core_ns += int(dur[tc].sum())
-    result.eligible_ns += int(dur[eligible].sum())
-    result.eligible_tensor_core_ns += int(dur[eligible & tc].sum())
+    # sums taken in place or a million kernels at a time (lookup.sums_by_code): no per-kernel copies
+    result.compute_ns += int(np.sum(dur, where=compute))
+    result.tensor_core_ns += int(np.sum(dur, where=tc))
+    result.eligible_ns += int(np.sum(dur, where=eligible))
+    result.eligible_tensor_core_ns += int(np.sum(dur, where=eligible & tc))
     transpose = compute & (view.family == FAMILIES.index("transpose"))
-    result.transpose_ns += int(dur[transpose].sum())
+    result.transpose_ns += int(np.sum(dur, where=transpose))
 
     n_names = len(view.names) + 1
-    weights = dur.astype(np.float64)
-    per_name = np.bincount(view.name_index, weights=weights * compute, minlength=n_names)
-    tc_name = np.bincount(view.name_index, weights=weights * tc, minlength=n_names)
-    eligible_name = np.bincount(view.name_index, weights=weights * eligible, minlength=n_names)
-    by_prec = np.bincount(
-        view.name_index.astype(np.int64) * len(PRECISIONS) + view.precision,
-        weights=weights * compute, minlength=n_names * len(PRECISIONS),
-    ).reshape(n_names, len(PRECISIONS))
+    name_index, n_prec = view.name_index, len(PRECISIONS)
+    per_name = sums_by_code(name_index, n_names, dur, compute)
+    tc_name = sums_by_code(name_index, n_names, dur, tc)
+    eligible_name = sums_by_code(name_index, n_names, dur, eligible)
+    by_prec = sums_by_code(lambda part: name_index[part].astype(np.int64) * n_prec + view.precision[part],
+                           n_names * n_prec, dur, compute).reshape(n_names, n_prec)
     listed = np.nonzero((per_name > 0) & ((tc_name > 0) | (eligible_name > 0)))[0]
     kernels.add([view.names[i] for i in listed.tolist()], [view.classes[i].family for i in listed.tolist()],
                 per_name[listed].astype(np.int64), tc_name[listed].astype(np.int64),
                 eligible_name[listed].astype(np.int64), by_prec[listed])
 
-    per_transpose = np.bincount(view.name_index, weights=weights * transpose, minlength=n_names)
+    per_transpose = sums_by_code(name_index, n_names, dur, transpose)
     for i in np.nonzero(per_transpose)[0].tolist():
         transposes[view.names[i]] = transposes.get(view.names[i], 0) + int(per_transpose[i])
 
@@ -331,7 +331,7 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
         return
     keys = (view.op[rows].astype(np.int64) + 1) * n_names + view.name_index[rows]
     unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    totals = np.bincount(inverse.reshape(-1), weights=weights[rows], minlength=unique.size)
+    totals = np.bincount(inverse.reshape(-1), weights=dur[rows].astype(np.float64), minlength=unique.size)
     order = np.argsort(-totals)[:MAX_NOT_USING]
     representatives = rows[first[order]]
     shapes = line_stat_strings(device, "shape", representatives)
