@@ -17,6 +17,7 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.readers import line_windows
 from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.limits import ReadLimits
 from tb_plugin_advisor.readers.xplane import read_xplane_bytes
@@ -125,12 +126,19 @@ def make_case(rng: random.Random) -> bytes:
     return data
 
 
-def run_case(data: bytes) -> str:
-    """Read and fully analyse `data`; returns "report" or "refused"; any other exception propagates."""
+def run_case(data: bytes, windows: bool = False) -> str:
+    """Read and fully analyse `data`; returns "report" or "refused"; any other exception propagates.
+    `windows`: every line is read the way a long one is, a few bytes of the file at a time
+    (readers/line_windows.py), so damaged input reaches that path too."""
+    whole_below, window = line_windows.WHOLE_BELOW, line_windows.WINDOW
+    if windows:
+        line_windows.WHOLE_BELOW, line_windows.WINDOW = 0, 48
     try:
         profile = read_xplane_bytes(data, source="fuzz.xplane.pb", limits=FUZZ_LIMITS)
     except AdvisorError:
         return "refused"
+    finally:
+        line_windows.WHOLE_BELOW, line_windows.WINDOW = whole_below, window
     report = build_report(RunProfiles("fuzz", [profile])).to_json()
     json.dumps(report, allow_nan=False)  # the JSON contract: no NaN/inf reaches a client
     return "report"

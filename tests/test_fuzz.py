@@ -33,4 +33,5 @@ def test_each_mutation_gives_a_report_or_a_clear_refusal(seed, mutation):
 @settings(max_examples=1200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_mixed_mutations_never_raise_anything_but_a_read_error(seed):
-    assert run_case(make_case(random.Random(seed))) in ("report", "refused")
+    # every other case reads its lines in windows, as a long line is read (line_windows.py)
+    assert run_case(make_case(random.Random(seed)), windows=seed % 2 == 1) in ("report", "refused")

@@ -161,18 +161,37 @@ static int event(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Columns *cols
     return 1;
 }
 
+/* Does the length at `pos` run past `size` (a window that cuts an event: more bytes would complete
+ * it), as opposed to being malformed (a varint over 64 bits)? */
+static int truncated_length(const uint8_t *b, Py_ssize_t pos, Py_ssize_t size) {
+    uint64_t value;
+    Py_ssize_t p = pos;
+    if (read_varint(b, &p, size, &value)) return value > (uint64_t)(size - p);
+    if (size - pos >= 10) return 0;
+    for (Py_ssize_t i = pos; i < size; i++)
+        if (!(b[i] & 0x80)) return 0; /* it ended, and was too long */
+    return 1;
+}
+
 /* Events from `pos` while they follow each other, at most `limit`, and no further event once
  * `stat_limit` stats are reached (a block's columns stay small whatever the events hold): counted
  * (cols NULL) or decoded. Returns 0 when something is unusual; sets the event and stat counts and
- * where the run stopped. */
+ * where the run stopped. With `partial` (a window of a longer line), an event cut by the window's
+ * end stops the run at its tag instead of being unusual. */
 static int walk(const uint8_t *b, Py_ssize_t size, Py_ssize_t pos, Py_ssize_t limit,
                 Py_ssize_t stat_limit, Columns *cols, Py_ssize_t *events, Py_ssize_t *stats,
-                Py_ssize_t *stop) {
+                Py_ssize_t *stop, int partial) {
     Py_ssize_t row = 0, k = 0;
     while (row < limit && k < stat_limit && pos < size && b[pos] == EVENTS_TAG) {
-        Py_ssize_t length;
+        Py_ssize_t length, at = pos;
         pos += 1;
-        if (!read_length(b, &pos, size, &length)) return 0;
+        if (!read_length(b, &pos, size, &length)) {
+            if (partial && truncated_length(b, at + 1, size)) {
+                pos = at;
+                break;
+            }
+            return 0;
+        }
         if (row >= INT32_MAX) return 0;
         if (cols) {
             cols->metadata_id[row] = cols->offset_ps[row] = cols->duration_ps[row] = 0;
@@ -193,13 +212,15 @@ static PyObject *column(Py_ssize_t count, size_t width, char **data) {
     return bytes;
 }
 
-/* frame(line, pos, limit, stat_limit) -> None | (block starts, events, stats, stop)
+/* frame(line, pos, limit, stat_limit, partial=False) -> None | (block starts, events, stats, stop)
  * The blocks of the consecutive events from `pos` (each as `walk` cuts them), the first three as
- * bytes of native int64, and where the events stop. */
+ * bytes of native int64, and where the events stop. `partial`: `line` is a window of a longer line,
+ * and the events stop before one the window cuts (its tag is `stop`). */
 static PyObject *frame(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, limit, stat_limit;
-    if (!PyArg_ParseTuple(args, "y*nnn", &view, &pos, &limit, &stat_limit)) return NULL;
+    int partial = 0;
+    if (!PyArg_ParseTuple(args, "y*nnn|p", &view, &pos, &limit, &stat_limit, &partial)) return NULL;
     if (pos < 0 || pos > view.len || limit < 1 || stat_limit < 1) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "position or limits out of range");
@@ -212,7 +233,7 @@ static PyObject *frame(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     while (ok) {
         Py_ssize_t events, stats, stop;
-        if (!walk(b, size, pos, limit, stat_limit, NULL, &events, &stats, &stop)) {
+        if (!walk(b, size, pos, limit, stat_limit, NULL, &events, &stats, &stop, partial)) {
             ok = 0;
             break;
         }
@@ -421,7 +442,7 @@ static PyObject *fill_block(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     if (ok) {
         walked = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, &cols, &got_events,
-                      &got_stats, &stop) && got_events == events && got_stats == stats;
+                      &got_stats, &stop, 0) && got_events == events && got_stats == stats;
         if (walked) {
             if (row) /* owners count from the line's first event */
                 for (Py_ssize_t k = 0; k < stats; k++) cols.owner[k] += (int32_t)row;
@@ -681,9 +702,10 @@ done:
 
 static PyMethodDef methods[] = {
     {"frame", frame, METH_VARARGS,
-     "frame(line, pos, limit, stat_limit): the blocks of consecutive XLine events from byte `pos` "
-     "(at most `limit` events each, none more once `stat_limit` stats are in) as (starts, events, "
-     "stats, stop), or None when anything is unusual."},
+     "frame(line, pos, limit, stat_limit, partial=False): the blocks of consecutive XLine events from "
+     "byte `pos` (at most `limit` events each, none more once `stat_limit` stats are in) as (starts, "
+     "events, stats, stop), or None when anything is unusual; `partial`: stop before an event the "
+     "buffer's end cuts."},
     {"fill_block", fill_block, METH_VARARGS,
      "fill_block(line, pos, events, stats, stat_limit, metadata_id, offset_ps, duration_ps, row): "
      "one framed block decoded into the event buffers at `row`; returns its stats grouped by "

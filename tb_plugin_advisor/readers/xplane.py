@@ -25,6 +25,7 @@ from tb_plugin_advisor.readers import limits as read_limits
 from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.devices import build_device, step_markers
 from tb_plugin_advisor.readers.limits import ReadLimits
+from tb_plugin_advisor.readers.line_windows import LineRange
 from tb_plugin_advisor.readers.plane_metadata import read_event_metadata, usable_stats
 from tb_plugin_advisor.readers.safe_file import GZIP_MAGIC, ProfileFile, inflate, too_big
 from tb_plugin_advisor.readers.wire import (
@@ -210,7 +211,7 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
     del header
     for start, end in line_slices:
         # the bytes are handed over (no name keeps them here): read_line drops them once decoded
-        line = read_line(bytes(data.read(start, end)), plane, dense, stat_names, strings, progress.at(start),
+        line = read_line(LineRange(data, start, end), plane, dense, stat_names, strings, progress.at(start),
                          budget)
         plane.lines.append(line)
     progress.done(finish)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from itertools import repeat
 from operator import attrgetter
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable
 from tb_plugin_advisor.readers import event_columns
 from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.event_columns import decode_events
+from tb_plugin_advisor.readers.line_windows import LineRange, decode_windows
 from tb_plugin_advisor.readers.wire import Progress, event_chunks
 
 
@@ -43,7 +44,7 @@ _StatPieces = Dict[str, List[Tuple[np.ndarray, str, np.ndarray]]]
 
 
 def read_line(
-    line: bytes,
+    line: Union[bytes, LineRange],
     plane: Plane,
     dense: Dict[int, int],
     stat_names: Dict[int, str],
@@ -51,7 +52,9 @@ def read_line(
     progress: Progress,
     budget: EventBudget,
 ) -> Line:
-    """One serialized XLine → a Line: numpy decoding of all events at once, else chunk by chunk."""
+    """One serialized XLine (its bytes, or where they are) → a Line: a long line decoded from the file
+    a window at a time (line_windows.py), else numpy decoding of all events at once, else chunk by
+    chunk."""
     # A line over the event budget is declined by the fast decoders before they allocate per event;
     # the runtime path counts first, and refuses it with the limit's message.
     pieces: _StatPieces = {}
@@ -59,15 +62,24 @@ def read_line(
     def typed(block: event_columns.StatBlock) -> None:  # each block's raw stats, typed and dropped
         _add_pieces(pieces, block, stat_names, strings)
 
-    decoded = decode_events(line, progress.done, typed, max_events=budget.left)
-    if decoded is not None:
-        columns, header_spans = decoded
+    windowed = None
+    if isinstance(line, LineRange):
+        windowed = decode_windows(line, progress.done, typed, budget.left)
+        if windowed is None:
+            pieces.clear()  # what the windows handed over is void: the line is read whole
+            line = bytes(line.read())
+    decoded = None if windowed is not None else decode_events(line, progress.done, typed, budget.left)
+    if windowed is not None or decoded is not None:
+        if windowed is not None:
+            columns, header_parts = windowed
+        else:
+            columns, header_spans = decoded
+            header_parts = [line[a:b] for a, b in header_spans]
         count = int(columns.metadata_id.size)
         budget.take(count)
         metadata_ids, start_ns, duration_ns = columns.metadata_id, columns.offset_ps, columns.duration_ps
-        header_parts = [line[a:b] for a, b in header_spans]
         progress.done(len(line))
-        del line, columns  # the caller passed its only reference: free the bytes before merging
+        del line, columns, decoded, windowed  # the caller passed its only reference: free the bytes
     else:
         metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
             memoryview(line), stat_names, strings, progress, budget
@@ -82,7 +94,7 @@ def read_line(
     stats = {name: _combine(parts, count, strings) for name, parts in pieces.items()}
     budget.ignored_values += _drop_unusable_floats(stats)
     _merge_metadata_stats(stats, metadata_index, plane, strings)
-    if count > 1 and np.any(np.diff(start_ns) < 0):
+    if count > 1 and np.any(start_ns[1:] < start_ns[:-1]):  # (a comparison, not an int64 diff)
         order = np.argsort(start_ns, kind="stable")
         start_ns, duration_ns, metadata_index = start_ns[order], duration_ns[order], metadata_index[order]
         stats = {k: _reordered(c, order) for k, c in stats.items()}
@@ -292,11 +304,11 @@ def _combine(pieces: List[_Piece], count: int, strings: StringTable) -> StatColu
         value_parts.append(piece.astype(np.float64) if kind == "float" else piece)
     indices = np.concatenate(where_parts) if len(where_parts) > 1 else where_parts[0]
     data = np.concatenate(value_parts) if len(value_parts) > 1 else value_parts[0]
-    if indices.size > 1 and not np.all(indices[1:] > indices[:-1]):
+    if indices.size > 1 and not np.all(indices[1:] > indices[:-1]):  # (strictly rising: no repeats)
         indices, data = _by_event(indices, data, count)
-    if indices.size > 1:  # an event repeating a stat: keep the first, as the profiler's readers do
         keep = np.concatenate(([True], np.diff(indices) != 0))
-        indices, data = indices[keep], data[keep]
+        if not keep.all():  # an event repeating a stat: keep the first, as the profiler's readers do
+            indices, data = indices[keep], data[keep]
     return StatColumn(kind, indices, data, count)
 
 
