@@ -22,7 +22,7 @@ from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.steps import Steps
-from tb_plugin_advisor.lookup import sums_by_code, unique_codes, unique_columns, unique_inverse
+from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_codes, unique_columns, unique_inverse
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
 from tb_plugin_advisor.readers.devices import parse_kernel_details
 
@@ -290,21 +290,27 @@ def _nan_if_none(value: Optional[float]) -> float:
 def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
                weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(first, second, summed weight as int) for every pair with a non-zero sum, ordered by first then
-    second: sparse, so 100,000 names × many launch shapes need no dense names × shapes array. When
-    the pairs' range is no larger than the pairs (a few launch shapes or precisions per name, the
-    usual case), the sums are one dense bincount over it: no per-kernel rank array."""
-    pair = first.astype(np.int64)
-    pair *= width
-    pair += second
-    span = int(pair.max()) + 1 if pair.size else 0
-    if 0 < span <= max(pair.size, 1 << 16) and int(pair.min()) >= 0:
-        sums = np.bincount(pair, weights=weights, minlength=span)
+    second: sparse, so 100,000 names × many launch shapes need no dense names × shapes array. The
+    pairs are made and summed a million kernels at a time; when their range is no larger than the
+    kernels (a few launch shapes or precisions per name, the usual case) the sums are one dense
+    array over it."""
+    count = first.shape[0]
+    if count == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+
+    def pairs_of(part: slice) -> np.ndarray:
+        pair = first[part].astype(np.int64)
+        pair *= width
+        pair += second[part]
+        return pair
+
+    span = (int(first.max()) + 1) * width
+    if int(first.min()) >= 0 and int(second.min()) >= 0 and span <= max(count, 1 << 16):
+        sums = sums_by_code(pairs_of, span, weights)
         pairs = np.flatnonzero(sums)
         sums = sums[pairs]
     else:
-        pairs, inverse = unique_inverse(pair)
-        del pair
-        sums = np.bincount(inverse, weights=weights, minlength=pairs.size)
+        pairs, sums, _ = grouped_sums(pairs_of, count, weights)
         keep = sums != 0
         pairs, sums = pairs[keep], sums[keep]
     return pairs // width, pairs % width, sums.astype(np.int64)

@@ -293,17 +293,29 @@ _Piece = Tuple[np.ndarray, str, np.ndarray]  # (event indices, kind, values)
 
 
 def _combine(pieces: List[_Piece], count: int, strings: StringTable) -> StatColumn:
-    """One sparse column from typed pieces; mixed kinds widen to float, or to strings."""
+    """One sparse column from typed pieces; mixed kinds widen to float, or to strings. The pieces are
+    copied into the column one by one and dropped (the list is emptied): a GPU stream's three stats
+    on 3 million kernels are 110 MB of pieces, which a concatenation would hold twice."""
     kinds = {kind for _, kind, _ in pieces}
     kind = "str" if "str" in kinds else "float" if "float" in kinds else "int"
-    where_parts, value_parts = [], []
-    for where, piece_kind, piece in pieces:
-        if kind == "str" and piece_kind != "str":
-            piece = np.array([strings.intern_value(v) for v in piece.tolist()], dtype=np.int32)
-        where_parts.append(where)
-        value_parts.append(piece.astype(np.float64) if kind == "float" else piece)
-    indices = np.concatenate(where_parts) if len(where_parts) > 1 else where_parts[0]
-    data = np.concatenate(value_parts) if len(value_parts) > 1 else value_parts[0]
+    if len(pieces) == 1 and pieces[0][1] == kind:
+        indices, _, data = pieces.pop()
+    else:
+        total = sum(where.size for where, _, _ in pieces)
+        indices = np.empty(total, dtype=np.result_type(*(where.dtype for where, _, _ in pieces)))
+        data_type = (np.float64 if kind == "float" else np.int32 if kind == "str"
+                     else np.result_type(*(piece.dtype for _, _, piece in pieces)))  # as concatenate would
+        data = np.empty(total, dtype=data_type)
+        at = 0
+        pieces.reverse()
+        while pieces:
+            where, piece_kind, piece = pieces.pop()
+            if kind == "str" and piece_kind != "str":
+                piece = np.array([strings.intern_value(v) for v in piece.tolist()], dtype=np.int32)
+            indices[at:at + where.size] = where
+            data[at:at + where.size] = piece
+            at += where.size
+            del where, piece
     if indices.size > 1 and not np.all(indices[1:] > indices[:-1]):  # (strictly rising: no repeats)
         indices, data = _by_event(indices, data, count)
         keep = np.concatenate(([True], np.diff(indices) != 0))
