@@ -261,9 +261,10 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     text_of = np.array([text_ids.setdefault(t, len(text_ids)) for t in texts], dtype=np.int64)
     occupancy = np.array([_nan_if_none(parse_kernel_details(t).occupancy_pct) if i >= 0 else np.nan
                           for i, t in zip(details_ids.tolist(), texts)], dtype=np.float64)
+    # each kernel's row in details_ids (int32): string id -1 ("no details") reads the table's last slot
     shape_of_string = np.full(len(table.strings) + 1, -1, dtype=np.int32)
-    shape_of_string[details_ids + 1] = np.arange(details_ids.size, dtype=np.int32)
-    shape_codes = shape_of_string[table.details + 1]  # each kernel's row in details_ids (int32)
+    shape_of_string[details_ids] = np.arange(details_ids.size, dtype=np.int32)
+    shape_codes = shape_of_string[table.details]
     k, j, ns = _pair_sums(code, shape_codes, details_ids.size, dur)
     k = row_of_code[k]
     # a name whose every launch lasted 0 ns keeps its first launch shape (with 0 ns)

@@ -175,7 +175,8 @@ def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
         ops=_aggregate(costs), peaks=peaks_for(model), model=model, model_source=model_source,
         devices=len(devices),
         device_time_ns=sum(d.kernels.total_ns for d in compute),
-        compute_time_ns=sum(int(d.kernels.duration_ns[kernel_view(d).compute].sum()) for d in compute),
+        compute_time_ns=sum(int(np.sum(d.kernels.duration_ns, where=kernel_view(d).compute))
+                            for d in compute),
         dominant=_dominant(costs),
         basis="none", per_step=[], hardware_flops=float(costs.flops.sum()))
     _timing(result, costs, steps)
