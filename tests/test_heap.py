@@ -50,3 +50,28 @@ def test_reading_and_analysing_a_profile_hand_memory_back(monkeypatch):
     assert len(calls) == 1
     build_report(RunProfiles("r", [profile]))
     assert len(calls) == 2
+
+
+def test_large_blocks_get_their_own_mapping_while_any_read_runs(monkeypatch):
+    """Reads (decorated with reads=True) set the read's mmap threshold when the first starts and the
+    usual one when the last ends, in any thread; other calls leave it alone."""
+    thresholds = []
+    monkeypatch.setattr(heap, "set_mmap_threshold", lambda size: thresholds.append(size) or True)
+    monkeypatch.setattr(heap, "release_free_memory", lambda: True)
+
+    @heap.hands_back_memory(reads=True)
+    def read(inner=None):
+        assert thresholds[-1] == heap.READ_MMAP_THRESHOLD
+        return inner() if inner else 1
+
+    @heap.hands_back_memory
+    def analyse():
+        return 2
+
+    assert read(lambda: read()) == 1 and thresholds == [heap.READ_MMAP_THRESHOLD, heap.MMAP_THRESHOLD]
+    assert analyse() == 2 and len(thresholds) == 2
+    assert heap._reads == 0 and heap._depth == 0
+
+
+def test_the_threshold_is_set_only_where_the_c_library_allows():
+    assert heap.set_mmap_threshold(heap.MMAP_THRESHOLD) is (platform.libc_ver()[0] == "glibc")

@@ -36,7 +36,7 @@ from tb_plugin_advisor.readers.kineto_load import (
 HOST_PLANE = "/host:CPU"
 
 
-@hands_back_memory
+@hands_back_memory(reads=True)
 @collector_paused
 def read_kineto(path: str, host: Optional[str] = None) -> Profile:
     """Read one Kineto trace from a local path or any path TensorBoard's file layer understands."""
@@ -44,7 +44,7 @@ def read_kineto(path: str, host: Optional[str] = None) -> Profile:
     return _read([read_trace_bytes(source)], source, host or tables.worker_from_filename(source))
 
 
-@hands_back_memory
+@hands_back_memory(reads=True)
 @collector_paused
 def read_kineto_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> Profile:
     """Decode a trace held in memory (plain or gzip JSON); ProfileReadError names `source`."""

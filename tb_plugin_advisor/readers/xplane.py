@@ -47,7 +47,7 @@ ProgressCallback = Callable[[int, int], None]
 # Entry points
 
 
-@hands_back_memory
+@hands_back_memory(reads=True)
 @collector_paused
 def read_xplane(
     path: Union[str, os.PathLike],
@@ -92,7 +92,7 @@ def host_from_filename(path: str) -> str:
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
-@hands_back_memory
+@hands_back_memory(reads=True)
 @collector_paused
 def read_xplane_bytes(
     data: bytes,
