@@ -56,7 +56,7 @@ def test_large_blocks_get_their_own_mapping_while_any_read_runs(monkeypatch):
     """Reads (decorated with reads=True) set the read's mmap threshold when the first starts and the
     usual one when the last ends, in any thread; other calls leave it alone."""
     thresholds = []
-    monkeypatch.setattr(heap, "set_mmap_threshold", lambda size: thresholds.append(size) or True)
+    monkeypatch.setattr(heap, "set_mmap_threshold", lambda size, trim: thresholds.append(size) or True)
     monkeypatch.setattr(heap, "release_free_memory", lambda: True)
 
     @heap.hands_back_memory(reads=True)
@@ -74,4 +74,5 @@ def test_large_blocks_get_their_own_mapping_while_any_read_runs(monkeypatch):
 
 
 def test_the_threshold_is_set_only_where_the_c_library_allows():
-    assert heap.set_mmap_threshold(heap.MMAP_THRESHOLD) is (platform.libc_ver()[0] == "glibc")
+    glibc = platform.libc_ver()[0] == "glibc"
+    assert heap.set_mmap_threshold(heap.MMAP_THRESHOLD, heap.TRIM_THRESHOLD) is glibc
