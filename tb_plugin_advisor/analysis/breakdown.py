@@ -267,11 +267,10 @@ def device_kernel_categories(kernel_names: Sequence[str],
         batch = names.short_names(listed)  # the names' own batch (classify_kernels made it), or HLO text's
         rows = np.zeros(len(batch), dtype=bool)
         rows[rest] = True
-        index = range(len(kernel_names))
         comm = names.first_matches(names.DEVICE_COMMUNICATION, batch, rows) >= 0
         memcpy = names.first_matches(names.DEVICE_MEMCPY, batch, rows & ~comm) >= 0
         for k in np.flatnonzero(comm | memcpy).tolist():
-            found[index[k]] = "communication" if comm[k] else "memcpy"
+            found[k] = "communication" if comm[k] else "memcpy"
     return found
 
 

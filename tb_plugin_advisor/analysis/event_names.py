@@ -294,6 +294,7 @@ NOT_STEP_ROOTS = (
 # Eager op executions (not a compiled function): many per step means no tf.function.
 EAGER_OP = NamePattern("eager_op", r"^EagerLocalExecute: (?!__inference_)", "one eager TF op")
 
+
 def short_names(texts: List[str]) -> TextBatch:
     """The batch of each name's `short_op_name`: the names' own shared batch (prefilter.text_batch)
     when no name is HLO text, as in most profiles, else one made for the shortened names."""

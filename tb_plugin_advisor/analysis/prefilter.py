@@ -12,6 +12,7 @@ not lowercasing), so the prefilter never changes a result: tests/test_prefilter.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -76,8 +77,6 @@ def literal_alternatives(regex: str, flags: int = 0) -> Optional[FrozenSet[str]]
     (`xmma`, `tf32|tfloat32`) matched ignoring case: it then matches an ASCII text exactly when the
     lowercased text holds one of them, and a batch's literal scan is its answer (None: any other
     pattern)."""
-    import re
-
     if not flags & re.IGNORECASE:
         return None
     try:
@@ -175,7 +174,6 @@ class TextBatch:
         del joined
         lengths = np.fromiter(map(len, parts), dtype=np.int64, count=count)
         self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
-        self._lengths = lengths
         self._bounds: Optional[Tuple[List[int], List[int]]] = None  # starts and ends, as lists (made once)
         self._holding: Dict[str, np.ndarray] = {}
         self._fold = fold_digits
@@ -232,8 +230,9 @@ class TextBatch:
             return None
         found = np.zeros(len(self.texts), dtype=bool)
         if rows.size:
-            if self._bounds is None:
-                self._bounds = (self._starts.tolist(), (self._starts + self._lengths).tolist())
+            if self._bounds is None:  # a text ends where the next starts, less the separator
+                starts = self._starts.tolist()
+                self._bounds = (starts, [start - 1 for start in starts[1:]] + [len(self._joined)])
             joined, (starts, ends) = self._joined, self._bounds
             found[rows] = [literal in joined[starts[i]:ends[i]] for i in rows.tolist()]
         return found
