@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from tb_plugin_advisor.analysis.architectures import Architecture
 from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
@@ -342,7 +342,17 @@ def _precision_from_name(name: str) -> Tuple[str, Optional[str]]:
     return dtype_in_text(name)
 
 
-_MATCH_READERS = ("hlo", "tensile", "nvjet")  # PRECISION_RULES values that read a type code off the match
+def _nvjet_precision(match: re.Match) -> str:
+    precision = NVJET_TYPE_CODES.get(match.group("code"), "unknown")
+    return "tf32" if precision == "fp32" and match.group("tf32") else precision
+
+
+# PRECISION_RULES values whose precision is read off the match's type code (the others are the value)
+_MATCH_READERS: Dict[str, Callable[[re.Match], str]] = {
+    "hlo": lambda match: HLO_TYPES.get(match.group("code"), "unknown"),
+    "tensile": lambda match: TENSILE_TYPE_CODES.get(match.group("code"), "unknown"),
+    "nvjet": _nvjet_precision,
+}
 
 
 def reads_match(rule: Rule) -> bool:
@@ -352,14 +362,8 @@ def reads_match(rule: Rule) -> bool:
 
 def precision_of_match(rule: Rule, match: re.Match) -> str:
     """The precision a PRECISION_RULES match names (some rules read a type code off the match)."""
-    if rule.value == "hlo":
-        return HLO_TYPES.get(match.group("code"), "unknown")
-    if rule.value == "tensile":
-        return TENSILE_TYPE_CODES.get(match.group("code"), "unknown")
-    if rule.value == "nvjet":
-        precision = NVJET_TYPE_CODES.get(match.group("code"), "unknown")
-        return "tf32" if precision == "fp32" and match.group("tf32") else precision
-    return rule.value
+    reader = _MATCH_READERS.get(rule.value)
+    return reader(match) if reader is not None else rule.value
 
 
 # Distinct names remembered across analyses: an LRU smaller than a profile's name count would make
