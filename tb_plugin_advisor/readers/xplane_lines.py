@@ -62,24 +62,23 @@ def read_line(
     def typed(block: event_columns.StatBlock) -> None:  # each block's raw stats, typed and dropped
         _add_pieces(pieces, block, stat_names, strings)
 
-    windowed = None
+    decoded = None  # (columns, the line's non-event fields serialized)
     if isinstance(line, LineRange):
-        windowed = decode_windows(line, progress.done, typed, budget.left)
-        if windowed is None:
+        decoded = decode_windows(line, progress.done, typed, budget.left)
+        if decoded is None:
             pieces.clear()  # what the windows handed over is void: the line is read whole
             line = bytes(line.read())
-    decoded = None if windowed is not None else decode_events(line, progress.done, typed, budget.left)
-    if windowed is not None or decoded is not None:
-        if windowed is not None:
-            columns, header_parts = windowed
-        else:
-            columns, header_spans = decoded
-            header_parts = [line[a:b] for a, b in header_spans]
+    if decoded is None:
+        found = decode_events(line, progress.done, typed, budget.left)
+        decoded = None if found is None else (found[0], [line[a:b] for a, b in found[1]])
+        del found
+    if decoded is not None:
+        columns, header_parts = decoded
         count = int(columns.metadata_id.size)
         budget.take(count)
         metadata_ids, start_ns, duration_ns = columns.metadata_id, columns.offset_ps, columns.duration_ps
         progress.done(len(line))
-        del line, columns, decoded, windowed  # the caller passed its only reference: free the bytes
+        del line, columns, decoded  # the caller passed its only reference: free the bytes
     else:
         metadata_ids, start_ns, duration_ns, pieces, header_parts, count = _runtime_columns(
             memoryview(line), stat_names, strings, progress, budget
