@@ -45,8 +45,13 @@ class StatColumn:
         self.count = count
         self._dense: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
+    @property
+    def on_every_event(self) -> bool:
+        """Does every event of the line carry the stat (then `data` is already per event)?"""
+        return self.indices.size == self.count
+
     def _materialise(self) -> Tuple[np.ndarray, np.ndarray]:
-        if self._dense is None and self.indices.size == self.count:
+        if self._dense is None and self.on_every_event:
             # On every event (a GPU stream's correlation ids, kernel details): the data is already
             # dense, so it is shared read-only instead of copied (one line's column can be tens of MB).
             values = self.data.view()

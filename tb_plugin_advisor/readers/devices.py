@@ -187,15 +187,11 @@ def _constant(value: int, count: int, dtype) -> np.ndarray:
     return np.broadcast_to(np.array(value, dtype=dtype), (count,))
 
 
-def _on_every_event(column: StatColumn, line: Line) -> bool:
-    return column.indices.size == len(line)
-
-
 def _string_ids(line: Line, stat: str, strings: StringTable, plane: Plane) -> np.ndarray:
     column = line.stats.get(stat)
     if column is None:
         return _constant(-1, len(line), np.int32)
-    if column.kind == "str" and _on_every_event(column, line) and column.data.dtype == np.int32:
+    if column.kind == "str" and column.on_every_event and column.data.dtype == np.int32:
         return _read_only(column.data.view())  # already the per-event ids: shared, not copied
     ids = np.full(len(line), -1, dtype=np.int32)
     if column.kind == "str":
@@ -209,7 +205,7 @@ def _int_stat(line: Line, stat: str) -> np.ndarray:
     column = line.stats.get(stat)
     if column is None or column.kind == "str":
         return _constant(-1, len(line), np.int64)
-    if _on_every_event(column, line) and column.data.dtype == np.int64:
+    if column.on_every_event and column.data.dtype == np.int64:
         return _read_only(column.data.view())  # a stream's correlation ids: shared, not copied
     values = np.full(len(line), -1, dtype=np.int64)
     values[column.indices] = column.data
