@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from wire_build import compiler_present
 
+from tb_plugin_advisor import lookup
 from tb_plugin_advisor.analysis import intervals as iv
 
 
@@ -74,7 +75,7 @@ def test_in_windows_a_chunk_at_a_time_equals_window_index(monkeypatch):
     t = rng.integers(-20, 1100, size=997).astype(np.int64)
     expected = (iv.window_index(starts, ends, t) >= 0).tolist()
     for chunk in (1, 7, 1000, 1 << 20):
-        monkeypatch.setattr(iv, "_WINDOW_CHUNK", chunk)
+        monkeypatch.setattr(lookup, "ROW_CHUNK", chunk)
         assert iv.in_windows(starts, ends, t).tolist() == expected
     assert iv.in_windows(starts, ends, np.zeros(0, np.int64)).tolist() == []
     assert not iv.in_windows(np.zeros(0, np.int64), np.zeros(0, np.int64), t).any()

@@ -256,6 +256,6 @@ def test_sums_taken_a_chunk_of_kernels_at_a_time_are_the_same(monkeypatch):
     steps = find_steps(profile)
     whole = kernel_stats(profile, steps).to_json()
     for chunk in (1, 4, 13):
-        monkeypatch.setattr(lookup, "SUM_CHUNK", chunk)
+        monkeypatch.setattr(lookup, "ROW_CHUNK", chunk)
         assert kernel_stats(profile, steps).to_json() == whole
     assert whole["launches"] == 5 * 9 and whole["distinct"] == 3

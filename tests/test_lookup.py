@@ -51,7 +51,7 @@ def test_unique_columns_equal_np_unique_over_axis_one(rows):
 
 @pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
 def test_sums_by_code_a_chunk_at_a_time_equal_bincount(monkeypatch, chunk):
-    monkeypatch.setattr(lookup, "SUM_CHUNK", chunk)
+    monkeypatch.setattr(lookup, "ROW_CHUNK", chunk)
     rng = np.random.default_rng(5)
     codes = rng.integers(0, 9, size=101).astype(np.int32)
     weights = rng.integers(0, 1000, size=101).astype(np.int64)
@@ -65,7 +65,7 @@ def test_sums_by_code_a_chunk_at_a_time_equal_bincount(monkeypatch, chunk):
 
 @pytest.mark.parametrize("chunk", [1, 4, 1 << 20])
 def test_grouped_sums_a_chunk_at_a_time_equal_one_pass(monkeypatch, chunk):
-    monkeypatch.setattr(lookup, "SUM_CHUNK", chunk)
+    monkeypatch.setattr(lookup, "ROW_CHUNK", chunk)
     rng = np.random.default_rng(8)
     keys = rng.integers(0, 10**9, size=6)[rng.integers(0, 6, size=57)].astype(np.int64)  # spread keys
     weights = rng.integers(0, 100, size=57).astype(np.int64)

@@ -13,6 +13,8 @@ from typing import Iterable, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.lookup import row_chunks
+
 try:  # one-pass unions in C (analysis/_intervals.c), built when a compiler was there at install time
     from tb_plugin_advisor.analysis import _intervals
 except ImportError:  # pragma: no cover - depends on how the package was installed
@@ -148,13 +150,9 @@ def in_windows(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarray
     """Which times fall in a window (`window_index(...) >= 0`), a million at a time: the index and
     its temporaries are 8 bytes per time each, 150 MB for a 300 MB profile's host thread at once."""
     out = np.empty(t.shape[0], dtype=bool)
-    for a in range(0, t.shape[0], _WINDOW_CHUNK):
-        part = t[a:a + _WINDOW_CHUNK]
-        out[a:a + part.shape[0]] = window_index(window_starts, window_ends, part) >= 0
+    for part in row_chunks(t.shape[0]):
+        out[part] = window_index(window_starts, window_ends, t[part]) >= 0
     return out
-
-
-_WINDOW_CHUNK = 1 << 20
 
 
 def window_index(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
