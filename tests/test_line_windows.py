@@ -17,6 +17,7 @@ from wire_build import require_compiled_walker
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.readers import event_columns, line_windows, xplane_lines
 from tb_plugin_advisor.readers import xspace_schema as schema
+from tb_plugin_advisor.readers.wire import field_end
 from tb_plugin_advisor.readers.xplane import read_xplane, read_xplane_bytes
 
 
@@ -114,18 +115,8 @@ def _with_line_bytes(plane, raw: bytes) -> bytes:
     head = schema.XPlane()
     head.CopyFrom(plane)
     del head.lines[:]
-    body = head.SerializeToString() + b"\x1a" + _varint(len(raw)) + raw  # field 3: lines
-    return b"\x0a" + _varint(len(body)) + body  # XSpace field 1: planes
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
+    body = head.SerializeToString() + b"\x1a" + schema.encode_varint(len(raw)) + raw  # field 3: lines
+    return b"\x0a" + schema.encode_varint(len(body)) + body  # XSpace field 1: planes
 
 
 def test_a_block_that_changed_between_the_passes_goes_back_to_the_whole_line(monkeypatch):
@@ -177,11 +168,10 @@ def test_frame_stops_before_an_event_the_window_cuts():
         event = line.events.add(metadata_id=i + 1, offset_ps=i * 1000, duration_ps=7)
         event.stats.add(metadata_id=1, int64_value=i * 300)
     raw = line.SerializeToString()
-    ends, pos = [], 0
-    while pos < len(raw):  # each event field: tag, length varint, payload
-        length, after = _read_varint(raw, pos + 1)
-        pos = after + length
-        ends.append(pos)
+    ends = [0]
+    while ends[-1] < len(raw):  # where each event field ends
+        ends.append(field_end(memoryview(raw), ends[-1], len(raw), "line"))
+    ends = ends[1:]
     for cut in range(1, len(raw) + 1):
         framed = event_columns._wire.frame(raw[:cut], 0, 4, 100, True)
         whole = [e for e in ends if e <= cut]
@@ -190,17 +180,6 @@ def test_frame_stops_before_an_event_the_window_cuts():
         assert events == len(whole) and framed[3] == (whole[-1] if whole else 0), cut
         if cut not in ends:
             assert event_columns._wire.frame(raw[:cut], 0, 4, 100) is None, cut
-
-
-def _read_varint(raw: bytes, pos: int):
-    value, shift = 0, 0
-    while True:
-        byte = raw[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
 
 
 @pytest.mark.parametrize("seed", range(3))
