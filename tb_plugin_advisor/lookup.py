@@ -65,12 +65,13 @@ def unique_columns(rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return np.stack(np.unravel_index(packed, spans)).astype(rows.dtype), inverse
 
 
-ROW_CHUNK = 1 << 20
+ROW_CHUNK = 1 << 18
 
 
 def row_chunks(count: int) -> Iterator[slice]:
-    """The rows [0, count) a million at a time: whole-table work on a 3-million-event column makes
-    8-24 MB per temporary when done at once, a few MB this way."""
+    """The rows [0, count) a quarter million at a time: whole-table work on a 3-million-event column
+    makes 8-24 MB per temporary when done at once, 2-6 MB this way (a million at a time still put
+    27 MB of a 100 MB profile's analysis peak in one step mask)."""
     for a in range(0, count, ROW_CHUNK):
         yield slice(a, min(a + ROW_CHUNK, count))
 
@@ -78,8 +79,9 @@ def row_chunks(count: int) -> Iterator[slice]:
 def sums_by_code(codes: Union[np.ndarray, Callable[[slice], np.ndarray]], minlength: int,
                  weights: Optional[np.ndarray] = None, rows: Optional[np.ndarray] = None) -> np.ndarray:
     """np.bincount(codes[rows], weights[rows], minlength): a count (int64) or a sum (float64) per
-    code over the selected rows (a mask; None: all), a million rows at a time. Selecting the rows of
-    a 3-million-kernel table at once copies 12 bytes per kernel; sums of whole numbers stay exact.
+    code over the selected rows (a mask; None: all), a chunk of rows at a time (row_chunks).
+    Selecting the rows of a 3-million-kernel table at once copies 12 bytes per kernel; sums of whole
+    numbers stay exact.
     `codes` may be a function giving the codes of a slice of the rows (codes derived from columns,
     made a chunk at a time too)."""
     count = len(rows) if rows is not None else len(weights) if weights is not None else len(codes)
@@ -101,8 +103,8 @@ def sums_by_code(codes: Union[np.ndarray, Callable[[slice], np.ndarray]], minlen
 def grouped_sums(keys: Callable[[slice], np.ndarray], count: int, weights: np.ndarray,
                  rows: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(distinct keys ascending, summed weight, row count) over the selected rows (a mask; None: all),
-    a million rows at a time: `keys(part)` gives the keys of a slice of the rows, so no per-row key,
-    rank or weight array of the whole table is made (24 MB each for 3 million kernels)."""
+    a chunk of rows at a time (row_chunks): `keys(part)` gives the keys of a slice of the rows, so no
+    per-row key, rank or weight array of the whole table is made (24 MB each for 3 million kernels)."""
     found: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for part in row_chunks(count):
         pick = slice(None) if rows is None else rows[part]

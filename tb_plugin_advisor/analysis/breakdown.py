@@ -37,7 +37,7 @@ from tb_plugin_advisor.analysis.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.patterns import classify_kernel, remember
 from tb_plugin_advisor.analysis.prefilter import text_batch
 from tb_plugin_advisor.analysis.steps import Steps
-from tb_plugin_advisor.lookup import unique_codes
+from tb_plugin_advisor.lookup import sums_by_code, unique_codes
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
 # JSON order (ARCHITECTURE.md §2) and claim priority (module docstring).
@@ -220,8 +220,9 @@ def event_sources(profile: Profile, steps: Steps) -> List[EventSource]:
 
 
 def used_names(name_index: np.ndarray, count: int) -> np.ndarray:
-    """The distinct name ids present (bincount: linear, no sort of millions of events)."""
-    return np.flatnonzero(np.bincount(name_index, minlength=count))
+    """The distinct name ids present (bincount: linear, no sort of millions of events; by chunks, as
+    np.bincount copies its input to int64 first)."""
+    return np.flatnonzero(sums_by_code(name_index, count))
 
 
 def is_producer_line(line: Line) -> bool:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 # A slice of the timeline holds about this many events: the unions of a multi-million-event profile
 # are built a slice at a time, so memory stays bounded whatever the file size.
-SLICE_EVENTS = 1 << 19
+SLICE_EVENTS = 1 << 17
 
 
 def time_slices(lo: np.ndarray, hi: np.ndarray, sources: List[EventSource]) -> List[Tuple[int, int]]:

@@ -147,8 +147,9 @@ def outermost(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
 
 def in_windows(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Which times fall in a window (`window_index(...) >= 0`), a million at a time: the index and
-    its temporaries are 8 bytes per time each, 150 MB for a 300 MB profile's host thread at once."""
+    """Which times fall in a window (`window_index(...) >= 0`), a chunk at a time (lookup.row_chunks):
+    the index and its temporaries are 8 bytes per time each, 150 MB for a 300 MB profile's host
+    thread at once."""
     out = np.empty(t.shape[0], dtype=bool)
     for part in row_chunks(t.shape[0]):
         out[part] = window_index(window_starts, window_ends, t[part]) >= 0

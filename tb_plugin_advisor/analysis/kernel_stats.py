@@ -220,7 +220,7 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     steady = in_windows(lo, hi, table.start_ns) if n_steps else np.zeros(len(table), bool)
     code = table.name_index  # per kernel: its name's code in table.names
     n_codes = len(table.names)
-    launches = np.bincount(code, minlength=n_codes)
+    launches = sums_by_code(code, n_codes)
     local = np.flatnonzero(launches)  # the names used, ascending: their rows in this device's sums
     count = local.size
     for name_id in local.tolist():

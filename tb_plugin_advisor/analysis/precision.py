@@ -174,7 +174,7 @@ def _device_precision(result: PrecisionResult, devices) -> None:
     fp32_matrix_ns = 0
     by_rule: Dict[str, int] = {}
     for device in devices:
-        # sums over the kernels taken in place or a million at a time (lookup.sums_by_code): each
+        # sums over the kernels taken in place or a chunk at a time (lookup.sums_by_code): each
         # per-kernel copy was 8-24 MB of a 300 MB profile's 3 million kernels
         view = kernel_view(device)
         dur = view.duration_ns

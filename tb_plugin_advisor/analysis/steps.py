@@ -21,7 +21,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.intervals import outermost
-from tb_plugin_advisor.lookup import unique_codes
+from tb_plugin_advisor.lookup import sums_by_code, unique_codes
 from tb_plugin_advisor.model import STEP_SOURCES, Device, Line, Plane, Profile, StepMarker
 
 LineRef = Tuple[int, int]  # (index into profile.planes, index into plane.lines)
@@ -293,8 +293,8 @@ def _kernel_period_candidate(profile: Profile) -> Optional[_Candidate]:
     if not devices:
         return None
     kernels = devices[0].kernels
-    counts = np.bincount(kernels.name_index, minlength=len(kernels.names))
-    time_per_name = np.bincount(kernels.name_index, weights=kernels.duration_ns, minlength=len(kernels.names))
+    counts = sums_by_code(kernels.name_index, len(kernels.names))
+    time_per_name = sums_by_code(kernels.name_index, len(kernels.names), kernels.duration_ns)
     present = np.flatnonzero(counts)
     order = present[np.argsort(-counts[present], kind="stable")]
     share = np.cumsum(time_per_name[order]) / max(time_per_name.sum(), 1.0)

@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - depends on how the package was install
 # TB_ADVISOR_NO_COMPILED=1 keeps the C walker out (to compare the two, or to rule it out).
 COMPILED = _wire is not None and os.environ.get("TB_ADVISOR_NO_COMPILED", "") in ("", "0")
 
-BLOCK = 1 << 16  # events decoded together: bounds the temporary arrays to a few MB
+BLOCK = 1 << 14  # events decoded together: ~2 MB of decoded stats (1 << 16: 30 MB of blocks in flight)
 BLOCK_STATS = 1 << 20  # the C walker ends a block after the event that reaches this many stats
 
 # XStat value fields -> kind code (0: no value); the protobuf oneof keeps the last one seen.
