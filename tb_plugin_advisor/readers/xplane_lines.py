@@ -109,6 +109,7 @@ def read_line(
     )
 
 
+
 def _runtime_columns(buf: memoryview, stat_names: Dict[int, str], strings: StringTable, progress: Progress,
                      budget: EventBudget):
     """The protobuf runtime's way, a chunk of events at a time (lines event_columns declines)."""
@@ -157,7 +158,7 @@ def _add_pieces(pieces: _StatPieces, block: event_columns.StatBlock, stat_names:
         kind = _KIND_NAMES.get(kind_code)
         if kind is None:  # bytes values and stats without a value are not kept
             continue
-        where = block.owner[lo:hi]
+        where = _as_run(block.owner[lo:hi])
         if kind == "str_value":
             typed = _typed_values(kind, [block.text[k] for k in range(lo, hi)], stat_names, strings)
         elif kind == "double_value":  # copied: a view would keep every group's bits alive
@@ -288,7 +289,35 @@ def _typed_values(kind: str, values: List[Any], stat_names: Dict[int, str],
     return "int", np.array(values, dtype=dtype).astype(np.int64)  # uint64 ids wrap into int64
 
 
-_Piece = Tuple[np.ndarray, str, np.ndarray]  # (event indices, kind, values)
+_Rows = Union[np.ndarray, slice]  # the events a piece's values belong to: indices, or a run of them
+_Piece = Tuple[_Rows, str, np.ndarray]  # (events, kind, values)
+
+
+def _as_run(rows: np.ndarray) -> _Rows:
+    """`rows` as a slice when they are consecutive events (a stat on every event of a block): no
+    index array is then kept for it, and a stat on every event of a line needs none at all."""
+    if rows.size and int(rows[-1]) - int(rows[0]) == rows.size - 1 and (
+            rows.size == 1 or bool(np.all(rows[1:] > rows[:-1]))):
+        return slice(int(rows[0]), int(rows[-1]) + 1)
+    return rows
+
+
+def _row_count(rows: _Rows) -> int:
+    return rows.stop - rows.start if isinstance(rows, slice) else int(rows.size)
+
+
+def _row_array(rows: _Rows) -> np.ndarray:
+    return np.arange(rows.start, rows.stop, dtype=np.int32) if isinstance(rows, slice) else rows
+
+
+def _tile_the_line(pieces: List[_Piece], count: int) -> bool:
+    """Are the pieces runs that cover events 0..count-1 once each, in order?"""
+    at = 0
+    for rows, _, _ in pieces:
+        if not isinstance(rows, slice) or rows.start != at:
+            return False
+        at = rows.stop
+    return at == count
 
 
 def _combine(pieces: List[_Piece], count: int, strings: StringTable) -> StatColumn:
@@ -297,24 +326,32 @@ def _combine(pieces: List[_Piece], count: int, strings: StringTable) -> StatColu
     on 3 million kernels are 110 MB of pieces, which a concatenation would hold twice."""
     kinds = {kind for _, kind, _ in pieces}
     kind = "str" if "str" in kinds else "float" if "float" in kinds else "int"
+    every_event = _tile_the_line(pieces, count)
+    indices: Optional[np.ndarray]
     if len(pieces) == 1 and pieces[0][1] == kind:
-        indices, _, data = pieces.pop()
+        rows, _, data = pieces.pop()
+        indices = None if every_event else _row_array(rows)
     else:
-        total = sum(where.size for where, _, _ in pieces)
-        indices = np.empty(total, dtype=np.result_type(*(where.dtype for where, _, _ in pieces)))
+        total = sum(_row_count(rows) for rows, _, _ in pieces)
+        indices = None if every_event else np.empty(total, dtype=np.result_type(
+            *(np.int32 if isinstance(rows, slice) else rows.dtype for rows, _, _ in pieces)))
         data_type = (np.float64 if kind == "float" else np.int32 if kind == "str"
                      else np.result_type(*(piece.dtype for _, _, piece in pieces)))  # as concatenate would
         data = np.empty(total, dtype=data_type)
         at = 0
         pieces.reverse()
         while pieces:
-            where, piece_kind, piece = pieces.pop()
+            rows, piece_kind, piece = pieces.pop()
             if kind == "str" and piece_kind != "str":
                 piece = np.array([strings.intern_value(v) for v in piece.tolist()], dtype=np.int32)
-            indices[at:at + where.size] = where
-            data[at:at + where.size] = piece
-            at += where.size
-            del where, piece
+            size = _row_count(rows)
+            if indices is not None:
+                indices[at:at + size] = _row_array(rows)
+            data[at:at + size] = piece
+            at += size
+            del rows, piece
+    if indices is None:
+        return StatColumn(kind, None, data, count)
     if indices.size > 1 and not np.all(indices[1:] > indices[:-1]):  # (strictly rising: no repeats)
         indices, data = _by_event(indices, data, count)
         keep = np.concatenate(([True], np.diff(indices) != 0))
@@ -341,6 +378,8 @@ def _by_event(indices: np.ndarray, data: np.ndarray, count: int) -> Tuple[np.nda
 
 def _reordered(column: StatColumn, order: np.ndarray) -> StatColumn:
     """The column after the line's events were put in `order` (old index at each new position)."""
+    if column.on_every_event:  # per-event data: reordered with the events
+        return StatColumn(column.kind, None, column.data[order], column.count)
     new_position = np.empty_like(order)
     new_position[order] = np.arange(order.size)
     indices = new_position[column.indices]
@@ -381,6 +420,8 @@ def _merge_metadata_stats(
         slot[owners] = np.arange(len(owners))
         events = np.flatnonzero(slot[metadata_index] >= 0).astype(np.int32)
         existing = stats.get(name)
+        if existing is not None and existing.on_every_event:
+            continue  # every event has its own value, which wins over the metadata's
         if existing is not None:
             events = events[~np.isin(events, existing.indices, assume_unique=True)]
         if events.size == 0:
