@@ -4,7 +4,9 @@ A profile of a real training job holds millions of events; one Python object per
 and ~200 bytes, so events are stored as columns (numpy arrays) per timeline line. Names are interned
 once per plane; stats are columns too, filled only where an event carries them.
 
-Times are int64 nanoseconds since the Unix epoch (the clock of the profiled host) everywhere.
+Times are nanoseconds since the Unix epoch (the clock of the profiled host) everywhere: starts are
+int64; a line's durations (and its kernel table's) are int32 when all of them fit (see
+`compact_ints`), else int64. Sums over them (`np.sum`, `sums_by_code`) are taken in 64 bits.
 """
 
 from __future__ import annotations
@@ -22,6 +24,24 @@ from tb_plugin_advisor.model_devices import (  # noqa: F401 - part of the model,
     KernelTable,
     MemcpyTable,
 )
+
+# ---------------------------------------------------------------------------------------------------
+# Integer columns
+
+INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
+
+
+def compact_ints(values: np.ndarray) -> np.ndarray:
+    """`values` as int32 when every value fits, else as given. Durations (under 2.1 s: nearly every
+    event) and correlation ids are a quarter of a profile in memory, and at 4 bytes they are half
+    of that. Only for columns that are compared, indexed by or summed with numpy's 64-bit sums,
+    never multiplied or added to each other in place."""
+    if values.dtype != np.int64 or values.size == 0:
+        return values
+    if INT32_RANGE[0] <= int(values.min()) and int(values.max()) <= INT32_RANGE[1]:
+        return values.astype(np.int32)
+    return values
+
 
 # ---------------------------------------------------------------------------------------------------
 # Stats
@@ -126,7 +146,7 @@ class Line:
     display_name: str
     plane: Plane = field(repr=False, compare=False)  # held weakly (see below the class)
     start_ns: np.ndarray  # int64
-    duration_ns: np.ndarray  # int64
+    duration_ns: np.ndarray  # int32 when every duration fits (compact_ints), else int64
     metadata_index: np.ndarray  # int32 index into plane.event_names
     stats: Dict[str, StatColumn] = field(default_factory=dict, repr=False)
 

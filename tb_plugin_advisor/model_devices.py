@@ -43,7 +43,7 @@ class KernelTable:
     hlo_op: np.ndarray
     hlo_module: np.ndarray
     details: np.ndarray
-    correlation_id: np.ndarray  # int64, -1 where absent
+    correlation_id: np.ndarray  # int32 or int64 (as the lines'), -1 where absent
 
     def __len__(self) -> int:
         return int(self.start_ns.shape[0])

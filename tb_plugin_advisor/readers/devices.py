@@ -204,10 +204,10 @@ def _string_ids(line: Line, stat: str, strings: StringTable, plane: Plane) -> np
 def _int_stat(line: Line, stat: str) -> np.ndarray:
     column = line.stats.get(stat)
     if column is None or column.kind == "str":
-        return _constant(-1, len(line), np.int64)
-    if column.on_every_event and column.data.dtype == np.int64:
+        return _constant(-1, len(line), np.int32)
+    if column.on_every_event:
         return _read_only(column.data.view())  # a stream's correlation ids: shared, not copied
-    values = np.full(len(line), -1, dtype=np.int64)
+    values = np.full(len(line), -1, dtype=column.data.dtype)
     values[column.indices] = column.data
     return values
 
@@ -273,10 +273,12 @@ def build_device(plane: Plane) -> Device:
             copy_parts["line"].append(np.full(int(copies.sum()), line_index, dtype=np.int32))
 
     def cat(parts: List[np.ndarray], dtype) -> np.ndarray:
+        """The parts joined as `dtype`; as their own common type when None (durations and ids stay
+        int32 where the lines' are)."""
         if not parts:
-            return np.zeros(0, dtype=dtype)
+            return np.zeros(0, dtype=dtype or np.int32)
         joined = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        return joined.astype(dtype, copy=False)
+        return joined.astype(dtype or joined.dtype, copy=False)
 
     def in_order(starts: np.ndarray) -> Any:
         """The permutation that sorts by start, or a no-op slice when already sorted (one stream)."""
@@ -290,20 +292,20 @@ def build_device(plane: Plane) -> Device:
         names=plane.event_names,
         strings=plane.strings,
         start_ns=k_start[k_order],
-        duration_ns=cat(kernel_parts["dur"], np.int64)[k_order],
+        duration_ns=cat(kernel_parts["dur"], None)[k_order],
         name_index=cat(kernel_parts["name"], np.int32)[k_order],
         line_index=cat(kernel_parts["line"], np.int32)[k_order],
         tf_op=cat(kernel_parts["tf_op"], np.int32)[k_order],
         hlo_op=cat(kernel_parts["hlo_op"], np.int32)[k_order],
         hlo_module=cat(kernel_parts["hlo_module"], np.int32)[k_order],
         details=cat(kernel_parts["details"], np.int32)[k_order],
-        correlation_id=cat(kernel_parts["corr"], np.int64)[k_order],
+        correlation_id=cat(kernel_parts["corr"], None)[k_order],
     )
     c_start = cat(copy_parts["start"], np.int64)
     c_order = in_order(c_start)
     memcpys = MemcpyTable(
         start_ns=c_start[c_order],
-        duration_ns=cat(copy_parts["dur"], np.int64)[c_order],
+        duration_ns=cat(copy_parts["dur"], None)[c_order],
         direction=cat(copy_parts["dir"], np.int8)[c_order],
         bytes=cat(copy_parts["bytes"], np.int64)[c_order],
         line_index=cat(copy_parts["line"], np.int32)[c_order],

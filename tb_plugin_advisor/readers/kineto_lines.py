@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import msgspec
 import numpy as np
 
-from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable
+from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable, compact_ints
 from tb_plugin_advisor.readers import kineto_tables as tables
 
 _ENCODE = msgspec.json.encode
@@ -144,7 +144,7 @@ class LineBuilder:
             display_name=display_name,
             plane=plane,
             start_ns=starts,
-            duration_ns=durations,
+            duration_ns=compact_ints(durations),
             metadata_index=names[order],
             stats=columns,
         )
