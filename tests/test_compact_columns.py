@@ -167,3 +167,15 @@ def test_a_line_with_an_event_longer_than_int32_keeps_64_bit_durations(tmp_path)
 def test_stat_column_without_indices_needs_a_value_per_event():
     with pytest.raises(ValueError, match="one value per event"):
         StatColumn("int", None, np.zeros(3, dtype=np.int64), 4)
+
+
+def test_kernel_correlation_ids_stay_integers_when_a_stream_mixes_in_floats(tmp_path):
+    space = XSpaceBuilder()
+    gpu = space.gpu_plane(0)
+    stream = gpu.line("Stream #7(Kernel)", id=7)
+    for k, value in enumerate([1000, 1001.0, 1002]):  # a double among the ints: the column is float
+        stream.event("volta_sgemm_128x64_nn", T0 + k * 10_000, 2_000, stats={"correlation_id": value})
+    profile = read_xplane(str(space.write(tmp_path / "mixed.xplane.pb")))
+    assert _stream(profile).stats["correlation_id"].kind == "float"
+    ids = profile.devices[0].kernels.correlation_id
+    assert ids.dtype.kind == "i" and ids.tolist() == [1000, 1001, 1002]

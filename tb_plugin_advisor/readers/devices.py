@@ -205,9 +205,10 @@ def _int_stat(line: Line, stat: str) -> np.ndarray:
     column = line.stats.get(stat)
     if column is None or column.kind == "str":
         return _constant(-1, len(line), np.int32)
-    if column.on_every_event:
+    integer = column.data.dtype.kind == "i"  # (int32 or int64; a stat that mixed in floats is float)
+    if column.on_every_event and integer:
         return _read_only(column.data.view())  # a stream's correlation ids: shared, not copied
-    values = np.full(len(line), -1, dtype=column.data.dtype)
+    values = np.full(len(line), -1, dtype=column.data.dtype if integer else np.int64)
     values[column.indices] = column.data
     return values
 
