@@ -182,6 +182,31 @@ def test_frame_stops_before_an_event_the_window_cuts():
             assert event_columns._wire.frame(raw[:cut], 0, 4, 100) is None, cut
 
 
+def test_a_stat_the_walker_declines_inside_a_long_line_goes_back_to_the_whole_line(monkeypatch):
+    """The windows are framed shallowly (each stat skipped by its length), so a stat the walker
+    cannot decode exactly (here an unknown field 16, which the runtime keeps as unknown) is found by
+    fill_block: the windows give up and the line is read whole, with the same result."""
+    v = schema.encode_varint
+
+    def event(i: int, stat_extra: bytes = b"") -> bytes:
+        stat = b"\x08" + v(1) + b"\x20" + v(i * 3) + stat_extra  # metadata_id, int64_value
+        body = b"\x08" + v(1) + b"\x10" + v(i * 1000) + b"\x18" + v(7) + b"\x22" + v(len(stat)) + stat
+        return b"\x22" + v(len(body)) + body  # XLine field 4: events
+
+    unknown_field = b"\x80\x01" + v(5)  # field 16, varint
+    raw = b"".join(event(i, unknown_field if i == 37 else b"") for i in range(60))
+    assert event_columns._wire.frame(raw, 0, 8, 100, False, True) is not None  # shallow: passes
+    assert event_columns._wire.frame(raw, 0, 8, 100) is None  # checked inside: declined
+    plane = schema.XPlane(id=1, name="/host:CPU")
+    plane.event_metadata[1].id, plane.event_metadata[1].name = 1, "op"
+    plane.stat_metadata[1].id, plane.stat_metadata[1].name = 1, "step_num"
+    windowed, whole, decoded = read_both(_with_line_bytes(plane, raw), monkeypatch, 64, 8)
+    assert decoded == 0
+    assert_same(windowed, whole)
+    line = windowed.planes[0].lines[0]
+    assert len(line) == 60 and line.stat_value("step_num", 59) == 59 * 3
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_mutated_profiles_read_the_same_in_windows(seed, monkeypatch):
     """Damaged profiles: the windowed read and the whole-line read agree (both the same profile, or

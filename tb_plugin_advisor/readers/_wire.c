@@ -123,9 +123,10 @@ static int one_stat(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Columns *c
     return 1;
 }
 
-/* One XEvent in [pos, end): its fields into row `row`, its stats from stat index `*k` on. */
+/* One XEvent in [pos, end): its fields into row `row`, its stats from stat index `*k` on. `shallow`
+ * (counting only): each stat's bytes are skipped by their length, not checked inside. */
 static int event(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Columns *cols, Py_ssize_t row,
-                 Py_ssize_t *k) {
+                 Py_ssize_t *k, int shallow) {
     while (pos < end) {
         uint8_t tag = b[pos++];
         uint64_t value;
@@ -149,7 +150,7 @@ static int event(const uint8_t *b, Py_ssize_t pos, Py_ssize_t end, Columns *cols
                 cols->text_start[*k] = 0;
                 cols->text_end[*k] = 0;
             }
-            if (!one_stat(b, pos, pos + length, cols, *k)) return 0;
+            if (!shallow && !one_stat(b, pos, pos + length, cols, *k)) return 0;
             *k += 1;
             pos += length;
         } else if (field >= 6 && field <= 15) {
@@ -177,10 +178,10 @@ static int truncated_length(const uint8_t *b, Py_ssize_t pos, Py_ssize_t size) {
  * `stat_limit` stats are reached (a block's columns stay small whatever the events hold): counted
  * (cols NULL) or decoded. Returns 0 when something is unusual; sets the event and stat counts and
  * where the run stopped. With `partial` (a window of a longer line), an event cut by the window's
- * end stops the run at its tag instead of being unusual. */
+ * end stops the run at its tag instead of being unusual. `shallow`: see `event` (cols NULL only). */
 static int walk(const uint8_t *b, Py_ssize_t size, Py_ssize_t pos, Py_ssize_t limit,
                 Py_ssize_t stat_limit, Columns *cols, Py_ssize_t *events, Py_ssize_t *stats,
-                Py_ssize_t *stop, int partial) {
+                Py_ssize_t *stop, int partial, int shallow) {
     Py_ssize_t row = 0, k = 0;
     while (row < limit && k < stat_limit && pos < size && b[pos] == EVENTS_TAG) {
         Py_ssize_t length, at = pos;
@@ -196,7 +197,7 @@ static int walk(const uint8_t *b, Py_ssize_t size, Py_ssize_t pos, Py_ssize_t li
         if (cols) {
             cols->metadata_id[row] = cols->offset_ps[row] = cols->duration_ps[row] = 0;
         }
-        if (!event(b, pos, pos + length, cols, row, &k)) return 0;
+        if (!event(b, pos, pos + length, cols, row, &k, shallow && !cols)) return 0;
         pos += length;
         row += 1;
     }
@@ -212,15 +213,18 @@ static PyObject *column(Py_ssize_t count, size_t width, char **data) {
     return bytes;
 }
 
-/* frame(line, pos, limit, stat_limit, partial=False) -> None | (block starts, events, stats, stop)
+/* frame(line, pos, limit, stat_limit, partial=False, shallow=False)
+ *     -> None | (block starts, events, stats, stop)
  * The blocks of the consecutive events from `pos` (each as `walk` cuts them), the first three as
  * bytes of native int64, and where the events stop. `partial`: `line` is a window of a longer line,
- * and the events stop before one the window cuts (its tag is `stop`). */
+ * and the events stop before one the window cuts (its tag is `stop`). `shallow`: the stats' insides
+ * are not checked (twice as fast); `fill_block` checks them, and a caller must then treat its
+ * ValueError as the walker declining the line. */
 static PyObject *frame(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, limit, stat_limit;
-    int partial = 0;
-    if (!PyArg_ParseTuple(args, "y*nnn|p", &view, &pos, &limit, &stat_limit, &partial)) return NULL;
+    int partial = 0, shallow = 0;
+    if (!PyArg_ParseTuple(args, "y*nnn|pp", &view, &pos, &limit, &stat_limit, &partial, &shallow)) return NULL;
     if (pos < 0 || pos > view.len || limit < 1 || stat_limit < 1) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "position or limits out of range");
@@ -233,7 +237,7 @@ static PyObject *frame(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     while (ok) {
         Py_ssize_t events, stats, stop;
-        if (!walk(b, size, pos, limit, stat_limit, NULL, &events, &stats, &stop, partial)) {
+        if (!walk(b, size, pos, limit, stat_limit, NULL, &events, &stats, &stop, partial, shallow)) {
             ok = 0;
             break;
         }
@@ -442,7 +446,7 @@ static PyObject *fill_block(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     if (ok) {
         walked = walk((const uint8_t *)view.buf, view.len, pos, events, stat_limit, &cols, &got_events,
-                      &got_stats, &stop, 0) && got_events == events && got_stats == stats;
+                      &got_stats, &stop, 0, 0) && got_events == events && got_stats == stats;
         if (walked) {
             if (row) /* owners count from the line's first event */
                 for (Py_ssize_t k = 0; k < stats; k++) cols.owner[k] += (int32_t)row;
@@ -702,10 +706,10 @@ done:
 
 static PyMethodDef methods[] = {
     {"frame", frame, METH_VARARGS,
-     "frame(line, pos, limit, stat_limit, partial=False): the blocks of consecutive XLine events from "
-     "byte `pos` (at most `limit` events each, none more once `stat_limit` stats are in) as (starts, "
-     "events, stats, stop), or None when anything is unusual; `partial`: stop before an event the "
-     "buffer's end cuts."},
+     "frame(line, pos, limit, stat_limit, partial=False, shallow=False): the blocks of consecutive "
+     "XLine events from byte `pos` (at most `limit` events each, none more once `stat_limit` stats "
+     "are in) as (starts, events, stats, stop), or None when anything is unusual; `partial`: stop "
+     "before an event the buffer's end cuts; `shallow`: stats not checked inside (fill_block does)."},
     {"fill_block", fill_block, METH_VARARGS,
      "fill_block(line, pos, events, stats, stat_limit, metadata_id, offset_ps, duration_ps, row): "
      "one framed block decoded into the event buffers at `row`; returns its stats grouped by "

@@ -95,7 +95,9 @@ def _frame(line: LineRange, max_events: Optional[int]) -> Optional[Tuple[List[_B
     while pos < line.end:
         window = line.read(pos, min(line.end, pos + span))
         more = pos + len(window) < line.end
-        framed = ec._wire.frame(window, 0, ec.BLOCK, ec.BLOCK_STATS, more)
+        # shallow: the stats are checked by fill_block (a ValueError there declines the line), so
+        # this pass only finds the events' bounds, twice as fast as checking everything twice
+        framed = ec._wire.frame(window, 0, ec.BLOCK, ec.BLOCK_STATS, more, True)
         if framed is None:
             return None
         starts, events, stats = (np.frombuffer(x, dtype=np.int64).tolist() for x in framed[:3])
