@@ -10,6 +10,7 @@ estimated achieved occupancy) or computed here from the launch shape (analysis/o
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -223,14 +224,16 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     launches = sums_by_code(code, n_codes)
     local = np.flatnonzero(launches)  # the names used, ascending: their rows in this device's sums
     count = local.size
-    for name_id in local.tolist():
-        name = table.names[name_id]
-        if name not in name_ids:
-            name_ids[name] = len(c.names)
-            c.names.append(name)
-            cls = view.classes.get(name_id)
-            c.family.append(cls.family if cls else "other")
-    ids = np.array([name_ids[table.names[i]] for i in local.tolist()], dtype=np.int64)
+    # each used name's row in the columns: names not seen on an earlier device get the next rows, in
+    # order (one dict call per name; 100,000 names)
+    used_names = [table.names[i] for i in local.tolist()]
+    first_new = len(name_ids)
+    ids = np.fromiter((name_ids.setdefault(name, len(name_ids)) for name in used_names), dtype=np.int64,
+                      count=count)
+    new = np.flatnonzero(ids >= first_new).tolist()
+    c.names.extend(used_names[k] for k in new)
+    families = [cls.family for cls in view.class_list] + ["other"]  # class -1 (unclassified): other
+    c.family.extend(families[k] for k in view.class_of[local[new]].tolist())
     grow = len(c.names) - c.launches.size
     for attr in ("launches", "total_ns", "max_ns", "steady_ns", "steady_launches", "devices", "tc_ns"):
         setattr(c, attr, np.concatenate([getattr(c, attr), np.zeros(grow, np.int64)]))
@@ -415,9 +418,12 @@ def _listed(names: List[str], total_ns: np.ndarray, top: int) -> List[int]:
     if keep <= 0:
         return []
     threshold = np.partition(total_ns, total_ns.size - keep)[total_ns.size - keep]  # the keep-th largest
-    candidates = np.flatnonzero(total_ns >= threshold).tolist()
+    above = np.flatnonzero(total_ns > threshold).tolist()  # fewer than `keep`: all listed
     totals = total_ns.tolist()
-    return sorted(candidates, key=lambda i: (-totals[i], names[i]))[:keep]
+    listed = sorted(above, key=lambda i: (-totals[i], names[i]))
+    # the rest tie at the threshold (all 100,000 when every name took the same time): by name
+    tied = np.flatnonzero(total_ns == threshold).tolist()
+    return listed + heapq.nsmallest(keep - len(listed), tied, key=names.__getitem__)
 
 
 def _theoretical(details: KernelDetails, limits: Optional[SmLimits],
