@@ -107,6 +107,16 @@ class StatColumn:
     def present(self) -> np.ndarray:
         return self._materialise()[1]
 
+    def at(self, events: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """(raw values, present) at the given events, without a dense copy of the column: where an
+        event does not carry the stat its value is any of the column's (read `present`)."""
+        if self._indices is None:
+            return self.data[events], np.ones(events.shape[0], dtype=bool)
+        if self._indices.size == 0:
+            return np.zeros(events.shape[0], dtype=self.data.dtype), np.zeros(events.shape[0], dtype=bool)
+        k = np.minimum(np.searchsorted(self._indices, events), self._indices.size - 1)
+        return self.data[k], self._indices[k] == events
+
     def get(self, i: int):
         """The raw value at event i (a string id for kind "str"), or None."""
         if self._indices is None:

@@ -190,3 +190,64 @@ def test_no_collectives_no_diff_section():
     from tb_plugin_advisor.analysis.diff_collectives import collectives_diff
 
     assert collectives_diff({"collectives": {"calls": 0}}, {}) == {}
+
+
+def _size_one_by_one(line, p):
+    """The per-event rule, read one stat at a time: the spec the column-wise reading must match."""
+    from tb_plugin_advisor.analysis.collectives import DTYPE_BYTES, DTYPE_STAT, MAX_ELEMENTS, SIZE_STATS
+
+    dtype = line.stat_value(DTYPE_STAT, p)
+    width = DTYPE_BYTES.get(dtype.lower().replace("c10::", ""), 0) if isinstance(dtype, str) else 0
+    for stat in SIZE_STATS["elements"]:
+        count = line.stat_value(stat, p)
+        if isinstance(count, (int, float)) and 0 <= count < MAX_ELEMENTS and width:
+            return int(count) * width
+    for stat in SIZE_STATS["bytes"]:
+        value = line.stat_value(stat, p)
+        if isinstance(value, (int, float)) and value >= 0:
+            return int(value)
+    return -1
+
+
+def test_message_sizes_and_group_size_read_as_columns_match_the_per_event_rule():
+    """Element counts with a known, unknown or missing dtype (then the byte counts), negative, float
+    and huge values, a stat that a text value turned into text on its line, stats on some events only:
+    `_message_sizes` reads the stats as columns at the collectives' events, and each size and the
+    group size are what the per-event rule gives."""
+    from tb_plugin_advisor.analysis.collectives import _message_sizes
+
+    numeric = [
+        {"in_msg_nelems": 1000, "dtype": "BFloat16"},
+        {"in_msg_nelems": 1000, "dtype": "c10::Half", "message_bytes": 7},
+        {"in_msg_nelems": 1000, "dtype": "complex32", "message_bytes": 7},  # unknown width: bytes
+        {"in_msg_nelems": -5, "out_msg_nelems": 30, "dtype": "float"},  # first count unusable: second
+        {"in_msg_nelems": 12.9, "dtype": "double"},
+        {"in_msg_nelems": 1 << 60, "dtype": "double", "message_bytes": 5},  # past MAX_ELEMENTS: bytes
+        {"message_bytes": -1, "bytes_accessed": 64, "group_size": -2},
+        {"dtype": "float"},
+        {"group_size": 4},
+        {"group_size": 16, "message_bytes": 3.5},
+        {},
+    ]
+    text = [{"in_msg_nelems": "many", "dtype": "float", "bytes_accessed": 99},
+            {"in_msg_nelems": 8, "dtype": "float"}]
+    b = XSpaceBuilder(hostnames=["h"])
+    plane = b.gpu_plane(0)
+    for line_id, cases in ((13, numeric), (14, text)):
+        line = plane.line(f"Stream #{line_id}(Kernel)", id=line_id)
+        for k, stats in enumerate(cases):
+            line.kernel(ALL_REDUCE, T0 + k * MS + line_id, 100_000, stats=stats)
+    device = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h").devices[0]
+    table = device.kernels
+    rows = np.arange(len(table))
+    sizes, group = _message_sizes(device, rows)
+    expected = []
+    for r in rows.tolist():
+        line = device.plane.lines[int(table.line_index[r])]
+        expected.append(_size_one_by_one(line, int(np.searchsorted(line.start_ns, table.start_ns[r]))))
+    assert sizes.tolist() == expected
+    size_at = dict(zip(table.start_ns.tolist(), sizes.tolist()))  # (starts are distinct)
+    # spot checks of the rule itself; on stream 14 a text count made the column text: bytes, or none
+    assert [size_at[T0 + k * MS + 13] for k in range(7)] == [2000, 2000, 7, 120, 96, 5, 64]
+    assert [size_at[T0 + k * MS + 14] for k in range(2)] == [99, -1]
+    assert group == 4

@@ -235,7 +235,11 @@ def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, Typ
     start, end = table.start_ns, table.start_ns + table.duration_ns
     compute = iv.union(start[view.compute], end[view.compute])
     kind_of_name = {i: collective_type(table.names[i]) for i in unique_codes(table.name_index[comm]).tolist()}
-    kinds = np.array([kind_of_name.get(int(i), "") for i in table.name_index], dtype=object)
+    kind_list = sorted(set(kind_of_name.values()))
+    kind_of_code = np.full(len(table.names) + 1, -1, dtype=np.int16)  # per name code (-1: not comm)
+    for i, kind in kind_of_name.items():
+        kind_of_code[i] = kind_list.index(kind)
+    kinds = kind_of_code[table.name_index]
     sizes, group = _message_sizes(device, np.nonzero(comm)[0])
     all_comm = iv.union(start[comm], end[comm])
     total_ns = iv.total(all_comm)
@@ -245,8 +249,8 @@ def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, Typ
     hidden_all = iv.intersect(all_comm, compute)
     steady_exposed_all = steady_all - int(iv.covered(hidden_all, lo, hi).sum()) if windows else 0
     steady_compute = int(iv.covered(compute, lo, hi).sum()) if windows else 0
-    for kind in sorted(set(kind_of_name.values())):
-        rows = np.nonzero(comm & (kinds == kind))[0]
+    for code, kind in enumerate(kind_list):
+        rows = np.nonzero(comm & (kinds == code))[0]
         merged = iv.union(start[rows], end[rows])
         hidden = iv.intersect(merged, compute)
         t = types.setdefault(kind, TypeStats(kind))
@@ -269,7 +273,9 @@ def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, Typ
 
 
 def _message_sizes(device: Device, rows: np.ndarray) -> Tuple[np.ndarray, Optional[int]]:
-    """Bytes per collective row (-1 unknown) and the group size when recorded."""
+    """Bytes per collective row (-1 unknown) and the group size when recorded (the first one, by line
+    and then by time). Read as columns at the rows' events: one Python call per row was seconds for
+    a multi-GPU profile's hundreds of thousands of collectives."""
     table = device.kernels
     sizes = np.full(len(table), -1, dtype=np.int64)
     group: Optional[int] = None
@@ -277,28 +283,66 @@ def _message_sizes(device: Device, rows: np.ndarray) -> Tuple[np.ndarray, Option
         line = device.plane.lines[int(line_index)]
         sel = rows[table.line_index[rows] == line_index]
         pos = np.clip(np.searchsorted(line.start_ns, table.start_ns[sel]), 0, max(len(line) - 1, 0))
-        for i, p in zip(sel.tolist(), pos.tolist()):
-            size = _size_of(line, p)
-            if size is not None:
-                sizes[i] = size
-            if group is None:
-                for stat in GROUP_SIZE_STATS:
-                    value = line.stat_value(stat, p)
-                    if isinstance(value, (int, float)) and value > 0:
-                        group = int(value)
+        sizes[sel] = _sizes_at(line, pos)
+        if group is None:
+            group = _group_size_at(line, pos)
     return sizes, group
 
 
-def _size_of(line, p: int) -> Optional[int]:
+# Element counts past this are no message a profiler saw (and times 8 bytes would not fit int64).
+MAX_ELEMENTS = 1 << 56
+
+
+def _numbers_at(line, stat: str, events: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(values, usable) of a numeric stat at the events: usable where present and not negative."""
+    column = line.stats.get(stat)
+    if column is None or column.kind == "str":
+        return np.zeros(events.size), np.zeros(events.size, dtype=bool)
+    values, present = column.at(events)
+    return values, present & (values >= 0)
+
+
+def _sizes_at(line, events: np.ndarray) -> np.ndarray:
+    """Message bytes at each event (-1 unknown): the first element count of SIZE_STATS times the
+    `dtype` stat's width where both are known, else the first byte count."""
+    out = np.full(events.size, -1, dtype=np.int64)
+    undecided = np.ones(events.size, dtype=bool)
+    width = _dtype_widths(line, events)
     for stat in SIZE_STATS["elements"]:
-        count = line.stat_value(stat, p)
-        if isinstance(count, (int, float)) and count >= 0:
-            dtype = line.stat_value(DTYPE_STAT, p)
-            width = DTYPE_BYTES.get(str(dtype).lower().replace("c10::", "")) if dtype is not None else None
-            if width:
-                return int(count) * width
+        count, usable = _numbers_at(line, stat, events)
+        take = undecided & usable & (width > 0) & (count < MAX_ELEMENTS)
+        out[take] = count[take].astype(np.int64) * width[take]
+        undecided &= ~take
     for stat in SIZE_STATS["bytes"]:
-        value = line.stat_value(stat, p)
-        if isinstance(value, (int, float)) and value >= 0:
-            return int(value)
-    return None
+        value, usable = _numbers_at(line, stat, events)
+        take = undecided & usable
+        out[take] = value[take].astype(np.int64)
+        undecided &= ~take
+    return out
+
+
+def _dtype_widths(line, events: np.ndarray) -> np.ndarray:
+    """Bytes per element at each event from its `dtype` stat (0: none, or not a known type)."""
+    column = line.stats.get(DTYPE_STAT)
+    if column is None or column.kind != "str":
+        return np.zeros(events.size, dtype=np.int64)
+    ids, present = column.at(events)
+    ids = np.where(present, ids, 0)
+    strings = line.plane.strings
+    width_of = np.zeros(int(ids.max(initial=0)) + 1, dtype=np.int64)  # per string id
+    for i in unique_codes(ids[present]).tolist():
+        width_of[i] = DTYPE_BYTES.get(strings[i].lower().replace("c10::", ""), 0)
+    return np.where(present, width_of[ids], 0)
+
+
+def _group_size_at(line, events: np.ndarray) -> Optional[int]:
+    """The first positive GROUP_SIZE_STATS value over the events, in their order."""
+    found = [_numbers_at(line, stat, events) for stat in GROUP_SIZE_STATS]
+    found = [(values, usable & (values > 0)) for values, usable in found]
+    anywhere = np.zeros(events.size, dtype=bool)
+    for _, usable in found:
+        anywhere |= usable
+    if not anywhere.any():
+        return None
+    first = int(np.argmax(anywhere))
+    return next(int(values[first]) for values, usable in found if usable[first])
