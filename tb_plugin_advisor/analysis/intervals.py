@@ -46,8 +46,14 @@ def union(starts: np.ndarray, ends: np.ndarray) -> Intervals:
 def _blocks(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     """Merge intervals sorted by start into disjoint blocks."""
     if COMPILED:
-        return _as_intervals(_intervals.blocks(np.ascontiguousarray(starts), np.ascontiguousarray(ends)))
+        return _as_intervals(_intervals.blocks(_int64(starts), _int64(ends)))
     return _blocks_numpy(starts, ends)
+
+
+def _int64(times: np.ndarray) -> np.ndarray:
+    """Times as the C code reads them: contiguous int64 (it reads any buffer as int64; an int32
+    column, such as a compact duration, would be misread). No copy when they already are."""
+    return np.ascontiguousarray(times, dtype=np.int64)
 
 
 def _as_intervals(pair) -> Intervals:
@@ -74,7 +80,7 @@ def merge(a: Intervals, b: Intervals) -> Intervals:
     if b[0].size == 0:
         return a
     if COMPILED:
-        return _as_intervals(_intervals.merge(*(np.ascontiguousarray(x) for x in (*a, *b))))
+        return _as_intervals(_intervals.merge(*(_int64(x) for x in (*a, *b))))
     return _merge_numpy(a, b)
 
 
