@@ -3,6 +3,7 @@ at a time (issue 12: memory); the labels must not depend on the chunk size."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from synth import XSpaceBuilder
 
@@ -45,3 +46,21 @@ def test_op_labels_do_not_depend_on_the_chunk_size(tmp_path, monkeypatch, chunk)
                     3: None}[k % 4]
         assert label == expected, k
     assert len(eligible) == len(set(label for label in labels if label))  # one entry per distinct label
+
+
+def test_a_line_stat_on_some_kernels_reads_minus_one_on_the_others(tmp_path):
+    """line_stat_strings reads a string stat at each kernel's event (by binary search in the sparse
+    column): kernels without it get -1, and a stat no line carries gives None."""
+    from tb_plugin_advisor.analysis.kernel_view import line_stat_strings
+
+    space = XSpaceBuilder()
+    stream = space.gpu_plane(0).line("Stream #7(Kernel)", id=7)
+    for k in range(9):
+        stats = {"shape": f"(half[{k}])"} if k % 3 == 0 else {}
+        stream.kernel(GEMM, T0 + k * 10_000, 2_000, stats=stats)
+    device = read_xplane(str(space.write(tmp_path / "shapes.xplane.pb"))).devices[0]
+    ids = line_stat_strings(device, "shape")
+    texts = [device.kernels.strings[i] if i >= 0 else None for i in ids.tolist()]
+    assert texts == [f"(half[{k}])" if k % 3 == 0 else None for k in range(9)]
+    assert line_stat_strings(device, "shape", np.array([3, 4])).tolist() == ids[[3, 4]].tolist()
+    assert line_stat_strings(device, "no_such_stat") is None

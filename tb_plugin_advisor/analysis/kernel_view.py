@@ -77,8 +77,8 @@ def line_stat_strings(device, stat: str, rows: Optional[np.ndarray] = None) -> O
         starts = table.start_ns[rows[sel]]
         pos = np.clip(np.searchsorted(line.start_ns, starts), 0, len(line) - 1)
         same = (line.start_ns[pos] == starts) & (line.metadata_index[pos] == table.name_index[rows[sel]])
-        ok = same & column.present[pos]
-        out[sel] = np.where(ok, column.values[pos], -1)
+        values, present = column.at(pos)  # (no dense copy of the line's column, kept with it)
+        out[sel] = np.where(same & present, values, -1)
     return out if found else None
 
 
