@@ -74,7 +74,7 @@ def test_reports_do_not_change_with_compact_columns(tmp_path, wide_columns):
     paths = list(_profiles(tmp_path))
     compact = {path: _report(path) for path in paths}
     profile = _read(paths[2])  # the A100-shaped profile: its columns are compact indeed
-    stream = next(line for plane in profile.planes for line in plane.lines if line.name.startswith("Stream"))
+    stream = _stream(profile)
     assert stream.duration_ns.dtype == np.int32
     assert stream.stats["correlation_id"].data.dtype == np.int32
     assert profile.devices[0].kernels.duration_ns.dtype == np.int32
@@ -86,19 +86,18 @@ def test_reports_do_not_change_with_compact_columns(tmp_path, wide_columns):
 
 @pytest.mark.skipif(not CORPUS_FILES, reason=f"shared corpus not present at {CORPUS}")
 def test_corpus_reports_do_not_change_with_compact_columns(wide_columns):
-    compact = {}
-    for path in CORPUS_FILES:
-        try:
-            compact[path] = _report(path)
-        except Exception as error:  # refused files are covered by the corpus tests; same refusal here
-            compact[path] = repr(error)
+    compact = {path: _outcome(path) for path in CORPUS_FILES}
     wide_columns()
     for path in CORPUS_FILES:
-        try:
-            wide = _report(path)
-        except Exception as error:
-            wide = repr(error)
-        assert wide == compact[path], str(path.relative_to(CORPUS))
+        assert _outcome(path) == compact[path], str(path.relative_to(CORPUS))
+
+
+def _outcome(path: Path) -> str:
+    """The report, or the refusal (refused files are covered by the corpus tests; the same one here)."""
+    try:
+        return _report(path)
+    except Exception as error:
+        return repr(error)
 
 
 def test_compact_ints_keeps_values_and_narrows_only_what_fits():
