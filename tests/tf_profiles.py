@@ -25,7 +25,9 @@ Fixture API (tests/fixtures_tf.py, session scope) — `tf_profiles` is a frozen 
                                .prefetch(AUTOTUNE), autotune on.
     .host                str   host name = the xplane file's stem.
     .loop_fixed_repeat   Path  the .xplane.pb of loop_fixed's configuration captured once more, outside
-                               logdir (same-configuration diffs must show no significant change).
+                               logdir (same-configuration diffs keep their precision verdict; load
+                               between the captures may move the step time for real).
+    .loop_fixed_repeat_measured  dict  the repeat's Python-side timing (as .measured["loop_fixed"]).
     .xplane(name)        Path  the single <host>.xplane.pb of run `name` (one of NAMES).
     .session(name)       str   the <ts> session directory name.
     .run_name(name)      str   the run name discovery and xprof use: "keras_fit/train/<ts>",
@@ -151,6 +153,11 @@ class TFProfiles:
     def loop_fixed_repeat(self) -> Path:
         """The .xplane.pb of a second loop_fixed run (same configuration, captured right after it)."""
         return self.logdir.parent / self.manifest["repeat_of_loop_fixed"]
+
+    @property
+    def loop_fixed_repeat_measured(self) -> Dict[str, Any]:
+        """Python-side timing of the repeat's profiled steps (the keys of `.measured["loop_fixed"]`)."""
+        return self.manifest["repeat_of_loop_fixed_measured"]
 
     def steps(self, name: str) -> List[int]:
         return list(self._run(name)["facts"]["step_nums"])
@@ -585,7 +592,7 @@ def generate(root: Path) -> Dict[str, Any]:
     # The same configuration once more, outside logdir (the runs there are what tests list): two runs
     # of one configuration must diff to "no significant change".
     repeat_dir = root / "repeat" / "loop_fixed"
-    _loop_run(tf, repeat_dir, _dataset(tf, images, labels, True), train_step)
+    repeat_measured = _loop_run(tf, repeat_dir, _dataset(tf, images, labels, True), train_step)
     repeat_xplane = _session_of(repeat_dir)[1]
 
     for run in runs.values():
@@ -600,6 +607,7 @@ def generate(root: Path) -> Dict[str, Any]:
         "seconds": round(time.perf_counter() - started, 1),
         "runs": runs,
         "repeat_of_loop_fixed": str(repeat_xplane.relative_to(root)),
+        "repeat_of_loop_fixed_measured": repeat_measured,
     }
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return manifest
