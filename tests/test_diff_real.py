@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tb_plugin_advisor.analysis.diff import diff_runs, fmt_signed_ms
+from tb_plugin_advisor.analysis.precision import analyze_precision
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.xplane import read_xplane
 from tb_plugin_advisor.views.cli import main
@@ -162,7 +163,7 @@ def test_two_runs_of_the_same_configuration_show_no_significant_share_change(tf_
     The same code keeps its precision verdict and Tensor Core share. Its precision shares are ratios of
     op times, so load between the captures moves them (CI saw fp32 -5.2 points beside a step -12 %):
     a moved share counts as a change only together with a significant change of the compute time it
-    is a share of (diff_parts._share_significant), and the same code never moves one by much. The step
+    is a share of (diff_parts._share_significant), and moves no further than that time did. The step
     time itself may move under load: it is checked against Python's own timing of the two captures."""
     runs = [
         RunProfiles(run=name, profiles=[read_xplane(str(path))])
@@ -176,8 +177,13 @@ def test_two_runs_of_the_same_configuration_show_no_significant_share_change(tf_
     assert verdict["baseline"] == verdict["candidate"], verdict
     assert diff["tensor_cores_significant"] is False
     host_compute_moved = diff["breakdown"]["host_compute"]["significant"]
+    # Load stretches some ops more than others, so the shares move, but no further than the compute
+    # time they divide moved: 10 points plus that relative change (local captures: -3.9 points beside
+    # +16 % compute). The same code at the same load keeps them within 10 points.
+    compute_ns = [analyze_precision(run.profiles[0]).compute_ns for run in runs]
+    limit = 10.0 + 100.0 * abs(compute_ns[1] / compute_ns[0] - 1.0)
     for key, delta in diff["precision_delta_pct"].items():
-        assert abs(delta) < 10.0, (key, diff["precision_pct"])  # points; the same code
+        assert abs(delta) < limit, (key, limit, diff["precision_pct"])  # points; the same code
         if diff["precision_significant"][key]:
             assert host_compute_moved, (key, delta, diff["summary"])
     if not host_compute_moved:
