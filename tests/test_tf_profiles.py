@@ -117,6 +117,49 @@ def test_fixed_loop_waits_less_than_10_pct_in_get_next(tf_profiles):
     assert facts["input_wait_pct"] <= measured["input_wait_pct"] + 0.5
 
 
+def test_the_images_were_sized_by_the_calibration_recorded_in_the_manifest(tf_profiles):
+    calibration = tf_profiles.manifest["calibration"]
+    low, high = tfp.IMAGE_SIDE_RANGE
+    assert low <= calibration["image_side"] <= high and calibration["image_side"] % 16 == 0, calibration
+    assert calibration["ratio"] == pytest.approx(calibration["map_ms"] / calibration["step_ms"], rel=0.01)
+    # a map dearer than the step shrinks the images, a cheaper one grows them (area ~ cost)
+    if calibration["ratio"] > 1.2:
+        assert calibration["image_side"] < tfp.CALIBRATION_SIDE, calibration
+    elif calibration["ratio"] < 0.8:
+        assert calibration["image_side"] > tfp.CALIBRATION_SIDE, calibration
+
+
+FIXED_CALM = [0.5] * 10
+
+
+@pytest.mark.parametrize(
+    ("fixed", "python_pct", "profile_pct", "steps", "expected"),
+    [
+        (True, 3.0, 1.0, FIXED_CALM, (False, 0.0)),  # every target met: no retry
+        (True, 6.0, 1.0, FIXED_CALM, (False, 0.0)),  # Python pays its own next() call: 8 % line
+        (True, 9.0, 6.0, FIXED_CALM, (False, 1.0)),  # promise kept, 1 point over the 5 % profile line
+        (True, 4.0, 3.0, [25.0] + FIXED_CALM[1:], (False, 5.0)),  # one stalled step is allowed ...
+        (True, 4.0, 3.0, [21.0, 21.0] + FIXED_CALM[2:], (True, 1.0)),  # ... two are not
+        (True, 10.0, 3.0, FIXED_CALM, (True, 2.0)),  # Python at the promise's 10 %
+        (True, 4.0, 3.0, [12.0] * 6 + [0.5] * 4, (True, 0.0)),  # the median step waits 12 %
+        (False, 50.0, 48.0, [48.0] * 10, (False, 0.0)),
+        (False, 40.0, 32.0, [32.0] * 10, (False, 3.0)),  # promise kept, 3 points under 35 %
+        (False, 50.0, 48.0, [19.0] + [48.0] * 9, (True, 1.0)),  # one step under 20 %
+        (False, 50.0, 29.0, [48.0] * 10, (True, 6.0)),
+    ],
+)
+def test_a_loop_attempt_is_judged_by_the_promise_then_the_targets(fixed, python_pct, profile_pct, steps,
+                                                                   expected):
+    broken, short = tfp._attempt_miss(fixed, python_pct, profile_pct, steps)
+    assert broken == expected[0] and short == pytest.approx(expected[1])
+
+
+def test_an_attempt_that_keeps_the_promise_beats_a_nearer_one_that_breaks_it():
+    kept_far = tfp._attempt_miss(True, 9.0, 9.0, FIXED_CALM)  # 4 points over the 5 % target
+    broken_near = tfp._attempt_miss(True, 4.0, 3.0, [21.0, 21.0] + FIXED_CALM[2:])  # 1 point over
+    assert kept_far[1] > broken_near[1] and min(kept_far, broken_near) == kept_far
+
+
 @pytest.mark.needs_tensorflow
 def test_manifest_facts_match_a_fresh_inspection_with_tensorflows_proto(tf_profiles):
     fresh = fresh_inspection(tf_profiles)

@@ -50,9 +50,11 @@ Fixture API (tests/fixtures_tf.py, session scope) — `tf_profiles` is a frozen 
 
 Guaranteed by generation (checked in tests/test_tf_profiles.py): loop_input_bound waits >= 30 % of its
 step time in the iterator get-next (>= 20 % in every single step), loop_fixed < 10 % (< 20 % in every
-step), both measured in Python and in the xplane. The generator makes a run up to 4 times until one
-meets stricter targets (35 % / 5 %, and every step on its side of 20 %), and keeps the attempt nearest
-them, so a transient load spike does not produce a borderline profile.
+step but one), both measured in Python and in the xplane. The images are sized per machine so that the
+sequential map costs about one train step (the `calibration` entry of the manifest). The generator
+makes a run up to 4 times until one meets stricter targets (35 % / 5 % in the profile, 8 % in Python,
+and every step on its side of 20 %), and keeps the attempt that keeps the promise and is nearest them,
+so a transient load spike does not produce a borderline profile.
 Set TB_ADVISOR_TF_PROFILES_CACHE=DIR to reuse profiles across pytest runs (keyed by this file's content;
 regenerated when the installed TensorFlow differs from the one that wrote them; used as-is where
 TensorFlow is not installed, e.g. CI's oldest-protobuf pair). By default every session generates fresh
@@ -66,9 +68,11 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import json
+import math
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -94,16 +98,26 @@ FIXED_MAX_PCT = 10.0
 # 20 % / 5 % thresholds sees "high" and "low" with margin even after a transient load spike.
 RETRY_INPUT_BOUND_BELOW_PCT = 35.0
 RETRY_FIXED_ABOVE_PCT = 5.0
-# Every single step is promised too (< 20 % / >= 20 %): one prefetch-refill stall (25.6 % in one step
-# of a fixed loop averaging < 5 % was seen) is retried like an average that misses.
+# The Python figure also pays the interpreter's own next(it) call (about 1.5 ms a step here, 5 % of a
+# fixed step on a fast CPU), which the profile does not see: its retry line sits under the promise.
+RETRY_FIXED_PYTHON_ABOVE_PCT = 8.0
+# The steps are promised too: every input-bound step >= 20 %, every fixed step but one < 20 % (one
+# prefetch-refill stall, 25.6 % in a fixed loop averaging < 5 %, was seen); the retries aim at every one.
 STEP_LINE_PCT = 20.0
 MAX_ATTEMPTS = 4
 
-# Sizes measured on a 2-core CPU: a sequential map over 384x384 images costs about as much as one
-# training step of the CNN below, so the naive loop waits 42-59 % of each step in get-next (also with
-# one or two busy-looping processes beside it); with a parallel map and prefetch 0.3-3 %. Bigger images
-# make the naive run more input-bound but let the parallel one starve under load (448: up to 23 %).
-IMAGE_SIDE = 384
+# The loops are built so that the sequential map over one batch costs about as much as one training
+# step of the CNN below: the naive loop then waits about half of each step in get-next, and the
+# parallel map has the second core to itself (0.3-3 % wait on a 2-core CPU). The ratio is a property
+# of the CPU, not of the code: on a 2-core Xeon with AMX and oneDNN the step is 2x faster while the
+# image ops are not, so 384x384 images made the map 2.8x the step and the "fixed" loop starve for
+# seconds at a time (CI saw two steps > 20 %). So the generator measures the ratio at
+# CALIBRATION_SIDE, and sizes the images (area is what the map pays for) to MAP_TO_STEP_TARGET,
+# within IMAGE_SIDE_RANGE.
+CALIBRATION_SIDE = 384
+MAP_TO_STEP_TARGET = 1.0
+IMAGE_SIDE_RANGE = (192, 448)
+CALIBRATION_BATCHES = 7
 MODEL_SIDE = 64
 NUM_IMAGES = 64
 BATCH = 16
@@ -393,12 +407,12 @@ def inspect(path: Path) -> Dict[str, Any]:
 # Generation (child-process side: imports TensorFlow)
 
 
-def _images(np):
+def _images(np, image_side: int):
     """Image-like uint8 tensors: smooth colour gradients plus noise, deterministic."""
     rng = np.random.default_rng(0)
-    side = np.linspace(0.0, 1.0, IMAGE_SIDE, dtype=np.float32)
+    side = np.linspace(0.0, 1.0, image_side, dtype=np.float32)
     yy, xx = np.meshgrid(side, side, indexing="ij")
-    images = np.empty((NUM_IMAGES, IMAGE_SIDE, IMAGE_SIDE, 3), dtype=np.uint8)
+    images = np.empty((NUM_IMAGES, image_side, image_side, 3), dtype=np.uint8)
     for i in range(NUM_IMAGES):
         phase = rng.uniform(0, 2 * np.pi, size=3)
         base = np.stack([np.sin(3 * xx + phase[c]) * np.cos(2 * yy - phase[c]) for c in range(3)], axis=-1)
@@ -516,6 +530,60 @@ def _keras_fit_run(tf, keras, run_dir: Path, images, labels) -> Dict[str, Any]:
     return {"step_ms": step_ms, "profiled_step_ms": step_ms[first - 1 : last]}
 
 
+def _calibrated_side(tf, np, train_step) -> Tuple[int, Dict[str, Any]]:
+    """The image side at which the sequential map of one batch costs MAP_TO_STEP_TARGET train steps.
+
+    Medians of CALIBRATION_BATCHES batches of the naive pipeline at CALIBRATION_SIDE, each map timed
+    in next(it) and its train step right after, as the loop does (the first batch traces the step)."""
+    images, labels = _images(np, CALIBRATION_SIDE)
+    iterator = iter(_dataset(tf, tf.constant(images), tf.constant(labels), fixed=False))
+    train_step(*next(iterator)).numpy()
+    map_s, step_s = [], []
+    for _ in range(CALIBRATION_BATCHES):
+        t0 = time.perf_counter()
+        batch = next(iterator)
+        t1 = time.perf_counter()
+        train_step(*batch).numpy()
+        map_s.append(t1 - t0)
+        step_s.append(time.perf_counter() - t1)
+    ratio = statistics.median(map_s) / statistics.median(step_s)
+    side = CALIBRATION_SIDE * math.sqrt(MAP_TO_STEP_TARGET / ratio)
+    low, high = IMAGE_SIDE_RANGE
+    image_side = int(min(high, max(low, round(side / 16) * 16)))
+    return image_side, {
+        "side": CALIBRATION_SIDE,
+        "map_ms": round(statistics.median(map_s) * 1e3, 2),
+        "step_ms": round(statistics.median(step_s) * 1e3, 2),
+        "ratio": round(ratio, 3),
+        "image_side": image_side,
+    }
+
+
+def _attempt_miss(
+    fixed: bool, python_pct: float, profile_pct: float, steps: List[float]
+) -> Tuple[bool, float]:
+    """(breaks the promise to tests, points short of the retry targets) of one loop attempt.
+
+    Attempts sort by this pair: one that keeps the promise beats any that does not, however near."""
+    ranked = sorted(steps)
+    if fixed:
+        broken = (
+            max(python_pct, profile_pct, statistics.median(ranked)) >= FIXED_MAX_PCT
+            or (len(ranked) > 1 and ranked[-2] >= STEP_LINE_PCT)
+        )
+        short = max(
+            profile_pct - RETRY_FIXED_ABOVE_PCT,
+            python_pct - RETRY_FIXED_PYTHON_ABOVE_PCT,
+            ranked[-1] - STEP_LINE_PCT,
+            0.0,
+        )
+    else:
+        least = min(python_pct, profile_pct)
+        broken = min(least, statistics.median(ranked)) < INPUT_BOUND_MIN_PCT or ranked[0] < STEP_LINE_PCT
+        short = max(RETRY_INPUT_BOUND_BELOW_PCT - least, STEP_LINE_PCT - ranked[0], 0.0)
+    return broken, short
+
+
 def generate(root: Path) -> Dict[str, Any]:
     """Write the three runs under root/logdir and root/manifest.json; return the manifest."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -527,20 +595,7 @@ def generate(root: Path) -> Dict[str, Any]:
     keras.utils.set_random_seed(0)
     logdir = root / "logdir"
     logdir.mkdir(parents=True, exist_ok=False)
-    images, labels = _images(np)
-    images, labels = tf.constant(images), tf.constant(labels)
     runs: Dict[str, Dict[str, Any]] = {}
-
-    run_dir = logdir / "keras_fit"
-    measured = _keras_fit_run(tf, keras, run_dir, images, labels)
-    session, xplane = _session_of(run_dir / "train")
-    runs["keras_fit"] = {
-        "session": session,
-        "run_name": f"keras_fit/train/{session}",
-        "xplane": str(xplane.relative_to(logdir)),
-        "measured": measured,
-        "attempts": 1,
-    }
 
     model = _model(keras)
     optimizer = keras.optimizers.SGD(0.01)
@@ -554,9 +609,25 @@ def generate(root: Path) -> Dict[str, Any]:
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
+    image_side, calibration = _calibrated_side(tf, np, train_step)
+    print(f"calibration: {calibration}", file=sys.stderr)
+    images, labels = _images(np, image_side)
+    images, labels = tf.constant(images), tf.constant(labels)
+
+    run_dir = logdir / "keras_fit"
+    measured = _keras_fit_run(tf, keras, run_dir, images, labels)
+    session, xplane = _session_of(run_dir / "train")
+    runs["keras_fit"] = {
+        "session": session,
+        "run_name": f"keras_fit/train/{session}",
+        "xplane": str(xplane.relative_to(logdir)),
+        "measured": measured,
+        "attempts": 1,
+    }
+
     for name, fixed in (("loop_input_bound", False), ("loop_fixed", True)):
         run_dir = logdir / name
-        best: Optional[Tuple[float, Path, Dict[str, Any]]] = None  # (distance to the targets, dir, measured)
+        best: Optional[Tuple[Tuple[bool, float], Path, Dict[str, Any]]] = None  # (miss, dir, measured)
         for attempt in range(1, MAX_ATTEMPTS + 1):
             attempt_dir = root / "attempts" / f"{name}-{attempt}"
             shutil.rmtree(attempt_dir, ignore_errors=True)
@@ -566,15 +637,12 @@ def generate(root: Path) -> Dict[str, Any]:
             steps = seen["per_step_input_wait_pct"] or [0.0]
             print(f"{name}: attempt {attempt}: get-next wait python/xplane {figures} %, per step {steps}",
                   file=sys.stderr)
-            if fixed:
-                miss = max(max(figures) - RETRY_FIXED_ABOVE_PCT, max(steps) - STEP_LINE_PCT, 0.0)
-            else:
-                miss = max(RETRY_INPUT_BOUND_BELOW_PCT - min(figures), STEP_LINE_PCT - min(steps), 0.0)
+            miss = _attempt_miss(fixed, *figures, steps)
             if best is None or miss < best[0]:
                 best = (miss, attempt_dir, measured)
-            if miss == 0.0:
+            if miss == (False, 0.0):
                 break
-        # the attempt nearest the targets is kept (a later one can be worse: the last is not the best)
+        # the attempt that keeps the promise and is nearest the targets is kept (the last is not the best)
         assert best is not None
         shutil.rmtree(run_dir, ignore_errors=True)
         shutil.move(str(best[1]), str(run_dir))
@@ -605,6 +673,7 @@ def generate(root: Path) -> Dict[str, Any]:
         "onednn_setting": onednn_setting(),
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.perf_counter() - started, 1),
+        "calibration": calibration,
         "runs": runs,
         "repeat_of_loop_fixed": str(repeat_xplane.relative_to(root)),
         "repeat_of_loop_fixed_measured": repeat_measured,
