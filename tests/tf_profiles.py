@@ -64,7 +64,9 @@ ones (~10-40 s on 2 cores).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -78,7 +80,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
 
 NAMES = ("keras_fit", "loop_input_bound", "loop_fixed")
 MANIFEST = "manifest.json"
@@ -476,6 +478,17 @@ def _session_of(run_dir: Path) -> tuple:
     return found[0].parent.name, found[0]
 
 
+def _timed_step(iterator, train_step, around: Callable[[], ContextManager[Any]]) -> Tuple[float, float]:
+    """Seconds in next(it) and in the train step after it, both inside `around()` (a step's Trace,
+    made inside the timed span as well)."""
+    t0 = time.perf_counter()
+    with around():
+        batch = next(iterator)
+        t1 = time.perf_counter()
+        train_step(*batch).numpy()
+    return t1 - t0, time.perf_counter() - t1
+
+
 def _loop_run(tf, run_dir: Path, dataset, train_step) -> Dict[str, Any]:
     """Warm up, then profile PROFILED_STEPS steps, timing next(it) and the whole step in Python."""
     iterator = iter(dataset)
@@ -486,14 +499,10 @@ def _loop_run(tf, run_dir: Path, dataset, train_step) -> Dict[str, Any]:
     tf.profiler.experimental.start(str(run_dir))
     try:
         for step in range(WARMUP_STEPS, WARMUP_STEPS + PROFILED_STEPS):
-            t0 = time.perf_counter()
-            with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
-                images, labels = next(iterator)
-                t1 = time.perf_counter()
-                train_step(images, labels).numpy()
-            t2 = time.perf_counter()
-            wait_ms.append((t1 - t0) * 1e3)
-            step_ms.append((t2 - t0) * 1e3)
+            trace = functools.partial(tf.profiler.experimental.Trace, "train", step_num=step, _r=1)
+            wait_s, train_s = _timed_step(iterator, train_step, trace)
+            wait_ms.append(wait_s * 1e3)
+            step_ms.append((wait_s + train_s) * 1e3)
     finally:
         tf.profiler.experimental.stop()
     return {
@@ -538,14 +547,8 @@ def _calibrated_side(tf, np, train_step) -> Tuple[int, Dict[str, Any]]:
     images, labels = _images(np, CALIBRATION_SIDE)
     iterator = iter(_dataset(tf, tf.constant(images), tf.constant(labels), fixed=False))
     train_step(*next(iterator)).numpy()
-    map_s, step_s = [], []
-    for _ in range(CALIBRATION_BATCHES):
-        t0 = time.perf_counter()
-        batch = next(iterator)
-        t1 = time.perf_counter()
-        train_step(*batch).numpy()
-        map_s.append(t1 - t0)
-        step_s.append(time.perf_counter() - t1)
+    map_s, step_s = zip(*(_timed_step(iterator, train_step, contextlib.nullcontext)
+                          for _ in range(CALIBRATION_BATCHES)))
     ratio = statistics.median(map_s) / statistics.median(step_s)
     side = CALIBRATION_SIDE * math.sqrt(MAP_TO_STEP_TARGET / ratio)
     low, high = IMAGE_SIDE_RANGE
@@ -658,7 +661,8 @@ def generate(root: Path) -> Dict[str, Any]:
         }
 
     # The same configuration once more, outside logdir (the runs there are what tests list): two runs
-    # of one configuration must diff to "no significant change".
+    # of one configuration keep their precision verdict, and the diff measures the step time Python
+    # timed (load between them may move it for real).
     repeat_dir = root / "repeat" / "loop_fixed"
     repeat_measured = _loop_run(tf, repeat_dir, _dataset(tf, images, labels, True), train_step)
     repeat_xplane = _session_of(repeat_dir)[1]
