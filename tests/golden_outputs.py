@@ -10,8 +10,9 @@ outputs are what `tb-advisor` prints: report, diff and doctor JSON, and the text
 renderings of a subset. It goes through the CLI's `main` only, so it does not care where the
 package's modules live.
 
-The process runs as if in a terminal 100 columns wide, and pretends to run on a host named `golden-runner`: the report compares a CPU profile's host
-with the machine it runs on, and the saved outputs must not depend on which machine wrote them.
+The process runs as if in a terminal 100 columns wide, and on a host named `golden-runner`: the
+report compares a CPU profile's host with the machine it runs on, and the saved outputs must not
+depend on which machine wrote them.
 """
 
 from __future__ import annotations
@@ -171,9 +172,9 @@ def write(directory: Path) -> None:
     for old in directory.glob("*.gz"):
         old.unlink()
     for name, text in produce().items():
-        with open(directory / _file_name(name), "wb") as raw:
-            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as handle:
-                handle.write(text.encode("utf-8"))
+        with open(directory / _file_name(name), "wb") as raw, \
+                gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as handle:
+            handle.write(text.encode("utf-8"))
 
 
 def check(directory: Path) -> List[str]:

@@ -21,5 +21,6 @@ def test_outputs_equal_the_saved_copies():
         capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0 and done.stdout.strip() == "identical", (
-        f"outputs differ from tests/golden/ (exit {done.returncode}):\n{done.stdout[-20000:]}\n{done.stderr[-3000:]}"
+        f"outputs differ from tests/golden/ (exit {done.returncode}):\n"
+        f"{done.stdout[-20000:]}\n{done.stderr[-3000:]}"
     )
