@@ -5,7 +5,7 @@ import type { Collectives, DeepReport } from "../deep/types";
 import { h, table } from "../dom";
 import { formatBytes, formatMs, formatNumber, formatPct } from "../format";
 import { card, note } from "./common";
-import { findingCards } from "./deep";
+import { findingCards } from "./findings";
 
 const dash = (x: number | null | undefined, f: (v: number) => string) => (typeof x === "number" ? f(x) : "–");
 

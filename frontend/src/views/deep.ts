@@ -6,24 +6,12 @@ import deepCss from "../deep/deep.css?inline";
 import { DEFAULT_KERNEL_QUERY, TOP_CHOICES, dim3, memoryGeometry, occupancyLabel, queryKernels } from "../deep/data";
 import type { KernelSortKey } from "../deep/data";
 import { s, tip } from "../deep/svg";
-import type { Allocator, DeepReport, Finding, KernelRow } from "../deep/types";
+import type { Allocator, DeepReport, KernelRow } from "../deep/types";
 import { h, option, replace } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
 import { collectivesCard } from "./collectives";
-import { badge, card, list, note, snippet } from "./common";
-
-export function findingCards(findings: Finding[] | undefined, testid: string): HTMLElement[] {
-  return (findings ?? []).map((f) =>
-    h(
-      "article",
-      { class: `adv-rec sev-${f.severity === "high" ? "bad" : f.severity === "medium" ? "warn" : "neutral"}`, testid, attrs: { "data-finding-id": f.id } },
-      h("header", null, badge(f.severity ?? "low", f.severity === "high" ? "bad" : f.severity === "medium" ? "warn" : "neutral"), h("h3", null, f.title ?? f.id), h("code", { class: "adv-rec-id" }, f.id)),
-      f.message ? h("p", { class: "adv-rec-message" }, f.message) : null,
-      f.evidence ? list([f.host ? `${f.host}: ${f.evidence}` : f.evidence]) : null,
-      f.snippet ? snippet("What to try", f.snippet, "finding-snippet") : null,
-    ),
-  );
-}
+import { badge, card, list, note } from "./common";
+import { findingCards } from "./findings";
 
 // ---------------------------------------------------------------------------------------------------
 // Kernel statistics

@@ -9,7 +9,7 @@ import type { DeepReport, Roofline, RooflineOp } from "../deep/types";
 import { h } from "../dom";
 import { formatNumber, formatPct } from "../format";
 import { card, chartBox, list, note } from "./common";
-import { findingCards } from "./deep";
+import { findingCards } from "./findings";
 
 const TOP = 50;
 const COLUMNS = ["Op", "Source", "Precision", "Calls", "Total ms", "Time %", "FLOP/byte", "TFLOP/s", "GB/s", "Bound", "% of roof"];

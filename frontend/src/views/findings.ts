@@ -1,0 +1,19 @@
+// The findings of a deeper-view panel (kernels, memory, collectives, roofline) as recommendation cards:
+// severity badge, title, message, evidence and a snippet to try. Layout only.
+
+import type { Finding } from "../deep/types";
+import { h } from "../dom";
+import { badge, list, snippet } from "./common";
+
+export function findingCards(findings: Finding[] | undefined, testid: string): HTMLElement[] {
+  return (findings ?? []).map((f) =>
+    h(
+      "article",
+      { class: `adv-rec sev-${f.severity === "high" ? "bad" : f.severity === "medium" ? "warn" : "neutral"}`, testid, attrs: { "data-finding-id": f.id } },
+      h("header", null, badge(f.severity ?? "low", f.severity === "high" ? "bad" : f.severity === "medium" ? "warn" : "neutral"), h("h3", null, f.title ?? f.id), h("code", { class: "adv-rec-id" }, f.id)),
+      f.message ? h("p", { class: "adv-rec-message" }, f.message) : null,
+      f.evidence ? list([f.host ? `${f.host}: ${f.evidence}` : f.evidence]) : null,
+      f.snippet ? snippet("What to try", f.snippet, "finding-snippet") : null,
+    ),
+  );
+}
