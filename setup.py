@@ -20,10 +20,11 @@ setup(
     packages=find_packages(include=["tb_plugin_advisor", "tb_plugin_advisor.*"]),
     package_data={"tb_plugin_advisor": ["static/*", "static/**/*", "sample_logdir/**/*"]},
     include_package_data=True,
-    # The XLine walker and interval unions in C (issue 12): optional, so `pip install` from source
-    # works without a compiler; numpy then does the same job, slower.
+    # The XLine walker and interval unions in C: optional, so `pip install` from source works
+    # without a compiler; numpy then does the same job, slower.
     ext_modules=[
-        Extension("tb_plugin_advisor.readers._wire", ["tb_plugin_advisor/readers/_wire.c"], optional=True),
+        Extension("tb_plugin_advisor.readers.xplane._wire", ["tb_plugin_advisor/readers/xplane/_wire.c"],
+                  optional=True),
         # interval unions for the breakdown, the same way optional (analysis/intervals.py falls back)
         Extension("tb_plugin_advisor.analysis._intervals", ["tb_plugin_advisor/analysis/_intervals.c"],
                   optional=True),
@@ -67,7 +68,7 @@ setup(
     },
     entry_points={
         "tensorboard_plugins": ["advisor = tb_plugin_advisor.plugin:AdvisorLoader"],
-        "console_scripts": ["tb-advisor = tb_plugin_advisor.views.cli:main"],
+        "console_scripts": ["tb-advisor = tb_plugin_advisor.views.cli.main:main"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

@@ -23,8 +23,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from test_tensor_cores import big_profile  # noqa: E402
 
 from tb_plugin_advisor.analysis import intervals as iv  # noqa: E402
-from tb_plugin_advisor.analysis.precision import analyze_precision  # noqa: E402
-from tb_plugin_advisor.analysis.tensor_cores import analyze_tensor_cores  # noqa: E402
+from tb_plugin_advisor.analysis.precision.device import analyze_precision  # noqa: E402
+from tb_plugin_advisor.analysis.precision.tensor_cores import analyze_tensor_cores  # noqa: E402
 
 
 def best_of(repeat: int, fn) -> float:

@@ -253,12 +253,12 @@ CHILD = textwrap.dedent(
     path, what = {path!r}, {what!r}
     begin = time.perf_counter()
     if what in ("ours", "ours+report"):
-        from tb_plugin_advisor.readers.kineto import read_kineto
+        from tb_plugin_advisor.readers.kineto.reader import read_kineto
         profile = read_kineto(path)
         events = sum(p.event_count for p in profile.planes)
         if what == "ours+report":
             from tb_plugin_advisor.model import RunProfiles
-            from tb_plugin_advisor.report import build_report
+            from tb_plugin_advisor.report.run import build_report
             json.dumps(build_report(RunProfiles("bench", [profile])).to_json())
     elif what == "theirs":
         import logging
@@ -267,7 +267,7 @@ CHILD = textwrap.dedent(
         data = RunProfileData.parse("worker0", "1", path, "/tmp")
         events = len(data.events)
     elif what == "baseline":
-        from tb_plugin_advisor.readers.kineto import read_kineto  # noqa: F401 - the imports alone
+        from tb_plugin_advisor.readers.kineto.reader import read_kineto  # noqa: F401 - the imports alone
         events = 0
     elif what == "json":
         with open(path, "rb") as f:
@@ -277,7 +277,7 @@ CHILD = textwrap.dedent(
         with open(path, "rb") as f:
             events = len(orjson.loads(f.read())["traceEvents"])
     elif what == "msgspec":
-        from tb_plugin_advisor.readers.kineto_load import decode_event, decode_trace, read_trace_bytes
+        from tb_plugin_advisor.readers.kineto.load import decode_event, decode_trace, read_trace_bytes
         trace = decode_trace(read_trace_bytes(path), path)
         events = 0
         for i, raw in enumerate(trace.traceEvents):

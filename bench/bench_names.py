@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from synth import XSpaceBuilder  # noqa: E402
 
 from tb_plugin_advisor.model import RunProfiles  # noqa: E402
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes  # noqa: E402
-from tb_plugin_advisor.report import build_report  # noqa: E402
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes  # noqa: E402
+from tb_plugin_advisor.report.run import build_report  # noqa: E402
 
 T0 = 1_700_000_000_000_000_000
 FAMILIES = (

@@ -100,7 +100,7 @@ class TreeSampler:
 
 def child(mode: str, logdir: str, endpoint: str, moto_pid: int) -> dict:
     sys.path.insert(0, str(ROOT))
-    from tb_plugin_advisor import hostpool
+    from tb_plugin_advisor.report import hostpool
     from tb_plugin_advisor.sources.discovery import scan_logdir
     from tb_plugin_advisor.sources.runs import find_run
 

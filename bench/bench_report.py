@@ -35,8 +35,8 @@ OURS = textwrap.dedent(
     sys.path.insert(0, {root!r})
     begin = time.perf_counter()
     from tb_plugin_advisor.model import RunProfiles
-    from tb_plugin_advisor.readers.xplane import read_xplane
-    from tb_plugin_advisor.report import build_report
+    from tb_plugin_advisor.readers.xplane.reader import read_xplane
+    from tb_plugin_advisor.report.run import build_report
     imported = time.perf_counter()
     baseline_kb = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() // 1024
     profile = read_xplane({path!r})
@@ -75,7 +75,7 @@ FLOOR = textwrap.dedent(
     """
     import json, resource, sys, time
     sys.path.insert(0, {root!r})
-    from tb_plugin_advisor.readers import xspace_schema as schema
+    from tb_plugin_advisor.readers.xplane import schema
     begin = time.perf_counter()
     with open({path!r}, "rb") as handle:
         space = schema.XSpace.FromString(handle.read())

@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tb_plugin_advisor.readers import xspace_schema as schema  # noqa: E402
+from tb_plugin_advisor.readers.xplane import schema
 
 T0_NS = 1_700_000_000_000_000_000
 STEP_PS = 100 * 10**9  # 100 ms

@@ -57,3 +57,9 @@ def format_number(x: Optional[float]) -> str:
 
 def format_ms(x: Optional[float]) -> str:
     return f"{format_number(x)} ms" if _finite(x) else DASH
+
+
+def rounded(value: Optional[float], digits: int = 4) -> Optional[float]:
+    """A number for the JSON contracts, rounded to `digits` decimals (None stays None). Scripts read
+    these, people read the strings above."""
+    return None if value is None else round(float(value), digits)

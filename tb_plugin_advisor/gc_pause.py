@@ -1,4 +1,4 @@
-"""Python's cyclic garbage collector paused while a profile is read or analysed (issue 12).
+"""Python's cyclic garbage collector paused while a profile is read or analysed.
 
 The collector runs whenever enough container objects have been allocated, and each full run walks
 every live one. Reading and analysing a profile allocate many short-lived tuples, lists and dicts

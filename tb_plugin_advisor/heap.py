@@ -1,4 +1,4 @@
-"""What the C library does with the memory a read or an analysis frees (issue 12).
+"""What the C library does with the memory a read or an analysis frees.
 
 glibc keeps what a program frees for its next allocations. After a profile is read that is the read's
 temporaries (50 MB of a 111 MB profile's 213 MB), and after a report it is the analyses' temporaries:

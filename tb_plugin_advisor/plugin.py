@@ -16,7 +16,8 @@ from tensorboard.plugins import base_plugin
 from tb_plugin_advisor.readers import limits as read_limits
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
-from tb_plugin_advisor.views.api import AdvisorApi, AnalysisService
+from tb_plugin_advisor.views.server.analysis_service import AnalysisService
+from tb_plugin_advisor.views.server.api import AdvisorApi
 
 logger = logging.getLogger(__name__)
 

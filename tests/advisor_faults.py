@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 
-from tb_plugin_advisor.views import worker_tasks
+from tb_plugin_advisor.views.server import worker_tasks
 
 real_report_answer = worker_tasks.report_answer
 real_doctor_answer = worker_tasks.doctor_answer

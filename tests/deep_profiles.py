@@ -84,3 +84,20 @@ def write_gpu_run(logdir: Path, run: str = "gpu_synthetic", host: str = "gpu-hos
     target = Path(logdir) / run / "plugins" / "profile" / session / f"{host}.xplane.pb"
     gpu_training_profile(host).write(target)
     return f"{run}/{session}"
+
+
+def deep_section(profile, key: str, steps=None):
+    """One deeper view of `profile` as the report shows it (its JSON, ending with its findings):
+    the analysis, then the advice engine's findings over it (report/deep.py)."""
+    from tb_plugin_advisor.analysis.step_time.steps import find_steps
+    from tb_plugin_advisor.report.deep import analyze_deep, deep_json
+
+    return deep_json(analyze_deep(profile, find_steps(profile) if steps is None else steps))[key]
+
+
+def deep_findings(profile, key: str):
+    """The findings (Finding objects) the advice engine draws from one deeper view of `profile`."""
+    from tb_plugin_advisor.analysis.step_time.steps import find_steps
+    from tb_plugin_advisor.report.deep import analyze_deep
+
+    return analyze_deep(profile, find_steps(profile)).findings[key]

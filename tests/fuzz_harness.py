@@ -17,11 +17,10 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers import line_windows
-from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.limits import ReadLimits
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.xplane import line_windows, schema
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.report.run import build_report
 
 T0 = 1_700_000_000_000_000_000
 # Small caps so an inflated count fails fast instead of allocating (the caps themselves are tested).

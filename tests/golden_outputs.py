@@ -38,7 +38,7 @@ CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLE = REPO / "tb_plugin_advisor" / "sample_logdir"
 sys.path.insert(0, str(HERE))
 
-from tb_plugin_advisor.views.cli import main as cli_main  # noqa: E402
+from tb_plugin_advisor.views.cli.main import main as cli_main  # noqa: E402
 
 
 def _cli(argv: List[str]) -> str:
@@ -149,10 +149,22 @@ def cases(root: Path) -> Dict[str, Callable[[], str]]:
     return out
 
 
-def _normalise(text: str, root: Path) -> str:
+BUNDLE = REPO / "tb_plugin_advisor" / "static" / "index.js"
+
+
+def _normalise(text: str, root: Path, bundle: str) -> str:
+    """Paths made relative; the tab's bundle, which HTML exports embed, named instead of copied (the
+    frontend's build is checked by its own tests, not by these outputs)."""
+    if bundle:
+        text = text.replace(bundle, "<the tab's bundle, static/index.js>")
     for prefix, name in ((str(root), "<tmp>"), (str(REPO), "<repo>")):
         text = text.replace(prefix, name)
     return text
+
+
+def embedded_bundle(source: str) -> str:
+    """The bundle as an HTML export embeds it (inside a <script> element)."""
+    return source.replace("</script", "<\\/script")
 
 
 def _file_name(case: str) -> str:
@@ -162,7 +174,8 @@ def _file_name(case: str) -> str:
 def produce() -> Dict[str, str]:
     root = Path(tempfile.mkdtemp(prefix="tb-advisor-golden-"))
     try:
-        return {name: _normalise(make(), root) for name, make in cases(root).items()}
+        bundle = embedded_bundle(BUNDLE.read_text(encoding="utf-8"))
+        return {name: _normalise(make(), root, bundle) for name, make in cases(root).items()}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from tb_plugin_advisor.views.export_charts import BUNDLE, DATA_ID
+from tb_plugin_advisor.views.export.charts import BUNDLE, DATA_ID
 
 _SCRIPTS = re.compile(
     rf'<script type="application/json" id="{DATA_ID}">(?P<data>[^<]*)</script>\n'

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-from tb_plugin_advisor.readers import xspace_schema as schema
+from tb_plugin_advisor.readers.xplane import schema
 
 
 class PlaneBuilder:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.views.api import AnalysisService, Answer, ApiError
+from tb_plugin_advisor.views.server.analysis_service import AnalysisService, Answer
+from tb_plugin_advisor.views.server.http_errors import ApiError
 
 
 def test_concurrent_requests_share_one_computation():
@@ -149,7 +150,7 @@ def test_interpreter_exit_does_not_wait_for_a_running_worker(tmp_path):
     script = tmp_path / "exit_while_busy.py"
     script.write_text(
         "import threading, time\n"
-        "from tb_plugin_advisor.views.analysis_service import WorkerProcesses\n"
+        "from tb_plugin_advisor.views.server.analysis_service import WorkerProcesses\n"
         "if __name__ == '__main__':\n"
         "    w = WorkerProcesses(1)\n"
         "    threading.Thread(target=w.call, args=(time.sleep, 600), daemon=True).start()\n"
@@ -165,7 +166,7 @@ def test_interpreter_exit_does_not_wait_for_a_running_worker(tmp_path):
 @pytest.mark.parametrize("native", [True, False])
 def test_workers_are_replaced_after_their_tasks(monkeypatch, native):
     """A recycled worker gives its memory back; Python < 3.11 replaces the whole idle pool instead."""
-    from tb_plugin_advisor.views import analysis_service
+    from tb_plugin_advisor.views.server import analysis_service
 
     if native and not analysis_service.NATIVE_RECYCLING:
         pytest.skip("max_tasks_per_child needs Python 3.11")

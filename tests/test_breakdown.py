@@ -7,9 +7,9 @@ import pytest
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import intervals as iv
-from tb_plugin_advisor.analysis.breakdown import CATEGORIES, PRIORITY, compute_breakdown
-from tb_plugin_advisor.analysis.steps import find_steps
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES, PRIORITY, compute_breakdown
+from tb_plugin_advisor.analysis.step_time.steps import find_steps
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000
@@ -271,8 +271,8 @@ def test_interval_primitives_are_exact_over_a_million_events():
 
 def test_time_slices_give_the_same_numbers(monkeypatch):
     """Large profiles are claimed one time slice at a time; slicing must not change any number."""
-    import tb_plugin_advisor.analysis.breakdown as module
-    import tb_plugin_advisor.analysis.breakdown_claims as claims
+    import tb_plugin_advisor.analysis.step_time.breakdown as claims
+    import tb_plugin_advisor.analysis.step_time.breakdown as module
 
     def step(t, host, python, stream):
         python.event("IteratorGetNextOp::DoCompute", t, 30 * MS)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from tb_plugin_advisor.analysis import event_names as names
-from tb_plugin_advisor.analysis import tf_data_names as tf_data
-from tb_plugin_advisor.analysis.breakdown import device_kernel_category
+from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify import tf_data_names as tf_data
+from tb_plugin_advisor.analysis.step_time.breakdown import device_kernel_category
 
 TABLES = {
     "HOST_INPUT": names.HOST_INPUT,

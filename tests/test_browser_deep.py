@@ -125,7 +125,7 @@ def test_roofline_panel(deep_tb, browser_tools, tmp_path):  # noqa: F811
     assert [i["attr"] for i in step_result(summary, "collect", 0)["items"]] == ["compute", "memory"]
     assert step_result(summary, "expectChart")["points"] == 2
     # the HTML export draws the same chart with the embedded bundle, offline
-    from tb_plugin_advisor.views.cli import main
+    from tb_plugin_advisor.views.cli.main import main
 
     page = tmp_path / "report.html"
     assert main(["report", str(tb.logdir), "--run", gpu_run, "--format", "html", "-o", str(page)]) == 0

@@ -19,7 +19,7 @@ import pytest
 from fixtures_server import start_tensorboard
 from test_browser import SCREENSHOTS, browser_tools, drive  # noqa: F401  (browser_tools: a fixture)
 
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.report.run import build_report
 from tb_plugin_advisor.sources.discovery import scan_logdir
 from tb_plugin_advisor.sources.runs import find_run, load_run
 
@@ -144,7 +144,7 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
 def test_html_exports_draw_the_tabs_charts_offline(demo_logdir, browser_tools, tmp_path):  # noqa: F811
     """`--format html` pages draw their charts with the tab's own bundle, from a file, fetching
     nothing: the same charts (same number of bars) as the tab shows for the same run."""
-    from tb_plugin_advisor.views.cli import main
+    from tb_plugin_advisor.views.cli.main import main
 
     scan = scan_logdir(str(demo_logdir))
     naive, parallel = sorted(s.run for s in scan.sessions)[:2]

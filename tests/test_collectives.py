@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from deep_profiles import deep_findings, deep_section
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis import intervals as iv
-from tb_plugin_advisor.analysis.collectives import analyze_collectives, collective_type
-from tb_plugin_advisor.analysis.steps import find_steps
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.deep.collectives import collective_type
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000
@@ -66,7 +66,7 @@ def test_intersection_of_interval_sets():
 
 def test_exposed_and_hidden_time_by_type_sizes_and_bandwidth():
     p = profile()
-    out = analyze_collectives(p, find_steps(p)).to_json()
+    out = deep_section(p, "collectives")
     assert out["calls"] == 8 and out["steps"] == 4 and out["devices_with_collectives"] == 1
     # all-reduce [6,12) under compute [0,10): 4 ms hidden, 2 ms exposed; all-gather [14,16) exposed
     assert out["per_step_ms"] == pytest.approx(8.0) and out["exposed_per_step_ms"] == pytest.approx(4.0)
@@ -93,22 +93,22 @@ def test_exposed_and_hidden_time_by_type_sizes_and_bandwidth():
 
 def test_fully_hidden_collectives_have_no_finding_and_a_longer_compute_makes_them_hidden():
     p = profile(compute_ms=(16.5,))  # compute now covers [0, 16.5): both collectives hidden
-    out = analyze_collectives(p, find_steps(p)).to_json()
+    out = deep_section(p, "collectives")
     assert out["exposed_ms"] == 0 and out["hidden_pct"] == 100.0 and out["findings"] == []
 
 
 def test_small_messages_finding_needs_enough_calls_per_step():
-    limit = fd.COLLECTIVES_SMALL_MIN_PER_STEP
+    limit = th.COLLECTIVES_SMALL_MIN_PER_STEP
     p = profile(small_gathers=limit - 1)  # + the 512 KiB one = limit calls per step, all < 1 MiB
-    ids = [f["id"] for f in analyze_collectives(p, find_steps(p)).to_json()["findings"]]
+    ids = [f["id"] for f in deep_section(p, "collectives")["findings"]]
     assert "collectives.small_messages" in ids
     q = profile(small_gathers=limit - 2)
-    assert "collectives.small_messages" not in [f.id for f in analyze_collectives(q, find_steps(q)).findings]
+    assert "collectives.small_messages" not in [f.id for f in deep_findings(q, "collectives")]
 
 
 def test_straggler_across_devices():
     p = profile(compute_ms=(10, 10, 13))  # GPU 2 computes 30 % longer than the median
-    out = analyze_collectives(p, find_steps(p)).to_json()
+    out = deep_section(p, "collectives")
     skew = out["skew"]
     assert skew["ranks"] == 3 and skew["slowest"] == "/device:GPU:2"
     assert skew["slowest_compute_per_step_ms"] == pytest.approx(13.0)
@@ -116,14 +116,14 @@ def test_straggler_across_devices():
     assert skew["compute_skew_pct"] == pytest.approx(30.0)
     assert "collectives.straggler" in [f["id"] for f in out["findings"]]
     even = profile(compute_ms=(10, 10, 11.9))  # 19 %: below the 20 % threshold
-    assert "collectives.straggler" not in [f.id for f in analyze_collectives(even, find_steps(even)).findings]
+    assert "collectives.straggler" not in [f.id for f in deep_findings(even, "collectives")]
 
 
 def test_no_collectives():
     b = XSpaceBuilder(hostnames=["h"])
     b.gpu_plane(0).line("Stream #7(Kernel)", id=7).kernel(GEMM, T0, MS)
     p = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
-    out = analyze_collectives(p, find_steps(p)).to_json()
+    out = deep_section(p, "collectives")
     assert out["calls"] == 0 and out["types"] == [] and out["hidden_pct"] is None and out["findings"] == []
 
 
@@ -140,8 +140,8 @@ def test_real_nccl_trace_sizes_bandwidth_and_overlap_are_plausible():
     import json
 
     from tb_plugin_advisor.model import RunProfiles
-    from tb_plugin_advisor.readers.kineto import read_kineto
-    from tb_plugin_advisor.report import build_report
+    from tb_plugin_advisor.readers.kineto.reader import read_kineto
+    from tb_plugin_advisor.report.run import build_report
 
     with gzip.open(NCCL_TRACE) as handle:
         raw = json.load(handle)["traceEvents"]
@@ -163,10 +163,10 @@ def test_real_nccl_trace_sizes_bandwidth_and_overlap_are_plausible():
 
 def test_diff_names_exposed_time_and_hidden_share_that_moved():
     """Longer compute hides the whole all-reduce: exposed 4 → 2 ms per step, hidden 50 → 75 %."""
-    from tb_plugin_advisor.analysis.diff import diff_reports
+    from tb_plugin_advisor.diff.compare import diff_reports
     from tb_plugin_advisor.model import RunProfiles
-    from tb_plugin_advisor.report import build_report
-    from tb_plugin_advisor.views.diff_render import render_text
+    from tb_plugin_advisor.report.run import build_report
+    from tb_plugin_advisor.views.export.diff import render_text
 
     def report(run, compute_ms):
         return build_report(RunProfiles(run=run, profiles=[profile(compute_ms=(compute_ms,))])).to_json()
@@ -187,14 +187,14 @@ def test_diff_names_exposed_time_and_hidden_share_that_moved():
 
 
 def test_no_collectives_no_diff_section():
-    from tb_plugin_advisor.analysis.diff_collectives import collectives_diff
+    from tb_plugin_advisor.diff.collectives import collectives_diff
 
     assert collectives_diff({"collectives": {"calls": 0}}, {}) == {}
 
 
 def _size_one_by_one(line, p):
     """The per-event rule, read one stat at a time: the spec the column-wise reading must match."""
-    from tb_plugin_advisor.analysis.collectives import DTYPE_BYTES, DTYPE_STAT, MAX_ELEMENTS, SIZE_STATS
+    from tb_plugin_advisor.analysis.deep.collectives import DTYPE_BYTES, DTYPE_STAT, MAX_ELEMENTS, SIZE_STATS
 
     dtype = line.stat_value(DTYPE_STAT, p)
     width = DTYPE_BYTES.get(dtype.lower().replace("c10::", ""), 0) if isinstance(dtype, str) else 0
@@ -214,7 +214,7 @@ def test_message_sizes_and_group_size_read_as_columns_match_the_per_event_rule()
     and huge values, a stat that a text value turned into text on its line, stats on some events only:
     `_message_sizes` reads the stats as columns at the collectives' events, and each size and the
     group size are what the per-event rule gives."""
-    from tb_plugin_advisor.analysis.collectives import _message_sizes
+    from tb_plugin_advisor.analysis.deep.collectives import _message_sizes
 
     numeric = [
         {"in_msg_nelems": 1000, "dtype": "BFloat16"},

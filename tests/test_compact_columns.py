@@ -20,10 +20,12 @@ from synth import XSpaceBuilder
 from synth_kineto import training_trace
 
 from tb_plugin_advisor.model import RunProfiles, StatColumn, compact_ints
-from tb_plugin_advisor.readers import event_columns, kineto_lines, xplane_lines
-from tb_plugin_advisor.readers.kineto import read_kineto
-from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.kineto import lines as kineto_lines
+from tb_plugin_advisor.readers.kineto.reader import read_kineto
+from tb_plugin_advisor.readers.xplane import event_columns
+from tb_plugin_advisor.readers.xplane import lines as xplane_lines
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.report.run import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "tb_plugin_advisor" / "sample_logdir").rglob("*.xplane.pb"))

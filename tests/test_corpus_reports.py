@@ -13,9 +13,9 @@ import pytest
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.report import build_report
-from tb_plugin_advisor.views.render import render_html, render_markdown, render_text
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.report.run import build_report
+from tb_plugin_advisor.views.export.render import render_html, render_markdown, render_text
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 XPLANES = sorted(CORPUS.rglob("*.xplane.pb")) if CORPUS.is_dir() else []

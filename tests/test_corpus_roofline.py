@@ -13,11 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from deep_profiles import deep_section
 
-from tb_plugin_advisor.analysis.roofline import roofline
-from tb_plugin_advisor.analysis.steps import find_steps
-from tb_plugin_advisor.readers.kineto import read_kineto
-from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.readers.kineto.reader import read_kineto
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 TPU = CORPUS / "xprof/older_01d85de/xprof/convert/test_xplanes/tpu_inference_2.xplane.pb"
@@ -32,7 +31,7 @@ def _need(path: Path) -> None:
 def test_tpu_v6e_cost_stats_are_memory_bound_below_the_bandwidth():
     _need(TPU)
     profile = read_xplane(str(TPU))
-    r = roofline(profile, find_steps(profile)).to_json()
+    r = deep_section(profile, "roofline")
     assert r["device"] == "Google TPU v6e (Trillium)" and r["devices"] == 4
     assert r["sources"] == ["profile"] and r["bandwidth_gbps"] == 1640.0
     hot = [op for op in r["ops"] if "broadcast_add_fusion" in op["name"]]
@@ -50,7 +49,7 @@ def test_tpu_v6e_cost_stats_are_memory_bound_below_the_bandwidth():
 def test_mi300x_qwen_linears_from_shapes_are_compute_bound_below_peak():
     _need(QWEN)
     profile = read_kineto(str(QWEN))
-    r = roofline(profile, find_steps(profile)).to_json()
+    r = deep_section(profile, "roofline")
     assert r["device"] == "AMD Instinct MI300X" and r["dominant_precision"] == "bf16"
     linear = next(op for op in r["ops"] if op["name"] == "aten::linear")
     assert linear["source"] == "shapes" and linear["precision"] == "bf16" and linear["bound"] == "compute"
@@ -66,7 +65,7 @@ def test_mi300x_resnet_convolutions_from_concrete_inputs():
     and strides; at this small batch they stay far below the bf16 peak, never above it."""
     _need(RESNET)
     profile = read_kineto(str(RESNET))
-    r = roofline(profile, find_steps(profile)).to_json()
+    r = deep_section(profile, "roofline")
     conv = next(op for op in r["ops"] if op["name"] == "aten::conv2d")
     assert conv["source"] == "shapes" and conv["precision"] == "bf16" and conv["calls"] > 10
     assert conv["bound"] == "compute" and 0 < conv["achieved_tflops"] < 1307.4 and conv["roof_pct"] < 100

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.cpu_precision import NATIVE_16BIT_FLAGS, assess_cpu_16bit
-from tb_plugin_advisor.analysis.precision import PrecisionResult
-from tb_plugin_advisor.analysis.preprocessing import PREPROCESSING_OPS, preprocessing_op
+from tb_plugin_advisor.analysis.precision.cpu_16bit import NATIVE_16BIT_FLAGS, assess_cpu_16bit
+from tb_plugin_advisor.analysis.precision.result import PrecisionResult
+from tb_plugin_advisor.analysis.step_time.preprocessing import PREPROCESSING_OPS, preprocessing_op
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.report.run import build_report
 from tb_plugin_advisor.sources.local_cpu import LocalCpu, parse_cpuinfo
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tb_plugin_advisor" / "sample_logdir"

@@ -9,12 +9,12 @@ import sys
 import pytest
 from pod_synth import SESSION, even_pod, write_pod
 
-from tb_plugin_advisor import hostpool
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.report import hostpool
 from tb_plugin_advisor.sources.discovery import scan_logdir
 from tb_plugin_advisor.sources.runs import find_run
-from tb_plugin_advisor.views.cli import main as cli_main
-from tb_plugin_advisor.views.http_errors import PathMapper
+from tb_plugin_advisor.views.cli.main import main as cli_main
+from tb_plugin_advisor.views.server.http_errors import PathMapper
 
 pytestmark = pytest.mark.pod_extras
 distributed = pytest.importorskip("distributed")
@@ -83,7 +83,7 @@ def test_an_unreachable_scheduler_is_a_clear_error(pod, monkeypatch):
 def test_without_a_scheduler_dask_is_never_imported(pod):
     code = (
         "import sys\n"
-        "from tb_plugin_advisor.views.cli import main\n"
+        "from tb_plugin_advisor.views.cli.main import main\n"
         f"args = ['report', {str(pod)!r}, '--format', 'json', '--workers', '2', '-o', '/dev/null']\n"
         "assert main(args) == 0\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))\n"

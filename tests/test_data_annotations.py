@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis.event_names import DATA_LOADING_WORDS, is_data_loading_annotation
+from tb_plugin_advisor.analysis.classify.event_names import DATA_LOADING_WORDS, is_data_loading_annotation
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.report.run import build_report
 from tb_plugin_advisor.sources.local_cpu import LocalCpu
 
 MS = 1_000_000

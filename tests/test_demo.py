@@ -54,7 +54,7 @@ def _input_class(pct: float) -> str:
 def advisor(*argv: str) -> dict:
     """`tb-advisor ARGV --format json` in a child process, parsed."""
     proc = subprocess.run(
-        [sys.executable, "-m", "tb_plugin_advisor.views.cli", *argv, "--format", "json"],
+        [sys.executable, "-m", "tb_plugin_advisor.views.cli.main", *argv, "--format", "json"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -264,7 +264,7 @@ def test_bundled_sample_is_small_and_complete():
 
 def test_demo_logdir_only_copies_the_sample_outside_the_package():
     proc = subprocess.run(
-        [sys.executable, "-m", "tb_plugin_advisor.views.cli", "demo", "--logdir-only"],
+        [sys.executable, "-m", "tb_plugin_advisor.views.cli.main", "demo", "--logdir-only"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -282,7 +282,7 @@ def test_demo_logdir_only_copies_the_sample_outside_the_package():
 
 def test_demo_refuses_clearly_when_the_sample_is_missing(tmp_path, monkeypatch):
     from tb_plugin_advisor.errors import AdvisorError
-    from tb_plugin_advisor.views.commands import demo
+    from tb_plugin_advisor.views.cli.commands import demo
 
     monkeypatch.setattr(demo, "SAMPLE", tmp_path / "sample_logdir")
     with pytest.raises(AdvisorError, match="sample logdir is missing or empty"):
@@ -316,7 +316,7 @@ def tensorflow_hidden(tmp_path) -> Dict[str, str]:
 
 def test_tb_advisor_demo_serves_the_sample_story_without_tensorflow(tensorflow_hidden):
     server = subprocess.Popen(
-        [sys.executable, "-m", "tb_plugin_advisor.views.cli", "demo", "--port", "0"],
+        [sys.executable, "-m", "tb_plugin_advisor.views.cli.main", "demo", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tb_plugin_advisor.analysis.device_peaks import PEAKS, peak_flops, peaks_for
+from tb_plugin_advisor.analysis.classify.device_peaks import PEAKS, peak_flops, peaks_for
 
 # Device.model strings as profiles write them (CUDA device names, ROCm marketing names, TPU names) →
 # the entry they must match. At least one per entry.
@@ -105,7 +105,7 @@ def test_known_figures():
     (("Nvidia", (10, 0), 148, 180 << 30), "b200"),
 ])
 def test_unnamed_devices_are_named_from_what_they_record(key, expected):
-    from tb_plugin_advisor.analysis.device_peaks import INFERRED_MODELS, infer_model
+    from tb_plugin_advisor.analysis.classify.device_peaks import INFERRED_MODELS, infer_model
 
     vendor, capability, cores, memory = key
     assert (vendor.lower(), capability, cores) in INFERRED_MODELS
@@ -116,6 +116,6 @@ def test_unnamed_devices_are_named_from_what_they_record(key, expected):
 
 
 def test_every_inferred_name_has_a_case():
-    from tb_plugin_advisor.analysis.device_peaks import INFERRED_MODELS
+    from tb_plugin_advisor.analysis.classify.device_peaks import INFERRED_MODELS
 
     assert len(INFERRED_MODELS) == 10

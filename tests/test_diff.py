@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
 
-from tb_plugin_advisor.analysis import diff as d
-from tb_plugin_advisor.analysis import diff_stats
-from tb_plugin_advisor.analysis.diff import diff_reports, is_regression, shift_test
+from tb_plugin_advisor.diff import explain, rules
+from tb_plugin_advisor.diff import stats as diff_stats
+from tb_plugin_advisor.diff.compare import diff_reports, is_regression
+from tb_plugin_advisor.diff.stats import shift_test
 
 MINUS = "\u2212"
 
@@ -69,12 +70,12 @@ def test_normal_approximation_agrees_with_the_exact_test_where_both_apply():
     rng = np.random.default_rng(3)
     base, cand = rng.normal(100, 1, 40), rng.normal(100.6, 1, 50)
     exact = shift_test(base, cand)
-    limit = d.SIGNIFICANCE["exact_max_pairs"]
+    limit = diff_stats.SIGNIFICANCE["exact_max_pairs"]
     try:
-        d.SIGNIFICANCE["exact_max_pairs"] = 0
+        diff_stats.SIGNIFICANCE["exact_max_pairs"] = 0
         approx = shift_test(base, cand)
     finally:
-        d.SIGNIFICANCE["exact_max_pairs"] = limit
+        diff_stats.SIGNIFICANCE["exact_max_pairs"] = limit
     assert exact.test == "mann_whitney_exact" and approx.test == "mann_whitney_normal"
     assert abs(exact.p_value - approx.p_value) <= 0.1 * exact.p_value
 
@@ -162,9 +163,9 @@ def test_same_distribution_is_not_significant_and_says_how_noisy():
     diff = diff_reports(base, cand)
     st = diff["step_time"]
     assert st["significant"] is False
-    assert st["p_value"] >= d.SIGNIFICANCE["alpha"]
+    assert st["p_value"] >= diff_stats.SIGNIFICANCE["alpha"]
     assert 1.0 < st["noise_pct"] < 6.0  # 5 % spread, 25 steps: a few percent
-    assert f"not significant, noise \u00b1{d.fmt_share(st['noise_pct'])} %" in diff["summary"]
+    assert f"not significant, noise \u00b1{explain.fmt_share(st['noise_pct'])} %" in diff["summary"]
     assert "device compute" not in diff["summary"]  # noise is not narrated
 
 
@@ -394,7 +395,7 @@ def test_kernels_fall_back_to_the_tensor_core_list_of_older_reports():
 
 
 def test_ops_missing_from_a_cut_list_are_uncertain_and_not_narrated():
-    limit = d.REPORT_LIST_LIMIT
+    limit = rules.REPORT_LIST_LIMIT
     full = [_op(f"model/op{i}/Add:AddV2", 1.0 + i / 1000) for i in range(limit)]
     base = make_report("a", steps(10, device_compute=400.0), ops=full)
     cand_ops = full[:-1] + [_op("model/extra/Mul:Mul", 8.0)]  # the cut list's last op fell off, one op new
@@ -493,17 +494,17 @@ def test_the_diff_is_plain_json():
     ],
 )
 def test_ms_formatting(value, text):
-    assert d.fmt_ms(value) == text
+    assert explain.fmt_ms(value) == text
 
 
 @pytest.mark.parametrize(
     "value, text", [(-38.07, f"{MINUS}38 %"), (4.25, "+4.2 %"), (0.01, "\u00b10 %"), (-0.04, "\u00b10 %")]
 )
 def test_pct_formatting(value, text):
-    assert d.fmt_signed_pct(value) == text
+    assert explain.fmt_signed_pct(value) == text
 
 
-@pytest.mark.parametrize("rule", d.INPUT_INTERPRETATIONS, ids=[r[0] for r in d.INPUT_INTERPRETATIONS])
+@pytest.mark.parametrize("rule", rules.INPUT_INTERPRETATIONS, ids=[r[0] for r in rules.INPUT_INTERPRETATIONS])
 def test_each_input_interpretation_follows_the_verdicts_and_the_input_wait(rule):
     _id, was, now, phrase = rule
     better = now[0] == "low" or (was[0] == "high" and now[0] == "moderate")

@@ -15,8 +15,8 @@ import pytest
 from html_pages import outside_scripts
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis.diff import fmt_signed_ms
-from tb_plugin_advisor.views.cli import main
+from tb_plugin_advisor.diff.explain import fmt_signed_ms
+from tb_plugin_advisor.views.cli.main import main
 
 MS = 1_000_000
 T0 = 1_700_000_000_000_000_000

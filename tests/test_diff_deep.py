@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.analysis.diff import diff_reports, diff_runs
-from tb_plugin_advisor.analysis.diff_deep import DEEP_EXPLAIN
+from tb_plugin_advisor.diff.compare import diff_reports, diff_runs
+from tb_plugin_advisor.diff.deep import DEEP_EXPLAIN
 from tb_plugin_advisor.sources.discovery import scan_logdir
 from tb_plugin_advisor.sources.runs import find_run, load_run
-from tb_plugin_advisor.views.diff_render import render_html, render_markdown, render_text
+from tb_plugin_advisor.views.export.diff import render_html, render_markdown, render_text
 
 MiB = 1 << 20
 SAMPLE = Path(__file__).resolve().parents[1] / "tb_plugin_advisor" / "sample_logdir"

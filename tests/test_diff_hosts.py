@@ -7,7 +7,7 @@ import json
 import pytest
 from pod_synth import SESSION, even_pod, write_pod
 
-from tb_plugin_advisor.views.cli import main as cli_main
+from tb_plugin_advisor.views.cli.main import main as cli_main
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.analysis.diff import NAME_RULES, NAME_RULES_KEEP, normalise_name
+from tb_plugin_advisor.diff.compare import NAME_RULES, NAME_RULES_KEEP, normalise_name
 
 EXAMPLES = [(rule.id, raw, expected) for rule in NAME_RULES for raw, expected in rule.examples]
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -70,7 +70,7 @@ def test_different_ops_stay_apart(a, b):
 
 
 def _corpus_kernel_names():
-    from tb_plugin_advisor.readers.xplane import read_xplane
+    from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
     if not CORPUS.exists():
         pytest.skip(f"corpus not present at {CORPUS}")

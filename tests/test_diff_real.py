@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.analysis.diff import diff_runs, fmt_signed_ms
-from tb_plugin_advisor.analysis.precision import analyze_precision
+from tb_plugin_advisor.analysis.precision.device import analyze_precision
+from tb_plugin_advisor.diff.compare import diff_runs
+from tb_plugin_advisor.diff.explain import fmt_signed_ms
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.views.cli import main
-from tb_plugin_advisor.views.diff_render import render
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.views.cli.main import main
+from tb_plugin_advisor.views.export.diff import render
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 MULTI_WORKER = CORPUS / "xprof" / "demo" / "plugins" / "profile" / "GPU-multi-worker"

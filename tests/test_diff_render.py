@@ -10,9 +10,9 @@ import pytest
 from html_pages import outside_scripts
 from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
 
-from tb_plugin_advisor.analysis import diff as d
-from tb_plugin_advisor.analysis.diff import diff_reports
-from tb_plugin_advisor.views import diff_render as view
+from tb_plugin_advisor.diff import explain, rules
+from tb_plugin_advisor.diff.compare import diff_reports
+from tb_plugin_advisor.views.export import diff as view
 
 KERNEL = "Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::half>, long>"
 EIGEN = f"void {KERNEL}(Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::half>, Eigen::GpuDevice>, long)"
@@ -59,23 +59,23 @@ def test_html_is_self_contained_and_escapes_everything():
 
 
 def test_short_name_drops_the_argument_list_and_elides_the_middle():
-    short = d.short_name(EIGEN)
+    short = explain.short_name(EIGEN)
     assert short == KERNEL
     long_name = "x" * 300
-    elided = d.short_name(long_name, limit=50)
+    elided = explain.short_name(long_name, limit=50)
     assert len(elided) == 50 and "\u2026" in elided
-    assert d.short_name("jit(train)/dot_general") == "jit(train)/dot_general"  # not C++: kept
+    assert explain.short_name("jit(train)/dot_general") == "jit(train)/dot_general"  # not C++: kept
 
 
 def test_long_op_names_are_cut_between_parts_never_mid_word():
     name = ("StatefulPartitionedCall/gradient_tape/sequential_1/conv2d_1_2/convolution/"
             "Conv2DBackpropFilter:Conv2DBackpropFilter")
-    short = d.short_name(name, limit=80)
+    short = explain.short_name(name, limit=80)
     assert short == "StatefulPartitionedCall/\u2026/convolution/Conv2DBackpropFilter:Conv2DBackpropFilter"
     assert len(short) <= 80
-    assert d.short_name(name, limit=50) == "StatefulPartitionedCall/\u2026:Conv2DBackpropFilter"
+    assert explain.short_name(name, limit=50) == "StatefulPartitionedCall/\u2026:Conv2DBackpropFilter"
     for limit in range(20, len(name)):
-        cut = d.short_name(name, limit)
+        cut = explain.short_name(name, limit)
         assert len(cut) <= limit
         words = set(re.split(r"[/:\u2026]", cut)) - {""}
         assert words <= set(re.split(r"[/:]", name)) or "\u2026" in cut and len(words) <= 2, (limit, cut)
@@ -97,7 +97,7 @@ def test_cpu_only_runs_show_no_precision_or_tensor_core_sections(fmt):
 
 
 def test_uncertain_rows_are_marked_with_the_reason():
-    full = [_op(f"model/op{i}/Add:AddV2", 1.0 + i / 1000) for i in range(d.REPORT_LIST_LIMIT)]
+    full = [_op(f"model/op{i}/Add:AddV2", 1.0 + i / 1000) for i in range(rules.REPORT_LIST_LIMIT)]
     diff = _diff(full, full[:-1] + [_op("model/extra/Mul:Mul", 30.0)])
     text = view.render(diff, "text", top=1)
     assert "new?" in text and view.UNCERTAIN_NOTE in text
@@ -116,8 +116,8 @@ def test_unknown_format_is_refused():
 
 def test_no_internal_ids_in_what_people_read():
     """Step-source ids and the name-matching jargon stay in JSON; text, md and html use words."""
-    from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
-    from tb_plugin_advisor.views.report_lines import steps_line
+    from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
+    from tb_plugin_advisor.views.export.report_lines import steps_line
 
     for source, words in STEP_SOURCE_WORDS.items():
         steps_json = {"count": 3, "source": source, "mean_ms": 1, "median_ms": 1, "p90_ms": 1}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tb_plugin_advisor.analysis.diff import cross_framework_caveat
-from tb_plugin_advisor.views.cli import main
+from tb_plugin_advisor.diff.compare import cross_framework_caveat
+from tb_plugin_advisor.views.cli.main import main
 
 
 def _diff(capsys, *paths) -> dict:

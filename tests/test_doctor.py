@@ -1,4 +1,4 @@
-"""doctor and fix-logdir: every finding in doctor.FINDINGS is produced by a profile made for it."""
+"""doctor and fix-logdir: every finding in FINDINGS is produced by a profile made for it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import pytest
 from synth import XSpaceBuilder
 from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
-from tb_plugin_advisor.sources import doctor
 from tb_plugin_advisor.sources.discovery import scan_logdir
-from tb_plugin_advisor.views import cli
+from tb_plugin_advisor.sources.doctor import diagnose as doctor
+from tb_plugin_advisor.sources.doctor.findings import FINDINGS
+from tb_plugin_advisor.sources.doctor.results import DoctorReport
+from tb_plugin_advisor.views.cli import main as cli
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 MS = 1_000_000
@@ -118,7 +120,7 @@ def add_torch_runs(root: Path) -> None:
     training_trace(steps=2).write(root / "torchexport" / "trace.json")  # prof.export_chrome_trace
 
 
-def by_run(report: doctor.DoctorReport) -> Dict[str, dict]:
+def by_run(report: DoctorReport) -> Dict[str, dict]:
     return {s["run"]: s for s in report.to_json()["sessions"]}
 
 
@@ -155,7 +157,7 @@ def test_each_session_gets_exactly_its_findings(logdir: Path):
 
 
 def test_every_finding_in_the_table_is_exercised():
-    assert {f for findings in EXPECTED.values() for f in findings} == set(doctor.FINDINGS)
+    assert {f for findings in EXPECTED.values() for f in findings} == set(FINDINGS)
 
 
 # Findings that leave the Advisor's view whole (only TensorBoard's run list or Profile tab suffers).
@@ -163,9 +165,9 @@ PROFILE_TAB_ONLY = {"not_visible", "keras3_markers_only", "no_step_markers", "to
 
 
 def test_session_severity_is_calm_when_only_the_profile_tab_is_affected(logdir: Path):
-    assert {k for k, f in doctor.FINDINGS.items() if f.profile_tab_only} == PROFILE_TAB_ONLY
+    assert {k for k, f in FINDINGS.items() if f.profile_tab_only} == PROFILE_TAB_ONLY
     for run, session in by_run(doctor.diagnose(str(logdir))).items():
-        problems = [f for f in session["findings"] if doctor.FINDINGS[f].is_problem]
+        problems = [f for f in session["findings"] if FINDINGS[f].is_problem]
         expected = "ok" if not problems else "tip" if set(problems) <= PROFILE_TAB_ONLY else "problem"
         assert session["severity"] == expected, run
     sessions = by_run(doctor.diagnose(str(logdir)))
@@ -286,7 +288,7 @@ def test_fix_logdir_dry_run_then_write(logdir: Path, capsys):
 
 
 def test_memo_reads_each_unchanged_file_once(logdir: Path):
-    from tb_plugin_advisor.readers.xplane import read_xplane
+    from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
     reads = []
 

@@ -15,9 +15,10 @@ from synth import XSpaceBuilder
 from test_reader_safety import profile_bytes
 from wire_build import require_compiled_walker
 
-from tb_plugin_advisor.readers import event_columns, xplane_lines
-from tb_plugin_advisor.readers import xspace_schema as schema
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.readers.xplane import event_columns, schema
+from tb_plugin_advisor.readers.xplane import lines as xplane_lines
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.readers.xplane.varints import varints
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "tb_plugin_advisor" / "sample_logdir").glob("**/*.xplane.pb"))
@@ -134,11 +135,11 @@ def test_varints_of_every_length_and_padded_ones_decode_exactly():
         pos += len(piece)
     buffer = np.frombuffer(blob, dtype=np.uint8)
     at = np.array(starts, dtype=np.int64)
-    got, after = event_columns._varints(buffer, at, np.full(at.size, len(blob), dtype=np.int64))
+    got, after = varints(buffer, at, np.full(at.size, len(blob), dtype=np.int64))
     assert got.tolist() == values + values[:12]
     assert (after - at).tolist() == [len(p) for p in encoded + padded]
     with pytest.raises(event_columns._Unusual):  # a varint may not run past its message
-        event_columns._varints(buffer, at[-1:], np.array([len(blob) - 1]))
+        varints(buffer, at[-1:], np.array([len(blob) - 1]))
 
 
 def test_a_line_unusual_only_in_a_late_block_reads_as_the_runtime_reads_it(monkeypatch):

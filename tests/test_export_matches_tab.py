@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tb_plugin_advisor.analysis.breakdown import CATEGORIES
-from tb_plugin_advisor.views.render import CATEGORY_COLORS, render
+from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES
+from tb_plugin_advisor.views.export.render import render
+from tb_plugin_advisor.views.export.report_lines import CATEGORY_COLORS
 
 CATEGORIES_TS = Path(__file__).resolve().parent.parent / "frontend" / "src" / "categories.ts"
 
@@ -40,7 +41,7 @@ def test_the_verdicts_numbers_are_the_breakdown_tables_numbers_on_the_demo():
     from html_pages import outside_scripts
 
     from tb_plugin_advisor.formatting import format_pct
-    from tb_plugin_advisor.report import build_report
+    from tb_plugin_advisor.report.run import build_report
     from tb_plugin_advisor.sources.discovery import scan_logdir
     from tb_plugin_advisor.sources.runs import load_run
 
@@ -58,6 +59,6 @@ def test_the_verdicts_numbers_are_the_breakdown_tables_numbers_on_the_demo():
 
 
 def test_the_exports_list_every_breakdown_category_once():
-    from tb_plugin_advisor.views.render import CATEGORY_ORDER
+    from tb_plugin_advisor.views.export.report_lines import CATEGORY_ORDER
 
     assert sorted(CATEGORY_ORDER) == sorted(CATEGORIES) and CATEGORY_ORDER[-1] == "idle"

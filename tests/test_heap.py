@@ -10,8 +10,8 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor import heap
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.report.run import build_report
 
 T0 = 1_700_000_000_000_000_000
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis.event_names import HOST_SYNC, first_match
+from tb_plugin_advisor.analysis.classify.event_names import HOST_SYNC, first_match
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.report.run import build_report
 from tb_plugin_advisor.sources.local_cpu import LocalCpu
-from tb_plugin_advisor.views.render import render_text
+from tb_plugin_advisor.views.export.render import render_text
 
 MS = 1_000_000
 T0 = 1_700_000_000 * 1_000_000_000

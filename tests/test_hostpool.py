@@ -7,12 +7,12 @@ import json
 import pytest
 from pod_synth import SESSION, even_pod, write_pod
 
-from tb_plugin_advisor import hostpool
 from tb_plugin_advisor.errors import AdvisorError
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.report import hostpool
+from tb_plugin_advisor.report.run import build_report
 from tb_plugin_advisor.sources.discovery import scan_logdir
 from tb_plugin_advisor.sources.runs import find_run, load_run
-from tb_plugin_advisor.views.cli import main as cli_main
+from tb_plugin_advisor.views.cli.main import main as cli_main
 
 MB = 2**20
 
@@ -156,7 +156,7 @@ def test_cli_report_and_diff_are_the_same_with_any_worker_count(pod, tmp_path, c
 
 
 def test_text_markdown_and_html_show_the_per_host_table_and_stragglers(pod):
-    from tb_plugin_advisor.views.render import render
+    from tb_plugin_advisor.views.export.render import render
 
     report = hostpool.build_session_report(session_of(pod), workers=1).to_json()
     text = render(report, "text")

@@ -11,9 +11,10 @@ import pytest
 import test_breakdown_patterns as breakdown_names
 from test_prefilter import NAMES
 
-from tb_plugin_advisor.analysis import breakdown, event_names, patterns, prefilter
-from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
-from tb_plugin_advisor.analysis.prefilter import TextBatch
+from tb_plugin_advisor.analysis.classify import event_names, patterns, prefilter
+from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
+from tb_plugin_advisor.analysis.classify.prefilter import TextBatch
+from tb_plugin_advisor.analysis.step_time import breakdown
 
 EXTRA = ["", "é_gemm_bf16", "void f<Ä>(half)", "ncclKernel_É", "İnput", "DataLoader#id=1#", "load\nbatch",
          # heads and bases are cut only where the name holds a literal the rules reading them need:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from deep_profiles import deep_findings, deep_section
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis import findings as fd
-from tb_plugin_advisor.analysis.kernel_stats import kernel_stats
-from tb_plugin_advisor.analysis.occupancy import sm_limits, theoretical_occupancy
-from tb_plugin_advisor.analysis.steps import find_steps
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.deep.kernel_stats import kernel_stats
+from tb_plugin_advisor.analysis.deep.occupancy import sm_limits, theoretical_occupancy
+from tb_plugin_advisor.analysis.step_time.steps import find_steps
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000
@@ -95,7 +96,7 @@ def test_launches_times_shape_and_reported_occupancy():
     reduce = details(64, (108, 1, 1), (256, 1, 1))
     profile = profile_with([(BF16_GEMM, 500, gemm), (ELEMENTWISE, 100, reduce), (ELEMENTWISE, 300, reduce)])
     steps = find_steps(profile)
-    out = kernel_stats(profile, steps).to_json()
+    out = deep_section(profile, "kernel_stats", steps)
     assert out["launches"] == 12 and out["distinct"] == 2 and out["steps"] == 4
     assert out["total_ms"] == pytest.approx(4 * 0.9, abs=1e-9)
     assert out["launches_per_step"] == pytest.approx(3.0)
@@ -142,16 +143,16 @@ def test_low_occupancy_finding_fires_on_a_hot_non_gemm_kernel_only_below_the_thr
     at = details(128, (108, 1, 1), (256, 1, 1))
     # 136 regs → 4352 per warp → 15 warps → 1 block → 8/64 = 12.5 %: below
     below = details(136, (108, 1, 1), (256, 1, 1))
-    ids = lambda p: [f["id"] for f in kernel_stats(p, find_steps(p)).to_json()["findings"]]  # noqa: E731
+    ids = lambda p: [f["id"] for f in deep_section(p, "kernel_stats")["findings"]]  # noqa: E731
     assert "kernels.low_occupancy" not in ids(profile_with([(ELEMENTWISE, 400, at)]))
-    fired = kernel_stats(p := profile_with([(ELEMENTWISE, 400, below)]), find_steps(p)).to_json()["findings"]
+    fired = deep_section(profile_with([(ELEMENTWISE, 400, below)]), "kernel_stats")["findings"]
     (finding,) = [f for f in fired if f["id"] == "kernels.low_occupancy"]
     assert "occupancy 13 %" in finding["evidence"]  # 12.5 %, rounded as the tab rounds it
     assert "registers" in finding["evidence"]
     # the same kernel with < 5 % of kernel time is not hot: no finding
     big = details(32, (108, 1, 1), (256, 1, 1))
     cold = profile_with([(ELEMENTWISE, 20, below), (BF16_GEMM, 1000, big)])
-    assert "kernels.low_occupancy" not in [f["id"] for f in kernel_stats(cold, find_steps(cold)).findings]
+    assert "kernels.low_occupancy" not in [f["id"] for f in deep_findings(cold, "kernel_stats")]
 
 
 def test_tiny_kernels_finding_needs_a_majority_of_launches_and_enough_of_them_per_step():
@@ -161,19 +162,19 @@ def test_tiny_kernels_finding_needs_a_majority_of_launches_and_enough_of_them_pe
     def fired(n_tiny, n_big):
         kernels = [(TINY, 3, shape)] * n_tiny + [(BF16_GEMM, 50, big)] * n_big
         p = profile_with(kernels, steps=2, step_ms=20)
-        return [f.id for f in kernel_stats(p, find_steps(p)).findings]
+        return [f.id for f in deep_findings(p, "kernel_stats")]
 
-    assert "kernels.tiny_launches" in fired(fd.TINY_MIN_LAUNCHES_PER_STEP, 10)
-    assert "kernels.tiny_launches" not in fired(fd.TINY_MIN_LAUNCHES_PER_STEP - 1, 10)  # too few per step
-    many_big = fd.TINY_MIN_LAUNCHES_PER_STEP + 1  # tiny kernels no longer the majority
-    assert "kernels.tiny_launches" not in fired(fd.TINY_MIN_LAUNCHES_PER_STEP, many_big)
+    assert "kernels.tiny_launches" in fired(th.TINY_MIN_LAUNCHES_PER_STEP, 10)
+    assert "kernels.tiny_launches" not in fired(th.TINY_MIN_LAUNCHES_PER_STEP - 1, 10)  # too few per step
+    many_big = th.TINY_MIN_LAUNCHES_PER_STEP + 1  # tiny kernels no longer the majority
+    assert "kernels.tiny_launches" not in fired(th.TINY_MIN_LAUNCHES_PER_STEP, many_big)
 
 
 def test_no_gpu_no_kernel_stats():
     b = XSpaceBuilder(hostnames=["h"])
     b.plane("/host:CPU").line("python", id=1).event("train", T0, MS, stats={"_r": 1})
     profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
-    out = kernel_stats(profile, find_steps(profile)).to_json()
+    out = deep_section(profile, "kernel_stats")
     assert out["launches"] == 0 and out["kernels"] == [] and out["occupancy_pct"] is None
 
 
@@ -193,7 +194,7 @@ def test_only_the_top_names_are_listed_and_the_sums_cover_every_name(monkeypatch
     """Past KERNEL_STATS_TOP names, rows are made for the top ones only (100,000 names are 100,000
     objects otherwise); ties in time are listed by name, and the totals, tiny-kernel and occupancy
     figures still count every name. Each figure here is worked out from the launches themselves."""
-    monkeypatch.setattr(fd, "KERNEL_STATS_TOP", 5)
+    monkeypatch.setattr(th, "KERNEL_STATS_TOP", 5)
     shape = details(32, (108, 1, 1), (256, 1, 1), occ=40)
     unreported = details(32, (108, 1, 1), (256, 1, 1))  # occupancy computed: 100 % on an A100
     # 12 names: 3 long ones (all hot: over 5 % of the time), 4 tied at 50 µs (listed by name), 5 tiny ones
@@ -214,7 +215,7 @@ def test_only_the_top_names_are_listed_and_the_sums_cover_every_name(monkeypatch
     assert out["occupancy_pct"] == pytest.approx(expected_occ, abs=0.01)
     assert out["launches_per_step"] == pytest.approx(12.0, abs=0.01)
     # a hot name beyond the top is still listed (its finding needs its row)
-    monkeypatch.setattr(fd, "KERNEL_STATS_TOP", 0)
+    monkeypatch.setattr(th, "KERNEL_STATS_TOP", 0)
     rows = kernel_stats(profile, find_steps(profile)).kernels
     assert [k.name for k in rows] == ["hot_gemm", "b_long", "a_long"]  # 2000, 300, 200 of 2720 µs: hot
 

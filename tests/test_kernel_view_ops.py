@@ -8,8 +8,8 @@ import pytest
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor import lookup
-from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
 T0 = 1_700_000_000_000_000_000
 GEMM = "ampere_sgemm_128x64_nn"
@@ -51,7 +51,7 @@ def test_op_labels_do_not_depend_on_the_chunk_size(tmp_path, monkeypatch, chunk)
 def test_a_line_stat_on_some_kernels_reads_minus_one_on_the_others(tmp_path):
     """line_stat_strings reads a string stat at each kernel's event (by binary search in the sparse
     column): kernels without it get -1, and a stat no line carries gives None."""
-    from tb_plugin_advisor.analysis.kernel_view import line_stat_strings
+    from tb_plugin_advisor.analysis.classify.kernel_view import line_stat_strings
 
     space = XSpaceBuilder()
     stream = space.gpu_plane(0).line("Stream #7(Kernel)", id=7)

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.kineto import read_kineto
-from tb_plugin_advisor.report import build_report
-from tb_plugin_advisor.views.cli import main
+from tb_plugin_advisor.readers.kineto.reader import read_kineto
+from tb_plugin_advisor.report.run import build_report
+from tb_plugin_advisor.views.cli.main import main
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 SAMPLES = CORPUS / "kineto" / "tb_plugin" / "samples"

@@ -9,8 +9,8 @@ import pytest
 from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.readers import kineto_load
-from tb_plugin_advisor.readers.kineto import read_kineto, read_kineto_bytes
+from tb_plugin_advisor.readers.kineto import load as kineto_load
+from tb_plugin_advisor.readers.kineto.reader import read_kineto, read_kineto_bytes
 
 
 def _refused(path, *fragments: str) -> str:

@@ -13,8 +13,8 @@ import pytest
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.kineto import read_kineto
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.kineto.reader import read_kineto
+from tb_plugin_advisor.report.run import build_report
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 FOLDERS = ("kineto", "hta", "tracelens")

@@ -14,7 +14,7 @@ from tb_plugin_advisor.sources.discovery import scan_logdir
 from tb_plugin_advisor.sources.kineto_runs import capture_label, group_captures
 from tb_plugin_advisor.sources.markers import missing_markers
 from tb_plugin_advisor.sources.runs import find_run, load_run
-from tb_plugin_advisor.views.cli import main
+from tb_plugin_advisor.views.cli.main import main
 
 STAMP_1 = "1700000001000"  # ms: 2023-11-14 22:13:21 UTC
 STAMP_2 = "1700000061000"

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from synth_kineto import BASE_NS, MI300, KinetoTrace, training_trace
 
-from tb_plugin_advisor.analysis.steps import find_steps
-from tb_plugin_advisor.readers.kineto import read_kineto, read_kineto_bytes
-from tb_plugin_advisor.readers.kineto_tables import worker_from_filename
+from tb_plugin_advisor.analysis.step_time.steps import find_steps
+from tb_plugin_advisor.readers.kineto.reader import read_kineto, read_kineto_bytes
+from tb_plugin_advisor.readers.kineto.tables import worker_from_filename
 
 ERAS = ("2021", "current")
 

@@ -15,10 +15,10 @@ from test_reader_safety import profile_bytes
 from wire_build import require_compiled_walker
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.readers import event_columns, line_windows, xplane_lines
-from tb_plugin_advisor.readers import xspace_schema as schema
-from tb_plugin_advisor.readers.wire import field_end
-from tb_plugin_advisor.readers.xplane import read_xplane, read_xplane_bytes
+from tb_plugin_advisor.readers.xplane import event_columns, line_windows, schema
+from tb_plugin_advisor.readers.xplane import lines as xplane_lines
+from tb_plugin_advisor.readers.xplane.reader import read_xplane, read_xplane_bytes
+from tb_plugin_advisor.readers.xplane.wire import field_end
 
 
 @pytest.fixture(autouse=True)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from deep_profiles import deep_findings, deep_section
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis import findings as fd
-from tb_plugin_advisor.analysis.memory_timeline import memory_timeline
-from tb_plugin_advisor.analysis.steps import find_steps
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.deep.memory_timeline import memory_timeline
+from tb_plugin_advisor.analysis.step_time.steps import find_steps
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000
@@ -54,7 +55,7 @@ def tf_profile(memory_size=40 * GiB, fragmentation_at_peak=0.25, allocator="GPU_
 
 def test_peak_step_op_live_set_and_headroom():
     profile = tf_profile()
-    out = memory_timeline(profile, find_steps(profile)).to_json()
+    out = deep_section(profile, "memory")
     (a,) = out["allocators"]
     assert out["main_allocator"] == "GPU_0_bfc" and out["peak_bytes"] == PEAK_MIB * MiB
     assert a["kind"] == "device" and a["device"] == "/device:GPU:0" and a["records"] == 7
@@ -90,20 +91,20 @@ def test_without_a_device_the_allocator_limit_is_the_capacity_and_low_headroom_i
     assert a["capacity_bytes"] == GiB and a["capacity_source"] == "allocator_limit"
     # a device with 600 MiB: 50 MiB headroom = 8.3 % < 10 % → memory.low_headroom
     small = tf_profile(memory_size=600 * MiB)
-    result = memory_timeline(small, find_steps(small)).to_json()
+    result = deep_section(small, "memory")
     ids = [f["id"] for f in result["findings"]]
     assert ids == ["memory.low_headroom"]
     assert "8.3 % headroom" in result["findings"][0]["evidence"]
     # 612 MiB: 62 MiB = 10.1 % headroom, just above the threshold
     roomy = tf_profile(memory_size=612 * MiB)
-    assert memory_timeline(roomy, find_steps(roomy)).findings == []
+    assert deep_findings(roomy, "memory") == []
 
 
 def test_fragmentation_finding_at_the_threshold():
-    at = tf_profile(fragmentation_at_peak=fd.MEMORY_FRAGMENTATION_PCT / 100)
-    below = tf_profile(fragmentation_at_peak=fd.MEMORY_FRAGMENTATION_PCT / 100 - 0.001)
-    assert [f.id for f in memory_timeline(at, find_steps(at)).findings] == ["memory.fragmentation"]
-    assert memory_timeline(below, find_steps(below)).findings == []
+    at = tf_profile(fragmentation_at_peak=th.MEMORY_FRAGMENTATION_PCT / 100)
+    below = tf_profile(fragmentation_at_peak=th.MEMORY_FRAGMENTATION_PCT / 100 - 0.001)
+    assert [f.id for f in deep_findings(at, "memory")] == ["memory.fragmentation"]
+    assert deep_findings(below, "memory") == []
 
 
 def test_kineto_style_records_signed_sizes_reserved_memory_and_innermost_op():
@@ -126,7 +127,7 @@ def test_kineto_style_records_signed_sizes_reserved_memory_and_innermost_op():
                                                  "total_reserved": 0, "device_type": 0, "device_id": -1,
                                                  "address": 99})
     profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
-    out = memory_timeline(profile, find_steps(profile)).to_json()
+    out = deep_section(profile, "memory")
     gpu, host = out["allocators"]
     assert gpu["allocator"] == "GPU 0" and gpu["kind"] == "device" and gpu["device"] == "/device:GPU:0"
     assert host["allocator"] == "CPU" and host["kind"] == "host" and host["peak_bytes"] == 4096
@@ -166,7 +167,7 @@ def test_downsampling_keeps_at_most_the_limit_the_exact_peak_and_the_extremes():
     profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
     (a,) = memory_timeline(profile).to_json()["allocators"]
     tl = a["timeline"]
-    assert tl["downsampled"] is True and tl["points"] <= fd.MEMORY_TIMELINE_POINTS
+    assert tl["downsampled"] is True and tl["points"] <= th.MEMORY_TIMELINE_POINTS
     assert a["peak_bytes"] == max(curve) and max(tl["in_use_bytes"]) == max(curve)
     assert min(tl["in_use_bytes"]) == min(curve)
     assert tl["t_ms"] == sorted(tl["t_ms"])
@@ -179,4 +180,4 @@ def test_no_records_no_allocators():
     b.plane("/host:CPU").line("python", id=1).event("train", T0, MS, stats={"_r": 1})
     profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
     empty = {"allocators": [], "main_allocator": None, "peak_bytes": None, "findings": []}
-    assert memory_timeline(profile).to_json() == empty
+    assert deep_section(profile, "memory") == empty

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from tb_plugin_advisor.analysis.diff import NAME_RULES, normalise_name
-from tb_plugin_advisor.analysis.onednn_ops import (
+from tb_plugin_advisor.analysis.classify.onednn_ops import (
     MERGED_OP_TYPES,
     ONEDNN_OP_TYPES,
     REWRITTEN_OP_TYPES,
     familiar_op_type,
     familiar_tf_op,
 )
-from tb_plugin_advisor.analysis.patterns import classify_op
-from tb_plugin_advisor.analysis.precision import analyze_precision
-from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.analysis.classify.patterns import classify_op
+from tb_plugin_advisor.analysis.precision.device import analyze_precision
+from tb_plugin_advisor.diff.compare import NAME_RULES, normalise_name
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
 # Op types read off TF 2.21 CPU profiles captured with TF_ENABLE_ONEDNN_OPTS=1 (tests/tf_profiles.py,
 # the demo's runs) and the names the issue quotes, with the op each stands for.
@@ -104,7 +104,7 @@ def test_real_profile_ops_map_through_the_table(tf_profiles):
 
 
 def test_exports_show_the_familiar_name_with_the_onednn_name_beside_it():
-    from tb_plugin_advisor.views.render import render
+    from tb_plugin_advisor.views.export.render import render
 
     op = {"name": "d/MatMul:MatMul", "category": "host_compute", "time_ms": 1.0, "count": 1.0,
           "onednn_op": "_MklMatMul"}

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
-from tb_plugin_advisor.analysis.ops import OpRow, _top_rows, _Totals
+from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
+from tb_plugin_advisor.analysis.step_time.ops import OpRow, _top_rows, _Totals
 
 
 def every_row_sorted(totals, n, limit):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tb_plugin_advisor.analysis.architectures import architecture
-from tb_plugin_advisor.analysis.patterns import (
+from tb_plugin_advisor.analysis.classify.architectures import architecture
+from tb_plugin_advisor.analysis.classify.patterns import (
     DTYPE_TOKEN_RULES,
     FAMILIES,
     FAMILY_RULES,

@@ -91,9 +91,9 @@ def test_plugin_writes_markers_on_its_scanning_thread(tmp_path: Path):
 
 def test_plugin_modules_never_import_tensorflow():
     code = (
-        "import sys, tb_plugin_advisor.plugin, tb_plugin_advisor.sources.doctor, "
+        "import sys, tb_plugin_advisor.plugin, tb_plugin_advisor.sources.doctor.diagnose, "
         "tb_plugin_advisor.sources.markers, tb_plugin_advisor.sources.discovery, "
-        "tb_plugin_advisor.views.api, tb_plugin_advisor.views.cli; "
+        "tb_plugin_advisor.views.server.api, tb_plugin_advisor.views.cli.main; "
         "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis.patterns import PRECISIONS
-from tb_plugin_advisor.analysis.precision import VERDICT_THRESHOLDS, analyze_precision
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.precision.device import VERDICT_THRESHOLDS, analyze_precision
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000

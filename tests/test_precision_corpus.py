@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.analysis.patterns import PRECISIONS
-from tb_plugin_advisor.analysis.precision import analyze_precision
-from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.precision.device import analyze_precision
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 MI300 = CORPUS / "tracelens" / "tests" / "traces" / "mi300"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.analysis.precision import analyze_precision
-from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.analysis.precision.device import analyze_precision
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
 pytestmark = pytest.mark.needs_tensorflow  # runs TensorFlow itself (in a child process)
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tb_plugin_advisor.analysis.precision import analyze_precision
-from tb_plugin_advisor.analysis.precision_torch import (
+from tb_plugin_advisor.analysis.precision.cpu_torch import (
     TORCH_DTYPES,
     TORCH_MATRIX_OP,
     _self_time,
     precision_of_input_types,
 )
-from tb_plugin_advisor.readers.kineto import read_kineto
+from tb_plugin_advisor.analysis.precision.device import analyze_precision
+from tb_plugin_advisor.readers.kineto.reader import read_kineto
 
 
 @pytest.mark.parametrize(("text", "precision"), [
@@ -33,7 +33,7 @@ def test_input_types_to_precision(text, precision):
 
 
 def test_every_dtype_entry_maps_to_a_known_precision():
-    from tb_plugin_advisor.analysis.patterns import PRECISIONS
+    from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
 
     assert set(TORCH_DTYPES.values()) <= set(PRECISIONS)
     for dtype, precision in TORCH_DTYPES.items():

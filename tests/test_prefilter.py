@@ -13,8 +13,8 @@ import pytest
 import test_breakdown_patterns as breakdown_names
 import test_patterns as kernel_names
 
-from tb_plugin_advisor.analysis import event_names, patterns, prefilter
-from tb_plugin_advisor.analysis.prefilter import holds, required_literals, table_filter
+from tb_plugin_advisor.analysis.classify import event_names, patterns, prefilter
+from tb_plugin_advisor.analysis.classify.prefilter import holds, required_literals, table_filter
 
 
 def corpus():

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from tb_plugin_advisor.sources.discovery import scan_logdir
 from tb_plugin_advisor.sources.runs import find_run, load_run
-from tb_plugin_advisor.views.cli import main
-from tb_plugin_advisor.views.progress import BAR_CELLS, ProgressBar
+from tb_plugin_advisor.views.cli.main import main
+from tb_plugin_advisor.views.cli.progress import BAR_CELLS, ProgressBar
 
 DEMO = Path(__file__).resolve().parent.parent / "tb_plugin_advisor" / "sample_logdir"
 
@@ -63,7 +63,7 @@ def test_progress_board_reads_what_a_worker_wrote(tmp_path):
     """Worker and server share only a file: stage, bytes and elapsed time come back through it."""
     import pickle
 
-    from tb_plugin_advisor.views.progress_board import ProgressBoard, ProgressWriter
+    from tb_plugin_advisor.views.server.progress_board import ProgressBoard, ProgressWriter
 
     clock = iter([0.0, 2.5, 3.0, 5.0]).__next__
     board = ProgressBoard()

@@ -11,8 +11,8 @@ from synth import XSpaceBuilder
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, StringTable
 from tb_plugin_advisor.readers.devices import parse_kernel_details
-from tb_plugin_advisor.readers.plane_metadata import split_traceme_name
-from tb_plugin_advisor.readers.xplane import read_xplane, read_xplane_bytes
+from tb_plugin_advisor.readers.xplane.plane_metadata import split_traceme_name
+from tb_plugin_advisor.readers.xplane.reader import read_xplane, read_xplane_bytes
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 T0 = 1_700_000_000_000_000_000  # a realistic epoch start, ns: offsets must not overflow

@@ -14,10 +14,10 @@ from synth import XSpaceBuilder
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers import limits as read_limits
-from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.limits import MB, ReadLimits
-from tb_plugin_advisor.readers.xplane import read_xplane, read_xplane_bytes
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.xplane import schema
+from tb_plugin_advisor.readers.xplane.reader import read_xplane, read_xplane_bytes
+from tb_plugin_advisor.report.run import build_report
 
 T0 = 1_700_000_000_000_000_000
 
@@ -180,7 +180,7 @@ def test_hostile_memory_and_step_stats_never_raise():
         mem.event("MemoryAllocation", T0 + offset, 5, stats=stats)
     profile = read_xplane_bytes(b.to_bytes())
     assert [m.step_num for m in profile.step_markers] == [None, None]
-    from tb_plugin_advisor.analysis.memory import peak_by_allocator
+    from tb_plugin_advisor.analysis.deep.memory_peaks import peak_by_allocator
 
     assert peak_by_allocator(profile) == {"GPU_0_bfc": 4096}
     build_report(RunProfiles("r", [profile])).to_json()
@@ -223,7 +223,7 @@ def test_reading_in_threads_while_a_writer_rewrites_never_crashes(tmp_path):
 def test_the_cli_cap_option_refuses_a_larger_profile_with_exit_2(capsys):
     from pathlib import Path
 
-    from tb_plugin_advisor.views.cli import main
+    from tb_plugin_advisor.views.cli.main import main
 
     sample = Path(__file__).resolve().parents[1] / "tb_plugin_advisor" / "sample_logdir"
     before = read_limits.current()

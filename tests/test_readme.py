@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.report.run import build_report
 from tb_plugin_advisor.sources.discovery import scan_logdir
 from tb_plugin_advisor.sources.markers import marker_bytes
 from tb_plugin_advisor.sources.runs import find_run, load_run

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
+from tb_plugin_advisor.advice.recommend import RULE_IDS, RULES, SEVERITIES, Facts, recommend
+from tb_plugin_advisor.advice.rules.pytorch import PYTORCH_RULES, PYTORCH_SNIPPETS
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.recommend import RULE_IDS, RULES, SEVERITIES, Facts, recommend
-from tb_plugin_advisor.analysis.recommend_pytorch import PYTORCH_RULES, PYTORCH_SNIPPETS
 
 DESIGN_IDS = (
     "input.parallel_map",

@@ -13,13 +13,13 @@ import pytest
 from html_pages import outside_scripts
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis.breakdown import CATEGORIES
+from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
-from tb_plugin_advisor.report import SCHEMA, build_report
-from tb_plugin_advisor.views.cli import main as cli_main
-from tb_plugin_advisor.views.render import render_html, render_markdown, render_text
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.report.run import SCHEMA, build_report
+from tb_plugin_advisor.views.cli.main import main as cli_main
+from tb_plugin_advisor.views.export.render import render_html, render_markdown, render_text
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000
@@ -250,7 +250,7 @@ def test_console_script_entry_point_runs(logdir):
         [
             sys.executable,
             "-m",
-            "tb_plugin_advisor.views.cli",
+            "tb_plugin_advisor.views.cli.main",
             "report",
             str(logdir),
             "--format",

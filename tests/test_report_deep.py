@@ -10,11 +10,11 @@ from html_pages import outside_scripts
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
-from tb_plugin_advisor.report import build_report
-from tb_plugin_advisor.report_deep import SECTIONS
-from tb_plugin_advisor.views.cli import main as cli_main
-from tb_plugin_advisor.views.render import render_html, render_markdown, render_text
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.report.deep import SECTIONS
+from tb_plugin_advisor.report.run import build_report
+from tb_plugin_advisor.views.cli.main import main as cli_main
+from tb_plugin_advisor.views.export.render import render_html, render_markdown, render_text
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000

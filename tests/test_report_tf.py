@@ -13,9 +13,9 @@ import pytest
 
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.report import build_report
-from tb_plugin_advisor.views.render import render_text
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.report.run import build_report
+from tb_plugin_advisor.views.export.render import render_text
 
 TOLERANCE_POINTS = 1.5
 

@@ -13,17 +13,19 @@ from deep_profiles import (
     GEMM_MODEL_FLOPS,
     STEPS,
     TINY_PER_STEP,
+    deep_section,
     gpu_training_profile,
 )
 from synth import XSpaceBuilder
 from synth_kineto import BASE_NS, KinetoTrace
 
-from tb_plugin_advisor.analysis import findings as fd
-from tb_plugin_advisor.analysis.op_flops import op_costs, shape_cost
-from tb_plugin_advisor.analysis.roofline import roofline
-from tb_plugin_advisor.analysis.steps import find_steps
-from tb_plugin_advisor.readers.kineto import read_kineto_bytes
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.advice.findings import roofline_findings
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.deep.op_flops import op_costs, shape_cost
+from tb_plugin_advisor.analysis.deep.roofline import roofline
+from tb_plugin_advisor.analysis.step_time.steps import find_steps
+from tb_plugin_advisor.readers.kineto.reader import read_kineto_bytes
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 A100_BF16, A100_FP32, A100_BW = 312e12, 19.5e12, 1555e9
 STEP_S = (20_000_000 - 1) / 1e9  # the synthetic step markers are 1 ns short of 20 ms
@@ -31,7 +33,7 @@ STEP_S = (20_000_000 - 1) / 1e9  # the synthetic step markers are 1 ns short of 
 
 def _xla_roofline():
     profile = read_xplane_bytes(gpu_training_profile().to_bytes(), "synthetic.xplane.pb")
-    return roofline(profile, find_steps(profile)).to_json()
+    return deep_section(profile, "roofline")
 
 
 def test_xla_cost_stats_give_exact_roofline():
@@ -88,13 +90,13 @@ def test_roofline_thresholds_on_both_sides():
 
     def ids(pct, share, mfu, covered=50.0):
         r = dict(base, mfu_pct=mfu, costed_time_pct=covered, ops=[dict(op, roof_pct=pct, time_pct=share)])
-        return [f.id for f in fd.roofline_findings(r)]
+        return [f.id for f in roofline_findings(r)]
 
-    low, far, hot = fd.LOW_MFU_PCT, fd.ROOFLINE_FAR_BELOW_PCT, fd.ROOFLINE_MIN_TIME_PCT
+    low, far, hot = th.LOW_MFU_PCT, th.ROOFLINE_FAR_BELOW_PCT, th.ROOFLINE_MIN_TIME_PCT
     assert ids(far - 0.01, hot, low) == ["roofline.far_below_roof"]
     assert ids(far, hot, low) == [] and ids(far - 0.01, hot - 0.01, low) == []
     assert ids(50, hot, low - 0.01) == ["roofline.low_mfu"] and ids(50, hot, low) == []
-    assert ids(50, hot, low - 0.01, fd.ROOFLINE_MIN_COSTED_PCT - 0.01) == []  # MFU only a lower bound
+    assert ids(50, hot, low - 0.01, th.ROOFLINE_MIN_COSTED_PCT - 0.01) == []  # MFU only a lower bound
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -187,7 +189,7 @@ def test_section_and_exports(tmp_path, capsys):
     from deep_profiles import write_gpu_run
     from html_pages import outside_scripts
 
-    from tb_plugin_advisor.views.cli import main as cli_main
+    from tb_plugin_advisor.views.cli.main import main as cli_main
 
     write_gpu_run(tmp_path)
     assert cli_main(["report", str(tmp_path), "--section", "roofline", "--format", "json"]) == 0
@@ -207,7 +209,7 @@ def test_section_and_exports(tmp_path, capsys):
 
 def test_all_hosts_sum_the_devices_and_keep_each_hosts_ops():
     from tb_plugin_advisor.model import RunProfiles
-    from tb_plugin_advisor.report import build_report
+    from tb_plugin_advisor.report.run import build_report
 
     profiles = [read_xplane_bytes(gpu_training_profile(h).to_bytes(), f"{h}.xplane.pb") for h in ("w0", "w1")]
     r = build_report(RunProfiles(run="two", profiles=profiles)).to_json()["roofline"]

@@ -16,7 +16,7 @@ pytest.importorskip("moto")
 from s3_server import ROOT_KEYS, client, moto_server, upload_tree, use_endpoint  # noqa: E402
 
 from tb_plugin_advisor.sources.discovery import scan_logdir  # noqa: E402
-from tb_plugin_advisor.views.cli import main as cli_main  # noqa: E402
+from tb_plugin_advisor.views.cli.main import main as cli_main  # noqa: E402
 
 BUCKET = "advisor-pod"
 LOGDIR = f"s3://{BUCKET}/logs"

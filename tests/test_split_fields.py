@@ -12,10 +12,10 @@ from synth import XSpaceBuilder
 from wire_build import require_compiled_walker
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.readers import wire
 from tb_plugin_advisor.readers.limits import ReadLimits
-from tb_plugin_advisor.readers.wire import ByteSource, Window, split_fields
-from tb_plugin_advisor.readers.xplane import _walk_plane
+from tb_plugin_advisor.readers.xplane import wire
+from tb_plugin_advisor.readers.xplane.reader import _walk_plane
+from tb_plugin_advisor.readers.xplane.wire import ByteSource, Window, split_fields
 
 COMPILED = [False, True]  # the Python loop, the C walker's
 

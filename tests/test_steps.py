@@ -7,8 +7,8 @@ import pytest
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.steps import find_steps
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.analysis.step_time.steps import find_steps
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.stragglers import HostFigures, find_stragglers
+from tb_plugin_advisor.report.stragglers import HostFigures, find_stragglers
 
 
 def hosts(step_ms, input_pct=None):

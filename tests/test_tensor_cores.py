@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis.architectures import architecture
-from tb_plugin_advisor.analysis.precision import analyze_precision
-from tb_plugin_advisor.analysis.tensor_cores import REASONS, analyze_tensor_cores, why_not
+from tb_plugin_advisor.analysis.classify.architectures import architecture
+from tb_plugin_advisor.analysis.precision.device import analyze_precision
+from tb_plugin_advisor.analysis.precision.tensor_cores import REASONS, analyze_tensor_cores, why_not
 from tb_plugin_advisor.model import Device, KernelTable, Line, MemcpyTable, Plane, Profile
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000

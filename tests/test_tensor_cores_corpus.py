@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.analysis.tensor_cores import analyze_tensor_cores
-from tb_plugin_advisor.readers.xplane import read_xplane
+from tb_plugin_advisor.analysis.precision.tensor_cores import analyze_tensor_cores
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 MI300 = CORPUS / "tracelens" / "tests" / "traces" / "mi300"

@@ -12,9 +12,9 @@ import json
 import pytest
 
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.kineto import read_kineto
-from tb_plugin_advisor.report import build_report
-from tb_plugin_advisor.views.cli import main
+from tb_plugin_advisor.readers.kineto.reader import read_kineto
+from tb_plugin_advisor.report.run import build_report
+from tb_plugin_advisor.views.cli.main import main
 
 # perf_counter around next() vs the trace's ProfilerStep ranges: the Python measure misses the few µs
 # between prof.step() and the next iteration, and the profiler's own overhead; 3 points covers both.

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from synth_kineto import BASE_NS, training_trace
 
-from tb_plugin_advisor.analysis import recommend as rec
-from tb_plugin_advisor.analysis import recommend_pytorch as torch_rules
-from tb_plugin_advisor.analysis.torch_signals import TORCH_PATTERNS
+from tb_plugin_advisor.advice import recommend as rec
+from tb_plugin_advisor.advice.rules import pytorch as torch_rules
+from tb_plugin_advisor.analysis.step_time.torch_signals import TORCH_PATTERNS
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.kineto import read_kineto
-from tb_plugin_advisor.report import build_report
+from tb_plugin_advisor.readers.kineto.reader import read_kineto
+from tb_plugin_advisor.report.run import build_report
 
 STEP_NS = 10_000_000  # training_trace's step
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.breakdown import CATEGORIES, Breakdown
-from tb_plugin_advisor.analysis.inputs import InputPipeline
-from tb_plugin_advisor.analysis.steps import Steps
-from tb_plugin_advisor.analysis.verdict import decide_verdict, input_level
+from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES, Breakdown
+from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline
+from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.analysis.step_time.verdict import decide_verdict, input_level
 
 MS = 1_000_000
 

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.sources import doctor, markers
-from tb_plugin_advisor.sources.discovery import RunDir, Scan, scan_logdir
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.sources import markers
+from tb_plugin_advisor.sources.discovery import scan_logdir
+from tb_plugin_advisor.sources.doctor import diagnose as doctor
 from tb_plugin_advisor.sources.live import LiveDiscovery
+from tb_plugin_advisor.sources.session import RunDir, Scan
 from tb_plugin_advisor.sources.walk import Budget
 
 

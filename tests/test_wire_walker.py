@@ -16,9 +16,8 @@ from synth import XSpaceBuilder
 from test_event_columns import assert_same, hostile_stats_profile
 from wire_build import require_compiled_walker
 
-from tb_plugin_advisor.readers import event_columns
-from tb_plugin_advisor.readers import xspace_schema as schema
-from tb_plugin_advisor.readers.xplane import read_xplane_bytes
+from tb_plugin_advisor.readers.xplane import event_columns, schema
+from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000
 

@@ -7,7 +7,7 @@ import sysconfig
 
 import pytest
 
-from tb_plugin_advisor.readers import event_columns
+from tb_plugin_advisor.readers.xplane import event_columns
 
 
 def compiler_present() -> bool:

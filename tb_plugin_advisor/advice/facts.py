@@ -12,10 +12,10 @@ SEVERITIES = ("high", "medium", "low")
 
 @dataclass
 class Facts:
-    """What the rules may look at (filled by report.py from the analyses)."""
+    """What the rules may look at (filled by report/run.py from the analyses)."""
 
     framework: str = "unknown"  # tf | jax | pytorch | unknown
-    # PyTorch (analysis/torch_signals.py)
+    # PyTorch (analysis/step_time/torch_signals.py)
     torch_dataloader: str = ""  # "single" (num_workers=0) | "multi" | ""
     torch_pageable_h2d_ms: float = 0.0
     torch_pageable_h2d_pct: float = 0.0
@@ -57,16 +57,16 @@ class Facts:
     active_devices: int = 0
     cupti_problem: str = ""  # id of the CUPTI problem found in XSpace errors/warnings ("" none)
     cupti_message: str = ""
-    # bf16/fp16 on a CPU-only profile (analysis/cpu_precision.py): "" when 16-bit does not dominate
+    # bf16/fp16 on a CPU-only profile (analysis/precision/cpu_16bit.py): "" when 16-bit does not dominate
     cpu_16bit_dtype: str = ""
     cpu_16bit_native: Optional[bool] = None  # None: not checked (another host, flags unreadable)
     cpu_16bit_evidence: str = ""
-    # input preprocessing ops wherever they run (analysis/preprocessing.py)
+    # input preprocessing ops wherever they run (analysis/step_time/preprocessing.py)
     preprocessing_pct: float = 0.0  # CPU time per step, % of step wall time
     preprocessing_input_threads_ms: float = 0.0
     preprocessing_step_threads_ms: float = 0.0
     preprocessing_ops: List[str] = field(default_factory=list)  # "DecodePng 31.4 ms" …
-    # host synchronisations per steady step (analysis/host_sync.py)
+    # host synchronisations per steady step (analysis/step_time/host_sync.py)
     host_sync_count: float = 0.0
     host_sync_pct: float = 0.0  # host time in syncs, % of the step
     host_sync_idle_pct: Optional[float] = None  # device idle during the syncs, % of the step

@@ -1,4 +1,5 @@
-"""Findings of the deeper views (kernels, memory, collectives, roofline): thresholds and wording, one place.
+"""Findings of the deeper views (kernels, memory, collectives, roofline): their wording, one place
+(their thresholds are in analysis/thresholds.py).
 
 Each finding has a stable id (scripts test for it, like recommendation ids), a severity, a title, a
 message saying what to do, and evidence with the numbers that fired it. The rules are small functions
@@ -8,46 +9,30 @@ over the views' results so that every threshold here is asserted on both sides b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.analysis.deep.kernel_stats import KernelStats
+from tb_plugin_advisor.analysis.thresholds import (
+    COLLECTIVES_EXPOSED_HIGH_PCT,
+    COLLECTIVES_EXPOSED_PCT,
+    COLLECTIVES_SKEW_PCT,
+    COLLECTIVES_SMALL_MESSAGE_BYTES,
+    COLLECTIVES_SMALL_MIN_PER_STEP,
+    HOT_KERNEL_PCT,
+    LIBRARY_TILED_FAMILIES,
+    LOW_MFU_PCT,
+    LOW_OCCUPANCY_PCT,
+    MEMORY_FRAGMENTATION_PCT,
+    MEMORY_LOW_HEADROOM_PCT,
+    ROOFLINE_FAR_BELOW_PCT,
+    ROOFLINE_MIN_COSTED_PCT,
+    ROOFLINE_MIN_TIME_PCT,
+    TINY_KERNEL_US,
+    TINY_LAUNCH_SHARE_PCT,
+    TINY_MIN_LAUNCHES,
+    TINY_MIN_LAUNCHES_PER_STEP,
+)
 from tb_plugin_advisor.formatting import format_ms, format_pct
-
-if TYPE_CHECKING:  # only for type hints: the views import this module, not the other way round
-    from tb_plugin_advisor.analysis.kernel_stats import KernelStats
-
-# ---------------------------------------------------------------------------------------------------
-# Thresholds
-
-KERNEL_STATS_TOP = 200  # kernel names listed in the report (the rest are counted in the totals)
-TINY_KERNEL_US = 10.0  # a launch costs ~5 µs of host time: kernels shorter than ~2 launches are "tiny"
-TINY_LAUNCH_SHARE_PCT = 50.0  # tiny kernels dominate when they are at least half of the launches …
-TINY_MIN_LAUNCHES_PER_STEP = 100  # … and numerous enough to cost ≥ ~0.5 ms of launch time per step
-TINY_MIN_LAUNCHES = 1000  # the same without steps: launches in the whole profile
-HOT_KERNEL_PCT = 5.0  # a kernel is hot with at least this share of the host's kernel time
-LOW_OCCUPANCY_PCT = 25.0  # below a quarter of the SM's warps, latency is rarely hidden (non-GEMM kernels)
-
-MEMORY_TIMELINE_POINTS = 2000  # points per allocator curve in the report (the tab draws them)
-MEMORY_TOP_LIVE = 10  # largest live allocations listed at the peak
-MEMORY_LOW_HEADROOM_PCT = 10.0  # peak within 10 % of the device's memory: one larger batch will OOM
-MEMORY_FRAGMENTATION_PCT = 30.0  # allocator fragmentation at the peak worth a note
-
-COLLECTIVES_EXPOSED_PCT = 10.0  # exposed communication ≥ 10 % of the step: worth overlapping
-COLLECTIVES_EXPOSED_HIGH_PCT = 25.0
-COLLECTIVES_SMALL_MESSAGE_BYTES = 1 << 20  # mean message < 1 MiB with many calls: latency-bound
-COLLECTIVES_SMALL_MIN_PER_STEP = 20
-COLLECTIVES_SKEW_PCT = 20.0  # the slowest rank's collective time ≥ 20 % above the median rank's
-
-ROOFLINE_FAR_BELOW_PCT = 10.0  # an op reaching < 10 % of its roof …
-ROOFLINE_MIN_TIME_PCT = 5.0  # … with at least 5 % of the device time is worth a look
-ROOFLINE_TOP_OPS = 200
-LOW_MFU_PCT = 20.0  # model FLOPs utilisation below this on a GPU/TPU: say so (informational) …
-ROOFLINE_MIN_COSTED_PCT = 50.0  # … when at least half the compute time has known FLOPs (else MFU is a
-#                                 lower bound only: ResNet convolutions without with_flops, say)
-
-SEVERITIES = ("high", "medium", "low")
-# Matrix kernels (cuBLAS, cuDNN, flash attention) trade occupancy for large tiles on purpose: low
-# occupancy there is no finding.
-LIBRARY_TILED_FAMILIES = ("gemm", "conv", "attention")
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import List, Tuple
 
-from tb_plugin_advisor.analysis import rules_core, rules_cpu, rules_device
-from tb_plugin_advisor.analysis.facts import SEVERITIES, Facts, Recommendation, Rule
-from tb_plugin_advisor.analysis.recommend_pytorch import PYTORCH, PYTORCH_RULES, PYTORCH_SNIPPETS
+from tb_plugin_advisor.advice.facts import SEVERITIES, Facts, Recommendation, Rule
+from tb_plugin_advisor.advice.rules import core as rules_core
+from tb_plugin_advisor.advice.rules import cpu as rules_cpu
+from tb_plugin_advisor.advice.rules import device as rules_device
+from tb_plugin_advisor.advice.rules.pytorch import PYTORCH, PYTORCH_RULES, PYTORCH_SNIPPETS
 
 __all__ = ["RULES", "RULE_IDS", "SEVERITIES", "Facts", "Recommendation", "Rule", "recommend"]
 

@@ -1,6 +1,7 @@
-"""Analyses: pure functions of a Profile (tb_plugin_advisor.model) that never touch files or HTTP.
+"""Analyses: pure functions of one Profile (tb_plugin_advisor.model) that never touch files, HTTP,
+advice or JSON merging.
 
-steps → breakdown → verdict / inputs / ops, plus precision and Tensor Cores; report.py runs them all
-and recommend.py turns their results into advice. Names, patterns and thresholds live in data tables
-(event_names.py, thresholds.py, patterns.py) so that each rule is one reviewed, tested entry.
+classify/ says what names and devices mean; step_time/, precision/ and deep/ measure; report/
+runs them all and advice/ turns their results into recommendations and findings. Every threshold is
+in thresholds.py, so that each rule is one reviewed, tested entry.
 """

@@ -2,7 +2,7 @@
  * four whole-array passes each. The breakdown unions millions of events a time slice at a time and
  * these two steps were most of its time.
  *
- * Optional, like readers/_wire.c: setup.py builds it when a compiler is there, and intervals.py
+ * Optional, like readers/xplane/_wire.c: setup.py builds it when a compiler is there, and intervals.py
  * keeps its numpy versions, which give the same blocks (tests compare the two).
  * Inputs are native int64 buffers; outputs are bytearrays of int64, one for starts, one for ends.
  */

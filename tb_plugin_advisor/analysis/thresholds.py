@@ -104,7 +104,7 @@ LAUNCH_BOUND_MAX_MEDIAN_US = 20.0
 LAUNCH_BOUND_MIN_IDLE_PCT = 20.0
 
 # ---------------------------------------------------------------------------------------------------
-# PyTorch rules (analysis/recommend_pytorch.py)
+# PyTorch rules (advice/rules/pytorch.py)
 
 # Copies from pageable host memory at least this share of the step: recommend pin_memory.
 TORCH_PAGEABLE_COPY_PCT = 1.0
@@ -119,3 +119,36 @@ STRAGGLER_STEP_PCT = 10.0
 # … or when its input wait is at least this many percentage points of the step above the median
 # host's: the same as the "moderately input-bound" line, so a host that alone is input-bound shows up.
 STRAGGLER_INPUT_POINTS = INPUT_MODERATE_PCT
+
+
+# ---------------------------------------------------------------------------------------------------
+# Deeper views (kernels, memory, collectives, roofline) and their findings (advice/findings.py)
+
+KERNEL_STATS_TOP = 200  # kernel names listed in the report (the rest are counted in the totals)
+TINY_KERNEL_US = 10.0  # a launch costs ~5 µs of host time: kernels shorter than ~2 launches are "tiny"
+TINY_LAUNCH_SHARE_PCT = 50.0  # tiny kernels dominate when they are at least half of the launches …
+TINY_MIN_LAUNCHES_PER_STEP = 100  # … and numerous enough to cost ≥ ~0.5 ms of launch time per step
+TINY_MIN_LAUNCHES = 1000  # the same without steps: launches in the whole profile
+HOT_KERNEL_PCT = 5.0  # a kernel is hot with at least this share of the host's kernel time
+LOW_OCCUPANCY_PCT = 25.0  # below a quarter of the SM's warps, latency is rarely hidden (non-GEMM kernels)
+
+MEMORY_TIMELINE_POINTS = 2000  # points per allocator curve in the report (the tab draws them)
+MEMORY_TOP_LIVE = 10  # largest live allocations listed at the peak
+MEMORY_LOW_HEADROOM_PCT = 10.0  # peak within 10 % of the device's memory: one larger batch will OOM
+MEMORY_FRAGMENTATION_PCT = 30.0  # allocator fragmentation at the peak worth a note
+
+COLLECTIVES_EXPOSED_PCT = 10.0  # exposed communication ≥ 10 % of the step: worth overlapping
+COLLECTIVES_EXPOSED_HIGH_PCT = 25.0
+COLLECTIVES_SMALL_MESSAGE_BYTES = 1 << 20  # mean message < 1 MiB with many calls: latency-bound
+COLLECTIVES_SMALL_MIN_PER_STEP = 20
+COLLECTIVES_SKEW_PCT = 20.0  # the slowest rank's collective time ≥ 20 % above the median rank's
+
+ROOFLINE_FAR_BELOW_PCT = 10.0  # an op reaching < 10 % of its roof …
+ROOFLINE_MIN_TIME_PCT = 5.0  # … with at least 5 % of the device time is worth a look
+ROOFLINE_TOP_OPS = 200
+LOW_MFU_PCT = 20.0  # model FLOPs utilisation below this on a GPU/TPU: say so (informational) …
+ROOFLINE_MIN_COSTED_PCT = 50.0  # … when at least half the compute time has known FLOPs (else MFU is a
+#                                 lower bound only: ResNet convolutions without with_flops, say)
+# Matrix kernels (cuBLAS, cuDNN, flash attention) trade occupancy for large tiles on purpose: low
+# occupancy there is no finding.
+LIBRARY_TILED_FAMILIES = ("gemm", "conv", "attention")

@@ -1,6 +1,6 @@
 """What changed in the collectives between two reports: time per step, the exposed part (what
 lengthens the step), the hidden share, and per collective type its time and bus bandwidth. Inputs are
-report dicts (analysis/diff.py works on what the user saw); diff_deep.py adds the result to the diff.
+report dicts (diff/compare.py works on what the user saw); diff_deep.py adds the result to the diff.
 """
 
 from __future__ import annotations

@@ -27,19 +27,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from tb_plugin_advisor.analysis.diff_deep import deep_diff
-from tb_plugin_advisor.analysis.diff_explain import (  # noqa: F401 - the views print with these
+from tb_plugin_advisor.diff.deep import deep_diff
+from tb_plugin_advisor.diff.explain import (
     explain,
-    fmt_bytes,
-    fmt_ms,
-    fmt_share,
-    fmt_signed_ms,
-    fmt_signed_pct,
-    short_name,
 )
-from tb_plugin_advisor.analysis.diff_hosts import diff_hosts
-from tb_plugin_advisor.analysis.diff_names import NAME_RULES, NAME_RULES_KEEP, NameRule, normalise_name
-from tb_plugin_advisor.analysis.diff_parts import (
+from tb_plugin_advisor.diff.hosts import diff_hosts
+from tb_plugin_advisor.diff.names import NAME_RULES, NAME_RULES_KEEP, NameRule, normalise_name
+from tb_plugin_advisor.diff.parts import (
     breakdown_part,
     kernel_rows,
     match_by_name,
@@ -49,23 +43,12 @@ from tb_plugin_advisor.analysis.diff_parts import (
     step_time_part,
     step_times,
 )
-from tb_plugin_advisor.analysis.diff_rules import (  # noqa: F401 - re-exported: callers read the rules here
-    ARROW,
-    BOTTLENECK_LABELS,
-    CATEGORIES,
-    CATEGORY_LABELS,
-    EXPLAIN,
-    INPUT_INTERPRETATIONS,
-    MINUS,
-    PRECISIONS,
-    REPORT_LIST_LIMIT,
-)
-from tb_plugin_advisor.analysis.diff_stats import SIGNIFICANCE, ShiftTest, shift_test
+from tb_plugin_advisor.diff.stats import SIGNIFICANCE, ShiftTest, shift_test
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
 
 SCHEMA = "tb-advisor/diff/1"
-# Re-exported: the name rules and the statistics moved to diff_names.py / diff_stats.py.
+# Re-exported: the name rules and the statistics moved to diff/names.py / diff/stats.py.
 __all__ = ["NAME_RULES", "NAME_RULES_KEEP", "NameRule", "SIGNIFICANCE", "ShiftTest", "diff_reports",
            "diff_runs", "explain", "is_regression", "match_by_name", "normalise_name", "shift_test"]
 
@@ -169,7 +152,7 @@ def diff_runs(
     candidate_host: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Build both runs' reports (only the given host of each, when given) and diff them."""
-    from tb_plugin_advisor.report import build_report  # the engine; imported here to keep layers one-way
+    from tb_plugin_advisor.report.run import build_report  # the engine; imported here to keep layers one-way
 
     reports = []
     for role, run, host in (("baseline", baseline, baseline_host), ("candidate", candidate, candidate_host)):

@@ -1,5 +1,5 @@
 """What changed in the deeper views between two reports: memory, kernel statistics, collectives
-(diff_collectives.py), roofline (MFU, achieved FLOP/s). Inputs are report dicts, like analysis/diff.py;
+(diff/collectives.py), roofline (MFU, achieved FLOP/s). Inputs are report dicts, like diff/compare.py;
 diff.py adds `deep_diff`'s keys to the diff and `deep_sentences` to its summary.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from tb_plugin_advisor.analysis.diff_collectives import collectives_diff, collectives_sentence
+from tb_plugin_advisor.diff.collectives import collectives_diff, collectives_sentence
 
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
                        "distinct")

@@ -1,14 +1,14 @@
 """The diff's plain-words paragraph: every clause computed from the diff's numbers, named only past
-the thresholds of diff_rules.py."""
+the thresholds of diff/rules.py."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from tb_plugin_advisor.analysis.diff_deep import deep_sentences
-from tb_plugin_advisor.analysis.diff_parts import number
-from tb_plugin_advisor.analysis.diff_rules import (
+from tb_plugin_advisor.diff.deep import deep_sentences
+from tb_plugin_advisor.diff.parts import number
+from tb_plugin_advisor.diff.rules import (
     ARROW,
     BOTTLENECK_LABELS,
     CATEGORY_LABELS,
@@ -19,7 +19,7 @@ from tb_plugin_advisor.analysis.diff_rules import (
     SIXTEEN_BIT,
     SLOWER_16BIT,
 )
-from tb_plugin_advisor.analysis.diff_stats import SIGNIFICANCE
+from tb_plugin_advisor.diff.stats import SIGNIFICANCE
 
 # ---------------------------------------------------------------------------------------------------
 # The plain-words paragraph. Every clause is computed from the diff's numbers.

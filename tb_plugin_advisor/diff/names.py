@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence, Tuple, Union
 
-from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
+from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_op_type
 
 # ---------------------------------------------------------------------------------------------------
 # Op and kernel name normalisation: ONE table. Applied in order; each rule has the examples that

@@ -9,15 +9,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.diff_names import normalise_name
-from tb_plugin_advisor.analysis.diff_rules import (
+from tb_plugin_advisor.diff.names import normalise_name
+from tb_plugin_advisor.diff.rules import (
     CATEGORIES,
     CATEGORY_LABELS,
     EXPLAIN,
     PRECISIONS,
     REPORT_LIST_LIMIT,
 )
-from tb_plugin_advisor.analysis.diff_stats import _significant, shift_test
+from tb_plugin_advisor.diff.stats import _significant, shift_test
 
 # ---------------------------------------------------------------------------------------------------
 # Reading report dicts defensively (reports from older versions or other hosts may lack keys)

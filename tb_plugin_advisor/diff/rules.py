@@ -1,6 +1,6 @@
 """The diff's rules as data: every threshold that decides a verdict or a sentence, and the words used
-for categories, bottlenecks and verdict changes. One place, read by diff.py, diff_parts.py and
-diff_explain.py (and the views that print diffs)."""
+for categories, bottlenecks and verdict changes. One place, read by diff.py, diff/parts.py and
+diff/explain.py (and the views that print diffs)."""
 
 from __future__ import annotations
 

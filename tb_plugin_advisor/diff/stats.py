@@ -1,4 +1,4 @@
-"""Is a change between two runs real? Rank-based tests on per-step values (see analysis/diff.py's
+"""Is a change between two runs real? Rank-based tests on per-step values (see diff/compare.py's
 docstring): Mann–Whitney U with its exact or normal null distribution, the Hodges–Lehmann shift and its
 confidence interval, and the significance rule (level, minimum steps, minimum effect) used for step
 times, breakdown categories and shares alike."""

@@ -38,7 +38,7 @@ class ReadLimits:
 
 
 # The cap also travels in the environment: TensorBoard's analyses run in spawned worker processes
-# (views/analysis_service.py), which inherit the variable but not this module's state.
+# (views/server/analysis_service.py), which inherit the variable but not this module's state.
 CAP_ENV = "TB_ADVISOR_MAX_PROFILE_MB"
 
 

@@ -1,21 +1,28 @@
 """The deeper views of a report — kernel statistics, memory over time, collectives, roofline — as JSON.
 
-report.py runs `analyze_deep` per host and puts `deep_json` (one host) or `combined_deep_json` (several
-hosts) into the report under the keys of SECTIONS. Kept apart from report.py so that the diagnosis
-and the deeper views can grow without one module doing both jobs.
+analyze.py runs `analyze_deep` per host; run.py puts `deep_json` (one host) or `combined_deep_json`
+(several hosts, merged here, once) into the report under the keys of SECTIONS.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from tb_plugin_advisor.analysis.collectives import Collectives, analyze_collectives, skew_of
-from tb_plugin_advisor.analysis.findings import KERNEL_STATS_TOP, collective_findings
-from tb_plugin_advisor.analysis.kernel_stats import KernelStats, kernel_stats
-from tb_plugin_advisor.analysis.memory_timeline import MemoryTimeline, memory_timeline
-from tb_plugin_advisor.analysis.roofline import Roofline, merged_roofline, roofline
-from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.advice.findings import (
+    Finding,
+    collective_findings,
+    kernel_findings,
+    memory_findings,
+    roofline_findings,
+)
+from tb_plugin_advisor.analysis.deep.collectives import Collectives, analyze_collectives, skew_of
+from tb_plugin_advisor.analysis.deep.kernel_stats import KernelStats, kernel_stats
+from tb_plugin_advisor.analysis.deep.memory_timeline import MemoryTimeline, memory_timeline
+from tb_plugin_advisor.analysis.deep.roofline import Roofline, roofline
+from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.analysis.thresholds import KERNEL_STATS_TOP, ROOFLINE_TOP_OPS
+from tb_plugin_advisor.formatting import rounded
 from tb_plugin_advisor.model import Profile
 
 # `tb-advisor report --section NAME` → the report key it shows.
@@ -25,28 +32,43 @@ SECTIONS: Dict[str, str] = {"kernels": "kernel_stats", "memory": "memory", "coll
 
 @dataclass
 class DeepViews:
+    """The deeper views of one host, and the findings the advice engine drew from each (by SECTIONS
+    key); a section's JSON ends with its findings."""
+
     kernel_stats: KernelStats
     memory: MemoryTimeline
     collectives: Collectives
     roofline: Roofline
+    findings: Dict[str, List[Finding]] = field(default_factory=dict)
 
 
 def analyze_deep(profile: Profile, steps: Optional[Steps]) -> DeepViews:
-    return DeepViews(
+    """The four analyses, then their findings (advice/findings.py) over the results."""
+    views = DeepViews(
         kernel_stats=kernel_stats(profile, steps),
         memory=memory_timeline(profile, steps),
         collectives=analyze_collectives(profile, steps),
         roofline=roofline(profile, steps),
     )
+    views.findings = {
+        "kernel_stats": kernel_findings(views.kernel_stats),
+        "memory": memory_findings(views.memory),
+        "collectives": collective_findings(views.collectives.to_json()),
+        "roofline": roofline_findings(views.roofline.to_json()),
+    }
+    return views
 
 
 def deep_json(views: DeepViews) -> Dict[str, Any]:
-    return {
+    sections = {
         "kernel_stats": views.kernel_stats.to_json(),
         "memory": views.memory.to_json(),
         "collectives": views.collectives.to_json(),
         "roofline": views.roofline.to_json(),
     }
+    for key, section in sections.items():
+        section["findings"] = [f.to_json() for f in views.findings.get(key, [])]
+    return sections
 
 
 def combined_deep_json(hosts: List[Tuple[str, DeepViews]]) -> Dict[str, Any]:
@@ -184,3 +206,35 @@ def _mean(values: List[Optional[float]]) -> Optional[float]:
 def _weighted(pairs: List[Tuple[float, float]]) -> float:
     total = sum(w for _, w in pairs)
     return round(sum(v * w for v, w in pairs) / total, 2) if total else 0.0
+
+
+def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any]:
+    """Several hosts: FLOPs and time summed, MFU recomputed over every device of the run; each op row
+    and finding names its host (ops are not merged: hosts may hold different devices)."""
+    parts = [(host, out["roofline"]) for host, out in per_host if out.get("roofline")]
+    active = [(h, r) for h, r in parts if r["ops"]]
+    if not active:
+        return parts[0][1] if parts else {}
+    first = active[0][1]
+    out = {k: v for k, v in first.items() if k not in ("ops", "findings", "per_step")}
+    devices = sum(r["devices"] for _, r in active)
+    flops = sum(r["model_flops"] or 0.0 for _, r in active)
+    # each host's achieved FLOP/s × its devices = its FLOP/s; the run's mean per device over all of them
+    rate = sum((r["achieved_tflops"] or 0.0) * r["devices"] for _, r in active)
+    achieved = rate / devices if devices else None
+    peak = first.get("peak_tflops")
+    out.update({
+        "devices": devices,
+        "hosts": len(active),
+        "model_flops": rounded(flops, 0),
+        "hardware_flops": rounded(sum(r["hardware_flops"] or 0.0 for _, r in active), 0),
+        "achieved_tflops": rounded(achieved, 6),
+        "mfu_pct": rounded(100.0 * achieved / peak if achieved is not None and peak else None, 4),
+        "ops": sorted([dict(op, host=h) for h, r in active for op in r["ops"]],
+                      key=lambda op: -op["total_ms"])[: ROOFLINE_TOP_OPS],
+        "per_step": [],
+        "per_host": [dict(host=h, **{k: v for k, v in r.items() if k not in ("ops", "findings", "per_step",
+                                                                             "roofs")}) for h, r in parts],
+        "findings": [dict(f, host=h) for h, r in parts for f in r["findings"]],
+    })
+    return out

@@ -1,16 +1,16 @@
 """What the recommendation rules see of one host: the analyses' results of a HostReport, flattened
-into `Facts` (analysis/facts.py). Kept apart so report.py only assembles and the rules only read."""
+into `Facts` (advice/facts.py). Kept apart so report/run.py only assembles and the rules only read."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from tb_plugin_advisor.analysis import recommend as rec
+from tb_plugin_advisor.advice import recommend as rec
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.torch_signals import TorchSignals
+from tb_plugin_advisor.analysis.step_time.torch_signals import TorchSignals
 
 if TYPE_CHECKING:
-    from tb_plugin_advisor.report import HostReport
+    from tb_plugin_advisor.report.host import HostReport
 
 
 def facts_of(report: HostReport) -> rec.Facts:

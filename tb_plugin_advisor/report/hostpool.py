@@ -3,7 +3,7 @@
 A 64-host run is 64 files of hundreds of MB; reading them one after another leaves all but one core
 idle. Each task reads one host file and returns only its HostReport (per-step arrays and top-N
 tables, a few hundred kB), never the Profile, so results are cheap to send back and the merge in
-report.py sees exactly what a sequential run sees: the JSON is the same whichever way it ran.
+report/run.py sees exactly what a sequential run sees: the JSON is the same whichever way it ran.
 
 The local pool is sized by cores and by memory: a host's peak is estimated from its file size
 (PEAK_BYTES_PER_FILE_BYTE, measured with bench/bench_pod.py) and a host only starts when the
@@ -22,8 +22,10 @@ from multiprocessing import get_context
 from typing import Callable, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.errors import AdvisorError, ProfileReadError
-from tb_plugin_advisor.readers.xplane import read_xplane
-from tb_plugin_advisor.report import HostReport, Report, analyze_profile
+from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.report.analyze import analyze_profile
+from tb_plugin_advisor.report.host import HostReport
+from tb_plugin_advisor.report.run import Report
 from tb_plugin_advisor.sources.remote import explain
 from tb_plugin_advisor.sources.runs import READERS, host_files
 

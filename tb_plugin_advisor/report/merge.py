@@ -1,25 +1,20 @@
 """Several hosts, one run: steps pooled over hosts, categories and shares weighted by each host's
-steady time, recommendations and op tables merged. Used by report.py for the all-hosts summary."""
+steady time, recommendations and op tables merged. Used by run.py for the all-hosts summary."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import recommend as rec
+from tb_plugin_advisor.advice import recommend as rec
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.breakdown import Breakdown
-from tb_plugin_advisor.analysis.ops import OpRow
-from tb_plugin_advisor.analysis.patterns import PRECISIONS
-from tb_plugin_advisor.analysis.steps import Steps
-
-if TYPE_CHECKING:
-    from tb_plugin_advisor.report import HostReport
-
-
-def _r(value: float, digits: int = 4) -> float:
-    return round(float(value), digits)
+from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
+from tb_plugin_advisor.analysis.step_time.ops import OpRow
+from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.formatting import rounded as _r
+from tb_plugin_advisor.report.host import HostReport, steps_summary
 
 
 def argmax(values: List[float]) -> int:
@@ -68,21 +63,6 @@ def pooled_steps_json(reports: List[HostReport]) -> Dict[str, Any]:
         for entry in r.steps_json()["per_step"]:
             per_step.append(dict(entry, host=r.host))
     return steps_summary(steps, hosts_count={r.host: r.steps.count for r in reports}, per_step=per_step)
-
-
-def steps_summary(steps: Steps, **extra: Any) -> Dict[str, Any]:
-    """The report's `steps` object (ARCHITECTURE.md §2 plus times, numbers, notes), one host or pooled."""
-    return {
-        "count": steps.count,
-        "source": steps.source,
-        "method": steps.method,
-        **{k: _r(v) for k, v in steps.stats_ms().items()},
-        "steady_count": int(steps.steady.sum()),
-        "times_ms": [_r(d / 1e6) for d in steps.duration_ns.tolist()],
-        "numbers": list(steps.numbers),
-        **extra,
-        "notes": list(steps.notes),
-    }
 
 
 def weighted_pct(parts: List[Dict[str, float]], weights: List[float]) -> Dict[str, float]:

@@ -19,14 +19,15 @@ import time
 import zlib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from tb_plugin_advisor.readers.kineto_tables import (
+from tb_plugin_advisor.readers.kineto.tables import (
     JSON_SUFFIXES,
     is_trace_file,
     split_trace_name,
     worker_from_filename,
 )
+from tb_plugin_advisor.sources.session import EVENTS_TAG, KINETO_FORMAT, HostFile, RunDir, Session
+from tb_plugin_advisor.sources.walk import join
 
-KINETO_FORMAT = "kineto"
 UNSTAMPED_CAPTURE = "trace"
 
 
@@ -134,12 +135,11 @@ def handler_name(name: str, mtime_ns: Optional[int]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Discovery's hooks. discovery.py imports this module, so its types are imported where used.
+# Discovery's hooks: the sessions and run directories of PyTorch runs, in session.py's types.
 
 
-def kineto_sessions(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -> List[Any]:
+def kineto_sessions(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -> List[Session]:
     """One Session per capture of a PyTorch run directory (`entries`: discovery's listing of it)."""
-    from tb_plugin_advisor.sources.discovery import HostFile, Session, join
 
     by_name = {e.name: e for e in entries if not e.is_dir}
     rel = "/".join(parts)
@@ -156,10 +156,9 @@ def kineto_sessions(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -
     return sessions
 
 
-def loose_kineto_traces(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -> List[Any]:
+def loose_kineto_traces(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -> List[Session]:
     """`prof.export_chrome_trace` output under another name (layout "loose"): doctor says how to fix it.
     Only local files are sniffed (4 KiB each); remote logdirs are not read for this."""
-    from tb_plugin_advisor.sources.discovery import HostFile, Session, join
 
     found = [
         e for e in entries
@@ -178,10 +177,9 @@ def loose_kineto_traces(parts: Tuple[str, ...], path: str, entries: Sequence[Any
                     framework="pytorch")]
 
 
-def kineto_run_dirs(sessions: Sequence[Any], known: Sequence[Any], listing: Dict) -> List[Any]:
+def kineto_run_dirs(sessions: Sequence[Session], known: Sequence[RunDir], listing: Dict) -> List[RunDir]:
     """A RunDir per PyTorch run directory (it holds its traces itself, no plugins/profile), so the
     marker writer can make TensorBoard's run list show it."""
-    from tb_plugin_advisor.sources.discovery import EVENTS_TAG, RunDir
 
     seen = {r.path for r in known}
     found = []

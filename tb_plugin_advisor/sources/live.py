@@ -2,7 +2,7 @@
 
 Request handlers (and `is_active()`) answer from memory and never walk a logdir themselves; the walk
 runs on a background thread, and a looked-up session is re-listed on its own when its files may
-have changed (issue 13: a session empty when first seen was never rescanned).
+have changed (so a session empty when first seen is read again once it fills).
 """
 
 from __future__ import annotations
@@ -13,18 +13,9 @@ import threading
 import time
 from typing import Callable, Dict, Optional
 
-from tb_plugin_advisor.sources.discovery import (
-    EMPTY_SCAN,
-    Scan,
-    Session,
-    looks_like_profile,
-    scan_logdir,
-    session_of,
-)
-from tb_plugin_advisor.sources.kineto_runs import (
-    KINETO_FORMAT,
-    kineto_sessions,
-)
+from tb_plugin_advisor.sources.discovery import looks_like_profile, scan_logdir, session_of
+from tb_plugin_advisor.sources.kineto_runs import kineto_sessions
+from tb_plugin_advisor.sources.session import EMPTY_SCAN, KINETO_FORMAT, Scan, Session
 from tb_plugin_advisor.sources.walk import LocalLister, WalkReport, is_remote
 
 logger = logging.getLogger(__name__)

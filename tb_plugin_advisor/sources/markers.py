@@ -29,7 +29,7 @@ from tensorboard.compat.proto import event_pb2
 from tensorboard.compat.tensorflow_stub.io import gfile
 from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
-from tb_plugin_advisor.sources.discovery import MARKER_SUFFIX, RunDir, Scan
+from tb_plugin_advisor.sources.session import MARKER_SUFFIX, RunDir, Scan
 from tb_plugin_advisor.sources.walk import is_inside, is_remote, join
 
 logger = logging.getLogger(__name__)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
+from tb_plugin_advisor.advice.facts import Facts
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.facts import Facts
 from tb_plugin_advisor.formatting import format_pct
 
 

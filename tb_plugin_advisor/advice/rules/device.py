@@ -10,7 +10,7 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.formatting import format_pct
 
 if TYPE_CHECKING:
-    from tb_plugin_advisor.analysis.facts import Facts
+    from tb_plugin_advisor.advice.facts import Facts
 
 
 def host_sync(f: Facts) -> Optional[Tuple[str, str]]:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
+from tb_plugin_advisor.advice.rules.core import small_kernels
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.rules_core import small_kernels
 from tb_plugin_advisor.formatting import format_pct
 
 if TYPE_CHECKING:  # recommend.py imports this module; Facts is only a type here
-    from tb_plugin_advisor.analysis.facts import Facts
+    from tb_plugin_advisor.advice.facts import Facts
 
 PYTORCH = "pytorch"
 

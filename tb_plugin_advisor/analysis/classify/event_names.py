@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.prefilter import (
+from tb_plugin_advisor.analysis.classify.prefilter import (
     TableFilter,
     TextBatch,
     first_matching,
@@ -84,7 +84,7 @@ def starting_with(texts: List[str], prefix: str) -> np.ndarray:
 
 def first_matches(patterns: Sequence[NamePattern], batch: TextBatch,
                   rows: Optional[np.ndarray] = None) -> np.ndarray:
-    """`first_match` over a plane's names at once (issue 12): per name, the index of the first
+    """`first_match` over a plane's names at once: per name, the index of the first
     pattern that matches (-1: none); only `rows` (a mask) are looked at."""
     needs = table_filter(patterns).entries
     return first_matching([(batch, p.compiled, n) for p, n in zip(patterns, needs)], rows)
@@ -384,7 +384,7 @@ _LOADING_WORDS = tuple(sorted(DATA_LOADING_WORDS))
 
 # ---------------------------------------------------------------------------------------------------
 # Host synchronisations: the host thread blocks until the device (or a transfer) is done. Every
-# framework, one table (analysis/host_sync.py counts them per step and measures the device idle time
+# framework, one table (analysis/step_time/host_sync.py counts them per step and measures the device idle time
 # while they wait).
 
 HOST_SYNC = (

@@ -1,4 +1,4 @@
-"""Classifying a device's kernel names all at once (issue 12: 100,000 distinct names in under 2 s).
+"""Classifying a device's kernel names all at once (100,000 distinct names in under 2 s).
 
 `classify_kernel` tries the rule tables on one name, a Python loop of literal tests per rule. Here the
 same tables run over every new name of a table together (prefilter.TextBatch): each literal is found
@@ -12,8 +12,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import patterns as p
-from tb_plugin_advisor.analysis.prefilter import TextBatch, first_matching, table_filter, text_batch
+from tb_plugin_advisor.analysis.classify import patterns as p
+from tb_plugin_advisor.analysis.classify.prefilter import TextBatch, first_matching, table_filter, text_batch
 from tb_plugin_advisor.lookup import unique_inverse
 
 

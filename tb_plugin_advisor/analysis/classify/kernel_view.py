@@ -9,9 +9,9 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.architectures import Architecture, architecture
-from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
-from tb_plugin_advisor.analysis.patterns import (
+from tb_plugin_advisor.analysis.classify.architectures import Architecture, architecture
+from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
+from tb_plugin_advisor.analysis.classify.patterns import (
     FAMILIES,
     MATRIX_FAMILIES,
     PRECISIONS,

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
-from tb_plugin_advisor.analysis.architectures import Architecture
-from tb_plugin_advisor.analysis.onednn_ops import familiar_op_type
-from tb_plugin_advisor.analysis.prefilter import holds, table_filter
+from tb_plugin_advisor.analysis.classify.architectures import Architecture
+from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_op_type
+from tb_plugin_advisor.analysis.classify.prefilter import holds, table_filter
 
 # ---------------------------------------------------------------------------------------------------
 # Vocabulary
@@ -367,8 +367,8 @@ def precision_of_match(rule: Rule, match: re.Match) -> str:
 
 
 # Distinct names remembered across analyses: an LRU smaller than a profile's name count would make
-# every pass over the names miss (the 23 s for 100,000 names of issue 12). A plain dict, so that
-# kernel_batch.py can fill it for a whole table of names at once.
+# every pass over the names miss (100,000 distinct names then take seconds, not a fraction of one).
+# A plain dict, so that kernel_batch.py can fill it for a whole table of names at once.
 NAME_CACHE_SIZE = 1 << 18
 KERNEL_CLASSES: Dict[str, KernelClass] = {}
 _Answer = TypeVar("_Answer")

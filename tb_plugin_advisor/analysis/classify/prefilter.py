@@ -1,4 +1,4 @@
-"""Literal prefilters for the name tables' regular expressions (issue 12: 100,000 distinct names).
+"""Literal prefilters for the name tables' regular expressions (100,000 distinct names).
 
 Classifying a kernel name runs ~40 searches, most of which find nothing; each costs a scan of the
 name by the regex engine (~1-7 µs). Nearly every pattern needs some plain text to match — `nccl`,
@@ -142,7 +142,7 @@ def holds(lowered: str, literals: Tuple[str, ...]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Many names at once (issue 12): the per-name filter above is a Python loop of ~40 `in` tests per name;
+# Many names at once: the per-name filter above is a Python loop of ~40 `in` tests per name;
 # over a whole plane's names, each literal is instead found by one scan of all the names joined, and
 # each pattern then searches only the names that hold one of its literals.
 

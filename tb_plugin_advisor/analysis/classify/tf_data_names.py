@@ -1,5 +1,5 @@
 """tf.data's iterator events as data: which node kinds make up each pipeline stage, and which kinds
-say parallel map, cache, interleave or file reading. Read by analysis/inputs.py, which turns the
+say parallel map, cache, interleave or file reading. Read by analysis/step_time/inputs.py, which turns the
 `Iterator::…` events of a profile into the input-pipeline diagnosis."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Collectives: time per step by type, how much of it compute hides, message sizes and bandwidth, and skew.
 
-A collective is a device kernel/op of the `comm` family (analysis/patterns.py: NCCL/RCCL kernels, XLA
+A collective is a device kernel/op of the `comm` family (analysis/classify/patterns.py: NCCL/RCCL kernels, XLA
 all-reduce … ops). Per device, the part of collective time during which no compute kernel runs on any
 stream of that device is *exposed* (it lengthens the step); the rest is *hidden* (intervals.py).
 Message sizes come from the profile where it records them: Kineto keeps PyTorch's collective args
@@ -13,16 +13,15 @@ definition), so it compares with the link's speed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import findings as fd
 from tb_plugin_advisor.analysis import intervals as iv
-from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.patterns import FAMILIES
-from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.classify.patterns import FAMILIES
+from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import Device, Profile
 
@@ -98,7 +97,6 @@ class Collectives:
     devices: List[DeviceComm]
     steps: int
     step_ms: Optional[float]  # mean steady step time
-    findings: List[fd.Finding] = field(default_factory=list)
 
     @property
     def total_ns(self) -> int:
@@ -138,7 +136,6 @@ class Collectives:
                 for d in self.devices
             ],
             "skew": device_skew(self.devices, self.steps),
-            "findings": [f.to_json() for f in self.findings],
         }
 
     def _type_json(self, t: TypeStats) -> Dict[str, Any]:
@@ -221,7 +218,6 @@ def analyze_collectives(profile: Profile, steps: Optional[Steps] = None) -> Coll
         if found is not None:
             devices.append(found)
     result = Collectives(types=types, devices=devices, steps=n_steps, step_ms=step_ms)
-    result.findings = fd.collective_findings(result.to_json())
     return result
 
 

@@ -5,7 +5,7 @@ properties, and patterns.kernel_view for Tensor Core use. `kernel_details` is CU
 (`regs:N static_shared:B dynamic_shared:B grid:x,y,z block:x,y,z occ_pct:F`); the Kineto reader writes
 the same text from its kernel args, so both formats land here unchanged. Occupancy is labelled by
 where it comes from: the profile's own value (CUPTI's theoretical occupancy in XSpace; Kineto's
-estimated achieved occupancy) or computed here from the launch shape (analysis/occupancy.py).
+estimated achieved occupancy) or computed here from the launch shape (analysis/deep/occupancy.py).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import findings as fd
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.classify.patterns import MATRIX_FAMILIES, PRECISIONS
+from tb_plugin_advisor.analysis.deep.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.intervals import in_windows
-from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
-from tb_plugin_advisor.analysis.patterns import MATRIX_FAMILIES, PRECISIONS
-from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_codes, unique_columns, unique_inverse
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
 from tb_plugin_advisor.readers.devices import parse_kernel_details
@@ -75,7 +75,7 @@ class KernelStat:
 @dataclass
 class KernelSums:
     """Figures over every kernel name (the listed rows are only the top ones): sums of launches and
-    time, of the tiny kernels' (mean under findings.TINY_KERNEL_US) and time-weighted occupancy and
+    time, of the tiny kernels' (mean under thresholds.TINY_KERNEL_US) and time-weighted occupancy and
     Tensor Core use."""
 
     distinct: int = 0
@@ -95,9 +95,8 @@ class KernelStats:
     launches: int
     steps: int  # steady steps the per-step numbers divide by (0: no steps, per-step numbers are None)
     sums: KernelSums = field(default_factory=KernelSums)
-    findings: List[fd.Finding] = field(default_factory=list)
 
-    def to_json(self, top: int = fd.KERNEL_STATS_TOP) -> Dict[str, Any]:
+    def to_json(self, top: int = th.KERNEL_STATS_TOP) -> Dict[str, Any]:
         n = self.steps
         total = self.total_ns or 1
         sums = self.sums
@@ -113,7 +112,6 @@ class KernelStats:
                               if sums.occupancy_ns else None),
             "tensor_core_time_pct": _r(sums.tensor_core_weighted / total, 2),
             "kernels": [_kernel_json(k, total, n) for k in self.kernels[:top]],
-            "findings": [f.to_json() for f in self.findings],
         }
 
 
@@ -189,7 +187,7 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     """Statistics per kernel name over every accelerator of one host's profile.
 
     Everything is numpy over (name, device, shape) rows; Python runs once per name only to build the
-    KernelStat (issue 12: 100,000 distinct names).
+    KernelStat (100,000 distinct names).
     """
     lo, hi, n_steps = _steady_windows(steps)
     devices = [d for d in profile.devices if len(d.kernels)]
@@ -198,7 +196,7 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
         _add_device(columns, name_ids, text_ids, device, device_index, lo, hi, n_steps)
-    stats, sums = _stats(columns, devices, fd.KERNEL_STATS_TOP)  # by total time, descending, then name
+    stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP)  # by total time, descending, then name
     result = KernelStats(
         kernels=stats,
         total_ns=int(columns.total_ns.sum()),
@@ -206,7 +204,6 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
         steps=n_steps,
         sums=sums,
     )
-    result.findings = fd.kernel_findings(result)
     return result
 
 
@@ -376,7 +373,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     occupancy = np.where(reported, occ_weighted / np.where(reported, occ_ns, 1), theoretical)
     tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0)
     mean_ns = np.divide(c.total_ns, c.launches, out=np.zeros(count), where=c.launches != 0)
-    tiny = mean_ns < fd.TINY_KERNEL_US * 1e3
+    tiny = mean_ns < th.TINY_KERNEL_US * 1e3
     known = ~np.isnan(occupancy)
     sums = KernelSums(
         distinct=count,
@@ -410,10 +407,10 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
 
 def _listed(names: List[str], total_ns: np.ndarray, top: int) -> List[int]:
     """The names listed, by total time descending then name: the `top` first, and every hot one
-    (findings.HOT_KERNEL_PCT of all kernel time) after them. Only the names that can be among them are
+    (thresholds.HOT_KERNEL_PCT of all kernel time) after them. Only the names that can be among them are
     sorted (100,000 names: a partition, then a sort of the few at or above its threshold)."""
     whole = int(total_ns.sum()) or 1
-    hot = int(np.count_nonzero(100.0 * total_ns / whole >= fd.HOT_KERNEL_PCT))
+    hot = int(np.count_nonzero(100.0 * total_ns / whole >= th.HOT_KERNEL_PCT))
     keep = min(max(top, hot), total_ns.size)
     if keep <= 0:
         return []

@@ -1,12 +1,12 @@
 """Memory over time per allocator: the curve, its exact peak, what was live then, and the headroom left.
 
-From the allocator records (analysis/memory_events.py): bytes in use after each record (the allocator's
+From the allocator records (analysis/deep/memory_events.py): bytes in use after each record (the allocator's
 own count where recorded, else the running sum of the records' sizes, labelled relative), its peak
 with the step and the op active then, the largest allocations still live at that moment (an
 allocation is live from its record until a free of the same address), fragmentation (BFC's own
 figure, else the share of reserved memory not in use), and the headroom against the device's memory
 (device properties) or the allocator's limit (in use + available). The curve is down-sampled to at
-most findings.MEMORY_TIMELINE_POINTS points by keeping each bucket's lowest and highest point, and
+most thresholds.MEMORY_TIMELINE_POINTS points by keeping each bucket's lowest and highest point, and
 always the peak itself.
 """
 
@@ -18,15 +18,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import findings as fd
-from tb_plugin_advisor.analysis.intervals import window_index
-from tb_plugin_advisor.analysis.memory_events import (
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.deep.memory_events import (
     MEMORY_EVENT_SIGNS,
     TF_DTYPE_NAMES,
     MemoryRecords,
     memory_records,
 )
-from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.analysis.intervals import window_index
+from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.model import Device, Profile
 
 # Allocator names that hold host memory (TF: `cpu`, `gpu_host_bfc`, `bfc_cpu_allocator_for_gpu`,
@@ -123,7 +123,6 @@ def _r(value: Optional[float], digits: int) -> Optional[float]:
 class MemoryTimeline:
     allocators: List[AllocatorMemory]  # device allocators by peak, then host ones
     origin_ns: int  # times in JSON are ms after this (the first step's start, as steps.per_step)
-    findings: List[fd.Finding] = field(default_factory=list)
 
     @property
     def main(self) -> Optional[AllocatorMemory]:
@@ -136,7 +135,6 @@ class MemoryTimeline:
             "allocators": [a.to_json(self.origin_ns) for a in self.allocators],
             "main_allocator": main.allocator if main else None,
             "peak_bytes": main.peak_bytes if main else None,
-            "findings": [f.to_json() for f in self.findings],
         }
 
 
@@ -146,7 +144,6 @@ def memory_timeline(profile: Profile, steps: Optional[Steps] = None) -> MemoryTi
     out = [_allocator(r, profile, steps) for r in records if len(r)]
     out.sort(key=lambda a: (a.kind != "device", -a.peak_bytes, a.allocator))
     result = MemoryTimeline(out, origin)
-    result.findings = memory_findings(result)
     return result
 
 
@@ -207,7 +204,7 @@ def _allocator(r: MemoryRecords, profile: Profile, steps: Optional[Steps]) -> Al
         live_count=live_count,
         live_bytes=live_bytes,
         live_by_dtype=by_dtype,
-        timeline=_downsample(r.time_ns, in_use, r.reserved, peak_i, fd.MEMORY_TIMELINE_POINTS),
+        timeline=_downsample(r.time_ns, in_use, r.reserved, peak_i, th.MEMORY_TIMELINE_POINTS),
         per_step_peak_bytes=_per_step_peaks(steps, r.time_ns, in_use),
     )
 
@@ -233,7 +230,7 @@ def _live_at(r: MemoryRecords, peak_i: int) -> Tuple[List[Dict[str, Any]], int, 
     for row, size in zip(live_rows.tolist(), sizes.tolist()):
         name = _dtype_name(int(r.data_type[row]))
         by_dtype[name] = by_dtype.get(name, 0) + int(size)
-    top = live_rows[np.argsort(-sizes, kind="stable")][: fd.MEMORY_TOP_LIVE]
+    top = live_rows[np.argsort(-sizes, kind="stable")][: th.MEMORY_TOP_LIVE]
     live = [
         {
             "bytes": int(r.delta[i]),
@@ -338,5 +335,3 @@ def _downsample(t: np.ndarray, in_use: np.ndarray, reserved: np.ndarray, peak_i:
     }
 
 
-def memory_findings(timeline: MemoryTimeline) -> List[fd.Finding]:
-    return fd.memory_findings(timeline)

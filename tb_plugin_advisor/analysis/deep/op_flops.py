@@ -23,9 +23,9 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.patterns import PRECISIONS
-from tb_plugin_advisor.analysis.precision_torch import precision_of_input_types
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.precision.cpu_torch import precision_of_input_types
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Device, Line, Profile
 

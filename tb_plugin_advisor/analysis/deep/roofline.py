@@ -11,18 +11,18 @@ span of the costed ops ("profile_span"), said so in the JSON.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import findings as fd
-from tb_plugin_advisor.analysis.device_peaks import DevicePeaks, infer_model, peak_flops, peaks_for
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify.device_peaks import DevicePeaks, infer_model, peak_flops, peaks_for
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.deep.op_flops import SOURCES, OpCosts, op_costs
 from tb_plugin_advisor.analysis.intervals import window_index
-from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.op_flops import SOURCES, OpCosts, op_costs
-from tb_plugin_advisor.analysis.patterns import PRECISIONS
-from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Profile
 
@@ -58,7 +58,6 @@ class Roofline:
     span_flops: float = 0.0  # model FLOPs over the basis time (all devices)
     span_ns: int = 0
     hardware_flops: float = 0.0
-    findings: List[fd.Finding] = field(default_factory=list)
 
     def peak(self, precision: str) -> Tuple[Optional[float], str]:
         return peak_flops(self.peaks, precision) if self.peaks else (None, precision)
@@ -101,10 +100,9 @@ class Roofline:
             "sources": sorted({op.source for op in self.ops}),
             "costed_time_pct": _opt(coverage, 2),
             # most compute time has no known FLOPs: the MFU counts only part of the work
-            "mfu_lower_bound": coverage is None or coverage < fd.ROOFLINE_MIN_COSTED_PCT,
-            "ops": rows[: fd.ROOFLINE_TOP_OPS],
+            "mfu_lower_bound": coverage is None or coverage < th.ROOFLINE_MIN_COSTED_PCT,
+            "ops": rows[: th.ROOFLINE_TOP_OPS],
         }
-        out["findings"] = [f.to_json() for f in self.findings]
         return out
 
     def _roofs(self) -> List[Dict[str, Any]]:
@@ -180,7 +178,6 @@ def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
         dominant=_dominant(costs),
         basis="none", per_step=[], hardware_flops=float(costs.flops.sum()))
     _timing(result, costs, steps)
-    result.findings = fd.roofline_findings(result.to_json())
     return result
 
 
@@ -239,35 +236,3 @@ def _timing(result: Roofline, costs: OpCosts, steps: Optional[Steps]) -> None:
     result.basis = "profile_span"
     result.span_flops = float(model.sum())
     result.span_ns = int(ends.max() - starts.min())
-
-
-def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any]:
-    """Several hosts: FLOPs and time summed, MFU recomputed over every device of the run; each op row
-    and finding names its host (ops are not merged: hosts may hold different devices)."""
-    parts = [(host, out["roofline"]) for host, out in per_host if out.get("roofline")]
-    active = [(h, r) for h, r in parts if r["ops"]]
-    if not active:
-        return parts[0][1] if parts else {}
-    first = active[0][1]
-    out = {k: v for k, v in first.items() if k not in ("ops", "findings", "per_step")}
-    devices = sum(r["devices"] for _, r in active)
-    flops = sum(r["model_flops"] or 0.0 for _, r in active)
-    # each host's achieved FLOP/s × its devices = its FLOP/s; the run's mean per device over all of them
-    rate = sum((r["achieved_tflops"] or 0.0) * r["devices"] for _, r in active)
-    achieved = rate / devices if devices else None
-    peak = first.get("peak_tflops")
-    out.update({
-        "devices": devices,
-        "hosts": len(active),
-        "model_flops": _r(flops, 0),
-        "hardware_flops": _r(sum(r["hardware_flops"] or 0.0 for _, r in active), 0),
-        "achieved_tflops": _opt(achieved, 6),
-        "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 4),
-        "ops": sorted([dict(op, host=h) for h, r in active for op in r["ops"]],
-                      key=lambda op: -op["total_ms"])[: fd.ROOFLINE_TOP_OPS],
-        "per_step": [],
-        "per_host": [dict(host=h, **{k: v for k, v in r.items() if k not in ("ops", "findings", "per_step",
-                                                                             "roofs")}) for h, r in parts],
-        "findings": [dict(f, host=h) for h, r in parts for f in r["findings"]],
-    })
-    return out

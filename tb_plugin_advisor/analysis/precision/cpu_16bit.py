@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.precision import PrecisionResult
+from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.formatting import format_pct
 
 # CPU flags (Linux /proc/cpuinfo, `lscpu`) that give native math per 16-bit type.

@@ -1,23 +1,21 @@
 """Precision of CPU-only TF profiles: op events carry no dtype, so each op counts as the type of its
 largest output, read from the `MemoryAllocation` events TF records (BFC allocator on the host, or
-oneDNN's allocator); ops on tf.data producer threads stay out. Split from precision.py, which
+oneDNN's allocator); ops on tf.data producer threads stay out. Split from analysis/precision/device.py, which
 decides the verdict for every kind of profile."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.event_names import INPUT_PRODUCER_LINES, first_match
-from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
-from tb_plugin_advisor.analysis.patterns import PRECISIONS, classify_op, precision_of_tf_data_type
+from tb_plugin_advisor.analysis.classify.event_names import INPUT_PRODUCER_LINES, first_match
+from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
+from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS, classify_op, precision_of_tf_data_type
+from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.lookup import unique_codes
-
-if TYPE_CHECKING:
-    from tb_plugin_advisor.analysis.precision import PrecisionResult
 
 # A TF op event on a host thread: "scope/name:Type".
 TF_OP_EVENT = re.compile(r"^[^:\s]+:[A-Za-z_]\w*$")

@@ -16,9 +16,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.architectures import TENSOR_CORE_DIM_MULTIPLE, Architecture
-from tb_plugin_advisor.analysis.kernel_view import KernelView, kernel_view, line_stat_strings
-from tb_plugin_advisor.analysis.patterns import (
+from tb_plugin_advisor.analysis.classify.architectures import TENSOR_CORE_DIM_MULTIPLE, Architecture
+from tb_plugin_advisor.analysis.classify.kernel_view import KernelView, kernel_view, line_stat_strings
+from tb_plugin_advisor.analysis.classify.patterns import (
     FAMILIES,
     LOW_PRECISION,
     MATRIX_FAMILIES,
@@ -254,7 +254,7 @@ def _fp32_matrix_ns(view: KernelView) -> int:
 
 class _KernelSums:
     """Time, Tensor Core time, eligible time and time per precision of each kernel name, summed over
-    the devices as columns (issue 12: a dict per name was most of this analysis for 100,000 names);
+    the devices as columns (a dict per name was most of this analysis for 100,000 names);
     rows are made only for the top names. A name keeps the family of the device it was first seen on."""
 
     def __init__(self) -> None:

@@ -29,14 +29,13 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
-from tb_plugin_advisor.analysis.breakdown_claims import claim_slice, time_slices
-from tb_plugin_advisor.analysis.kernel_batch import classify_kernels
-from tb_plugin_advisor.analysis.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.patterns import classify_kernel, remember
-from tb_plugin_advisor.analysis.prefilter import text_batch
-from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.classify.patterns import classify_kernel, remember
+from tb_plugin_advisor.analysis.classify.prefilter import text_batch
+from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.lookup import sums_by_code, unique_codes
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
@@ -426,3 +425,70 @@ def _input_evidence(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[Tu
                     found[key] = found.get(key, 0.0) + ms
     ranked = sorted(found.items(), key=lambda kv: -kv[1])
     return [(name, thread, ms) for (name, thread), ms in ranked[:5]]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Claiming step time, one slice of the timeline at a time: inside each slice the categories claim
+# time in priority order, so a multi-million-event profile is unioned a slice at a time and memory
+# stays bounded whatever the file size.
+
+# A slice of the timeline holds about this many events: the unions of a multi-million-event profile
+# are built a slice at a time, so memory stays bounded whatever the file size.
+SLICE_EVENTS = 1 << 17
+
+
+def time_slices(lo: np.ndarray, hi: np.ndarray, sources: List[EventSource]) -> List[Tuple[int, int]]:
+    if lo.size == 0:
+        return []
+    first, last = int(lo.min()), int(hi.max())
+    total = sum(int(s.starts.size) for s in sources)
+    count = max(1, min(total // SLICE_EVENTS + 1, 4096))
+    edges = np.linspace(first, last, count + 1).astype(np.int64)
+    edges[-1] = last
+    span = int(edges[1] - edges[0]) if count > 0 else last - first
+    for source in sources:
+        source.split_long(max(span, 1))
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def claim_slice(
+    sources: List[EventSource],
+    a: int,
+    b: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    steady: np.ndarray,
+    per_window: np.ndarray,
+    busy_ns: Dict[str, int],
+    columns: Sequence[int],
+) -> None:
+    """Add the slice [a, b)'s share of each window's categories and device busy time. Event category
+    codes are priority levels (highest first); `columns[k]` is the per_window column level k adds to."""
+    windows = np.flatnonzero((lo < b) & (hi > a))
+    if windows.size == 0:
+        return
+    w_lo, w_hi = np.maximum(lo[windows], a), np.minimum(hi[windows], b)
+    parts: Dict[int, List[iv.Intervals]] = {k: [] for k in range(len(columns))}
+    per_device: Dict[str, List[iv.Intervals]] = {}
+    for source in sources:
+        starts, ends, codes = source.in_slice(a, b)
+        if starts.size == 0:
+            continue
+        present = np.flatnonzero(np.bincount(codes, minlength=len(columns)))
+        for k in present.tolist():
+            mask = codes == k
+            parts[k].append(iv.union(starts[mask], ends[mask]))
+        if source.device is not None:
+            per_device.setdefault(source.device, []).append(iv.union(starts, ends))
+    claimed = iv.EMPTY
+    before = np.zeros(windows.size, dtype=np.int64)
+    for k, column in enumerate(columns):
+        if parts[k]:
+            claimed = iv.merge(claimed, iv.union_all(parts[k]))
+            now = iv.covered(claimed, w_lo, w_hi)
+            per_window[windows, column] += now - before
+            before = now
+    steady_windows = steady[windows]
+    for device, pieces in per_device.items():
+        merged = iv.union_all(pieces)
+        busy_ns[device] += int(iv.covered(merged, w_lo[steady_windows], w_hi[steady_windows]).sum())

@@ -10,10 +10,10 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import intervals as iv
-from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
+from tb_plugin_advisor.analysis.classify import event_names as names
 from tb_plugin_advisor.analysis.intervals import in_windows
+from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown, is_producer_line
 from tb_plugin_advisor.model import Profile
 
 MAX_CALLS = 6

@@ -15,10 +15,10 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import tf_data_names as tf_data
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
+from tb_plugin_advisor.analysis.classify import tf_data_names as tf_data
 from tb_plugin_advisor.analysis.intervals import in_windows
+from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown, is_producer_line
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Line, Profile

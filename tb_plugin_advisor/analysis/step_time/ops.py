@@ -15,11 +15,16 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.breakdown import PRIORITY, Breakdown, is_producer_line, kernel_name_categories
+from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.analysis.intervals import in_windows
-from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
+from tb_plugin_advisor.analysis.step_time.breakdown import (
+    PRIORITY,
+    Breakdown,
+    is_producer_line,
+    kernel_name_categories,
+)
 from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_inverse
 from tb_plugin_advisor.model import Profile
 
@@ -103,7 +108,7 @@ def _categories(device, name_value: np.ndarray) -> List[str]:
 
 class _Totals:
     """Time and count per (label, category), in first-seen order. Parallel lists and str-keyed dicts:
-    no tuple or list per op, so 100,000 ops leave the garbage collector nothing to walk (issue 12)."""
+    no tuple or list per op, so 100,000 ops leave the garbage collector nothing to walk."""
 
     def __init__(self) -> None:
         self.labels: List[str] = []
@@ -142,7 +147,7 @@ class _Totals:
 
 def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> List[OpRow]:
     """The first `limit` rows by time per step, then name (then first seen), as sorting every row would
-    give, made without a row object per op (issue 12: 100,000 ops): rows above the limit-th largest
+    give, made without a row object per op (100,000 ops): rows above the limit-th largest
     time are in, and of those tied with it only the ones first by name."""
     times = [t / 1e6 / n for t in totals.time]  # OpRow.time_ms
     shown = [familiar_tf_op(label) if familiar else (label, None) for label in totals.labels]

@@ -15,10 +15,10 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import event_names as names
-from tb_plugin_advisor.analysis.breakdown import Breakdown, is_producer_line
+from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.analysis.intervals import in_windows
-from tb_plugin_advisor.analysis.onednn_ops import familiar_tf_op
+from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown, is_producer_line
 from tb_plugin_advisor.model import Profile
 
 ANYWHERE = "anywhere"
@@ -104,7 +104,7 @@ def preprocessing_op(op_type: str, on_input_thread: bool) -> bool:
 
 def _op_types(event_names: List[str], is_op: re.Pattern) -> List[str]:
     """The familiar op type of each TF op event name ('' for other events); the few distinct types are
-    made familiar once each, not once per name (issue 12: 100,000 op names)."""
+    made familiar once each, not once per name (100,000 op names)."""
     familiar: Dict[str, str] = {}
     out = []
     for name in event_names:

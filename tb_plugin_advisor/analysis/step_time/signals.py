@@ -10,10 +10,10 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import event_names as names
-from tb_plugin_advisor.analysis.breakdown import Breakdown
+from tb_plugin_advisor.analysis.classify import event_names as names
 from tb_plugin_advisor.analysis.intervals import in_windows, outermost
-from tb_plugin_advisor.analysis.steps import Steps
+from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
+from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.lookup import sums_by_code
 from tb_plugin_advisor.model import Profile
 

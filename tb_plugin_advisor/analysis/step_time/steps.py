@@ -18,8 +18,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis import event_names as names
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify import event_names as names
 from tb_plugin_advisor.analysis.intervals import outermost
 from tb_plugin_advisor.lookup import sums_by_code, unique_codes
 from tb_plugin_advisor.model import STEP_SOURCES, Device, Line, Plane, Profile, StepMarker

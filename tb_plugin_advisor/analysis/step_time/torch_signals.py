@@ -14,8 +14,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.breakdown import Breakdown
 from tb_plugin_advisor.analysis.intervals import in_windows, window_index
+from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
 from tb_plugin_advisor.model import Line, Profile
 
 TORCH_PATTERNS: Dict[str, re.Pattern] = {

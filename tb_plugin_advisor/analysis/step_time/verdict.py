@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.breakdown import Breakdown
-from tb_plugin_advisor.analysis.inputs import InputPipeline
-from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS, Steps
+from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
+from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline
+from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS, Steps
 from tb_plugin_advisor.formatting import format_ms, format_pct
 
 # How categories read in sentences.

@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 
 from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable, compact_ints
-from tb_plugin_advisor.readers import kineto_tables as tables
+from tb_plugin_advisor.readers.kineto import tables
 
 _ENCODE = msgspec.json.encode
 

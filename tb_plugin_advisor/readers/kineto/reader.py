@@ -20,10 +20,10 @@ from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import Line, Plane, Profile, StepMarker, StringTable
-from tb_plugin_advisor.readers import kineto_tables as tables
 from tb_plugin_advisor.readers.devices import build_device
-from tb_plugin_advisor.readers.kineto_lines import LineBuilder, device_plane_stats
-from tb_plugin_advisor.readers.kineto_load import (
+from tb_plugin_advisor.readers.kineto import tables
+from tb_plugin_advisor.readers.kineto.lines import LineBuilder, device_plane_stats
+from tb_plugin_advisor.readers.kineto.load import (
     KinetoTrace,
     decode_args,
     decode_event,

@@ -71,7 +71,7 @@ ARG_STATS: Dict[str, str] = {
     "Fwd thread id": "fwd_thread_id",
     "Input type": "input_type",
     "Input Dims": "input_dims",
-    "flops": "flops",  # with_flops=True: the op's FLOPs (analysis/op_flops.py)
+    "flops": "flops",  # with_flops=True: the op's FLOPs (analysis/deep/op_flops.py)
     "Concrete Inputs": "concrete_inputs",  # scalar args (conv stride/padding/groups) for op_flops.py
     "Input dims": "input_dims",
     "device": "device_id",

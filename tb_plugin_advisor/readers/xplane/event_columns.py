@@ -1,4 +1,4 @@
-"""An XLine's events decoded straight from the wire format into numpy columns (issue 12).
+"""An XLine's events decoded straight from the wire format into numpy columns.
 
 Touching one Python object per event and per stat was 90 % of the reader's time. Here the protobuf
 runtime only splits the line into raw events (in C: `XLineRawEvents`, whose lengths give every
@@ -23,14 +23,14 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from tb_plugin_advisor.readers.event_frames import EVENTS_TAG, frame_events
-from tb_plugin_advisor.readers.varints import Unusual as _Unusual
-from tb_plugin_advisor.readers.varints import field_end as _field_end
-from tb_plugin_advisor.readers.varints import varints as _varints  # noqa: F401  (tests use it)
-from tb_plugin_advisor.readers.varints import words_at as _words_at
+from tb_plugin_advisor.readers.xplane.event_frames import EVENTS_TAG, frame_events
+from tb_plugin_advisor.readers.xplane.varints import Unusual as _Unusual
+from tb_plugin_advisor.readers.xplane.varints import field_end as _field_end
+from tb_plugin_advisor.readers.xplane.varints import varints as _varints
+from tb_plugin_advisor.readers.xplane.varints import words_at as _words_at
 
-try:  # the optional C walker (readers/_wire.c); without a compiler at install time, numpy alone
-    from tb_plugin_advisor.readers import _wire
+try:  # the optional C walker (readers/xplane/_wire.c); without a compiler at install time, numpy alone
+    from tb_plugin_advisor.readers.xplane import _wire
 except ImportError:  # pragma: no cover - depends on how the package was installed
     _wire = None
 

@@ -1,4 +1,4 @@
-"""Where each event of a serialized XLine starts and ends (issue 12).
+"""Where each event of a serialized XLine starts and ends.
 
 Events follow each other — the events tag (0x22), the length as a varint, the bytes — so the k-th
 event's position depends on every length before it: a sequential walk. The protobuf runtime does it
@@ -12,8 +12,8 @@ from typing import Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.readers import xspace_schema as schema
-from tb_plugin_advisor.readers.varints import Unusual, varint_size, varints
+from tb_plugin_advisor.readers.xplane import schema
+from tb_plugin_advisor.readers.xplane.varints import Unusual, varint_size, varints
 
 EVENTS_TAG = 0x22  # XLine field 4, length-delimited
 

@@ -1,4 +1,4 @@
-"""A long XLine decoded from the file a window at a time, never held whole (issue 12: memory).
+"""A long XLine decoded from the file a window at a time, never held whole (memory).
 
 A 300 MB profile's busiest host thread is one XLine of 130 MB. Reading it whole put its bytes beside
 its decoded columns, and that was the read's peak. Here the C walker (`_wire.frame(..., partial)`)
@@ -19,9 +19,9 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from tb_plugin_advisor.readers import event_columns as ec
-from tb_plugin_advisor.readers.event_frames import EVENTS_TAG
-from tb_plugin_advisor.readers.wire import ByteSource
+from tb_plugin_advisor.readers.xplane import event_columns as ec
+from tb_plugin_advisor.readers.xplane.event_frames import EVENTS_TAG
+from tb_plugin_advisor.readers.xplane.wire import ByteSource
 
 WINDOW = 8 << 20  # bytes of the line framed at a time
 WHOLE_BELOW = 16 << 20  # shorter lines are read whole: two passes would gain nothing

@@ -16,11 +16,10 @@ import numpy as np
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable, compact_ints
-from tb_plugin_advisor.readers import event_columns
-from tb_plugin_advisor.readers import xspace_schema as schema
-from tb_plugin_advisor.readers.event_columns import decode_events
-from tb_plugin_advisor.readers.line_windows import LineRange, decode_windows
-from tb_plugin_advisor.readers.wire import Progress, event_chunks
+from tb_plugin_advisor.readers.xplane import event_columns, schema
+from tb_plugin_advisor.readers.xplane.event_columns import decode_events
+from tb_plugin_advisor.readers.xplane.line_windows import LineRange, decode_windows
+from tb_plugin_advisor.readers.xplane.wire import Progress, event_chunks
 
 
 class EventBudget:

@@ -1,8 +1,8 @@
 """A plane's event metadata map → names, display names and per-op stats, in ascending metadata id.
 
 A profile with 100,000 distinct kernels and ops holds as many metadata entries per plane, and reading
-each through the protobuf runtime's map costs a wrapper object and several attribute reads (issue 12:
-most of such a profile's read time). The optional C walker (readers/_wire.c `metadata_table`) takes
+each through the protobuf runtime's map costs a wrapper object and several attribute reads (most
+of such a profile's read time). The optional C walker (readers/xplane/_wire.c `metadata_table`) takes
 the names straight from the plane's bytes; the entries it marks (with stats, or a TraceMe-encoded
 name) and any plane it declines are read from the runtime's message, entry by entry, as before.
 """
@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.readers import event_columns
-from tb_plugin_advisor.readers.xplane_lines import EventBudget, usable_number
+from tb_plugin_advisor.readers.xplane import event_columns
+from tb_plugin_advisor.readers.xplane.lines import EventBudget, usable_number
 
 _TRACEME_ENCODED = re.compile(r"^(?P<name>[^#]*)#(?P<args>[^#]*)#$")
 _INT = re.compile(r"^-?\d+$")

@@ -1,6 +1,6 @@
 """XSpace (`<host>.xplane.pb`) → Profile: the file is walked at the wire level, plane by plane.
 
-Memory and safety shape this module (ARCHITECTURE.md §8, issue 12): a whole-file parse holds ~7x the
+Memory and safety shape this module (ARCHITECTURE.md §8): a whole-file parse holds ~7x the
 file size, and a memory-mapped file kills the process with SIGBUS when it is truncated under the
 reader. So field headers are read through a small window, each plane's metadata and each line are
 copied out with pread (safe_file.py) and decoded on their own, then dropped; a file that changes
@@ -20,22 +20,21 @@ from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import Plane, Profile, StringTable
-from tb_plugin_advisor.readers import event_columns
 from tb_plugin_advisor.readers import limits as read_limits
-from tb_plugin_advisor.readers import xspace_schema as schema
 from tb_plugin_advisor.readers.devices import build_device, step_markers
 from tb_plugin_advisor.readers.limits import ReadLimits
-from tb_plugin_advisor.readers.line_windows import LineRange
-from tb_plugin_advisor.readers.plane_metadata import read_event_metadata, usable_stats
 from tb_plugin_advisor.readers.safe_file import GZIP_MAGIC, ProfileFile, inflate, too_big
-from tb_plugin_advisor.readers.wire import (
+from tb_plugin_advisor.readers.xplane import event_columns, schema
+from tb_plugin_advisor.readers.xplane.line_windows import LineRange
+from tb_plugin_advisor.readers.xplane.lines import EventBudget, read_line
+from tb_plugin_advisor.readers.xplane.plane_metadata import read_event_metadata, usable_stats
+from tb_plugin_advisor.readers.xplane.wire import (
     ByteSource,
     Progress,
     Window,
     split_fields,
     utf8,
 )
-from tb_plugin_advisor.readers.xplane_lines import EventBudget, read_line
 
 XPLANE_SUFFIX = ".xplane.pb"
 

@@ -50,7 +50,7 @@ SCHEMA: Dict[str, List[Tuple[str, int, str, bool, str]]] = {
         ("events", 4, "XEvent", True, ""),
     ],
     # An XLine seen as its raw events (other fields kept as unknown): the runtime splits the events
-    # in C, and the reader decodes them with numpy (readers/event_columns.py).
+    # in C, and the reader decodes them with numpy (readers/xplane/event_columns.py).
     "XLineRawEvents": [
         ("events", 4, "bytes", True, ""),
     ],

@@ -1,4 +1,4 @@
-"""Protobuf varints decoded many at a time with numpy (the event decoder's primitives, issue 12).
+"""Protobuf varints decoded many at a time with numpy (the event decoder's primitives).
 
 Anything these cannot decode exactly — a varint running past its message, one with no last byte
 within ten — raises `Unusual`, and the caller hands the line to the protobuf runtime instead.

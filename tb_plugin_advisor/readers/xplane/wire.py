@@ -10,8 +10,8 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileReadError
 
-try:  # the optional C walker (readers/_wire.c): split_fields' loop, a window at a time
-    from tb_plugin_advisor.readers import _wire
+try:  # the optional C walker (readers/xplane/_wire.c): split_fields' loop, a window at a time
+    from tb_plugin_advisor.readers.xplane import _wire
 except ImportError:  # pragma: no cover - built without a compiler
     _wire = None
 

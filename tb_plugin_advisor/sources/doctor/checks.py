@@ -1,6 +1,6 @@
-"""`doctor`'s checks: what one host file says (HostCheck) and which findings a session gets.
+"""`doctor`'s checks: what one host file says (a HostCheck) and which findings a session gets.
 
-The texts live in sources/doctor_findings.py; this module only decides which entries apply, for
+The texts live in findings.py; this module only decides which entries apply, for
 XSpace sessions (TensorFlow, JAX) and PyTorch (Kineto) captures alike.
 """
 
@@ -8,44 +8,19 @@ from __future__ import annotations
 
 import shlex
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence
 
 import numpy as np
 
-from tb_plugin_advisor.sources.discovery import Session
-from tb_plugin_advisor.sources.doctor_findings import STEP_SOURCE_ORDER
+from tb_plugin_advisor.sources.doctor.findings import STEP_SOURCE_ORDER
+from tb_plugin_advisor.sources.doctor.results import HostCheck, SessionReport
 from tb_plugin_advisor.sources.kineto_runs import handler_name
-
-if TYPE_CHECKING:
-    from tb_plugin_advisor.sources.doctor import SessionReport
+from tb_plugin_advisor.sources.session import Session
 
 # Host runtime calls that start GPU work: seeing them without device events means the GPU tracer
 # was off (PyTorch without ProfilerActivity.CUDA) or failed.
 GPU_LAUNCH_PREFIXES = ("cudaLaunch", "cudaMemcpy", "cudaMemset", "hipLaunch", "hipMemcpy", "hipMemset",
                        "hipExtLaunch", "cuLaunch")
-
-
-@dataclass
-class HostCheck:
-    """What one host file says (filled from the reader's Profile, or the read error)."""
-
-    host: str
-    path: str
-    size_bytes: int
-    error: Optional[str] = None
-    step_sources: Tuple[str, ...] = ()  # distinct StepMarker sources present
-    step_count: int = 0  # markers of the best source
-    gpus: int = 0
-    gpus_with_kernels: int = 0
-    gpus_active: int = 0
-    gpu_vendor: str = ""
-    devices: str = ""  # "8x GPU (Nvidia)", "4x TPU v6 Lite", "CPU only"
-    profiler_errors: Tuple[str, ...] = ()
-    loop_iterations: bool = False  # TF executor events with iter_num/group_id (older TF graph steps)
-    events: int = 0  # host and device events read
-    gpu_launches: int = 0  # host runtime calls that start GPU work (cudaLaunchKernel, hipMemcpy…)
-    declared_gpus: int = 0  # GPUs the trace's header lists (Kineto deviceProperties)
 
 
 def _device_summary(profile) -> str:

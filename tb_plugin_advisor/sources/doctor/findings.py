@@ -1,7 +1,7 @@
 """Everything `doctor` can say, as one table: each finding's problem text and its fix.
 
 Keys are stable (the doctor JSON's `findings`); templates are filled with keyword arguments by
-sources/doctor_checks.py, which only decides which entries apply.
+sources/doctor/checks.py, which only decides which entries apply.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import List
 
-from tb_plugin_advisor.sources.discovery import FRAMEWORK_OF_FORMAT
-from tb_plugin_advisor.sources.doctor import DoctorReport
+from tb_plugin_advisor.sources.doctor.diagnose import DoctorReport
+from tb_plugin_advisor.sources.session import FRAMEWORK_OF_FORMAT
 
 
 def human_size(n: int) -> str:

@@ -1,6 +1,6 @@
 """`tb-advisor`: the Advisor for machines without a browser (HPC, CI pipelines).
 
-Dispatch only: each subcommand lives in tb_plugin_advisor.views.commands.<name> and only the chosen one is
+Dispatch only: each subcommand lives in tb_plugin_advisor.views.cli.commands.<name> and only the chosen one is
 imported, so `tb-advisor --help` stays fast and one command's imports never slow down another.
 """
 
@@ -13,9 +13,9 @@ from typing import Optional, Sequence
 
 from tb_plugin_advisor import __version__
 from tb_plugin_advisor.errors import AdvisorError
-from tb_plugin_advisor.views.terminal import terminal_safe
+from tb_plugin_advisor.views.export.terminal import terminal_safe
 
-# subcommand -> (module under tb_plugin_advisor.views.commands, one-line help)
+# subcommand -> (module under tb_plugin_advisor.views.cli.commands, one-line help)
 SUBCOMMANDS = {
     "doctor": ("doctor", "explain what TensorBoard will and won't show for a logdir, and how to fix it"),
     "fix-logdir": ("fix_logdir", "write the missing .profile-empty markers so TensorBoard lists every run"),
@@ -37,7 +37,7 @@ def build_parser(chosen: Optional[str] = None) -> argparse.ArgumentParser:
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:
-            module = importlib.import_module(f"tb_plugin_advisor.views.commands.{module_name}")
+            module = importlib.import_module(f"tb_plugin_advisor.views.cli.commands.{module_name}")
             module.add_arguments(sub_parser)
             sub_parser.add_argument(
                 "--max-profile-mb",

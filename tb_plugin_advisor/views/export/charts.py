@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict
 
-BUNDLE = Path(__file__).resolve().parents[1] / "static" / "index.js"
+BUNDLE = Path(__file__).resolve().parents[2] / "static" / "index.js"
 DATA_ID = "advisor-export-data"  # frontend/src/exportcharts.ts EXPORT_DATA_ID
 
 # Inline scripts and styles only; nothing may be fetched (the page must open offline, from a file).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from tb_plugin_advisor.views.render_tables import (
+from tb_plugin_advisor.views.export.tables import (
     esc,
     fmt_bytes,
     html_findings,

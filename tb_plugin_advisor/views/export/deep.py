@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from tb_plugin_advisor.views import render_collectives, render_roofline
-from tb_plugin_advisor.views.render_tables import (
+from tb_plugin_advisor.views.export import collectives as render_collectives
+from tb_plugin_advisor.views.export import roofline as render_roofline
+from tb_plugin_advisor.views.export.tables import (
     esc,
     findings_of,
     fmt_bytes,

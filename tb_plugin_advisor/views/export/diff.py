@@ -12,12 +12,11 @@ import json
 import re
 from typing import Any, Dict, List, Sequence
 
-from tb_plugin_advisor.analysis.diff import (
-    MINUS,
-)
-from tb_plugin_advisor.views.diff_hosts_render import hosts_html, hosts_markdown, hosts_text
-from tb_plugin_advisor.views.diff_render_deep import deep_tables
-from tb_plugin_advisor.views.diff_rows import (
+from tb_plugin_advisor.diff.rules import MINUS
+from tb_plugin_advisor.views.export.charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
+from tb_plugin_advisor.views.export.diff_deep import deep_tables
+from tb_plugin_advisor.views.export.diff_hosts import hosts_html, hosts_markdown, hosts_text
+from tb_plugin_advisor.views.export.diff_rows import (
     breakdown_rows,
     diff_title,
     memory_line,
@@ -29,8 +28,7 @@ from tb_plugin_advisor.views.diff_rows import (
     verdict_line,
     wrap,
 )
-from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
-from tb_plugin_advisor.views.terminal import terminal_output
+from tb_plugin_advisor.views.export.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)

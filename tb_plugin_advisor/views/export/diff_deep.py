@@ -1,5 +1,5 @@
 """The deeper views of a diff (memory, kernel statistics …) as format-neutral tables: a title, headers and
-rows of strings that diff_render.py lays out as text, Markdown or HTML like its other tables.
+rows of strings that views/export/diff.py lays out as text, Markdown or HTML like its other tables.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The per-host part of a diff (analysis/diff_hosts.py) as text, Markdown and HTML lines."""
+"""The per-host part of a diff (diff/hosts.py) as text, Markdown and HTML lines."""
 
 from __future__ import annotations
 

@@ -1,21 +1,15 @@
 """The numbers and rows every diff view prints (text, Markdown, HTML): values rounded by the shared
 rule (formatting.py) with a typographic minus, the step-time, breakdown, precision and op rows, and
-the one-line facts. Format-neutral; diff_render.py lays them out."""
+the one-line facts. Format-neutral; views/export/diff.py lays them out."""
 
 from __future__ import annotations
 
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
-from tb_plugin_advisor.analysis.diff import (
-    ARROW,
-    BOTTLENECK_LABELS,
-    CATEGORY_LABELS,
-    MINUS,
-    SIGNIFICANCE,
-    fmt_bytes,
-    short_name,
-)
+from tb_plugin_advisor.diff.compare import SIGNIFICANCE
+from tb_plugin_advisor.diff.explain import fmt_bytes, short_name
+from tb_plugin_advisor.diff.rules import ARROW, BOTTLENECK_LABELS, CATEGORY_LABELS, MINUS
 from tb_plugin_advisor.formatting import format_number, pct_number
 
 TABLE_NAME_CHARS = 120  # op/kernel names in text and Markdown tables (HTML shows them whole)

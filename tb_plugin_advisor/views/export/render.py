@@ -13,11 +13,10 @@ import shutil
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.formatting import format_ms, format_number, format_pct
-from tb_plugin_advisor.views import render_deep
-from tb_plugin_advisor.views.hosts_render import hosts_markdown, hosts_text
-from tb_plugin_advisor.views.render_html import render_html
-from tb_plugin_advisor.views.report_lines import (  # noqa: F401 - re-exported
-    CATEGORY_COLORS,
+from tb_plugin_advisor.views.export import deep as render_deep
+from tb_plugin_advisor.views.export.hosts import hosts_markdown, hosts_text
+from tb_plugin_advisor.views.export.report_html import render_html
+from tb_plugin_advisor.views.export.report_lines import (
     CATEGORY_LABELS,
     CATEGORY_ORDER,
     TOP_ROWS,
@@ -31,7 +30,7 @@ from tb_plugin_advisor.views.report_lines import (  # noqa: F401 - re-exported
     tensor_core_line,
     wrap_words,
 )
-from tb_plugin_advisor.views.terminal import terminal_output
+from tb_plugin_advisor.views.export.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 

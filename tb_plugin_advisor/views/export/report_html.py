@@ -1,5 +1,5 @@
 """Report JSON → one self-contained HTML page: inline CSS, the tab's charts drawn by its embedded
-bundle (export_charts.py), every profile string escaped, nothing fetched."""
+bundle (views/export/charts.py), every profile string escaped, nothing fetched."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import html
 from typing import Any, Dict
 
 from tb_plugin_advisor.formatting import format_number, format_pct
-from tb_plugin_advisor.views import render_deep
-from tb_plugin_advisor.views.export_charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
-from tb_plugin_advisor.views.hosts_render import hosts_html
-from tb_plugin_advisor.views.report_lines import (
+from tb_plugin_advisor.views.export import deep as render_deep
+from tb_plugin_advisor.views.export.charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
+from tb_plugin_advisor.views.export.hosts import hosts_html
+from tb_plugin_advisor.views.export.report_lines import (
     CATEGORY_COLORS,
     CATEGORY_LABELS,
     CATEGORY_ORDER,
@@ -49,7 +49,7 @@ def _e(value: Any) -> str:
 
 def render_html(report: Dict[str, Any]) -> str:
     """One standalone page: inline CSS, the tab's charts drawn by its embedded bundle
-    (export_charts.py), every profile string escaped."""
+    (views/export/charts.py), every profile string escaped."""
     verdict = report.get("verdict") or {}
     level = verdict.get("input_bound")
     color = (

@@ -8,7 +8,7 @@ import functools
 import textwrap
 from typing import Any, Dict, Optional
 
-from tb_plugin_advisor.analysis.steps import STEP_SOURCE_WORDS
+from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
 from tb_plugin_advisor.formatting import format_pct
 
 CATEGORY_LABELS = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from tb_plugin_advisor.views.export_charts import chart_canvas
-from tb_plugin_advisor.views.render_tables import (
+from tb_plugin_advisor.views.export.charts import chart_canvas
+from tb_plugin_advisor.views.export.tables import (
     esc,
     html_findings,
     html_table,

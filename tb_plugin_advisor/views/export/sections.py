@@ -1,7 +1,7 @@
 """`tb-advisor report --section NAME …`: only the chosen deeper views, in any export format.
 
 JSON keeps the report's own keys for the chosen sections (plus run, hosts and schema, so a saved file
-says what it is); text, Markdown and HTML reuse the sections of the whole report (render_deep.py).
+says what it is); text, Markdown and HTML reuse the sections of the whole report (views/export/deep.py).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import json
 import shutil
 from typing import Any, Dict, List, Sequence
 
-from tb_plugin_advisor.report_deep import SECTIONS
-from tb_plugin_advisor.views import render_deep
-from tb_plugin_advisor.views.render_html import PAGE_CSS
-from tb_plugin_advisor.views.render_tables import esc, md
+from tb_plugin_advisor.report.deep import SECTIONS
+from tb_plugin_advisor.views.export import deep as render_deep
+from tb_plugin_advisor.views.export.report_html import PAGE_CSS
+from tb_plugin_advisor.views.export.tables import esc, md
 
 # What a section says when the profile has nothing for it, and why that usually is.
 EMPTY_SECTIONS: Dict[str, str] = {

@@ -22,8 +22,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
-from tb_plugin_advisor.views.http_errors import ApiError, WorkerCrashed
-from tb_plugin_advisor.views.worker_tasks import encode, warm_up
+from tb_plugin_advisor.views.server.http_errors import ApiError, WorkerCrashed
+from tb_plugin_advisor.views.server.worker_tasks import encode, warm_up
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 NATIVE_RECYCLING = sys.version_info >= (3, 11)  # ProcessPoolExecutor(max_tasks_per_child=...)

@@ -28,26 +28,27 @@ from typing import Any, Callable, Dict, Optional
 from tensorboard.backend import http_util
 from werkzeug import wrappers
 
-from tb_plugin_advisor.sources.discovery import Session
 from tb_plugin_advisor.sources.live import LiveDiscovery
-from tb_plugin_advisor.views import worker_tasks
-from tb_plugin_advisor.views.analysis_service import (  # noqa: F401 - re-exported for callers
+from tb_plugin_advisor.sources.session import Session
+from tb_plugin_advisor.views.server import worker_tasks
+from tb_plugin_advisor.views.server.analysis_service import (
     AnalysisService,
     Answer,
-    DaemonPool,
     wait,
 )
-from tb_plugin_advisor.views.http_errors import (  # noqa: F401 - ApiError re-exported
+from tb_plugin_advisor.views.server.http_errors import (
     ApiError,
     PathMapper,
     WorkerCrashed,
     log_internal_error,
 )
-from tb_plugin_advisor.views.progress_board import ProgressBoard
+from tb_plugin_advisor.views.server.progress_board import ProgressBoard
 
 JSON = "application/json"
 MAX_PARAM_CHARS = 4096
-STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
+# the built tab: tb_plugin_advisor/static, three levels above this file (views/server/api.py)
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "static")
+STATIC_DIR = os.path.normpath(STATIC_DIR)
 STATIC_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": JSON}
 
 

@@ -7,12 +7,13 @@ the server process receives two byte strings and never a Profile or a report obj
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
 from typing import Any, Dict, Hashable, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
-from tb_plugin_advisor.sources.discovery import Scan, Session
-from tb_plugin_advisor.views.http_errors import ApiError, PathMapper
+from tb_plugin_advisor.sources.session import Scan, Session
+from tb_plugin_advisor.views.server.http_errors import ApiError, PathMapper
 
 GZIP_LEVEL = 5
 
@@ -24,12 +25,19 @@ def encode(value: Any) -> Encoded:
     return body, gzip.compress(body, GZIP_LEVEL, mtime=0)
 
 
+# What a worker imports before its first task: the report and diff engines and the run readers.
+ENGINE_MODULES = (
+    "tb_plugin_advisor.report.run",
+    "tb_plugin_advisor.diff.compare",
+    "tb_plugin_advisor.sources.runs",
+)
+
+
 def warm_up() -> None:
     """Pool initializer: import the engine while the worker is idle, not when its first task arrives
     (a recycled worker is spawned right after its predecessor's last task)."""
-    from tb_plugin_advisor import report  # noqa: F401
-    from tb_plugin_advisor.analysis import diff  # noqa: F401
-    from tb_plugin_advisor.sources import runs  # noqa: F401
+    for module in ENGINE_MODULES:
+        importlib.import_module(module)
 
 
 def to_jsonable(value: Any) -> Any:
@@ -49,10 +57,10 @@ def report_answer(
     progress_path: Optional[str] = None,
 ) -> Encoded:
     """The engine's report for a session (all hosts, or one), encoded. A run's hosts are analysed in
-    parallel (hostpool.py: a local pool, or the Dask cluster at `scheduler`). Bytes read so far go
+    parallel (report/hostpool.py: a local pool, or the Dask cluster at `scheduler`). Bytes read so far go
     to `progress_path` (progress_board.py), which the server reads to answer polls."""
-    from tb_plugin_advisor.hostpool import build_session_report
-    from tb_plugin_advisor.views.progress_board import ProgressWriter
+    from tb_plugin_advisor.report.hostpool import build_session_report
+    from tb_plugin_advisor.views.server.progress_board import ProgressWriter
 
     paths = PathMapper(logdir)
     on_progress = ProgressWriter(progress_path) if progress_path else None
@@ -69,7 +77,7 @@ def report_answer(
 
 def diff_answer(baseline: bytes, candidate: bytes) -> Encoded:
     """The diff of two report answers (the diff works on what the user saw in the reports)."""
-    from tb_plugin_advisor.analysis import diff as differ
+    from tb_plugin_advisor.diff import compare as differ
 
     return encode(to_jsonable(differ.diff_reports(json.loads(baseline), json.loads(candidate))))
 
@@ -80,7 +88,7 @@ Checks = Dict[Hashable, Any]
 def doctor_answer(scan: Scan, memo: Checks, logdir: str) -> Tuple[bytes, bytes, Checks]:
     """Doctor for a scan (it reads every host file it has no result for), encoded; and the per-file
     results, so the server remembers them without ever reading a profile itself."""
-    from tb_plugin_advisor.sources import doctor
+    from tb_plugin_advisor.sources.doctor import diagnose as doctor
 
     memo = dict(memo)
     diagnosis = doctor.diagnose_scan(scan, memo=memo).to_json()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tb_plugin_advisor.errors import AdvisorError
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_logdir"
+SAMPLE = Path(__file__).resolve().parents[3] / "sample_logdir"
 # TensorBoard's own start-up line: "TensorBoard 2.21.0 at http://localhost:6006/ (Press CTRL+C to quit)"
 SERVING = re.compile(r"TensorBoard \S+ at (https?://\S+)")
 

@@ -17,8 +17,8 @@ import argparse
 import sys
 
 from tb_plugin_advisor.errors import AdvisorError
-from tb_plugin_advisor.views.commands import require_logdir
-from tb_plugin_advisor.views.commands.report import add_parallel_arguments, check_parallel_arguments
+from tb_plugin_advisor.views.cli.commands import require_logdir
+from tb_plugin_advisor.views.cli.commands.report import add_parallel_arguments, check_parallel_arguments
 
 EPILOG = """\
 Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`); a unique
@@ -34,7 +34,7 @@ profile that cannot be read.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tb_plugin_advisor.analysis.diff import SIGNIFICANCE
+    from tb_plugin_advisor.diff.compare import SIGNIFICANCE
 
     parser.epilog = EPILOG.format(**SIGNIFICANCE)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -65,12 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor.analysis.diff import diff_reports, is_regression
-    from tb_plugin_advisor.hostpool import build_session_report
+    from tb_plugin_advisor.diff.compare import diff_reports, is_regression
+    from tb_plugin_advisor.report.hostpool import build_session_report
     from tb_plugin_advisor.sources.discovery import scan_logdir
     from tb_plugin_advisor.sources.runs import find_run, is_profile_file, session_for_file
-    from tb_plugin_advisor.views.diff_render import render
-    from tb_plugin_advisor.views.progress import ProgressBar
+    from tb_plugin_advisor.views.cli.progress import ProgressBar
+    from tb_plugin_advisor.views.export.diff import render
 
     check_parallel_arguments(args)
     if args.candidate is None:  # `diff BASELINE_FILE CANDIDATE_FILE`

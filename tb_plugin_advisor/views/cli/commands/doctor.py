@@ -10,8 +10,8 @@ import argparse
 import json
 import sys
 
-from tb_plugin_advisor.views.commands import require_logdir
-from tb_plugin_advisor.views.terminal import terminal_output
+from tb_plugin_advisor.views.cli.commands import require_logdir
+from tb_plugin_advisor.views.export.terminal import terminal_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor.sources import doctor
-    from tb_plugin_advisor.views import doctor_render
+    from tb_plugin_advisor.sources.doctor import diagnose as doctor
+    from tb_plugin_advisor.views.cli import doctor_render
 
     logdir = args.logdir
     require_logdir(logdir)

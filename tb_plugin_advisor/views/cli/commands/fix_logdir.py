@@ -13,8 +13,8 @@ import sys
 import time
 
 from tb_plugin_advisor.sources.discovery import join, scan_logdir
-from tb_plugin_advisor.views.commands import require_logdir
-from tb_plugin_advisor.views.terminal import terminal_safe
+from tb_plugin_advisor.views.cli.commands import require_logdir
+from tb_plugin_advisor.views.export.terminal import terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,9 +24,9 @@ import json
 import sys
 
 from tb_plugin_advisor.errors import AdvisorError
-from tb_plugin_advisor.report_deep import SECTIONS
-from tb_plugin_advisor.views.commands import require_logdir
-from tb_plugin_advisor.views.terminal import terminal_safe
+from tb_plugin_advisor.report.deep import SECTIONS
+from tb_plugin_advisor.views.cli.commands import require_logdir
+from tb_plugin_advisor.views.export.terminal import terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -138,8 +138,8 @@ def newest(sessions):
 
 
 def _build(session, host, scheduler=None, workers=None):
-    from tb_plugin_advisor.hostpool import build_session_report
-    from tb_plugin_advisor.views.progress import ProgressBar
+    from tb_plugin_advisor.report.hostpool import build_session_report
+    from tb_plugin_advisor.views.cli.progress import ProgressBar
 
     bar = ProgressBar()  # draws only when stderr is a terminal
     try:
@@ -154,11 +154,11 @@ def _build(session, host, scheduler=None, workers=None):
 
 def _format(report, fmt: str, sections=None) -> str:
     if sections:
-        from tb_plugin_advisor.views.render_sections import render_sections
+        from tb_plugin_advisor.views.export.sections import render_sections
 
         return render_sections(report, fmt, list(dict.fromkeys(sections)))
     if fmt == "json":
         return json.dumps(report, indent=1, allow_nan=False) + "\n"
-    from tb_plugin_advisor.views.render import render
+    from tb_plugin_advisor.views.export.render import render
 
     return render(report, fmt)

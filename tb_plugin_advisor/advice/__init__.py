@@ -1,0 +1,1 @@
+"""Advice: rules as data over the analyses' results, turned into recommendations and findings."""

@@ -1,0 +1,1 @@
+"""The recommendation rules, one module per family of evidence (step time, CPU, devices, PyTorch)."""

@@ -1,0 +1,1 @@
+"""The deeper views: kernel statistics, memory over time, collectives, FLOPs and the roofline."""

@@ -1,0 +1,1 @@
+"""Where each step's time goes: steps, the breakdown, the verdict, input pipelines, host syncs, op tables."""

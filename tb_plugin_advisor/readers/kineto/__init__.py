@@ -1,0 +1,1 @@
+"""The PyTorch profiler (Kineto) trace reader: chrome-trace JSON into the same Profile as XSpace."""

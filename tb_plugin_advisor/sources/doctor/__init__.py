@@ -1,0 +1,1 @@
+"""`tb-advisor doctor`: what TensorBoard will and won't show for a logdir, why, and the fix."""

@@ -1,0 +1,1 @@
+"""The tb-advisor command: argument parsing, one module per subcommand, terminal progress."""

@@ -1,0 +1,1 @@
+"""The HTTP side of the Advisor tab: routes, the analysis workers and their progress, JSON errors."""
