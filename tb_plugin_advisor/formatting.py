@@ -20,6 +20,36 @@ def fixed(x: float, digits: int) -> str:
     return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
+def signed(x: float, digits: int) -> str:
+    """`fixed` with a sign always written: "+1.5", "-0.3", "+0.0"."""
+    text = fixed(x, digits)
+    return text if text.startswith("-") else "+" + text
+
+
+def significant(x: float, digits: int) -> str:
+    """`digits` significant digits, rounded half up like `fixed`, written as Python's `g` writes them
+    (no trailing zeros; an exponent only for very small or large values): 0.0012, 3.5, 1.2e-05."""
+    if not math.isfinite(x) or x == 0:
+        return format(x, f".{digits}g")
+    exponent = math.floor(math.log10(abs(x)))
+    rounded = Decimal(x).quantize(Decimal(1).scaleb(exponent - digits + 1), rounding=ROUND_HALF_UP)
+    return format(float(rounded), f".{digits}g")
+
+
+def scientific(x: float, digits: int) -> str:
+    """An exponent and `digits` decimals, rounded half up like `fixed`: 1.2e-05."""
+    if not math.isfinite(x) or x == 0:
+        return format(x, f".{digits}e")
+    exponent = math.floor(math.log10(abs(x)))
+    rounded = Decimal(x).quantize(Decimal(1).scaleb(exponent - digits), rounding=ROUND_HALF_UP)
+    return format(float(rounded), f".{digits}e")
+
+
+def plain(x: float) -> str:
+    """A count or a configured constant as people write it: 3, 0.05, 1.5 (up to six significant digits)."""
+    return format(x, "g")
+
+
 def _finite(x: Optional[float]) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -63,3 +93,17 @@ def rounded(value: Optional[float], digits: int = 4) -> Optional[float]:
     """A number for the JSON contracts, rounded to `digits` decimals (None stays None). Scripts read
     these, people read the strings above."""
     return None if value is None else round(float(value), digits)
+
+
+BINARY_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
+def format_bytes(x: Optional[float], digits: int = 1) -> str:
+    """A size in binary units: "1.5 GiB", "640 KiB" (`digits` decimals), whole bytes below 1 KiB; a
+    dash for a missing or non-finite value."""
+    if not _finite(x):
+        return DASH
+    for unit, size in BINARY_UNITS:
+        if abs(x) >= size:
+            return f"{fixed(x / size, digits)} {unit}"
+    return f"{fixed(x, 0)} B"

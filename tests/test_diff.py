@@ -13,6 +13,7 @@ from tb_plugin_advisor.diff import explain, rules
 from tb_plugin_advisor.diff import stats as diff_stats
 from tb_plugin_advisor.diff.compare import diff_reports, is_regression
 from tb_plugin_advisor.diff.stats import shift_test
+from tb_plugin_advisor.formatting import format_pct, pct_number
 
 MINUS = "\u2212"
 
@@ -498,10 +499,31 @@ def test_ms_formatting(value, text):
 
 
 @pytest.mark.parametrize(
-    "value, text", [(-38.07, f"{MINUS}38 %"), (4.25, "+4.2 %"), (0.01, "\u00b10 %"), (-0.04, "\u00b10 %")]
+    "value, text",
+    [(-38.07, f"{MINUS}38 %"), (4.25, "+4.3 %"), (12.5, "+13 %"), (-12.5, f"{MINUS}13 %"),
+     (0.01, "\u00b10 %"), (-0.04, "\u00b10 %")],
 )
 def test_pct_formatting(value, text):
+    """Halves round up, as the tab's toFixed and formatting.py do (Python's :.0f gives 12 and 4.2)."""
     assert explain.fmt_signed_pct(value) == text
+
+
+@pytest.mark.parametrize("value, text", [(12.5, "13"), (4.25, "4.3"), (0.25, "0.3"), (87.5, "88")])
+def test_shares_round_halves_up_like_the_tab(value, text):
+    assert explain.fmt_share(value) == text
+    assert pct_number(value) == text  # the rule the tab and the exports share
+
+
+def test_a_share_at_a_half_reads_the_same_in_the_diff_summary_as_in_the_tab():
+    """12.5 % fp16 in the candidate: the summary says 13 %, as the tab's format.ts writes 12.5."""
+    base = make_report("fp32", steps(12, wobble=1.0, device_compute=100.0, host_compute=20.0), DEVICE,
+                       precision_pct={"fp32": 100.0, "fp16": 0.0}, tensor_core_pct=0.0)
+    cand = make_report("amp", steps(12, wobble=1.0, device_compute=54.0, host_compute=20.0), DEVICE,
+                       precision_pct={"fp32": 87.5, "fp16": 12.5}, tensor_core_pct=12.5)
+    summary = diff_reports(base, cand)["summary"]
+    assert "fp16 share 0 \u2192 13 %" in summary
+    assert "Tensor Core share 0 \u2192 13 %" in summary
+    assert format_pct(12.5) == "13 %"
 
 
 @pytest.mark.parametrize("rule", rules.INPUT_INTERPRETATIONS, ids=[r[0] for r in rules.INPUT_INTERPRETATIONS])

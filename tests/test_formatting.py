@@ -5,7 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.formatting import format_ms, format_number, format_pct
+from tb_plugin_advisor.formatting import (
+    fixed,
+    format_bytes,
+    format_ms,
+    format_number,
+    format_pct,
+    plain,
+    scientific,
+    signed,
+    significant,
+)
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "frontend/test/format_cases.json").read_text())
 
@@ -23,3 +33,43 @@ def test_number_as_the_tab_writes_it(x, text):
 def test_missing_values_are_a_dash():
     assert format_pct(None) == format_pct(float("nan")) == format_ms(float("inf")) == "–"
     assert format_ms(200.4) == "200 ms"
+
+
+@pytest.mark.parametrize(
+    "x, digits, text",
+    [(12.5, 0, "13"), (0.125, 2, "0.13"), (2.675, 2, "2.67"), (-0.04, 1, "-0.0"), (1424.5, 0, "1425")],
+)
+def test_fixed_rounds_the_exact_value_half_up_like_tofixed(x, digits, text):
+    """2.675 is 2.67499… in binary, so it rounds down; 12.5 and 0.125 are exact halves and round up
+    (Python's format() would give 12 and 0.12)."""
+    assert fixed(x, digits) == text
+
+
+@pytest.mark.parametrize("x, digits, text", [(12.5, 1, "+12.5"), (-3.25, 1, "-3.3"), (0.0, 1, "+0.0")])
+def test_signed_always_writes_the_sign(x, digits, text):
+    assert signed(x, digits) == text
+
+
+@pytest.mark.parametrize(
+    "x, text", [(0.000125, "0.00013"), (0.0125, "0.013"), (9.96, "10"), (0.5, "0.5"), (123456.0, "1.2e+05")]
+)
+def test_two_significant_digits_round_halves_up(x, text):
+    assert significant(x, 2) == text
+
+
+@pytest.mark.parametrize("x, text", [(1.25e-05, "1.3e-05"), (0.00012, "1.2e-04"), (0.0, "0.0e+00")])
+def test_scientific_rounds_halves_up(x, text):
+    assert scientific(x, 1) == text
+
+
+@pytest.mark.parametrize(
+    "x, digits, text",
+    [(512, 1, "512 B"), (4224, 2, "4.13 KiB"), (1.5 * 2**30, 1, "1.5 GiB"), (3 * 2**40, 1, "3.0 TiB"),
+     (None, 1, "–"), (float("nan"), 2, "–")],
+)
+def test_sizes_in_binary_units(x, digits, text):
+    assert format_bytes(x, digits) == text
+
+
+def test_plain_writes_counts_and_constants_without_noise():
+    assert (plain(3.0), plain(0.05), plain(12.0)) == ("3", "0.05", "12")

@@ -32,7 +32,7 @@ from tb_plugin_advisor.analysis.thresholds import (
     TINY_MIN_LAUNCHES,
     TINY_MIN_LAUNCHES_PER_STEP,
 )
-from tb_plugin_advisor.formatting import format_ms, format_pct
+from tb_plugin_advisor.formatting import fixed, format_ms, format_pct, plain, significant
 
 
 @dataclass(frozen=True)
@@ -78,12 +78,13 @@ def kernel_findings(stats: KernelStats) -> List[Finding]:
     else:
         numerous = tiny_launches >= TINY_MIN_LAUNCHES
     if share >= TINY_LAUNCH_SHARE_PCT and numerous:
-        count_text = f"{per_step:.0f} per step" if per_step is not None else f"{tiny_launches} in the profile"
+        count_text = (f"{fixed(per_step, 0)} per step" if per_step is not None
+                      else f"{tiny_launches} in the profile")
         out.append(Finding(
             "kernels.tiny_launches", "medium", "Tiny kernels dominate the launches",
             "Most launches are kernels shorter than the time it takes to launch one, so the GPU waits on "
             "the host between them. Fuse them (XLA / torch.compile) or capture the step in a CUDA graph.",
-            f"{format_pct(share)} of {stats.launches} launches are kernels under {TINY_KERNEL_US:g} µs "
+            f"{format_pct(share)} of {stats.launches} launches are kernels under {plain(TINY_KERNEL_US)} µs "
             f"({count_text}); they are {format_pct(100.0 * stats.sums.tiny_ns / total)} of "
             "kernel time",
             FUSE_SNIPPET,
@@ -159,8 +160,8 @@ def _gib(value: Optional[int]) -> str:
     if value is None:
         return "unknown"
     if value >= 1 << 30:
-        return f"{value / (1 << 30):.2f} GiB"
-    return f"{value / (1 << 20):.1f} MiB"
+        return f"{fixed(value / (1 << 30), 2)} GiB"
+    return f"{fixed(value / (1 << 20), 1)} MiB"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -201,8 +202,9 @@ def collective_findings(c: Dict[str, Any]) -> List[Finding]:
                 "Small messages are latency-bound: each call pays the same setup cost whatever its size. "
                 "Fewer, larger buckets (DDP bucket_cap_mb, FSDP wrapping larger units, XLA combiner "
                 "thresholds) move the same bytes in fewer calls.",
-                f"{per_step:.0f} calls per step, {_gib(mean)} on average"
-                + (f", {t['busbw_gbps']:.1f} GB/s bus bandwidth" if t.get("busbw_gbps") is not None else ""),
+                f"{fixed(per_step, 0)} calls per step, {_gib(mean)} on average"
+                + (f", {fixed(t['busbw_gbps'], 1)} GB/s bus bandwidth"
+                   if t.get("busbw_gbps") is not None else ""),
             ))
     skew = c.get("skew") or {}
     if skew.get("compute_skew_pct") is not None and skew["compute_skew_pct"] >= COLLECTIVES_SKEW_PCT:
@@ -240,14 +242,14 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
         if pct is None or share is None or share < ROOFLINE_MIN_TIME_PCT or pct >= ROOFLINE_FAR_BELOW_PCT:
             continue
         memory = op["bound"] == "memory"
-        reached = (f"{op['achieved_gbps']:.1f} GB/s of {r['bandwidth_gbps']:.0f} GB/s" if memory
-                   else f"{op['achieved_tflops']:.2f} of {op['roof_tflops']:.1f} TFLOP/s")
+        reached = (f"{fixed(op['achieved_gbps'], 1)} GB/s of {fixed(r['bandwidth_gbps'], 0)} GB/s" if memory
+                   else f"{fixed(op['achieved_tflops'], 2)} of {fixed(op['roof_tflops'], 1)} TFLOP/s")
         out.append(Finding(
             "roofline.far_below_roof", "medium", f"A hot op is far below its roof: {_short(op['name'])}",
             MEMORY_BOUND_ADVICE if memory else COMPUTE_BOUND_ADVICE,
-            f"{_short(op['name'], 100)}: {share:.1f} % of device time, {op['bound']}-bound (intensity "
-            f"{op['intensity']:.2f} FLOP/byte, ridge {op['ridge_flops_per_byte']:.1f} at "
-            f"{op['peak_precision']}), reaches {pct:.1f} % "
+            f"{_short(op['name'], 100)}: {fixed(share, 1)} % of device time, {op['bound']}-bound (intensity "
+            f"{fixed(op['intensity'], 2)} FLOP/byte, ridge {fixed(op['ridge_flops_per_byte'], 1)} at "
+            f"{op['peak_precision']}), reaches {fixed(pct, 1)} % "
             f"of its roof ({reached}); FLOPs from {op['source']}",
         ))
     mfu = r.get("mfu_pct")
@@ -258,13 +260,14 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
             "roofline.low_mfu", "low", f"Model FLOPs utilisation is {_sig(mfu)} %",
             "The device runs the model's FLOPs at a small fraction of its peak. The hot ops above and the "
             "step breakdown say where the time goes instead (input, host, communication, memory-bound ops).",
-            f"{_sig(r['achieved_tflops'])} TFLOP/s achieved {basis} against {r['peak_tflops']:.1f} TFLOP/s "
+            f"{_sig(r['achieved_tflops'])} TFLOP/s achieved {basis} against "
+            f"{fixed(r['peak_tflops'], 1)} TFLOP/s "
             f"{r['peak_precision']} peak of the {r['device']} ({r['devices']} device(s), "
-            f"{covered:.0f} % of compute time has known FLOPs)",
+            f"{fixed(covered, 0)} % of compute time has known FLOPs)",
         ))
     return out
 
 
 def _sig(value: float) -> str:
     """One decimal, or two significant digits for values under 0.1 (a TPU running only adds: 0.00053 %)."""
-    return f"{value:.2g}" if 0 < abs(value) < 0.1 else f"{value:.1f}"
+    return f"{significant(value, 2)}" if 0 < abs(value) < 0.1 else f"{fixed(value, 1)}"

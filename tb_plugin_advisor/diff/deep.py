@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.diff.collectives import collectives_diff, collectives_sentence
+from tb_plugin_advisor.formatting import fixed, format_bytes
 
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
                        "distinct")
@@ -68,16 +69,10 @@ def memory_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def _bytes(value: float) -> str:
-    v = abs(value)
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if v >= size:
-            return f"{value / size:.1f} {unit}"
-    return f"{value:.0f} B"
 
 
 def _signed_bytes(value: float) -> str:
-    return ("+" if value >= 0 else "\u2212") + _bytes(abs(value))
+    return ("+" if value >= 0 else "\u2212") + format_bytes(abs(value))
 
 
 def memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
@@ -90,8 +85,8 @@ def memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
     parts = []
     if device_peak.get("delta_pct") is None:  # CPU runs: diff.py has no device peak to speak of
         sign = "+" if peak["delta_pct"] > 0 else "\u2212"
-        parts.append(f"Peak memory of {m['candidate_allocator']} {_bytes(peak['baseline'])} \u2192 "
-                     f"{_bytes(peak['candidate'])} ({sign}{abs(peak['delta_pct']):.0f} %)")
+        parts.append(f"Peak memory of {m['candidate_allocator']} {format_bytes(peak['baseline'])} \u2192 "
+                     f"{format_bytes(peak['candidate'])} ({sign}{fixed(abs(peak['delta_pct']), 0)} %)")
     floor = DEEP_EXPLAIN["dtype_min_share_pct"] / 100.0 * peak["baseline"]
     moved = [(k, v) for k, v in (m.get("by_dtype_delta_bytes") or {}).items() if abs(v) >= floor]
     if moved:
@@ -134,11 +129,12 @@ def kernel_sentence(diff: Dict[str, Any]) -> Optional[str]:
     launches = ks.get("launches_per_step") or {}
     moved = launches.get("delta_pct")
     if moved is not None and abs(moved) >= DEEP_EXPLAIN["launches_min_pct"]:
-        parts.append(f"kernel launches per step {launches['baseline']:.0f} \u2192 "
-                     f"{launches['candidate']:.0f}")
+        parts.append(f"kernel launches per step {fixed(launches['baseline'], 0)} \u2192 "
+                     f"{fixed(launches['candidate'], 0)}")
     occ = ks.get("occupancy_pct") or {}
     if occ.get("delta") is not None and abs(occ["delta"]) >= DEEP_EXPLAIN["occupancy_min_points"]:
-        parts.append(f"time-weighted occupancy {occ['baseline']:.0f} % \u2192 {occ['candidate']:.0f} %")
+        parts.append(f"time-weighted occupancy {fixed(occ['baseline'], 0)} % \u2192 "
+                     f"{fixed(occ['candidate'], 0)} %")
     return ("Kernels: " + "; ".join(parts) + ".") if parts else None
 
 
@@ -173,11 +169,11 @@ def roofline_sentence(diff: Dict[str, Any]) -> Optional[str]:
     mfu, achieved = r.get("mfu_pct") or {}, r.get("achieved_tflops") or {}
     parts = []
     if mfu.get("delta") is not None and abs(mfu["delta"]) >= DEEP_EXPLAIN["mfu_min_points"]:
-        parts.append(f"MFU {mfu['baseline']:.1f} % \u2192 {mfu['candidate']:.1f} %")
+        parts.append(f"MFU {fixed(mfu['baseline'], 1)} % \u2192 {fixed(mfu['candidate'], 1)} %")
     moved = achieved.get("delta_pct")
     if moved is not None and abs(moved) >= DEEP_EXPLAIN["achieved_min_pct"]:
-        parts.append(f"{achieved['baseline']:.2f} \u2192 {achieved['candidate']:.2f} TFLOP/s of model FLOPs "
-                     "per device")
+        parts.append(f"{fixed(achieved['baseline'], 2)} \u2192 {fixed(achieved['candidate'], 2)} "
+                     "TFLOP/s of model FLOPs per device")
     return ("Roofline: " + "; ".join(parts) + ".") if parts else None
 
 

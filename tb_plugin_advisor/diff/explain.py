@@ -20,6 +20,7 @@ from tb_plugin_advisor.diff.rules import (
     SLOWER_16BIT,
 )
 from tb_plugin_advisor.diff.stats import SIGNIFICANCE
+from tb_plugin_advisor.formatting import fixed, format_bytes
 
 # ---------------------------------------------------------------------------------------------------
 # The plain-words paragraph. Every clause is computed from the diff's numbers.
@@ -69,7 +70,7 @@ def _elide_at_separators(name: str, limit: int) -> str:
 
 def fmt_ms(value: float) -> str:
     a = abs(value)
-    text = f"{a:.0f}" if a >= 100 else f"{a:.1f}" if a >= 10 else f"{a:.2f}" if a >= 0.1 else f"{a:.3f}"
+    text = fixed(a, 0 if a >= 100 else 1 if a >= 10 else 2 if a >= 0.1 else 3)
     return (MINUS if value < 0 and float(text) != 0 else "") + text
 
 
@@ -80,7 +81,7 @@ def fmt_signed_ms(value: float) -> str:
 
 def fmt_signed_pct(value: float) -> str:
     a = abs(value)
-    text = f"{a:.0f}" if a >= 10 else f"{a:.1f}"
+    text = f"{fixed(a, 0)}" if a >= 10 else f"{fixed(a, 1)}"
     if float(text) == 0:
         return "±0 %"
     return (MINUS if value < 0 else "+") + text + " %"
@@ -90,16 +91,9 @@ def fmt_share(value: Optional[float]) -> str:
     if value is None:
         return "n/a"
     a = abs(value)
-    return f"{value:.0f}" if a >= 10 or a == 0 else f"{value:.1f}"
+    return f"{fixed(value, 0)}" if a >= 10 or a == 0 else f"{fixed(value, 1)}"
 
 
-def fmt_bytes(value: int) -> str:
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(size) < 1024 or unit == "TiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{value} B"
 
 
 def _step_sentence(diff: Dict[str, Any]) -> str:
@@ -267,7 +261,7 @@ def _memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
     if abs(m["delta_pct"]) < EXPLAIN["memory_min_pct"]:
         return None
     return (
-        f"Peak device memory {fmt_bytes(m['baseline'])} {ARROW} {fmt_bytes(m['candidate'])} "
+        f"Peak device memory {format_bytes(m['baseline'])} {ARROW} {format_bytes(m['candidate'])} "
         f"({fmt_signed_pct(m['delta_pct'])})."
     )
 

@@ -13,6 +13,8 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.formatting import plain, significant
+
 SIGNIFICANCE = {
     "alpha": 0.01,  # two-sided level of the rank-sum test
     "min_steps": 5,  # per run; fewer steps are never significant
@@ -139,9 +141,9 @@ def _significant(
     if n1 < min_steps or n2 < min_steps:
         return False, f"too few steps ({n1} and {n2}; need {min_steps} each)"
     if test.p_value >= alpha:
-        return False, f"within the step-to-step noise (p = {test.p_value:.2g})"
+        return False, f"within the step-to-step noise (p = {significant(test.p_value, 2)})"
     if scale and test.shift is not None and abs(test.shift) < SIGNIFICANCE["min_effect_pct"] / 100.0 * scale:
-        return False, f"real but below {SIGNIFICANCE['min_effect_pct']:g} % of the step"
+        return False, f"real but below {plain(SIGNIFICANCE['min_effect_pct'])} % of the step"
     if mean_delta is not None and test.shift is not None and mean_delta * test.shift < 0:
         return False, "mean and median moved in opposite directions"
-    return True, f"p = {test.p_value:.2g}"
+    return True, f"p = {significant(test.p_value, 2)}"

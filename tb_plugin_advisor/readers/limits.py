@@ -12,6 +12,8 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
+from tb_plugin_advisor.formatting import fixed
+
 MB = 1 << 20
 
 
@@ -70,4 +72,4 @@ def configure(max_profile_mb: float, export: bool = False) -> ReadLimits:
 
 
 def describe_bytes(count: int) -> str:
-    return f"{count / MB:.0f} MB" if count >= MB else f"{count} bytes"
+    return f"{fixed(count / MB, 0)} MB" if count >= MB else f"{count} bytes"

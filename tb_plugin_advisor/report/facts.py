@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 from tb_plugin_advisor.advice import recommend as rec
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.step_time.torch_signals import TorchSignals
+from tb_plugin_advisor.formatting import fixed
 
 if TYPE_CHECKING:
     from tb_plugin_advisor.report.host import HostReport
@@ -62,11 +63,12 @@ def facts_of(report: HostReport) -> rec.Facts:
         preprocessing_pct=report.preprocessing.share_pct,
         preprocessing_input_threads_ms=report.preprocessing.input_threads_ms,
         preprocessing_step_threads_ms=report.preprocessing.step_threads_ms,
-        preprocessing_ops=[f"{op} {ms:.1f} ms" for op, ms in report.preprocessing.top_ops()],
+        preprocessing_ops=[f"{op} {fixed(ms, 1)} ms" for op, ms in report.preprocessing.top_ops()],
         host_sync_count=report.host_sync.count,
         host_sync_pct=report.host_sync.time_pct,
         host_sync_idle_pct=report.host_sync.device_idle_pct if report.host_sync.has_device else None,
-        host_sync_calls=[f"{n} ×{c:.0f}, {ms:.2f} ms" for n, c, ms in report.host_sync.top_calls()],
+        host_sync_calls=[f"{n} ×{fixed(c, 0)}, {fixed(ms, 2)} ms"
+                         for n, c, ms in report.host_sync.top_calls()],
         median_kernel_us=s.median_kernel_us,
         host_offload_copy_pct=s.host_offload_copy_pct,
         device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),

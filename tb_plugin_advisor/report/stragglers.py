@@ -13,6 +13,7 @@ from typing import Dict, List
 import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.formatting import signed
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Straggler:
             "value": round(self.value, 4),
             "median": round(self.median, 4),
             "excess": round(self.excess, 2),
-            "message": f"{self.host}: {what} {self.excess:+.1f}{unit} vs the median host",
+            "message": f"{self.host}: {what} {signed(self.excess, 1)}{unit} vs the median host",
         }
 
 

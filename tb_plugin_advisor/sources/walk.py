@@ -22,6 +22,8 @@ from typing import Callable, Iterator, List, Optional, Set, Tuple
 
 from tensorboard.compat.tensorflow_stub.io import gfile
 
+from tb_plugin_advisor.formatting import plain
+
 # A walk this large is almost surely a mistake (a logdir at / or $HOME); the budget keeps the
 # server's scanning thread from running for minutes.
 MAX_ENTRIES = 500_000
@@ -165,7 +167,7 @@ def walk(
     while stack:
         if listed > budget.max_entries or time.monotonic() > deadline:
             limit = (f"{budget.max_entries:,} entries" if listed > budget.max_entries
-                     else f"{budget.max_seconds:g} s")
+                     else f"{plain(budget.max_seconds)} s")
             report.truncated = (
                 f"the walk of the logdir stopped after {limit} (the scan budget) with {len(stack)} "
                 "directories left unread; point --logdir at the directory that holds your runs"

@@ -8,7 +8,7 @@ from typing import Optional, Tuple
 
 from tb_plugin_advisor.advice.facts import Facts
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.formatting import fixed, format_pct
 
 
 def _input_severity(f: Facts) -> str:
@@ -104,7 +104,7 @@ def small_kernels(f: Facts) -> Optional[Tuple[str, str]]:
         return None
     severity = "high" if f.bottleneck == "launch" else "medium"
     return severity, (
-        f"{f.kernels_per_step:.0f} kernels per step, {f.mean_kernel_us:.1f} µs on average; "
+        f"{fixed(f.kernels_per_step, 0)} kernels per step, {fixed(f.mean_kernel_us, 1)} µs on average; "
         f"kernel launch {format_pct(launch)} of the step"
     )
 
@@ -120,7 +120,7 @@ def tf_function(f: Facts):
     if f.eager_ops_per_step >= th.EAGER_OPS_PER_STEP and not f.compiled_step:
         severity = "high" if f.bottleneck in ("host", "launch") else "medium"
         return severity, (
-            f"{f.eager_ops_per_step:.0f} ops per step are dispatched one by one from Python "
+            f"{fixed(f.eager_ops_per_step, 0)} ops per step are dispatched one by one from Python "
             "(no compiled step function runs in the steps)."
         )
     return None

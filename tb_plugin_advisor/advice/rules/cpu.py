@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.formatting import fixed, format_pct
 
 if TYPE_CHECKING:
     from tb_plugin_advisor.advice.facts import Facts
@@ -30,9 +30,9 @@ def preprocessing(f: Facts) -> Optional[Tuple[str, str]]:
     severity = "high" if share >= th.PREPROCESSING_HIGH_PCT and not f.device_kind else "medium"
     where = []
     if f.preprocessing_input_threads_ms:
-        where.append(f"{f.preprocessing_input_threads_ms:.1f} ms on tf.data threads")
+        where.append(f"{fixed(f.preprocessing_input_threads_ms, 1)} ms on tf.data threads")
     if f.preprocessing_step_threads_ms:
-        where.append(f"{f.preprocessing_step_threads_ms:.1f} ms inside the step")
+        where.append(f"{fixed(f.preprocessing_step_threads_ms, 1)} ms inside the step")
     ops = ", ".join(f.preprocessing_ops[:5])
     host = "on a CPU-only host they compete with training for the same cores" if not f.device_kind else (
         "and the step waits for input")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.formatting import fixed, format_pct
 
 if TYPE_CHECKING:
     from tb_plugin_advisor.advice.facts import Facts
@@ -21,7 +21,7 @@ def host_sync(f: Facts) -> Optional[Tuple[str, str]]:
     severity = "high" if f.host_sync_idle_pct >= th.HOST_SYNC_IDLE_HIGH_PCT else "medium"
     calls = ", ".join(f.host_sync_calls[:4])
     return severity, (
-        f"{f.host_sync_count:.0f} host synchronisations per step take {format_pct(f.host_sync_pct)} of "
+        f"{fixed(f.host_sync_count, 0)} host synchronisations per step take {format_pct(f.host_sync_pct)} of "
         f"the step; the device is idle for {format_pct(f.host_sync_idle_pct)} of the step while the host "
         f"waits ({calls})."
     )
@@ -41,7 +41,8 @@ def launch_bound_xla(f: Facts) -> Optional[Tuple[str, str]]:
     severity = "high" if f.bottleneck == "launch" or very_idle else "medium"
     launch = f.breakdown_pct.get("kernel_launch", 0.0)
     return severity, (
-        f"{f.kernels_per_step:.0f} kernels per step with a median of {f.median_kernel_us:.1f} µs; kernel "
+        f"{fixed(f.kernels_per_step, 0)} kernels per step with a median of "
+        f"{fixed(f.median_kernel_us, 1)} µs; kernel "
         f"launch {format_pct(launch)} of the step and the device idle {format_pct(f.device_idle_pct)} of it."
     )
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from tb_plugin_advisor.advice.rules.core import small_kernels
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.formatting import fixed, format_pct
 
 if TYPE_CHECKING:  # recommend.py imports this module; Facts is only a type here
     from tb_plugin_advisor.advice.facts import Facts
@@ -126,7 +126,8 @@ def pin_memory(f: Facts) -> Optional[Tuple[str, str]]:
         return None
     return "medium", (
         f"copies from pageable host memory ('Memcpy HtoD (Pageable -> Device)') take "
-        f"{f.torch_pageable_h2d_ms:.2f} ms per step ({format_pct(f.torch_pageable_h2d_pct)} of the step); "
+        f"{fixed(f.torch_pageable_h2d_ms, 2)} ms per step "
+        f"({format_pct(f.torch_pageable_h2d_pct)} of the step); "
         "they are staged through a bounce buffer and cannot overlap compute."
     )
 
@@ -136,7 +137,8 @@ def zero_grad_set_to_none(f: Facts) -> Optional[Tuple[str, str]]:
     if f.framework != PYTORCH or f.torch_zero_grad_fills < 1:
         return None
     return "low", (
-        f"Optimizer.zero_grad runs {f.torch_zero_grad_fills:.0f} zero-filling ops (aten::zero_/fill_) per "
+        f"Optimizer.zero_grad runs {fixed(f.torch_zero_grad_fills, 0)} zero-filling ops "
+        "(aten::zero_/fill_) per "
         "step: gradients are overwritten with zeros instead of being dropped."
     )
 

@@ -31,7 +31,7 @@ from tb_plugin_advisor.analysis.classify.patterns import (
 from tb_plugin_advisor.analysis.precision.cpu_tf import MAX_TOP_FP32_OPS, host_precision
 from tb_plugin_advisor.analysis.precision.cpu_torch import torch_host_precision
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
-from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.formatting import fixed, format_pct
 from tb_plugin_advisor.lookup import sums_by_code
 
 # Verdict: share of matrix work (GEMM/convolution/attention, or all compute when the profile has
@@ -135,7 +135,8 @@ def _device_evidence(
         lines.append(f"{shape_typed} kernels were typed from the op's `shape` stat (no type in the name)")
     if excluded_ns:
         lines.append(
-            f"{excluded_ns / 1e6:.3f} ms of collectives and runtime copy kernels are not compute and are "
+            f"{fixed(excluded_ns / 1e6, 3)} ms of collectives and runtime copy kernels are not compute "
+            "and are "
             "left out of the shares"
         )
     if fp32_matrix_ns:

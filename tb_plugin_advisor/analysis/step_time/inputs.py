@@ -19,7 +19,7 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import tf_data_names as tf_data
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown, is_producer_line
-from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.formatting import fixed, format_pct
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Line, Profile
 
@@ -257,7 +257,7 @@ def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
     total = sum(result.stages_ms.values())
     if total > 0:
         parts = ", ".join(
-            f"{stage} {ms:.1f} ms ({format_pct(ms * 100 / total)})"
+            f"{stage} {fixed(ms, 1)} ms ({format_pct(ms * 100 / total)})"
             for stage, ms in sorted(result.stages_ms.items(), key=lambda kv: -kv[1])
             if ms > 0
         )
@@ -267,7 +267,7 @@ def _evidence(result: InputPipeline, ranked: List[IteratorNode]) -> List[str]:
         out.append(
             "Slowest iterators (own time per step): "
             + "; ".join(
-                f"{n.name} [{n.dataset or n.kind}, {n.role}] {n.self_ns / 1e6 / result.steps:.1f} ms"
+                f"{n.name} [{n.dataset or n.kind}, {n.role}] {fixed(n.self_ns / 1e6 / result.steps, 1)} ms"
                 for n in top
             )
             + "."

@@ -21,6 +21,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
 from tb_plugin_advisor.analysis.intervals import outermost
+from tb_plugin_advisor.formatting import fixed, plain
 from tb_plugin_advisor.lookup import sums_by_code, unique_codes
 from tb_plugin_advisor.model import STEP_SOURCES, Device, Line, Plane, Profile, StepMarker
 
@@ -406,12 +407,12 @@ def _add_notes(steps: Steps) -> None:
     if steps.warmup.any():
         slow = [
             f"step {steps.numbers[i] if steps.numbers[i] is not None else f'#{i}'} "
-            f"({steps.duration_ns[i] / 1e6:.1f} ms)"
+            f"({fixed(steps.duration_ns[i] / 1e6, 1)} ms)"
             for i in np.flatnonzero(steps.warmup).tolist()
         ]
         plural = len(slow) > 1
         steps.notes.append(
-            f"{' and '.join(slow)} took at least {th.WARMUP_FACTOR:g}× the median of the later steps "
+            f"{' and '.join(slow)} took at least {plain(th.WARMUP_FACTOR)}× the median of the later steps "
             f"(warm-up) and {'are' if plural else 'is'} left out of the averages."
         )
     if steps.count < th.FEW_STEPS:

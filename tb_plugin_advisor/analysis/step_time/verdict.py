@@ -15,7 +15,7 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
 from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS, Steps
-from tb_plugin_advisor.formatting import format_ms, format_pct
+from tb_plugin_advisor.formatting import fixed, format_ms, format_pct
 
 # How categories read in sentences.
 LABELS = {
@@ -172,7 +172,7 @@ def _evidence(breakdown: Breakdown, steps: Steps, pct: Dict[str, float], device_
         + "."
     )
     for name, thread, ms in breakdown.input_evidence[:3]:
-        out.append(f"Input wait: {name} on {thread}: {ms:.1f} ms per step.")
+        out.append(f"Input wait: {name} on {thread}: {fixed(ms, 1)} ms per step.")
     busy = [f"{name} {format_pct(value)}" for name, value in breakdown.device_busy_pct.items() if value > 0]
     if busy:
         out.append(

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from typing import List
 
+from tb_plugin_advisor.formatting import format_bytes
 from tb_plugin_advisor.sources.doctor.diagnose import DoctorReport
 from tb_plugin_advisor.sources.session import FRAMEWORK_OF_FORMAT
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def render_text(report: DoctorReport) -> str:
@@ -27,7 +19,7 @@ def render_text(report: DoctorReport) -> str:
         s = r.session
         status = "ok " if not r.problems else "!! "
         hosts = f"{len(s.hosts)} host{'s' if len(s.hosts) != 1 else ''}"
-        parts = [s.format, hosts, human_size(s.size_bytes)]
+        parts = [s.format, hosts, format_bytes(s.size_bytes)]
         if r.devices:
             parts.append(r.devices)
         if s.format in ("xplane", "kineto"):

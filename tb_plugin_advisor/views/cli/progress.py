@@ -10,12 +10,14 @@ import sys
 import time
 from typing import Callable, Optional, TextIO
 
+from tb_plugin_advisor.formatting import fixed
+
 BAR_CELLS = 24
 MIN_INTERVAL_S = 0.1  # redraws per second are capped: a 300 MB file calls back thousands of times
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f}"
+    return f"{fixed(n / 1e6, 1)}"
 
 
 class ProgressBar:
@@ -35,7 +37,8 @@ class ProgressBar:
         filled = int(round(fraction * BAR_CELLS))
         bar = "#" * filled + "." * (BAR_CELLS - filled)
         elapsed = now - self.started
-        return f"{stage} [{bar}] {fraction * 100:3.0f} % {_mb(done)}/{_mb(total)} MB {elapsed:.1f} s"
+        percent = fixed(fraction * 100, 0).rjust(3)
+        return f"{stage} [{bar}] {percent} % {_mb(done)}/{_mb(total)} MB {fixed(elapsed, 1)} s"
 
     def callback(self, stage: str) -> Callable[[int, int], None]:
         def on_progress(done: int, total: int) -> None:

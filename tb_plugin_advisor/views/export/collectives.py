@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.formatting import fixed
 from tb_plugin_advisor.views.export.tables import (
     esc,
     fmt_bytes,
@@ -22,20 +23,20 @@ HEADERS = ("collective", "calls", "ms/step", "exposed ms/step", "hidden %", "mea
 
 
 def _f(value: Any, digits: int = 2) -> str:
-    return "—" if value is None else f"{num(value):.{digits}f}"
+    return "—" if value is None else fixed(num(value), digits)
 
 
 def summary(c: Dict[str, Any]) -> Optional[str]:
     if not c or not c.get("calls"):
         return None
-    parts = [f"{c['calls']} collective calls, {num(c.get('total_ms')):.2f} ms"]
+    parts = [f"{c['calls']} collective calls, {fixed(num(c.get('total_ms')), 2)} ms"]
     if c.get("per_step_ms") is not None:
         share = c.get("exposed_step_pct")
-        parts.append(f"{num(c['per_step_ms']):.2f} ms per step and device, "
-                     f"{num(c.get('exposed_per_step_ms')):.2f} ms of it exposed"
-                     + (f" ({num(share):.1f} % of the step)" if share is not None else ""))
+        parts.append(f"{fixed(num(c['per_step_ms']), 2)} ms per step and device, "
+                     f"{fixed(num(c.get('exposed_per_step_ms')), 2)} ms of it exposed"
+                     + (f" ({fixed(num(share), 1)} % of the step)" if share is not None else ""))
     if c.get("hidden_pct") is not None:
-        parts.append(f"{num(c['hidden_pct']):.0f} % hidden behind compute")
+        parts.append(f"{fixed(num(c['hidden_pct']), 0)} % hidden behind compute")
     skew = c.get("skew") or {}
     if skew:
         parts.append(f"slowest rank {skew['slowest']} computes {_f(skew.get('compute_skew_pct'), 0)} % more "

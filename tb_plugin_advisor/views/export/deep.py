@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from tb_plugin_advisor.formatting import fixed
 from tb_plugin_advisor.views.export import collectives as render_collectives
 from tb_plugin_advisor.views.export import roofline as render_roofline
 from tb_plugin_advisor.views.export.tables import (
@@ -37,7 +38,8 @@ def _occupancy(k: Dict[str, Any]) -> str:
         return "—"
     tag = {"profile_theoretical": "theor.", "profile_achieved_estimate": "achieved est.",
            "computed_theoretical": "computed"}.get(str(k.get("occupancy_source")), "")
-    return f"{num(k['occupancy_pct']):.1f} % ({tag})" if tag else f"{num(k['occupancy_pct']):.1f} %"
+    value = f"{fixed(num(k['occupancy_pct']), 1)} %"
+    return f"{value} ({tag})" if tag else value
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -48,13 +50,14 @@ def kernel_summary(ks: Dict[str, Any]) -> Optional[str]:
     if not ks or not ks.get("launches"):
         return None
     per_step = ks.get("launches_per_step")
-    parts = [f"{ks['launches']} launches of {ks.get('distinct')} kernels, {num(ks.get('total_ms')):.2f} ms"]
+    parts = [f"{ks['launches']} launches of {ks.get('distinct')} kernels, "
+             f"{fixed(num(ks.get('total_ms')), 2)} ms"]
     if per_step is not None:
-        parts.append(f"{num(per_step):.0f} launches per step")
-    parts.append(f"{num(ks.get('tiny_launch_pct')):.0f} % of launches under 10 µs")
+        parts.append(f"{fixed(num(per_step), 0)} launches per step")
+    parts.append(f"{fixed(num(ks.get('tiny_launch_pct')), 0)} % of launches under 10 µs")
     if ks.get("occupancy_pct") is not None:
-        parts.append(f"occupancy {num(ks['occupancy_pct']):.1f} % (time-weighted)")
-    parts.append(f"{num(ks.get('tensor_core_time_pct')):.0f} % of kernel time on Tensor Cores")
+        parts.append(f"occupancy {fixed(num(ks['occupancy_pct']), 1)} % (time-weighted)")
+    parts.append(f"{fixed(num(ks.get('tensor_core_time_pct')), 0)} % of kernel time on Tensor Cores")
     return "; ".join(parts)
 
 
@@ -64,9 +67,9 @@ KERNEL_HEADERS = ("kernel", "launches", "total ms", "mean µs", "min µs", "max 
 
 def kernel_cells(k: Dict[str, Any]) -> List[str]:
     return [
-        str(k.get("name", "")), str(k.get("launches", "")), f"{num(k.get('total_ms')):.3f}",
-        f"{num(k.get('mean_us')):.1f}", f"{num(k.get('min_us')):.1f}", f"{num(k.get('max_us')):.1f}",
-        _dim3(k.get("grid")), _dim3(k.get("block")), opt(k.get("registers_per_thread"), "{:.0f}"),
+        str(k.get("name", "")), str(k.get("launches", "")), fixed(num(k.get("total_ms")), 3),
+        fixed(num(k.get("mean_us")), 1), fixed(num(k.get("min_us")), 1), fixed(num(k.get("max_us")), 1),
+        _dim3(k.get("grid")), _dim3(k.get("block")), opt(k.get("registers_per_thread"), 0),
         fmt_bytes(k.get("shared_memory_bytes")) if k.get("shared_memory_bytes") is not None else "—",
         _occupancy(k), "yes" if k.get("tensor_cores") else "no",
     ]
@@ -77,14 +80,15 @@ def memory_lines(a: Dict[str, Any]) -> List[str]:
     where = f" in step {a['peak_step']}" if a.get("peak_step") is not None else ""
     op = f", during {a['peak_op']}" if a.get("peak_op") else ""
     head = f"{a.get('host') + ': ' if a.get('host') else ''}{a['allocator']} ({a['kind']})"
-    lines = [f"{head}: peak {fmt_bytes(a['peak_bytes'])} at {num(a.get('peak_ms')):.1f} ms{where}{op}"
+    lines = [f"{head}: peak {fmt_bytes(a['peak_bytes'])} at {fixed(num(a.get('peak_ms')), 1)} ms{where}{op}"
              + (" (relative to the first record: no in-use count recorded)" if a.get("relative") else "")]
     if a.get("capacity_bytes"):
         source = str(a.get("capacity_source", "")).replace("_", " ")
-        lines.append(f"headroom {fmt_bytes(a.get('headroom_bytes'))} ({num(a.get('headroom_pct')):.1f} %) "
+        lines.append(f"headroom {fmt_bytes(a.get('headroom_bytes'))} "
+                     f"({fixed(num(a.get('headroom_pct')), 1)} %) "
                      f"of {fmt_bytes(a['capacity_bytes'])} ({source})")
     if a.get("fragmentation_pct") is not None:
-        lines.append(f"fragmentation at the peak {num(a['fragmentation_pct']):.1f} % "
+        lines.append(f"fragmentation at the peak {fixed(num(a['fragmentation_pct']), 1)} % "
                      f"({str(a.get('fragmentation_source', '')).replace('_', ' ')})")
     if a.get("live_at_peak_count"):
         dtypes = ", ".join(f"{k} {fmt_bytes(v)}" for k, v in (a.get("live_at_peak_by_dtype") or {}).items())
@@ -101,7 +105,7 @@ LIVE_HEADERS = ("bytes", "op", "shape", "dtype", "region", "allocated at ms")
 
 def live_cells(x: Dict[str, Any]) -> List[str]:
     return [fmt_bytes(x.get("bytes")), str(x.get("op") or "—"), str(x.get("shape") or "—"),
-            str(x.get("dtype") or "—"), str(x.get("region") or "—"), opt(x.get("allocated_ms"), "{:.2f}")]
+            str(x.get("dtype") or "—"), str(x.get("region") or "—"), opt(x.get("allocated_ms"), 2)]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -215,17 +219,19 @@ def memory_svg(a: Dict[str, Any], width: int = 1000, height: int = 160) -> str:
     top = max(max(y), num(a.get("capacity_bytes")) if a.get("capacity_bytes") and
               num(a.get("headroom_pct")) < 50 else 0) or 1
     span = (t1 - t0) or 1.0
-    points = " ".join(f"{(x - t0) / span * width:.1f},{height - v / top * height:.1f}" for x, v in zip(t, y))
+    points = " ".join(f"{fixed((x - t0) / span * width, 1)},{fixed(height - v / top * height, 1)}"
+                      for x, v in zip(t, y))
     px = (num(a.get("peak_ms")) - t0) / span * width
     py = height - num(a.get("peak_bytes")) / top * height
     return (
         f'<svg role="img" aria-label="memory in use over time" viewBox="0 0 {width} {height}" width="100%" '
         f'height="{height}" preserveAspectRatio="none">'
         f'<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="{points}"/>'
-        f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="#c62828"><title>peak '
+        f'<circle cx="{fixed(px, 1)}" cy="{fixed(py, 1)}" r="4" fill="#c62828"><title>peak '
         f"{esc(fmt_bytes(a.get('peak_bytes')))}</title></circle></svg>"
         f'<div class="muted">{esc(a["allocator"])}: {len(t)} points'
-        f"{' (down-sampled, peak kept)' if tl.get('downsampled') else ''}, {t0:.1f} to {t1:.1f} ms</div>"
+        f"{' (down-sampled, peak kept)' if tl.get('downsampled') else ''}, "
+        f"{fixed(t0, 1)} to {fixed(t1, 1)} ms</div>"
     )
 
 

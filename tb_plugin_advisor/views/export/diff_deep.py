@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.formatting import fixed, format_bytes
+
 Table = Tuple[str, List[str], List[List[str]]]
 
 
@@ -13,12 +15,8 @@ def _fmt(value: Optional[float], unit: str = "", digits: int = 1) -> str:
     if value is None:
         return "—"
     if unit == "B":
-        v = abs(value)
-        for name, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-            if v >= size:
-                return f"{value / size:.2f} {name}"
-        return f"{value:.0f} B"
-    return f"{value:.{digits}f}{unit}"
+        return format_bytes(value, 2)
+    return f"{fixed(value, digits)}{unit}"
 
 
 def _signed(value: Optional[float], unit: str = "", digits: int = 1) -> str:

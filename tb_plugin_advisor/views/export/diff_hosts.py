@@ -5,9 +5,11 @@ from __future__ import annotations
 import html
 from typing import Any, Callable, Dict, List, Optional
 
+from tb_plugin_advisor.formatting import fixed, signed
 
-def _f(value: Optional[float], fmt: str = "{:.2f}") -> str:
-    return "n/a" if value is None else fmt.format(value)
+
+def _f(value: Optional[float], write: Callable[[float], str] = lambda v: fixed(v, 2)) -> str:
+    return "n/a" if value is None else write(value)
 
 
 def _rows(part: Dict[str, Any]) -> List[List[str]]:
@@ -21,8 +23,8 @@ def _rows(part: Dict[str, Any]) -> List[List[str]]:
                 str(r["host"]),
                 _f(r.get("baseline_step_ms")),
                 _f(r.get("candidate_step_ms")),
-                _f(r.get("delta_pct"), "{:+.1f} %"),
-                _f(r.get("input_delta_points"), "{:+.1f}"),
+                _f(r.get("delta_pct"), lambda v: f"{signed(v, 1)} %"),
+                _f(r.get("input_delta_points"), lambda v: signed(v, 1)),
                 mark,
             ]
         )

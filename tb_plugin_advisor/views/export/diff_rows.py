@@ -8,9 +8,9 @@ import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.diff.compare import SIGNIFICANCE
-from tb_plugin_advisor.diff.explain import fmt_bytes, short_name
+from tb_plugin_advisor.diff.explain import short_name
 from tb_plugin_advisor.diff.rules import ARROW, BOTTLENECK_LABELS, CATEGORY_LABELS, MINUS
-from tb_plugin_advisor.formatting import format_number, pct_number
+from tb_plugin_advisor.formatting import fixed, format_bytes, format_number, pct_number, plain, scientific
 
 TABLE_NAME_CHARS = 120  # op/kernel names in text and Markdown tables (HTML shows them whole)
 
@@ -52,7 +52,7 @@ def pct_text(value: Optional[float]) -> str:
 def p_text(value: Optional[float]) -> str:
     if value is None:
         return "n/a"
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+    return fixed(value, 3) if value >= 0.001 else scientific(value, 1)
 
 
 def wrap(text: str, width: int) -> List[str]:
@@ -104,7 +104,7 @@ def test_line(st: Dict[str, Any]) -> str:
         if st["shift_ci_ms"]:
             level = 100 * (1 - SIGNIFICANCE["alpha"])
             lo, hi = st["shift_ci_ms"]
-            shift += f" ({level:g} % interval {signed_text(lo)} to {signed_text(hi)} ms)"
+            shift += f" ({plain(level)} % interval {signed_text(lo)} to {signed_text(hi)} ms)"
         parts.append(shift)
     if st["noise_pct"] is not None:
         parts.append(f"noise \u00b1{num_text(st['noise_pct'])} %")
@@ -179,8 +179,8 @@ def memory_line(diff: Dict[str, Any]) -> Optional[str]:
     m = diff["peak_memory_bytes"]
     if m["baseline"] is None and m["candidate"] is None:
         return None
-    b = fmt_bytes(m["baseline"]) if m["baseline"] is not None else "n/a"
-    c = fmt_bytes(m["candidate"]) if m["candidate"] is not None else "n/a"
+    b = format_bytes(m["baseline"]) if m["baseline"] is not None else "n/a"
+    c = format_bytes(m["candidate"]) if m["candidate"] is not None else "n/a"
     return f"{b} {ARROW} {c}" + (f" ({pct_text(m['delta_pct'])})" if m["delta_pct"] is not None else "")
 
 

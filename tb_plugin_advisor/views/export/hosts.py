@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 from typing import Any, Dict, List
 
+from tb_plugin_advisor.formatting import fixed
+
 
 def _num(value: Any) -> float:
     try:
@@ -24,9 +26,9 @@ def _row(h: Dict[str, Any]) -> List[str]:
     util = h.get("device_util_pct")
     return [
         str(h.get("host", "")),
-        f"{_num(step):.2f}",
-        f"{_num(input_pct):.1f}",
-        "-" if util is None else f"{_num(util):.1f}",
+        f"{fixed(_num(step), 2)}",
+        f"{fixed(_num(input_pct), 1)}",
+        "-" if util is None else f"{fixed(_num(util), 1)}",
         "STRAGGLER" if h.get("straggler") else "",
         str((h.get("verdict") or {}).get("summary", "")),
     ]

@@ -12,7 +12,7 @@ import html
 import shutil
 from typing import Any, Dict, List, Optional
 
-from tb_plugin_advisor.formatting import format_ms, format_number, format_pct
+from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format_pct, plain
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.hosts import hosts_markdown, hosts_text
 from tb_plugin_advisor.views.export.report_html import render_html
@@ -43,10 +43,10 @@ def _host_sync_line(report: Dict[str, Any]) -> Optional[str]:
     if not sync.get("count_per_step"):
         return None
     idle = sync.get("device_idle_ms")
-    idle_text = f", device idle {idle:.2f} ms meanwhile" if idle is not None else ""
-    calls = ", ".join(f"{c['name']} ×{c['count']:g}" for c in sync.get("calls") or [])
+    idle_text = f", device idle {fixed(idle, 2)} ms meanwhile" if idle is not None else ""
+    calls = ", ".join(f"{c['name']} ×{plain(c['count'])}" for c in sync.get("calls") or [])
     return (
-        f"{sync['count_per_step']:g} per step, {sync['time_ms']:.2f} ms "
+        f"{plain(sync['count_per_step'])} per step, {fixed(sync['time_ms'], 2)} ms "
         f"({format_pct(sync['time_pct'])} of the step){idle_text}: {calls}"
     )
 
@@ -179,7 +179,7 @@ def render_markdown(report: Dict[str, Any]) -> str:
         for op in ops:
             out.append(
                 f"| {_md(op_label(op))} | {_md(op.get('category', ''))} | "
-                f"{num(op.get('time_ms')):.3f} | {num(op.get('count')):.1f} |"
+                f"{fixed(num(op.get('time_ms')), 3)} | {fixed(num(op.get('count')), 1)} |"
             )
     out += render_deep.md_sections(report)
     out += hosts_markdown(report, _md)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import Any, Dict
 
-from tb_plugin_advisor.formatting import format_number, format_pct
+from tb_plugin_advisor.formatting import fixed, format_number, format_pct
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
 from tb_plugin_advisor.views.export.hosts import hosts_html
@@ -115,8 +115,8 @@ def render_html(report: Dict[str, Any]) -> str:
         for op in ops:
             body.append(
                 f'<tr><td class="name">{_e(op_label(op))}</td><td>{_e(op.get("category", ""))}</td>'
-                f'<td class="n">{num(op.get("time_ms")):.3f}</td>'
-                f'<td class="n">{num(op.get("count")):.1f}</td></tr>'
+                f'<td class="n">{fixed(num(op.get("time_ms")), 3)}</td>'
+                f'<td class="n">{fixed(num(op.get("count")), 1)}</td></tr>'
             )
         body.append("</table>")
     devices = report.get("devices") or []
@@ -129,7 +129,7 @@ def render_html(report: Dict[str, Any]) -> str:
             body.append(
                 f"<tr><td>{_e(d.get('host', ''))}</td><td>{_e(d.get('name', ''))}</td>"
                 f'<td>{_e(d.get("model", ""))}</td><td class="n">{int(num(d.get("kernel_count")))}</td>'
-                f'<td class="n">{num(d.get("busy_pct")):.1f}</td></tr>'
+                f'<td class="n">{fixed(num(d.get("busy_pct")), 1)}</td></tr>'
             )
         body.append("</table>")
     body += render_deep.html_sections(report, charts=True)

@@ -9,7 +9,7 @@ import textwrap
 from typing import Any, Dict, Optional
 
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
-from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.formatting import fixed, format_pct
 
 CATEGORY_LABELS = {
     "input": "Input (waiting for data)",
@@ -79,8 +79,8 @@ def steps_line(report: Dict[str, Any]) -> str:
         return "no steps found"
     source = STEP_SOURCE_WORDS.get(str(steps.get("source")), steps.get("source"))
     return (
-        f"{count} steps ({source}): mean {num(steps.get('mean_ms')):.1f} ms, "
-        f"median {num(steps.get('median_ms')):.1f} ms, p90 {num(steps.get('p90_ms')):.1f} ms"
+        f"{count} steps ({source}): mean {fixed(num(steps.get('mean_ms')), 1)} ms, "
+        f"median {fixed(num(steps.get('median_ms')), 1)} ms, p90 {fixed(num(steps.get('p90_ms')), 1)} ms"
     )
 
 

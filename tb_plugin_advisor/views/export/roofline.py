@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.formatting import fixed, significant
 from tb_plugin_advisor.views.export.charts import chart_canvas
 from tb_plugin_advisor.views.export.tables import (
     esc,
@@ -23,13 +24,13 @@ TOP_OPS = 25  # rows in the exports (the JSON holds up to findings.ROOFLINE_TOP_
 
 
 def _f(value: Any, digits: int = 2) -> str:
-    return "—" if value is None else f"{num(value):.{digits}f}"
+    return "—" if value is None else fixed(num(value), digits)
 
 
 def _g(value: Any, digits: int = 2) -> str:
     """`digits` decimals, or two significant digits under 0.1 so that a tiny MFU does not read as 0."""
     v = num(value)
-    return f"{v:.2g}" if 0 < abs(v) < 0.1 else f"{v:.{digits}f}"
+    return significant(v, 2) if 0 < abs(v) < 0.1 else fixed(v, digits)
 
 
 def summary(r: Dict[str, Any]) -> Optional[str]:

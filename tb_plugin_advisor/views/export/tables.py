@@ -7,6 +7,8 @@ from __future__ import annotations
 import html
 from typing import Any, Dict, List, Sequence
 
+from tb_plugin_advisor.formatting import fixed, format_bytes
+
 
 def num(value: Any, default: float = 0.0) -> float:
     try:
@@ -16,17 +18,11 @@ def num(value: Any, default: float = 0.0) -> float:
 
 
 def fmt_bytes(value: Any) -> str:
-    if value is None:
-        return "—"
-    v = num(value)
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(v) >= size:
-            return f"{v / size:.2f} {unit}"
-    return f"{v:.0f} B"
+    return "—" if value is None else format_bytes(num(value), 2)
 
 
-def opt(value: Any, fmt: str = "{:.1f}", none: str = "—") -> str:
-    return none if value is None else fmt.format(num(value))
+def opt(value: Any, digits: int = 1, none: str = "—") -> str:
+    return none if value is None else fixed(num(value), digits)
 
 
 def findings_of(section: Dict[str, Any]) -> List[Dict[str, Any]]:

@@ -17,6 +17,7 @@ import argparse
 import sys
 
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.formatting import plain, signed
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.cli.commands.report import add_parallel_arguments, check_parallel_arguments
 
@@ -25,8 +26,8 @@ Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_
 prefix of one, or the run's directory name (`run1_naive`), will do. Give the same
 run twice with --baseline-host/--candidate-host to compare two hosts of one run.
 
-A change is "significant" when a Mann-Whitney U test on the per-step times gives p < {alpha:g}, each
-run has at least {min_steps} steps, and the shift is at least {min_effect_pct:g} % of the baseline step.
+A change is "significant" when a Mann-Whitney U test on the per-step times gives p < {alpha}, each
+run has at least {min_steps} steps, and the shift is at least {min_effect_pct} % of the baseline step.
 
 exit status: 0 diff made (gate passed); 1 --fail-if-slower tripped; 2 unknown run or host, or a
 profile that cannot be read.
@@ -36,7 +37,7 @@ profile that cannot be read.
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tb_plugin_advisor.diff.compare import SIGNIFICANCE
 
-    parser.epilog = EPILOG.format(**SIGNIFICANCE)
+    parser.epilog = EPILOG.format(**{k: plain(v) for k, v in SIGNIFICANCE.items()})
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "logdir", metavar="LOGDIR",
@@ -118,15 +119,15 @@ def run(args: argparse.Namespace) -> int:
     st = diff["step_time"]
     if is_regression(diff, args.fail_if_slower):
         print(
-            f"tb-advisor diff: regression: step time {st['delta_pct']:+.1f} % "
-            f"(median {st['median_delta_pct']:+.1f} %, significant) "
-            f"is worse than the allowed {args.fail_if_slower:g} %",
+            f"tb-advisor diff: regression: step time {signed(st['delta_pct'], 1)} % "
+            f"(median {signed(st['median_delta_pct'], 1)} %, significant) "
+            f"is worse than the allowed {plain(args.fail_if_slower)} %",
             file=sys.stderr,
         )
         return 1
     if not st["significant"] and st["delta_pct"] is not None and st["delta_pct"] > args.fail_if_slower:
         print(
-            f"tb-advisor diff: note: step time {st['delta_pct']:+.1f} % "
+            f"tb-advisor diff: note: step time {signed(st['delta_pct'], 1)} % "
             f"but not significant ({st['reason']}); the gate passes",
             file=sys.stderr,
         )
