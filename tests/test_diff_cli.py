@@ -232,7 +232,7 @@ def test_markdown_and_html_escape_profile_strings(capsys, logdir):
     code, md, _ = run_cli(capsys, logdir, f"fp32_fast/{SESSION}", xss_run, "--format", "md")
     assert code == 0
     assert "<img" not in md and "<b>" not in md
-    assert "&lt;img src=x onerror=alert(1)&gt;" in md
+    assert "&lt;img src=x onerror=alert\\(1\\)&gt;" in md
     code, full, _ = run_cli(capsys, logdir, f"fp32_fast/{SESSION}", xss_run, "--format", "html")
     assert code == 0
     assert full.startswith("<!DOCTYPE html>") and full.rstrip().endswith("</html>")

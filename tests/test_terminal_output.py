@@ -15,7 +15,7 @@ import pytest
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.views.cli.main import main
-from tb_plugin_advisor.views.export.terminal import terminal_output, terminal_safe
+from tb_plugin_advisor.views.export.markup import terminal_output, terminal_safe
 
 MS = 1_000_000
 T0 = 1_700_000_000_000_000_000

@@ -22,6 +22,7 @@ import os
 import time
 from typing import Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.readers.xplane import XPLANE_SUFFIX
 from tb_plugin_advisor.sources.kineto_runs import (
     has_kineto_traces,
     is_trace_file,
@@ -33,7 +34,6 @@ from tb_plugin_advisor.sources.session import (
     EVENTS_TAG,
     PLUGINS_DIR,
     PROFILE_DIR,
-    XPLANE_SUFFIX,
     HostFile,
     RunDir,
     Scan,

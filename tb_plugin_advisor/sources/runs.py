@@ -13,8 +13,9 @@ from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.kineto.reader import read_kineto
 from tb_plugin_advisor.readers.kineto.tables import JSON_SUFFIXES, worker_from_filename
+from tb_plugin_advisor.readers.xplane import XPLANE_SUFFIX
 from tb_plugin_advisor.readers.xplane.reader import read_xplane
-from tb_plugin_advisor.sources.session import KINETO_FORMAT, XPLANE_SUFFIX, HostFile, Scan, Session
+from tb_plugin_advisor.sources.session import KINETO_FORMAT, HostFile, Scan, Session
 
 # Formats the Advisor analyses, and the reader of each.
 READERS = {"xplane": read_xplane, KINETO_FORMAT: read_kineto}

@@ -11,7 +11,6 @@ from typing import Dict, List, Optional, Tuple
 
 PLUGINS_DIR = "plugins"
 PROFILE_DIR = "profile"
-XPLANE_SUFFIX = ".xplane.pb"
 # TensorBoard's run list: directories that directly hold a file with this in its name.
 EVENTS_TAG = "tfevents"
 MARKER_SUFFIX = ".profile-empty"

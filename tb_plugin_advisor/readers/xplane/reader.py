@@ -24,7 +24,7 @@ from tb_plugin_advisor.readers import limits as read_limits
 from tb_plugin_advisor.readers.devices import build_device, step_markers
 from tb_plugin_advisor.readers.limits import ReadLimits
 from tb_plugin_advisor.readers.safe_file import GZIP_MAGIC, ProfileFile, inflate, too_big
-from tb_plugin_advisor.readers.xplane import event_columns, schema
+from tb_plugin_advisor.readers.xplane import XPLANE_SUFFIX, event_columns, schema
 from tb_plugin_advisor.readers.xplane.line_windows import LineRange
 from tb_plugin_advisor.readers.xplane.lines import EventBudget, read_line
 from tb_plugin_advisor.readers.xplane.plane_metadata import read_event_metadata, usable_stats
@@ -35,9 +35,6 @@ from tb_plugin_advisor.readers.xplane.wire import (
     split_fields,
     utf8,
 )
-
-XPLANE_SUFFIX = ".xplane.pb"
-
 
 ProgressCallback = Callable[[int, int], None]
 

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 from tb_plugin_advisor import __version__
 from tb_plugin_advisor.errors import AdvisorError
-from tb_plugin_advisor.views.export.terminal import terminal_safe
+from tb_plugin_advisor.views.export.markup import terminal_safe
 
 # subcommand -> (module under tb_plugin_advisor.views.cli.commands, one-line help)
 SUBCOMMANDS = {

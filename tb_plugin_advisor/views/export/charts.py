@@ -9,10 +9,11 @@ everything.
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any, Dict
+
+from tb_plugin_advisor.views.export.markup import html_escape as esc
 
 BUNDLE = Path(__file__).resolve().parents[2] / "static" / "index.js"
 DATA_ID = "advisor-export-data"  # frontend/src/exportcharts.ts EXPORT_DATA_ID
@@ -40,7 +41,7 @@ def chart_canvas(name: str) -> str:
     testid, height, label = CHARTS[name]
     return (
         f'<div class="adv-chart" style="height:{height}px"><canvas data-advisor-chart="{name}" '
-        f'data-testid="{testid}" role="img" aria-label="{html.escape(label)}"></canvas></div>'
+        f'data-testid="{testid}" role="img" aria-label="{esc(label)}"></canvas></div>'
     )
 
 

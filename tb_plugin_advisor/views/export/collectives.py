@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.formatting import fixed
+from tb_plugin_advisor.views.export.markup import html_escape as esc
+from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.tables import (
-    esc,
     fmt_bytes,
     html_findings,
     html_table,
-    md,
     md_findings,
     md_table,
     num,

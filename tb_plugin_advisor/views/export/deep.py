@@ -10,13 +10,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from tb_plugin_advisor.formatting import fixed
 from tb_plugin_advisor.views.export import collectives as render_collectives
 from tb_plugin_advisor.views.export import roofline as render_roofline
+from tb_plugin_advisor.views.export.markup import html_escape as esc
+from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.tables import (
-    esc,
     findings_of,
     fmt_bytes,
     html_findings,
     html_table,
-    md,
     md_findings,
     md_table,
     num,

@@ -7,9 +7,7 @@ lands in — HTML-escaped in the page, HTML- and Markdown-escaped in Markdown.
 
 from __future__ import annotations
 
-import html
 import json
-import re
 from typing import Any, Dict, List, Sequence
 
 from tb_plugin_advisor.diff.rules import MINUS
@@ -28,7 +26,9 @@ from tb_plugin_advisor.views.export.diff_rows import (
     verdict_line,
     wrap,
 )
-from tb_plugin_advisor.views.export.terminal import terminal_output
+from tb_plugin_advisor.views.export.markup import html_escape as esc
+from tb_plugin_advisor.views.export.markup import markdown_escape as md
+from tb_plugin_advisor.views.export.markup import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)
@@ -111,34 +111,28 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
 # ---------------------------------------------------------------------------------------------------
 # Markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
-
-
-def md_escape(text: Any) -> str:
-    """Profile text as literal Markdown: no HTML, no emphasis, no links, no table breaks."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False)).replace("\n", " ")
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> List[str]:
     lines = ["| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|")
-    lines += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in rows]
     return lines
 
 
 def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     st = diff["step_time"]
-    out = [f"# Profile diff: {md_escape(diff_title(diff))}", "", md_escape(diff["summary"]), ""]
+    out = [f"# Profile diff: {md(diff_title(diff))}", "", md(diff["summary"]), ""]
     out += ["## Step time", ""]
     out += _md_table(["", "baseline", "candidate", "delta", "delta %"], step_rows(st), "lrrrr")
-    out += ["", md_escape(test_line(st)), ""]
+    out += ["", md(test_line(st)), ""]
     rows = breakdown_rows(diff)
     if rows:
         out += ["## Breakdown per step (ms)", ""]
         out += _md_table(["", "baseline", "candidate", "delta", "significant"], rows, "lrrrl") + [""]
     out += ["## Verdict", ""]
-    out.append(f"- baseline: {md_escape(verdict_line(diff['verdict']['baseline']))}")
-    out.append(f"- candidate: {md_escape(verdict_line(diff['verdict']['candidate']))}")
+    out.append(f"- baseline: {md(verdict_line(diff['verdict']['baseline']))}")
+    out.append(f"- candidate: {md(verdict_line(diff['verdict']['candidate']))}")
     out.append("")
     rows = precision_rows(diff)
     if rows:
@@ -146,7 +140,7 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
         out += _md_table(["", "baseline", "candidate", "delta"], rows, "lrrr") + [""]
     for label, line in (("Tensor Cores", tc_line(diff)), ("Peak device memory", memory_line(diff))):
         if line:
-            out += [f"**{label}:** {md_escape(line)}", ""]
+            out += [f"**{label}:** {md(line)}", ""]
     for title, header, rows in deep_tables(diff):
         out += [f"## {title}", ""] + _md_table(header, rows, "l" + "r" * (len(header) - 1)) + [""]
     for key, what in (("ops", "Ops"), ("kernels", "Kernels")):
@@ -159,11 +153,11 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
             ["delta ms", "baseline", "candidate", "status", "name"], op_rows(rows, top), "rrrll"
         )
         if any(r.get("uncertain") for r in rows[:top]):
-            out += ["", md_escape(UNCERTAIN_NOTE)]
+            out += ["", md(UNCERTAIN_NOTE)]
         out.append("")
-    out += hosts_markdown(diff, md_escape)
+    out += hosts_markdown(diff, md)
     if diff.get("warnings"):
-        out += ["## Warnings", ""] + [f"- {md_escape(w)}" for w in diff["warnings"]] + [""]
+        out += ["## Warnings", ""] + [f"- {md(w)}" for w in diff["warnings"]] + [""]
     return terminal_output("\n".join(out).rstrip())
 
 
@@ -189,15 +183,11 @@ td.name { font-family: ui-monospace, monospace; word-break: break-all; }
 """
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str]) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
     body = []
     for r in rows:
-        cells = "".join(f'<td class="{c}">{_e(v)}</td>' for v, c in zip(r, classes))
+        cells = "".join(f'<td class="{c}">{esc(v)}</td>' for v, c in zip(r, classes))
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -213,14 +203,14 @@ def _delta_class(text: str, lower_is_better: bool = True) -> str:
 def render_html(diff: Dict[str, Any]) -> str:
     st = diff["step_time"]
     title = f"Profile diff: {diff_title(diff)}"
-    body: List[str] = [f"<h1>{_e(title)}</h1>", f'<p class="summary">{_e(diff["summary"])}</p>']
+    body: List[str] = [f"<h1>{esc(title)}</h1>", f'<p class="summary">{esc(diff["summary"])}</p>']
     body += [
         "<h2>Step time</h2>",
         _html_table(
             ["", "baseline", "candidate", "delta", "delta %"], step_rows(st), ["", "n", "n", "n", "n"]
         ),
     ]
-    body.append(f'<p class="muted">{_e(test_line(st))}</p>')
+    body.append(f'<p class="muted">{esc(test_line(st))}</p>')
     rows = breakdown_rows(diff)
     if rows:
         body += ["<h2>Breakdown per step (ms)</h2>", chart_canvas("delta")]
@@ -229,8 +219,8 @@ def render_html(diff: Dict[str, Any]) -> str:
         )
     body += [
         "<h2>Verdict</h2><ul>",
-        f"<li>baseline: {_e(verdict_line(diff['verdict']['baseline']))}</li>",
-        f"<li>candidate: {_e(verdict_line(diff['verdict']['candidate']))}</li></ul>",
+        f"<li>baseline: {esc(verdict_line(diff['verdict']['baseline']))}</li>",
+        f"<li>candidate: {esc(verdict_line(diff['verdict']['candidate']))}</li></ul>",
     ]
     rows = precision_rows(diff)
     if rows:
@@ -240,9 +230,9 @@ def render_html(diff: Dict[str, Any]) -> str:
         ]
     for label, line in (("Tensor Cores", tc_line(diff)), ("Peak device memory", memory_line(diff))):
         if line:
-            body.append(f"<p><b>{_e(label)}:</b> {_e(line)}</p>")
+            body.append(f"<p><b>{esc(label)}:</b> {esc(line)}</p>")
     for title, header, rows in deep_tables(diff):
-        body += [f"<h2>{_e(title)}</h2>", _html_table(header, rows, [""] + ["n"] * (len(header) - 1))]
+        body += [f"<h2>{esc(title)}</h2>", _html_table(header, rows, [""] + ["n"] * (len(header) - 1))]
     for key, what in (("ops", "Ops"), ("kernels", "Kernels")):
         rows = diff[key]
         if not rows:
@@ -251,17 +241,17 @@ def render_html(diff: Dict[str, Any]) -> str:
         body.append(f"<h2>{what} (time per step, largest change first; {shown} of {len(rows)})</h2>")
         body.append(_op_table_html(op_rows(rows, HTML_MAX_ROWS, full_names=True)))
         if any(r.get("uncertain") for r in rows[:HTML_MAX_ROWS]):
-            body.append(f'<p class="muted">{_e(UNCERTAIN_NOTE)}</p>')
+            body.append(f'<p class="muted">{esc(UNCERTAIN_NOTE)}</p>')
     body += hosts_html(diff)
     if diff.get("warnings"):
         body.append(
-            "<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in diff["warnings"]) + "</ul>"
+            "<h2>Warnings</h2><ul>" + "".join(f"<li>{esc(w)}</li>" for w in diff["warnings"]) + "</ul>"
         )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         + csp_meta()
-        + f"<title>{_e(title)}</title><style>{_CSS}{CHART_CSS}</style></head><body>\n"
+        + f"<title>{esc(title)}</title><style>{_CSS}{CHART_CSS}</style></head><body>\n"
         + "\n".join(b for b in body if b)
         + chart_scripts({"diff": diff})
         + "\n</body></html>\n"
@@ -273,7 +263,7 @@ def _op_table_html(rows: List[List[str]]) -> str:
     body = []
     for delta, b, c, status, name in rows:
         body.append(
-            f'<tr><td class="n {_delta_class(delta)}">{_e(delta)}</td><td class="n">{_e(b)}</td>'
-            f'<td class="n">{_e(c)}</td><td>{_e(status)}</td><td class="name">{_e(name)}</td></tr>'
+            f'<tr><td class="n {_delta_class(delta)}">{esc(delta)}</td><td class="n">{esc(b)}</td>'
+            f'<td class="n">{esc(c)}</td><td>{esc(status)}</td><td class="name">{esc(name)}</td></tr>'
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any, Callable, Dict, List, Optional
 
 from tb_plugin_advisor.formatting import fixed, signed
+from tb_plugin_advisor.views.export.markup import html_escape as esc
 
 
 def _f(value: Optional[float], write: Callable[[float], str] = lambda v: fixed(v, 2)) -> str:
@@ -73,7 +73,7 @@ def hosts_html(diff: Dict[str, Any]) -> List[str]:
     part = diff.get("per_host")
     if not part:
         return []
-    e = html.escape
+    e = esc
     body = ["<h2>Per host</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in HEADER) + "</tr>"]
     for r in _rows(part):
         cells = (

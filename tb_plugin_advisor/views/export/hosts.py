@@ -3,10 +3,10 @@ Markdown and HTML; render.py places it. Older reports without those columns stil
 
 from __future__ import annotations
 
-import html
 from typing import Any, Dict, List
 
 from tb_plugin_advisor.formatting import fixed
+from tb_plugin_advisor.views.export.markup import html_escape as esc
 
 
 def _num(value: Any) -> float:
@@ -80,7 +80,7 @@ def hosts_html(report: Dict[str, Any]) -> List[str]:
     per_host = report.get("per_host") or []
     if not per_host:
         return []
-    e = html.escape
+    e = esc
     body = [
         "<h2>Per host</h2><table><tr><th>Host</th><th>Step ms</th><th>Input %</th><th>Device %</th>"
         "<th>Straggler</th><th>Verdict</th></tr>"

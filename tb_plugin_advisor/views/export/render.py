@@ -8,13 +8,14 @@ nothing from the network.
 
 from __future__ import annotations
 
-import html
 import shutil
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format_pct, plain
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.hosts import hosts_markdown, hosts_text
+from tb_plugin_advisor.views.export.markup import markdown_escape as md
+from tb_plugin_advisor.views.export.markup import terminal_output
 from tb_plugin_advisor.views.export.report_html import render_html
 from tb_plugin_advisor.views.export.report_lines import (
     CATEGORY_LABELS,
@@ -30,7 +31,6 @@ from tb_plugin_advisor.views.export.report_lines import (
     tensor_core_line,
     wrap_words,
 )
-from tb_plugin_advisor.views.export.terminal import terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 
@@ -129,45 +129,37 @@ def _clip(text: str, width: int) -> str:
 # Markdown
 
 
-def _md(text: Any) -> str:
-    """Escape a profile string for a Markdown table cell or line (no HTML, no links, no emphasis)."""
-    value = html.escape(str(text), quote=False)
-    for ch in "\\`*_{}[]()#+!|<>":
-        value = value.replace(ch, "\\" + ch)
-    return value.replace("\n", " ")
-
-
 def render_markdown(report: Dict[str, Any]) -> str:
     verdict = report.get("verdict") or {}
-    out = [f"# Advisor report: {_md(report.get('run', ''))}", ""]
-    out.append(f"**{_md(verdict.get('summary', ''))}**")
+    out = [f"# Advisor report: {md(report.get('run', ''))}", ""]
+    out.append(f"**{md(verdict.get('summary', ''))}**")
     out.append("")
-    out.append(f"- Hosts: {_md(', '.join(report.get('hosts') or []))}")
-    out.append(f"- Steps: {_md(steps_line(report))}")
-    out.append(f"- Devices: {_md(device_line(report))}")
+    out.append(f"- Hosts: {md(', '.join(report.get('hosts') or []))}")
+    out.append(f"- Steps: {md(steps_line(report))}")
+    out.append(f"- Devices: {md(device_line(report))}")
     precision = precision_line(report)
     if precision:
-        out.append(f"- Precision: {_md(precision)}")
+        out.append(f"- Precision: {md(precision)}")
     tensor_cores = tensor_core_line(report)
     if tensor_cores:
-        out.append(f"- Tensor Cores: {_md(tensor_cores)}")
+        out.append(f"- Tensor Cores: {md(tensor_cores)}")
     out += ["", "## Step time breakdown", "", "| category | ms per step | % of step |", "|---|---:|---:|"]
     pct, ms = pct_map(report), ms_map(report)
     for c in CATEGORY_ORDER:
         out.append(f"| {CATEGORY_LABELS[c]} | {format_number(ms[c])} | {format_pct(pct[c])} |")
     evidence = verdict.get("evidence") or []
     if evidence:
-        out += ["", "Evidence:", ""] + [f"- {_md(e)}" for e in evidence]
+        out += ["", "Evidence:", ""] + [f"- {md(e)}" for e in evidence]
     pipeline = report.get("input_pipeline") or {}
     if pipeline.get("evidence") and verdict.get("input_bound") in ("high", "moderate"):
-        out += ["", "## Input pipeline", ""] + [f"- {_md(e)}" for e in pipeline["evidence"]]
+        out += ["", "## Input pipeline", ""] + [f"- {md(e)}" for e in pipeline["evidence"]]
     out += ["", "## Recommendations", ""]
     recommendations = report.get("recommendations") or []
     if not recommendations:
         out.append("None.")
     for r in recommendations:
-        out.append(f"### {_md(r.get('title', ''))} ({_md(r.get('severity', ''))}, `{r.get('id', '')}`)")
-        out += ["", _md(r.get("message", "")), "", f"Evidence: {_md(r.get('evidence', ''))}", ""]
+        out.append(f"### {md(r.get('title', ''))} ({md(r.get('severity', ''))}, `{r.get('id', '')}`)")
+        out += ["", md(r.get("message", "")), "", f"Evidence: {md(r.get('evidence', ''))}", ""]
         label_of_snippet = r.get("snippet_label") or "TF/Keras"
         for label, key, lang in ((label_of_snippet, "snippet", "python"), ("JAX", "snippet_jax", "python")):
             if r.get(key):
@@ -178,14 +170,14 @@ def render_markdown(report: Dict[str, Any]) -> str:
         out += ["## Top ops", "", "| op | category | ms per step | count per step |", "|---|---|---:|---:|"]
         for op in ops:
             out.append(
-                f"| {_md(op_label(op))} | {_md(op.get('category', ''))} | "
+                f"| {md(op_label(op))} | {md(op.get('category', ''))} | "
                 f"{fixed(num(op.get('time_ms')), 3)} | {fixed(num(op.get('count')), 1)} |"
             )
     out += render_deep.md_sections(report)
-    out += hosts_markdown(report, _md)
+    out += hosts_markdown(report, md)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
-        out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
+        out += ["", "## Notes", ""] + [f"- {md(n)}" for n in notes]
     return terminal_output("\n".join(out))
 
 

@@ -3,13 +3,13 @@ bundle (views/export/charts.py), every profile string escaped, nothing fetched."
 
 from __future__ import annotations
 
-import html
 from typing import Any, Dict
 
 from tb_plugin_advisor.formatting import fixed, format_number, format_pct
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
 from tb_plugin_advisor.views.export.hosts import hosts_html
+from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.report_lines import (
     CATEGORY_COLORS,
     CATEGORY_LABELS,
@@ -43,10 +43,6 @@ pre{background:#1e1e1e}td,th{border-color:#333}h2{border-color:#333}.rec{border-
 """
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def render_html(report: Dict[str, Any]) -> str:
     """One standalone page: inline CSS, the tab's charts drawn by its embedded bundle
     (views/export/charts.py), every profile string escaped."""
@@ -57,17 +53,18 @@ def render_html(report: Dict[str, Any]) -> str:
     )
     pct, ms = pct_map(report), ms_map(report)
     body = [
-        f"<h1>Advisor report: {_e(report.get('run', ''))}</h1>",
-        f'<div class="muted">hosts: {_e(", ".join(report.get("hosts") or []))} · {_e(steps_line(report))} · '
-        f"{_e(device_line(report))}</div>",
-        f'<div class="verdict" style="--c:{color}">{_e(verdict.get("summary", ""))}</div>',
+        f"<h1>Advisor report: {esc(report.get('run', ''))}</h1>",
+        f'<div class="muted">hosts: {esc(", ".join(report.get("hosts") or []))} · '
+        f"{esc(steps_line(report))} · "
+        f"{esc(device_line(report))}</div>",
+        f'<div class="verdict" style="--c:{color}">{esc(verdict.get("summary", ""))}</div>',
         "<h2>Step time breakdown</h2>",
         '<table><tr><th>category</th><th class="n">ms per step</th><th class="n">% of step</th></tr>',
     ]
     for c in CATEGORY_ORDER:
         body.append(
             f'<tr><td><span class="sw" style="background:{CATEGORY_COLORS[c]}"></span>'
-            f'{_e(CATEGORY_LABELS[c])}</td><td class="n">{format_number(ms[c])}</td>'
+            f'{esc(CATEGORY_LABELS[c])}</td><td class="n">{format_number(ms[c])}</td>'
             f'<td class="n">{format_pct(pct[c])}</td></tr>'
         )
     body.append("</table>")
@@ -75,12 +72,12 @@ def render_html(report: Dict[str, Any]) -> str:
         body += ["<h2>Per step</h2>", chart_canvas("steps")]
     evidence = verdict.get("evidence") or []
     if evidence:
-        body.append("<ul>" + "".join(f"<li>{_e(e)}</li>" for e in evidence) + "</ul>")
+        body.append("<ul>" + "".join(f"<li>{esc(e)}</li>" for e in evidence) + "</ul>")
     pipeline = report.get("input_pipeline") or {}
     if pipeline.get("evidence"):
         body += [
             "<h2>Input pipeline</h2>",
-            "<ul>" + "".join(f"<li>{_e(e)}</li>" for e in pipeline["evidence"]),
+            "<ul>" + "".join(f"<li>{esc(e)}</li>" for e in pipeline["evidence"]),
         ]
         body.append("</ul>")
     precision, tensor_cores = precision_line(report), tensor_core_line(report)
@@ -89,7 +86,7 @@ def render_html(report: Dict[str, Any]) -> str:
         if report.get("precision_pct"):
             body.append(chart_canvas("precision"))
         body.append("<ul>")
-        body += [f"<li>{_e(x)}</li>" for x in (precision, tensor_cores) if x]
+        body += [f"<li>{esc(x)}</li>" for x in (precision, tensor_cores) if x]
         body.append("</ul>")
     body.append("<h2>Recommendations</h2>")
     recommendations = report.get("recommendations") or []
@@ -98,13 +95,13 @@ def render_html(report: Dict[str, Any]) -> str:
     for r in recommendations:
         c = SEVERITY_COLORS.get(str(r.get("severity")), "#546e7a")
         body.append(
-            f'<div class="rec" style="--c:{c}"><span class="sev">{_e(r.get("severity", ""))}</span> '
-            f"<b>{_e(r.get('title', ''))}</b> <code>{_e(r.get('id', ''))}</code>"
-            f'<p>{_e(r.get("message", ""))}</p><p class="muted">{_e(r.get("evidence", ""))}</p>'
+            f'<div class="rec" style="--c:{c}"><span class="sev">{esc(r.get("severity", ""))}</span> '
+            f"<b>{esc(r.get('title', ''))}</b> <code>{esc(r.get('id', ''))}</code>"
+            f'<p>{esc(r.get("message", ""))}</p><p class="muted">{esc(r.get("evidence", ""))}</p>'
         )
         for label, key in ((r.get("snippet_label") or "TF/Keras", "snippet"), ("JAX", "snippet_jax")):
             if r.get(key):
-                body.append(f"<div>{label}</div><pre><code>{_e(r[key])}</code></pre>")
+                body.append(f"<div>{label}</div><pre><code>{esc(r[key])}</code></pre>")
         body.append("</div>")
     ops = (report.get("ops") or [])[: TOP_ROWS * 2]
     if ops:
@@ -114,7 +111,7 @@ def render_html(report: Dict[str, Any]) -> str:
         )
         for op in ops:
             body.append(
-                f'<tr><td class="name">{_e(op_label(op))}</td><td>{_e(op.get("category", ""))}</td>'
+                f'<tr><td class="name">{esc(op_label(op))}</td><td>{esc(op.get("category", ""))}</td>'
                 f'<td class="n">{fixed(num(op.get("time_ms")), 3)}</td>'
                 f'<td class="n">{fixed(num(op.get("count")), 1)}</td></tr>'
             )
@@ -127,8 +124,8 @@ def render_html(report: Dict[str, Any]) -> str:
         )
         for d in devices:
             body.append(
-                f"<tr><td>{_e(d.get('host', ''))}</td><td>{_e(d.get('name', ''))}</td>"
-                f'<td>{_e(d.get("model", ""))}</td><td class="n">{int(num(d.get("kernel_count")))}</td>'
+                f"<tr><td>{esc(d.get('host', ''))}</td><td>{esc(d.get('name', ''))}</td>"
+                f'<td>{esc(d.get("model", ""))}</td><td class="n">{int(num(d.get("kernel_count")))}</td>'
                 f'<td class="n">{fixed(num(d.get("busy_pct")), 1)}</td></tr>'
             )
         body.append("</table>")
@@ -136,12 +133,12 @@ def render_html(report: Dict[str, Any]) -> str:
     body += hosts_html(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
     if notes:
-        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         + csp_meta()
-        + f"<title>Advisor report: {_e(report.get('run', ''))}</title><style>{PAGE_CSS}{CHART_CSS}</style>"
+        + f"<title>Advisor report: {esc(report.get('run', ''))}</title><style>{PAGE_CSS}{CHART_CSS}</style>"
         + "</head><body>"
         + "\n".join(body)
         + chart_scripts({"report": report})

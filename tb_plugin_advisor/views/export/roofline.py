@@ -6,11 +6,11 @@ from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.formatting import fixed, significant
 from tb_plugin_advisor.views.export.charts import chart_canvas
+from tb_plugin_advisor.views.export.markup import html_escape as esc
+from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.tables import (
-    esc,
     html_findings,
     html_table,
-    md,
     md_findings,
     md_table,
     num,

@@ -12,8 +12,9 @@ from typing import Any, Dict, List, Sequence
 
 from tb_plugin_advisor.report.deep import SECTIONS
 from tb_plugin_advisor.views.export import deep as render_deep
+from tb_plugin_advisor.views.export.markup import html_escape as esc
+from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.report_html import PAGE_CSS
-from tb_plugin_advisor.views.export.tables import esc, md
 
 # What a section says when the profile has nothing for it, and why that usually is.
 EMPTY_SECTIONS: Dict[str, str] = {

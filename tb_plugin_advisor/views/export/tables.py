@@ -4,10 +4,11 @@ render_roofline): plain text columns, Markdown tables and HTML tables, every pro
 
 from __future__ import annotations
 
-import html
 from typing import Any, Dict, List, Sequence
 
 from tb_plugin_advisor.formatting import fixed, format_bytes
+from tb_plugin_advisor.views.export.markup import html_escape as esc
+from tb_plugin_advisor.views.export.markup import markdown_escape as md
 
 
 def num(value: Any, default: float = 0.0) -> float:
@@ -56,13 +57,6 @@ def text_findings(section: Dict[str, Any]) -> List[str]:
     return out
 
 
-def md(text: Any) -> str:
-    value = html.escape(str(text), quote=False)
-    for ch in "\\`*_{}[]()#+!|<>":
-        value = value.replace(ch, "\\" + ch)
-    return value.replace("\n", " ")
-
-
 def md_table(headers: Sequence[str], rows: List[List[str]], numeric_from: int = 1) -> List[str]:
     align = ["---" if i < numeric_from else "---:" for i in range(len(headers))]
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join(align) + "|"]
@@ -73,10 +67,6 @@ def md_table(headers: Sequence[str], rows: List[List[str]], numeric_from: int = 
 def md_findings(section: Dict[str, Any]) -> List[str]:
     return [f"- **{md(f.get('title', ''))}** ({md(f.get('severity', ''))}, `{f.get('id', '')}`): "
             f"{md(f.get('message', ''))} Evidence: {md(f.get('evidence', ''))}" for f in findings_of(section)]
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def html_table(headers: Sequence[str], rows: List[List[str]], name_cols: Sequence[int] = (0,)) -> str:

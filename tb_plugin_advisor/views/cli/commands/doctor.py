@@ -11,7 +11,7 @@ import json
 import sys
 
 from tb_plugin_advisor.views.cli.commands import require_logdir
-from tb_plugin_advisor.views.export.terminal import terminal_output
+from tb_plugin_advisor.views.export.markup import terminal_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

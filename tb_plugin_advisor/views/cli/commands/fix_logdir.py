@@ -14,7 +14,7 @@ import time
 
 from tb_plugin_advisor.sources.discovery import join, scan_logdir
 from tb_plugin_advisor.views.cli.commands import require_logdir
-from tb_plugin_advisor.views.export.terminal import terminal_safe
+from tb_plugin_advisor.views.export.markup import terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -26,7 +26,7 @@ import sys
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.report.deep import SECTIONS
 from tb_plugin_advisor.views.cli.commands import require_logdir
-from tb_plugin_advisor.views.export.terminal import terminal_safe
+from tb_plugin_advisor.views.export.markup import terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
