@@ -7,7 +7,8 @@ import pytest
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import intervals as iv
-from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES, PRIORITY, compute_breakdown
+from tb_plugin_advisor.analysis.step_time.breakdown import PRIORITY, compute_breakdown
+from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.analysis.step_time.steps import find_steps
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 

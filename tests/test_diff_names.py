@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tb_plugin_advisor.diff.compare import NAME_RULES, NAME_RULES_KEEP, normalise_name
+from tb_plugin_advisor.diff.names import NAME_RULES, NAME_RULES_KEEP, normalise_name
 
 EXAMPLES = [(rule.id, raw, expected) for rule in NAME_RULES for raw, expected in rule.examples]
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"

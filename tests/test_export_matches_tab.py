@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES
+from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES, COLORS
 from tb_plugin_advisor.views.export.render import render
-from tb_plugin_advisor.views.export.report_lines import CATEGORY_COLORS
 
 CATEGORIES_TS = Path(__file__).resolve().parent.parent / "frontend" / "src" / "categories.ts"
 
@@ -22,9 +21,9 @@ def tab_colours() -> dict:
 def test_every_breakdown_category_has_the_tabs_colour_in_the_export():
     tab = tab_colours()
     assert set(CATEGORIES) <= set(tab), "the tab's table lost a category"
-    assert set(CATEGORY_COLORS) == set(CATEGORIES)
+    assert set(COLORS) == set(CATEGORIES)
     for key in CATEGORIES:
-        assert CATEGORY_COLORS[key].lower() == tab[key], key
+        assert COLORS[key].lower() == tab[key], key
 
 
 def test_the_export_uses_those_colours():
@@ -32,7 +31,7 @@ def test_the_export_uses_those_colours():
               "breakdown_pct": {k: 100 / len(CATEGORIES) for k in CATEGORIES}}  # fmt: skip
     page = render(report, "html").lower()
     for key in ("input", "device_compute", "host_compute"):
-        assert CATEGORY_COLORS[key].lower() in page, key
+        assert COLORS[key].lower() in page, key
 
 
 def test_the_verdicts_numbers_are_the_breakdown_tables_numbers_on_the_demo():
@@ -59,6 +58,6 @@ def test_the_verdicts_numbers_are_the_breakdown_tables_numbers_on_the_demo():
 
 
 def test_the_exports_list_every_breakdown_category_once():
-    from tb_plugin_advisor.views.export.report_lines import CATEGORY_ORDER
+    from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER
 
-    assert sorted(CATEGORY_ORDER) == sorted(CATEGORIES) and CATEGORY_ORDER[-1] == "idle"
+    assert sorted(DISPLAY_ORDER) == sorted(CATEGORIES) and DISPLAY_ORDER[-1] == "idle"

@@ -13,7 +13,7 @@ from tb_plugin_advisor.analysis.classify.onednn_ops import (
 )
 from tb_plugin_advisor.analysis.classify.patterns import classify_op
 from tb_plugin_advisor.analysis.precision.device import analyze_precision
-from tb_plugin_advisor.diff.compare import NAME_RULES, normalise_name
+from tb_plugin_advisor.diff.names import NAME_RULES, normalise_name
 from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
 # Op types read off TF 2.21 CPU profiles captured with TF_ENABLE_ONEDNN_OPTS=1 (tests/tf_profiles.py,

@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from tb_plugin_advisor.advice.recommend import RULE_IDS, RULES, SEVERITIES, Facts, recommend
+from tb_plugin_advisor.advice.facts import SEVERITIES, Facts
+from tb_plugin_advisor.advice.recommend import RULE_IDS, RULES, recommend
 from tb_plugin_advisor.advice.rules.pytorch import PYTORCH_RULES, PYTORCH_SNIPPETS
 from tb_plugin_advisor.analysis import thresholds as th
 

@@ -13,7 +13,7 @@ import pytest
 from html_pages import outside_scripts
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES
+from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes

@@ -10,6 +10,7 @@ import pytest
 from synth_kineto import BASE_NS, training_trace
 
 from tb_plugin_advisor.advice import recommend as rec
+from tb_plugin_advisor.advice.facts import Facts
 from tb_plugin_advisor.advice.rules import pytorch as torch_rules
 from tb_plugin_advisor.analysis.step_time.torch_signals import TORCH_PATTERNS
 from tb_plugin_advisor.model import RunProfiles
@@ -64,8 +65,8 @@ def test_zero_grad_fills_are_counted_per_step(tmp_path):
     (torch_rules.zero_grad_set_to_none, dict(torch_zero_grad_fills=0), False),
 ])
 def test_rules_on_both_sides_and_never_for_tensorflow(check, facts, fires):
-    assert (check(rec.Facts(framework="pytorch", **facts)) is not None) == fires
-    assert check(rec.Facts(framework="tf", **facts)) is None
+    assert (check(Facts(framework="pytorch", **facts)) is not None) == fires
+    assert check(Facts(framework="tf", **facts)) is None
 
 
 def test_every_pytorch_rule_has_a_pytorch_snippet():

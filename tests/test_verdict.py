@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES, Breakdown
+from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
+from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.analysis.step_time.verdict import decide_verdict, input_level

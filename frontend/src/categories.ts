@@ -1,5 +1,6 @@
 // The step-time categories and precision kinds, in display order, with labels and chart colours.
-// One table each: tables, charts and the verdict text all read from here.
+// One table each: tables, charts and the verdict text all read from here. The step-time table is
+// tb_plugin_advisor/analysis/step_time/categories.py's, word for word (tests/test_categories.py).
 
 export interface CategoryInfo {
   key: string;
@@ -11,14 +12,14 @@ export interface CategoryInfo {
 }
 
 export const CATEGORIES: readonly CategoryInfo[] = [
-  { key: "input", label: "Input", help: "waiting for the input pipeline (tf.data get-next, host-to-device input copies)", light: "#d93025", dark: "#f28b82" },
+  { key: "input", label: "Input wait", help: "waiting for the input pipeline (tf.data get-next, host-to-device input copies)", light: "#d93025", dark: "#f28b82" },
   { key: "device_compute", label: "Device compute", help: "kernels running on the accelerator", light: "#1a73e8", dark: "#8ab4f8" },
   { key: "host_compute", label: "Host compute", help: "ops computed on the host CPU", light: "#188038", dark: "#81c995" },
   { key: "kernel_launch", label: "Kernel launch", help: "host time spent launching kernels", light: "#e37400", dark: "#fcad70" },
-  { key: "memcpy", label: "Memcpy", help: "copies between host and device memory", light: "#9334e6", dark: "#c58af9" },
+  { key: "memcpy", label: "Memory copies", help: "copies between host and device memory", light: "#9334e6", dark: "#c58af9" },
   { key: "communication", label: "Communication", help: "collectives and send/receive between devices or hosts", light: "#007b83", dark: "#78d9ec" },
   { key: "idle", label: "Idle", help: "nothing recorded on the device or host threads", light: "#9aa0a6", dark: "#5f6368" },
-  { key: "other", label: "Other", help: "recorded time that fits no other category", light: "#795548", dark: "#bcaaa4" },
+  { key: "other", label: "Other host work", help: "recorded time that fits no other category (Python, framework overhead)", light: "#795548", dark: "#bcaaa4" },
 ];
 
 /** Op-table categories that are not step-breakdown categories (ops beside the step). */

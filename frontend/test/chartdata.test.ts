@@ -49,7 +49,7 @@ describe("breakdownRows", () => {
   it("lists known categories in table order, then unknown keys", () => {
     const rows = breakdownRows(report);
     expect(rows.map((r) => r.key)).toEqual(["input", "device_compute", "idle", "custom_thing"]);
-    expect(rows[0]).toMatchObject({ label: "Input", ms: 53.3, pct: 30 });
+    expect(rows[0]).toMatchObject({ label: "Input wait", ms: 53.3, pct: 30 });
     expect(rows[3].label).toBe("custom thing");
   });
 });
@@ -73,7 +73,7 @@ describe("deltaBars", () => {
       { baseline: "a", candidate: "b", breakdown_delta_ms: { idle: 2, input: -80, device_compute: -1.5 } },
       "light",
     );
-    expect(bars.labels).toEqual(["Input", "Device compute", "Idle"]);
+    expect(bars.labels).toEqual(["Input wait", "Device compute", "Idle"]);
     expect(bars.series[0].data).toEqual([-80, -1.5, 2]);
     expect(bars.colors[0]).toBe(bars.colors[1]);
     expect(bars.colors[2]).not.toBe(bars.colors[0]);

@@ -17,9 +17,6 @@ from tb_plugin_advisor.advice.rules import cpu as rules_cpu
 from tb_plugin_advisor.advice.rules import device as rules_device
 from tb_plugin_advisor.advice.rules.pytorch import PYTORCH, PYTORCH_RULES, PYTORCH_SNIPPETS
 
-__all__ = ["RULES", "RULE_IDS", "SEVERITIES", "Facts", "Recommendation", "Rule", "recommend"]
-
-
 # ---------------------------------------------------------------------------------------------------
 # The table
 

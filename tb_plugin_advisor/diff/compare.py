@@ -32,7 +32,6 @@ from tb_plugin_advisor.diff.explain import (
     explain,
 )
 from tb_plugin_advisor.diff.hosts import diff_hosts
-from tb_plugin_advisor.diff.names import NAME_RULES, NAME_RULES_KEEP, NameRule, normalise_name
 from tb_plugin_advisor.diff.parts import (
     breakdown_part,
     kernel_rows,
@@ -43,14 +42,10 @@ from tb_plugin_advisor.diff.parts import (
     step_time_part,
     step_times,
 )
-from tb_plugin_advisor.diff.stats import SIGNIFICANCE, ShiftTest, shift_test
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
 
 SCHEMA = "tb-advisor/diff/1"
-# Re-exported: the name rules and the statistics moved to diff/names.py / diff/stats.py.
-__all__ = ["NAME_RULES", "NAME_RULES_KEEP", "NameRule", "SIGNIFICANCE", "ShiftTest", "diff_reports",
-           "diff_runs", "explain", "is_regression", "match_by_name", "normalise_name", "shift_test"]
 
 # ---------------------------------------------------------------------------------------------------
 # The whole diff

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.analysis.step_time.categories import in_words
 from tb_plugin_advisor.diff.deep import deep_sentences
 from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.diff.rules import (
     ARROW,
     BOTTLENECK_LABELS,
-    CATEGORY_LABELS,
     EXPLAIN,
     INPUT_INTERPRETATIONS,
     MINUS,
@@ -124,10 +124,12 @@ def _step_sentence(diff: Dict[str, Any]) -> str:
 
     drivers = _drivers(diff)
     if drivers:
-        labels = dict(CATEGORY_LABELS)
-        if set((diff.get("frameworks") or {}).values()) == {"pytorch"}:
-            labels["input"] = "DataLoader wait"  # PyTorch's input wait is next() on its DataLoader
-        sentence += ": " + ", ".join(f"{labels.get(k, k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
+        pytorch = set((diff.get("frameworks") or {}).values()) == {"pytorch"}
+
+        def words(key: str) -> str:  # PyTorch's input wait is next() on its DataLoader
+            return "DataLoader wait" if pytorch and key == "input" else in_words(key)
+
+        sentence += ": " + ", ".join(f"{words(k)} {fmt_signed_ms(d)} ms" for k, d in drivers)
     phrase = _input_phrase(diff)
     if phrase:
         sentence += f" {chr(0x2014)} {phrase}"

@@ -9,10 +9,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.diff.names import normalise_name
 from tb_plugin_advisor.diff.rules import (
-    CATEGORIES,
-    CATEGORY_LABELS,
     EXPLAIN,
     PRECISIONS,
     REPORT_LIST_LIMIT,
@@ -118,7 +117,7 @@ def breakdown_part(
     base: Dict[str, Any], cand: Dict[str, Any], scale: Optional[float]
 ) -> Dict[str, Dict[str, Any]]:
     b_ms, c_ms = base.get("breakdown_ms") or {}, cand.get("breakdown_ms") or {}
-    keys = [k for k, _ in CATEGORIES] + sorted((set(b_ms) | set(c_ms)) - set(CATEGORY_LABELS))
+    keys = list(CATEGORIES) + sorted((set(b_ms) | set(c_ms)) - set(CATEGORIES))
     out = {}
     for key in keys:
         b, c = number(b_ms.get(key)), number(c_ms.get(key))

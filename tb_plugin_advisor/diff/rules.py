@@ -1,6 +1,6 @@
 """The diff's rules as data: every threshold that decides a verdict or a sentence, and the words used
-for categories, bottlenecks and verdict changes. One place, read by diff.py, diff/parts.py and
-diff/explain.py (and the views that print diffs)."""
+for bottlenecks and verdict changes (the categories' words are analysis/step_time/categories.py's).
+One place, read by compare.py, parts.py and explain.py (and the views that print diffs)."""
 
 from __future__ import annotations
 
@@ -29,19 +29,6 @@ SIXTEEN_BIT = ("fp16", "bf16")
 SENTENCE_NAME_CHARS = 80  # op names in the summary are shortened to this (tables show more)
 
 REPORT_LIST_LIMIT = TOP_OPS  # reports list their top ops / kernels only (analysis/thresholds.py)
-
-# Breakdown categories (ARCHITECTURE.md §2) and the words used for them in sentences.
-CATEGORIES: Tuple[Tuple[str, str], ...] = (
-    ("input", "input wait"),
-    ("device_compute", "device compute"),
-    ("host_compute", "host compute"),
-    ("kernel_launch", "kernel launch"),
-    ("memcpy", "memory copies"),
-    ("communication", "communication"),
-    ("idle", "idle"),
-    ("other", "other"),
-)
-CATEGORY_LABELS = dict(CATEGORIES)
 
 BOTTLENECK_LABELS = {
     "input": "input pipeline",

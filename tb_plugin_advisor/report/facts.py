@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from tb_plugin_advisor.advice import recommend as rec
+from tb_plugin_advisor.advice.facts import Facts
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.step_time.torch_signals import TorchSignals
 from tb_plugin_advisor.formatting import fixed
@@ -14,12 +14,12 @@ if TYPE_CHECKING:
     from tb_plugin_advisor.report.host import HostReport
 
 
-def facts_of(report: HostReport) -> rec.Facts:
+def facts_of(report: HostReport) -> Facts:
     s, steps, pipeline = report.signals, report.steps, report.input_pipeline
     pct = report.breakdown.pct()
     tc = report.tensor_core_result
     tf32_off_ns = sum(n.time_ns for n in tc.eligible_not_using if n.reason_id == "fp32_tf32_off")
-    return rec.Facts(
+    return Facts(
         framework=s.framework,
         input_wait_event=report.breakdown.input_evidence[0][0] if report.breakdown.input_evidence else "",
         **_torch_facts(report.torch_signals),

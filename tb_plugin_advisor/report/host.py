@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.advice import recommend as rec
+from tb_plugin_advisor.advice.facts import Recommendation
 from tb_plugin_advisor.analysis.precision.cpu_16bit import CpuSixteenBit
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.analysis.precision.tensor_cores import TensorCoreResult
@@ -45,7 +45,7 @@ class HostReport:
     precision_pct: Dict[str, float]  # JSON parts of the two results above
     precision: Dict[str, Any]
     tensor_cores: Dict[str, Any]
-    recommendations: List[rec.Recommendation]
+    recommendations: List[Recommendation]
     ops: List[OpRow]
     kernels: List[OpRow]
     devices: List[Dict[str, Any]]

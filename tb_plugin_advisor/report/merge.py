@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from tb_plugin_advisor.advice import recommend as rec
+from tb_plugin_advisor.advice.facts import SEVERITIES, Recommendation
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
@@ -98,9 +99,9 @@ def merged_tensor_cores(reports: List[HostReport], weights: List[float]) -> Dict
     }
 
 
-def merged_recommendations(reports: List[HostReport]) -> List[rec.Recommendation]:
+def merged_recommendations(reports: List[HostReport]) -> List[Recommendation]:
     """One recommendation per id: the most severe instance, its evidence naming the hosts it fired on."""
-    by_id: Dict[str, List[Tuple[str, rec.Recommendation]]] = {}
+    by_id: Dict[str, List[Tuple[str, Recommendation]]] = {}
     for r in reports:
         for x in r.recommendations:
             by_id.setdefault(x.id, []).append((r.host, x))
@@ -109,10 +110,10 @@ def merged_recommendations(reports: List[HostReport]) -> List[rec.Recommendation
         fired = by_id.get(rule_id)
         if not fired:
             continue
-        host, best = min(fired, key=lambda hx: rec.SEVERITIES.index(hx[1].severity))
+        host, best = min(fired, key=lambda hx: SEVERITIES.index(hx[1].severity))
         where = ", ".join(h for h, _ in fired)
         out.append(
-            rec.Recommendation(
+            Recommendation(
                 best.id,
                 best.severity,
                 best.title,
@@ -123,7 +124,7 @@ def merged_recommendations(reports: List[HostReport]) -> List[rec.Recommendation
                 best.snippet_label,
             )
         )
-    out.sort(key=lambda x: rec.SEVERITIES.index(x.severity))
+    out.sort(key=lambda x: SEVERITIES.index(x.severity))
     return out
 
 

@@ -13,7 +13,6 @@ from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.deep.memory_peaks import device_peak_bytes
-from tb_plugin_advisor.analysis.step_time.breakdown import CATEGORIES
 from tb_plugin_advisor.analysis.step_time.verdict import decide_verdict
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.formatting import rounded as _r
@@ -144,6 +143,3 @@ def _combined_json(run: str, hosts: List[str], reports: List[HostReport]) -> Dic
         "warnings": [f"{r.host}: {w}" for r in reports for w in r.warnings],
         **combined_deep_json([(r.host, r.deep) for r in reports if r.deep]),
     }
-
-
-__all__ = ["SCHEMA", "CATEGORIES", "HostReport", "Report", "analyze_profile", "build_report"]

@@ -35,21 +35,12 @@ from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.patterns import classify_kernel, remember
 from tb_plugin_advisor.analysis.classify.prefilter import text_batch
+from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.lookup import sums_by_code, unique_codes
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
-# JSON order (ARCHITECTURE.md §2) and claim priority (module docstring).
-CATEGORIES = (
-    "input",
-    "device_compute",
-    "host_compute",
-    "kernel_launch",
-    "memcpy",
-    "communication",
-    "idle",
-    "other",
-)
+# Claim priority (module docstring); the categories' JSON order is categories.py's.
 PRIORITY = ("device_compute", "communication", "memcpy", "input", "kernel_launch", "host_compute", "other")
 _PRIORITY_COLUMNS = tuple(CATEGORIES.index(c) for c in PRIORITY)  # per_window column of each level
 

@@ -13,21 +13,12 @@ from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
+from tb_plugin_advisor.analysis.step_time.categories import in_words
 from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS, Steps
 from tb_plugin_advisor.formatting import fixed, format_ms, format_pct
 
 # How categories read in sentences.
-LABELS = {
-    "input": "input",
-    "device_compute": "device compute",
-    "host_compute": "host compute",
-    "kernel_launch": "kernel launch",
-    "memcpy": "memory copies",
-    "communication": "communication",
-    "idle": "idle",
-    "other": "other host work (Python, framework)",
-}
 BOTTLENECKS = ("input", "device", "host", "launch", "memcpy", "communication", "balanced", "unknown")
 _HOST_WORDS = {"host_compute": "ops", "other": "Python and framework code"}
 _OVERHEADS = (("kernel_launch", "launch"), ("communication", "communication"), ("memcpy", "memcpy"))
@@ -136,7 +127,7 @@ def _summary(
         text = f"Communication-bound: {share} of each step is collectives (all-reduce …)"
     else:
         parts = [(v, k) for k, v in pct.items() if k != "idle" and v >= 1.0]
-        listed = ", ".join(f"{LABELS[k]} {format_pct(v)}" for v, k in sorted(parts, reverse=True)[:4])
+        listed = ", ".join(f"{in_words(k)} {format_pct(v)}" for v, k in sorted(parts, reverse=True)[:4])
         text = f"No single bottleneck: {listed}" if listed else "No single bottleneck"
     if bottleneck != "input" and level == "moderate":
         text += f"; the input pipeline still holds up {format_pct(pct['input'])} of each step (moderate)"
@@ -168,7 +159,7 @@ def _evidence(breakdown: Breakdown, steps: Steps, pct: Dict[str, float], device_
     ranked = sorted(((pct[c], c) for c in pct if pct[c] >= 0.5), reverse=True)
     out.append(
         "Per step: "
-        + ", ".join(f"{LABELS[c]} {format_ms(means[c])} ({format_pct(p)})" for p, c in ranked)
+        + ", ".join(f"{in_words(c)} {format_ms(means[c])} ({format_pct(p)})" for p, c in ranked)
         + "."
     )
     for name, thread, ms in breakdown.input_evidence[:3]:

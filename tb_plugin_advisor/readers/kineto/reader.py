@@ -19,7 +19,7 @@ import numpy as np
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.heap import hands_back_memory
-from tb_plugin_advisor.model import Line, Plane, Profile, StepMarker, StringTable
+from tb_plugin_advisor.model import Plane, Profile, StepMarker, StringTable
 from tb_plugin_advisor.readers.devices import build_device
 from tb_plugin_advisor.readers.kineto import tables
 from tb_plugin_advisor.readers.kineto.lines import LineBuilder, device_plane_stats
@@ -366,6 +366,3 @@ def _profiler_steps(host_plane: Plane) -> List[StepMarker]:
             ))
     markers.sort(key=lambda m: m.start_ns)
     return markers
-
-
-__all__ = ["read_kineto", "read_kineto_bytes", "Line"]

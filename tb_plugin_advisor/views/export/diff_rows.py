@@ -7,9 +7,10 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
-from tb_plugin_advisor.diff.compare import SIGNIFICANCE
+from tb_plugin_advisor.analysis.step_time.categories import in_words
 from tb_plugin_advisor.diff.explain import short_name
-from tb_plugin_advisor.diff.rules import ARROW, BOTTLENECK_LABELS, CATEGORY_LABELS, MINUS
+from tb_plugin_advisor.diff.rules import ARROW, BOTTLENECK_LABELS, MINUS
+from tb_plugin_advisor.diff.stats import SIGNIFICANCE
 from tb_plugin_advisor.formatting import fixed, format_bytes, format_number, pct_number, plain, scientific
 
 TABLE_NAME_CHARS = 120  # op/kernel names in text and Markdown tables (HTML shows them whole)
@@ -119,7 +120,7 @@ def breakdown_rows(diff: Dict[str, Any]) -> List[List[str]]:
             continue
         rows.append(
             [
-                CATEGORY_LABELS.get(key, key),
+                in_words(key),
                 num_text(row["baseline_ms"]),
                 num_text(row["candidate_ms"]),
                 signed_text(row["delta_ms"]),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER, LABELS
 from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format_pct, plain
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.hosts import hosts_markdown, hosts_text
@@ -18,8 +19,6 @@ from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.markup import terminal_output
 from tb_plugin_advisor.views.export.report_html import render_html
 from tb_plugin_advisor.views.export.report_lines import (
-    CATEGORY_LABELS,
-    CATEGORY_ORDER,
     TOP_ROWS,
     device_line,
     ms_map,
@@ -76,11 +75,11 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
     out.append("Where each step's time goes (mean per step):")
     pct, ms = pct_map(report), ms_map(report)
     bar_width = max(10, min(40, width - 52))
-    for c in CATEGORY_ORDER:
+    for c in DISPLAY_ORDER:
         if pct[c] < 0.05 and ms[c] <= 0:
             continue
         bar = "#" * int(round(pct[c] / 100 * bar_width))
-        out.append(f"  {CATEGORY_LABELS[c]:<26} {format_ms(ms[c]):>12} {format_pct(pct[c]):>7}  {bar}")
+        out.append(f"  {LABELS[c]:<26} {format_ms(ms[c]):>12} {format_pct(pct[c]):>7}  {bar}")
     pipeline = report.get("input_pipeline") or {}
     if verdict.get("input_bound") in ("high", "moderate") and pipeline.get("evidence"):
         out.append("")
@@ -145,8 +144,8 @@ def render_markdown(report: Dict[str, Any]) -> str:
         out.append(f"- Tensor Cores: {md(tensor_cores)}")
     out += ["", "## Step time breakdown", "", "| category | ms per step | % of step |", "|---|---:|---:|"]
     pct, ms = pct_map(report), ms_map(report)
-    for c in CATEGORY_ORDER:
-        out.append(f"| {CATEGORY_LABELS[c]} | {format_number(ms[c])} | {format_pct(pct[c])} |")
+    for c in DISPLAY_ORDER:
+        out.append(f"| {LABELS[c]} | {format_number(ms[c])} | {format_pct(pct[c])} |")
     evidence = verdict.get("evidence") or []
     if evidence:
         out += ["", "Evidence:", ""] + [f"- {md(e)}" for e in evidence]

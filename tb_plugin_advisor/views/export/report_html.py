@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from tb_plugin_advisor.analysis.step_time.categories import COLORS, DISPLAY_ORDER, LABELS
 from tb_plugin_advisor.formatting import fixed, format_number, format_pct
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
 from tb_plugin_advisor.views.export.hosts import hosts_html
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.report_lines import (
-    CATEGORY_COLORS,
-    CATEGORY_LABELS,
-    CATEGORY_ORDER,
     SEVERITY_COLORS,
     TOP_ROWS,
     device_line,
@@ -61,10 +59,10 @@ def render_html(report: Dict[str, Any]) -> str:
         "<h2>Step time breakdown</h2>",
         '<table><tr><th>category</th><th class="n">ms per step</th><th class="n">% of step</th></tr>',
     ]
-    for c in CATEGORY_ORDER:
+    for c in DISPLAY_ORDER:
         body.append(
-            f'<tr><td><span class="sw" style="background:{CATEGORY_COLORS[c]}"></span>'
-            f'{esc(CATEGORY_LABELS[c])}</td><td class="n">{format_number(ms[c])}</td>'
+            f'<tr><td><span class="sw" style="background:{COLORS[c]}"></span>'
+            f'{esc(LABELS[c])}</td><td class="n">{format_number(ms[c])}</td>'
             f'<td class="n">{format_pct(pct[c])}</td></tr>'
         )
     body.append("</table>")

@@ -8,30 +8,10 @@ import functools
 import textwrap
 from typing import Any, Dict, Optional
 
+from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
 from tb_plugin_advisor.formatting import fixed, format_pct
 
-CATEGORY_LABELS = {
-    "input": "Input (waiting for data)",
-    "device_compute": "Device compute",
-    "host_compute": "Host compute",
-    "kernel_launch": "Kernel launch",
-    "memcpy": "Memory copies",
-    "communication": "Communication",
-    "other": "Other host work",
-    "idle": "Idle",
-}
-CATEGORY_COLORS = {
-    "input": "#d93025",
-    "device_compute": "#1a73e8",
-    "host_compute": "#188038",
-    "kernel_launch": "#e37400",
-    "memcpy": "#9334e6",
-    "communication": "#007b83",
-    "other": "#795548",
-    "idle": "#9aa0a6",
-}
-CATEGORY_ORDER = tuple(CATEGORY_LABELS)  # display order: every breakdown category, idle last
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
 TOP_ROWS = 15
 
@@ -47,11 +27,11 @@ def num(value: Any, default: float = 0.0) -> float:
 
 
 def pct_map(report: Dict[str, Any]) -> Dict[str, float]:
-    return {c: num((report.get("breakdown_pct") or {}).get(c)) for c in CATEGORY_ORDER}
+    return {c: num((report.get("breakdown_pct") or {}).get(c)) for c in DISPLAY_ORDER}
 
 
 def ms_map(report: Dict[str, Any]) -> Dict[str, float]:
-    return {c: num((report.get("breakdown_ms") or {}).get(c)) for c in CATEGORY_ORDER}
+    return {c: num((report.get("breakdown_ms") or {}).get(c)) for c in DISPLAY_ORDER}
 
 
 def device_line(report: Dict[str, Any]) -> str:

@@ -35,7 +35,7 @@ profile that cannot be read.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tb_plugin_advisor.diff.compare import SIGNIFICANCE
+    from tb_plugin_advisor.diff.stats import SIGNIFICANCE
 
     parser.epilog = EPILOG.format(**{k: plain(v) for k, v in SIGNIFICANCE.items()})
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
