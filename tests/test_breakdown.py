@@ -272,7 +272,6 @@ def test_interval_primitives_are_exact_over_a_million_events():
 
 def test_time_slices_give_the_same_numbers(monkeypatch):
     """Large profiles are claimed one time slice at a time; slicing must not change any number."""
-    import tb_plugin_advisor.analysis.step_time.breakdown as claims
     import tb_plugin_advisor.analysis.step_time.breakdown as module
 
     def step(t, host, python, stream):
@@ -283,10 +282,10 @@ def test_time_slices_give_the_same_numbers(monkeypatch):
 
     builder = gpu_run(step)
     whole = analyse(builder)
-    monkeypatch.setattr(claims, "SLICE_EVENTS", 3)  # ~40 slices, many cutting through events
+    monkeypatch.setattr(module, "SLICE_EVENTS", 3)  # ~40 slices, many cutting through events
     sliced = analyse(builder)
     profile = read_xplane_bytes(builder.to_bytes(), source="synthetic", host="h")
     steps = find_steps(profile)
-    assert len(claims.time_slices(steps.start_ns, steps.end_ns, module.event_sources(profile, steps))) > 10
+    assert len(module.time_slices(steps.start_ns, steps.end_ns, module.event_sources(profile, steps))) > 10
     assert sliced.per_window_ns.tolist() == whole.per_window_ns.tolist()
     assert sliced.device_busy_pct == pytest.approx(whole.device_busy_pct)

@@ -1,6 +1,8 @@
-"""What the recommendation rules see and produce: `Facts` (numbers the analyses computed), a `Rule`
-(one entry of the table in recommend.py) and the `Recommendation` it writes. Kept apart from the
-rules so the rule modules (rules_*.py) and the table import the types, not each other."""
+"""What the advice engine sees and produces: `Facts` (numbers the analyses computed), a `Rule` (one
+entry of the table in recommend.py), the one severity list, and the one advice type,
+`Recommendation`, which the recommendation rules and the deeper views' finding rules (findings.py)
+both write. Kept apart from the rules so the rule modules and the table import the types, not each
+other."""
 
 from __future__ import annotations
 
@@ -99,6 +101,15 @@ class Recommendation:
             "snippet_jax": self.snippet_jax,
             "snippet_label": self.snippet_label,
         }
+
+    def to_finding_json(self) -> Dict[str, Any]:
+        """As a deeper view's finding (docs/deep-views.md): no per-framework snippets, and the snippet
+        only where there is one."""
+        out = {"id": self.id, "severity": self.severity, "title": self.title, "message": self.message,
+               "evidence": self.evidence}
+        if self.snippet:
+            out["snippet"] = self.snippet
+        return out
 
 
 # A rule's check returns (severity, evidence) when it fires, else None.

@@ -1,16 +1,18 @@
 """Findings of the deeper views (kernels, memory, collectives, roofline): their wording, one place
 (their thresholds are in analysis/thresholds.py).
 
-Each finding has a stable id (scripts test for it, like recommendation ids), a severity, a title, a
-message saying what to do, and evidence with the numbers that fired it. The rules are small functions
-over the views' results so that every threshold here is asserted on both sides by a test.
+A finding is the engine's one advice type (facts.Recommendation, written as a finding's JSON): a
+stable id (scripts test for it, like recommendation ids), a severity, a title, a message saying what
+to do, and evidence with the numbers that fired it. The rules are small functions over the views'
+results, run after the analyses (report/deep.py), so that every threshold is asserted on both sides
+by a test.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.advice.facts import Recommendation
 from tb_plugin_advisor.analysis.deep.kernel_stats import KernelStats
 from tb_plugin_advisor.analysis.thresholds import (
     COLLECTIVES_EXPOSED_HIGH_PCT,
@@ -34,24 +36,6 @@ from tb_plugin_advisor.analysis.thresholds import (
 )
 from tb_plugin_advisor.formatting import fixed, format_ms, format_pct, plain, significant
 
-
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    severity: str
-    title: str
-    message: str
-    evidence: str
-    snippet: Optional[str] = None
-
-    def to_json(self) -> Dict[str, Any]:
-        out = {"id": self.id, "severity": self.severity, "title": self.title, "message": self.message,
-               "evidence": self.evidence}
-        if self.snippet:
-            out["snippet"] = self.snippet
-        return out
-
-
 # ---------------------------------------------------------------------------------------------------
 # Kernels
 
@@ -65,8 +49,8 @@ FUSE_SNIPPET = (
 )
 
 
-def kernel_findings(stats: KernelStats) -> List[Finding]:
-    out: List[Finding] = []
+def kernel_findings(stats: KernelStats) -> List[Recommendation]:
+    out: List[Recommendation] = []
     if not stats.launches:
         return out
     total = stats.total_ns or 1
@@ -80,7 +64,7 @@ def kernel_findings(stats: KernelStats) -> List[Finding]:
     if share >= TINY_LAUNCH_SHARE_PCT and numerous:
         count_text = (f"{fixed(per_step, 0)} per step" if per_step is not None
                       else f"{tiny_launches} in the profile")
-        out.append(Finding(
+        out.append(Recommendation(
             "kernels.tiny_launches", "medium", "Tiny kernels dominate the launches",
             "Most launches are kernels shorter than the time it takes to launch one, so the GPU waits on "
             "the host between them. Fuse them (XLA / torch.compile) or capture the step in a CUDA graph.",
@@ -98,7 +82,7 @@ def kernel_findings(stats: KernelStats) -> List[Finding]:
         if k.family in LIBRARY_TILED_FAMILIES:
             continue
         why = f", limited by {k.limiter.replace('_', ' ')}" if k.limiter else ""
-        out.append(Finding(
+        out.append(Recommendation(
             "kernels.low_occupancy", "medium", f"Low occupancy in a hot kernel: {_short(k.name)}",
             "This kernel keeps few warps resident per SM, so memory latency is poorly hidden. Fewer "
             "registers per thread (__launch_bounds__, -maxrregcount), less shared memory per block, or "
@@ -128,14 +112,14 @@ SHRINK_MEMORY_SNIPPET = (
 )
 
 
-def memory_findings(timeline: Any) -> List[Finding]:
-    out: List[Finding] = []
+def memory_findings(timeline: Any) -> List[Recommendation]:
+    out: List[Recommendation] = []
     for a in timeline.allocators:
         if a.kind != "device":
             continue
         headroom = a.headroom_pct
         if headroom is not None and headroom < MEMORY_LOW_HEADROOM_PCT:
-            out.append(Finding(
+            out.append(Recommendation(
                 "memory.low_headroom", "high", f"Peak memory is close to the limit of {a.allocator}",
                 "A larger batch, a longer sequence or a fragmentation spike will run out of memory. Reduce "
                 "activation memory (mixed precision, activation checkpointing) before scaling up.",
@@ -145,7 +129,7 @@ def memory_findings(timeline: Any) -> List[Finding]:
                 SHRINK_MEMORY_SNIPPET,
             ))
         if a.fragmentation_pct is not None and a.fragmentation_pct >= MEMORY_FRAGMENTATION_PCT:
-            out.append(Finding(
+            out.append(Recommendation(
                 "memory.fragmentation", "low", f"The allocator {a.allocator} is fragmented at the peak",
                 "Free memory is split into pieces too small for the next large tensor. Allocating "
                 "long-lived tensors first, fixed shapes, or PyTorch's "
@@ -177,12 +161,12 @@ OVERLAP_SNIPPET = (
 )
 
 
-def collective_findings(c: Dict[str, Any]) -> List[Finding]:
+def collective_findings(c: Dict[str, Any]) -> List[Recommendation]:
     """On the collectives JSON of one host (or of the run, for the skew across hosts)."""
-    out: List[Finding] = []
+    out: List[Recommendation] = []
     share = c.get("exposed_step_pct")
     if share is not None and share >= COLLECTIVES_EXPOSED_PCT:
-        out.append(Finding(
+        out.append(Recommendation(
             "collectives.exposed", "high" if share >= COLLECTIVES_EXPOSED_HIGH_PCT else "medium",
             "Communication is not hidden behind compute",
             "While these collectives run no compute kernel runs on the device, so they add to the step. "
@@ -197,7 +181,7 @@ def collective_findings(c: Dict[str, Any]) -> List[Finding]:
         if mean is None or per_step is None:
             continue
         if mean < COLLECTIVES_SMALL_MESSAGE_BYTES and per_step >= COLLECTIVES_SMALL_MIN_PER_STEP:
-            out.append(Finding(
+            out.append(Recommendation(
                 "collectives.small_messages", "medium", f"Many small {t['type'].replace('_', '-')} messages",
                 "Small messages are latency-bound: each call pays the same setup cost whatever its size. "
                 "Fewer, larger buckets (DDP bucket_cap_mb, FSDP wrapping larger units, XLA combiner "
@@ -208,7 +192,7 @@ def collective_findings(c: Dict[str, Any]) -> List[Finding]:
             ))
     skew = c.get("skew") or {}
     if skew.get("compute_skew_pct") is not None and skew["compute_skew_pct"] >= COLLECTIVES_SKEW_PCT:
-        out.append(Finding(
+        out.append(Recommendation(
             "collectives.straggler", "medium", f"{skew['slowest']} is a straggler",
             "One rank computes longer than the others, which then wait inside their collectives. Look "
             "for uneven data (sequence lengths, batch shapes), a slower device, or work only that rank does.",
@@ -234,9 +218,9 @@ COMPUTE_BOUND_ADVICE = (
 )
 
 
-def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
+def roofline_findings(r: Dict[str, Any]) -> List[Recommendation]:
     """On the roofline JSON of one host: hot ops far below their roof, low MFU."""
-    out: List[Finding] = []
+    out: List[Recommendation] = []
     for op in r.get("ops") or []:
         pct, share = op.get("roof_pct"), op.get("time_pct")
         if pct is None or share is None or share < ROOFLINE_MIN_TIME_PCT or pct >= ROOFLINE_FAR_BELOW_PCT:
@@ -244,7 +228,7 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
         memory = op["bound"] == "memory"
         reached = (f"{fixed(op['achieved_gbps'], 1)} GB/s of {fixed(r['bandwidth_gbps'], 0)} GB/s" if memory
                    else f"{fixed(op['achieved_tflops'], 2)} of {fixed(op['roof_tflops'], 1)} TFLOP/s")
-        out.append(Finding(
+        out.append(Recommendation(
             "roofline.far_below_roof", "medium", f"A hot op is far below its roof: {_short(op['name'])}",
             MEMORY_BOUND_ADVICE if memory else COMPUTE_BOUND_ADVICE,
             f"{_short(op['name'], 100)}: {fixed(share, 1)} % of device time, {op['bound']}-bound (intensity "
@@ -256,7 +240,7 @@ def roofline_findings(r: Dict[str, Any]) -> List[Finding]:
     covered = r.get("costed_time_pct") or 0.0
     if mfu is not None and mfu < LOW_MFU_PCT and covered >= ROOFLINE_MIN_COSTED_PCT:
         basis = "per step" if r.get("basis") == "steps" else "over the profiled span (no steps found)"
-        out.append(Finding(
+        out.append(Recommendation(
             "roofline.low_mfu", "low", f"Model FLOPs utilisation is {_sig(mfu)} %",
             "The device runs the model's FLOPs at a small fraction of its peak. The hot ops above and the "
             "step breakdown say where the time goes instead (input, host, communication, memory-bound ops).",

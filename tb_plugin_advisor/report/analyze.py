@@ -54,8 +54,7 @@ def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
     with ThreadPoolExecutor(1, thread_name_prefix="advisor-deep") as second_core:
         # Precision, Tensor Cores and the deeper views need only the steps: they run beside the
         # breakdown and what reads it (numpy lets go of the GIL in whole-array work, which is most
-        # of both). The two sides took ~0.45 s and ~0.1 s on the 111 MB bench profile with the
-        # precision analyses on this side; now they are nearer even.
+        # of both), which keeps the two sides of about the same length.
         precision = second_core.submit(_precision_analyses, profile, steps)
         deep = second_core.submit(analyze_deep, profile, steps)
         report = _main_analyses(profile, steps, local_cpu, precision)

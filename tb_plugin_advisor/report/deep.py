@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.advice.facts import Recommendation
 from tb_plugin_advisor.advice.findings import (
-    Finding,
     collective_findings,
     kernel_findings,
     memory_findings,
@@ -39,7 +39,7 @@ class DeepViews:
     memory: MemoryTimeline
     collectives: Collectives
     roofline: Roofline
-    findings: Dict[str, List[Finding]] = field(default_factory=dict)
+    findings: Dict[str, List[Recommendation]] = field(default_factory=dict)
 
 
 def analyze_deep(profile: Profile, steps: Optional[Steps]) -> DeepViews:
@@ -67,7 +67,7 @@ def deep_json(views: DeepViews) -> Dict[str, Any]:
         "roofline": views.roofline.to_json(),
     }
     for key, section in sections.items():
-        section["findings"] = [f.to_json() for f in views.findings.get(key, [])]
+        section["findings"] = [f.to_finding_json() for f in views.findings.get(key, [])]
     return sections
 
 
@@ -185,7 +185,7 @@ def _merged_collectives(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str,
     }
     host_findings = [dict(f, host=h) for h, c in parts for f in c["findings"]
                      if f["id"] != "collectives.straggler"]
-    run_straggler = [f.to_json() for f in collective_findings({"skew": merged["skew"]})]
+    run_straggler = [f.to_finding_json() for f in collective_findings({"skew": merged["skew"]})]
     merged["findings"] = host_findings + run_straggler
     return merged
 

@@ -109,7 +109,7 @@ def _batch_or_same(whole: TextBatch, texts: List[str]) -> TextBatch:
     return TextBatch(texts)
 
 
-def _may_match(batch: TextBatch, tables: Sequence[Sequence[p.Rule]], on: str) -> np.ndarray:
+def _may_match(batch: TextBatch, tables: Sequence[Sequence[p.Pattern]], on: str) -> np.ndarray:
     """Which texts hold a literal needed by a rule of `tables` that reads `on`, or hold
     `(anonymous namespace)::` (whose removal joins the text around it); every text when such a rule
     needs no literal."""
@@ -120,7 +120,7 @@ def _may_match(batch: TextBatch, tables: Sequence[Sequence[p.Rule]], on: str) ->
     return batch.holding(literals)
 
 
-def _first(rules: Sequence[p.Rule], texts: Dict[str, TextBatch]) -> List[int]:
+def _first(rules: Sequence[p.Pattern], texts: Dict[str, TextBatch]) -> List[int]:
     """Per name, the index of the first rule that matches the text it reads (-1: none)."""
     needs = table_filter(rules).entries
     return first_matching([(texts[r.on], r.compiled, n) for r, n in zip(rules, needs)]).tolist()

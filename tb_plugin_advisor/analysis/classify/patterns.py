@@ -44,7 +44,7 @@ MATRIX_FAMILIES = ("gemm", "conv", "attention")
 
 
 @dataclass(frozen=True)
-class Rule:
+class Pattern:
     """One pattern: a stable id, a regular expression, what a match means, and why it is here."""
 
     id: str
@@ -69,25 +69,26 @@ def _compile(regex: str, flags: int) -> re.Pattern:
 # ---------------------------------------------------------------------------------------------------
 # Precision from library kernel names (first matching rule wins; order matters)
 
-PRECISION_RULES: Tuple[Rule, ...] = (
-    Rule("hlo_text", r"^%?[\w.-]+ = \(?(?P<code>[a-z]+[0-9][a-z0-9]*)\[", "hlo",
+PRECISION_RULES: Tuple[Pattern, ...] = (
+    Pattern("hlo_text", r"^%?[\w.-]+ = \(?(?P<code>[a-z]+[0-9][a-z0-9]*)\[", "hlo",
          "TPU op events are HLO text; the result type follows the '=' (bf16[...], f32[...])", flags=0),
-    Rule("tensile_type", r"(?:^|_)Cijk_A[A-Za-z]+_B[A-Za-z]+_(?P<code>4xi8|I8|F8|B8|[SDCZHBX])",
+    Pattern("tensile_type", r"(?:^|_)Cijk_A[A-Za-z]+_B[A-Za-z]+_(?P<code>4xi8|I8|F8|B8|[SDCZHBX])",
          "tensile", "rocBLAS/hipBLASLt (Tensile) names carry the A/B data type right after the index "
          "spelling: S fp32, D fp64, H fp16, B bf16, X xf32, I8 int8, F8/B8 fp8", flags=0),
-    Rule("nvjet_type", r"nvjet_(?:sm\d+_)?(?P<code>[a-z])[a-z]{2}_(?P<tf32>tf32_)?", "nvjet",
+    Pattern("nvjet_type", r"nvjet_(?:sm\d+_)?(?P<code>[a-z])[a-z]{2}_(?P<tf32>tf32_)?", "nvjet",
          "cuBLAS nvjet (Hopper+) names start with type letters A/B-compute-C/D: h fp16, t bf16, s fp32 "
          "(with `_tf32_` when TF32 math is on)", flags=0),
-    Rule("tf32", r"tf32|tfloat32", "tf32", "TF32 kernels say so (sm80_xmma_*tf32*, cutlass *_tf32_)"),
-    Rule("cutlass_f32_tensorop", r"tensorop_s1688(?:gemm|fprop|dgrad|wgrad)(?!_b?f16)", "tf32",
+    Pattern("tf32", r"tf32|tfloat32", "tf32", "TF32 kernels say so (sm80_xmma_*tf32*, cutlass *_tf32_)"),
+    Pattern("cutlass_f32_tensorop", r"tensorop_s1688(?:gemm|fprop|dgrad|wgrad)(?!_b?f16)", "tf32",
          "CUTLASS names omit the element type when it equals the accumulator (f32); an fp32 tensorop "
          "kernel with the 16x8x8 instruction runs TF32"),
-    Rule("fp8", r"e4m3|e5m2", "fp8", "fp8 GEMMs name their e4m3/e5m2 types"),
-    Rule("bf16", r"(?<![a-z])bf16", "bf16", "bf16 library kernels say bf16 (cuBLAS, cuDNN, CUTLASS, MIOpen)"),
-    Rule("int8", r"i8816|i16832", "int8", "int8 Tensor Core GEMMs name their IMMA 8816/16832 shapes"),
-    Rule("fp16", r"(?<![a-z])f(?:p)?16|(?<![a-z])h(?:884|1688|16816)|(?<![a-z])hmma", "fp16",
+    Pattern("fp8", r"e4m3|e5m2", "fp8", "fp8 GEMMs name their e4m3/e5m2 types"),
+    Pattern("bf16", r"(?<![a-z])bf16", "bf16",
+            "bf16 library kernels say bf16 (cuBLAS, cuDNN, CUTLASS, MIOpen)"),
+    Pattern("int8", r"i8816|i16832", "int8", "int8 Tensor Core GEMMs name their IMMA 8816/16832 shapes"),
+    Pattern("fp16", r"(?<![a-z])f(?:p)?16|(?<![a-z])h(?:884|1688|16816)|(?<![a-z])hmma", "fp16",
          "fp16 library kernels say fp16/f16, or use the HMMA h884/h1688/h16816 instruction shapes"),
-    Rule("fp32", r"(?<![a-z])(?:s|gc|c)gemm|scudnn|(?<![a-z])f(?:p)?32(?![a-z0-9])", "fp32",
+    Pattern("fp32", r"(?<![a-z])(?:s|gc|c)gemm|scudnn|(?<![a-z])f(?:p)?32(?![a-z0-9])", "fp32",
          "fp32 cuBLAS/cuDNN kernels: sgemm/cgemm (complex fp32), scudnn, or an f32/fp32 type token"),
 )
 
@@ -107,16 +108,16 @@ HLO_TYPES: Dict[str, str] = {
 # `shape` stat (the op's inputs, e.g. "(half[4,384,4096];half[])"). The leftmost token wins: the first
 # template argument is the element type in TF/Eigen, PyTorch, cuDNN and CK kernels.
 
-DTYPE_TOKEN_RULES: Tuple[Rule, ...] = (
-    Rule("dtype_bf16", r"bfloat16", "bf16",
+DTYPE_TOKEN_RULES: Tuple[Pattern, ...] = (
+    Pattern("dtype_bf16", r"bfloat16", "bf16",
          "c10::BFloat16, Eigen::bfloat16, std::bfloat16_t, cutlass::bfloat16_t"),
-    Rule("dtype_fp16", r"(?<![a-z])half(?![a-z])|_float16", "fp16",
+    Pattern("dtype_fp16", r"(?<![a-z])half(?![a-z])|_float16", "fp16",
          "Eigen::half, __half, c10::Half, cutlass::half_t, _Float16, a `_half` suffix, TF shape `half[...]`"),
-    Rule("dtype_fp8", r"float8|(?<![a-z])fp8", "fp8", "c10::Float8_e4m3fn, FBGEMM's FP8 kernels"),
-    Rule("dtype_fp64", r"(?<![a-z])(?:double|float64)(?![a-z])", "fp64", "double"),
-    Rule("dtype_fp32", r"(?<![a-z])float(?:2|4|32)?(?![a-z0-9])", "fp32",
+    Pattern("dtype_fp8", r"float8|(?<![a-z])fp8", "fp8", "c10::Float8_e4m3fn, FBGEMM's FP8 kernels"),
+    Pattern("dtype_fp64", r"(?<![a-z])(?:double|float64)(?![a-z])", "fp64", "double"),
+    Pattern("dtype_fp32", r"(?<![a-z])float(?:2|4|32)?(?![a-z0-9])", "fp32",
          "float (and float2/float4 vectors), TF shape `float[...]`"),
-    Rule("dtype_int8", r"int8_t|signed char|(?<![a-z])int8(?![a-z0-9])", "int8",
+    Pattern("dtype_int8", r"int8_t|signed char|(?<![a-z])int8(?![a-z0-9])", "int8",
          "int8_t, TF shape `int8[...]`"),
 )
 
@@ -129,32 +130,33 @@ DTYPE_TOKEN_RULES: Tuple[Rule, ...] = (
 ATTENTION = r"flash_fwd|flash_bwd|flash::|flash_attn|fmha|_sdpa_|(?<![a-z])attn_(?:fwd|bwd)"
 ATTENTION_PASSES = r"FmhaBwdOGradDotO|FmhaBwdConvert|flash_bwd_dot_do_o|flash_bwd_convert"
 
-TENSOR_CORE_RULES: Tuple[Rule, ...] = (
-    Rule("attention_helper", ATTENTION_PASSES,
+TENSOR_CORE_RULES: Tuple[Pattern, ...] = (
+    Pattern("attention_helper", ATTENTION_PASSES,
          "no", "flash-attention backward helpers (rowsum(dO*O), dQ conversion) are elementwise"),
-    Rule("simt", r"simt", "no", "CUTLASS SIMT kernels run on the FMA units"),
-    Rule("tensile_mfma", r"Cijk_\w*?_MI[1-9]\d*x\d+x\d+", "yes",
+    Pattern("simt", r"simt", "no", "CUTLASS SIMT kernels run on the FMA units"),
+    Pattern("tensile_mfma", r"Cijk_\w*?_MI[1-9]\d*x\d+x\d+", "yes",
          "Tensile kernels built on MFMA name the matrix instruction (MI16x16x16, MI32x32x1 …)", flags=0),
-    Rule("tensile_valu", r"Cijk_", "no", "Tensile kernels without an MI token use the vector ALUs", flags=0),
-    Rule("miopen_xdlops", r"igemm_\w+?_gtcx\d*_", "yes",
+    Pattern("tensile_valu", r"Cijk_", "no", "Tensile kernels without an MI token use the vector ALUs",
+            flags=0),
+    Pattern("miopen_xdlops", r"igemm_\w+?_gtcx\d*_", "yes",
          "MIOpen implicit-GEMM assembly convolutions with xdlops (gtcx, gtcx2, gtcx3)"),
-    Rule("ck_xdl", r"xdl", "yes", "composable_kernel xdl / xdlops kernels use MFMA"),
-    Rule("tensorop", r"(?<![a-z])tensorop|OpClassTensorOp|TensorOpMultiplicand", "yes",
+    Pattern("ck_xdl", r"xdl", "yes", "composable_kernel xdl / xdlops kernels use MFMA"),
+    Pattern("tensorop", r"(?<![a-z])tensorop|OpClassTensorOp|TensorOpMultiplicand", "yes",
          "CUTLASS tensorop kernels (incl. cutlass3x, and cuDNN's cutlass whose mangled names carry the "
          "TensorOp operand layouts)"),
-    Rule("attention", ATTENTION,
+    Pattern("attention", ATTENTION,
          "if_low_precision",
          "flash/memory-efficient attention (FA2, xFormers cutlassF, cuDNN SDPA, CK FMHA, Triton attn)"),
-    Rule("mma_instruction", r"(?<![a-z])(?:hmma|imma|dmma|wmma|wgmma|mfma)(?![a-z])", "yes",
+    Pattern("mma_instruction", r"(?<![a-z])(?:hmma|imma|dmma|wmma|wgmma|mfma)(?![a-z])", "yes",
          "the kernel names its matrix instruction (HMMA, IMMA, WMMA, WGMMA, MFMA)"),
-    Rule("mma_shape", r"(?<![a-z0-9])[hsicz](?:884|1688|16816|8816|16832|161616)(?=gemm|cudnn|fprop|dgrad"
+    Pattern("mma_shape", r"(?<![a-z0-9])[hsicz](?:884|1688|16816|8816|16832|161616)(?=gemm|cudnn|fprop|dgrad"
          r"|wgrad|tf32)", "yes",
          "cuBLAS/cuDNN names with a Tensor Core instruction shape: h884/s884 (Volta), h1688/s1688 "
          "(Turing), s16816/i16832 (Ampere), i8816 (int8)"),
-    Rule("xmma", r"xmma", "if_low_precision",
+    Pattern("xmma", r"xmma", "if_low_precision",
          "NVIDIA xmma kernels (sm70…sm90) use Tensor Cores for tf32/16-bit/8-bit types"),
-    Rule("nvjet", r"nvjet", "if_low_precision", "cuBLAS nvjet kernels (Hopper, Blackwell)"),
-    Rule("compiler_matmul",
+    Pattern("nvjet", r"nvjet", "if_low_precision", "cuBLAS nvjet kernels (Hopper, Blackwell)"),
+    Pattern("compiler_matmul",
          r"^triton_tem_fused_\w*?mm|(?:^|_)(?:triton_gemm|gemm_fusion)|triton_\w*?_(?:dot|mma)",
          "if_capable", "Triton matmul templates (PyTorch Inductor) and XLA's Triton GEMM fusions emit "
          "MMA/MFMA instructions on devices that have them"),
@@ -163,28 +165,28 @@ TENSOR_CORE_RULES: Tuple[Rule, ...] = (
 # ---------------------------------------------------------------------------------------------------
 # Kernel families (first matching rule wins; no match → "other")
 
-FAMILY_RULES: Tuple[Rule, ...] = (
-    Rule("comm", r"nccl|rccl|all[_-]?reduce|all[_-]?gather|reduce[_-]?scatter|all[_-]?to[_-]?all"
+FAMILY_RULES: Tuple[Pattern, ...] = (
+    Pattern("comm", r"nccl|rccl|all[_-]?reduce|all[_-]?gather|reduce[_-]?scatter|all[_-]?to[_-]?all"
          r"|collective-permute", "comm", "collectives (NCCL/RCCL kernels, XLA all-reduce … ops): "
          "communication, not compute", on="head"),
-    Rule("copy", r"^__amd_rocclr_(?:copy|fill)|^(?:Memcpy|Memset|Copy(?:Device|Host)To(?:Device|Host))"
+    Pattern("copy", r"^__amd_rocclr_(?:copy|fill)|^(?:Memcpy|Memset|Copy(?:Device|Host)To(?:Device|Host))"
          r"|^%?copy-(?:start|done)", "copy", "runtime copy/fill kernels (ROCm blit kernels, copies "
          "recorded as kernels) and XLA's asynchronous copies", on="head"),
-    Rule("transpose", r"transpose|nchwtonhwc|nhwctonchw|SwapDimension\d|ShuffleInTensor3", "transpose",
+    Pattern("transpose", r"transpose|nchwtonhwc|nhwctonchw|SwapDimension\d|ShuffleInTensor3", "transpose",
          "layout transposes (TF SwapDimension…, cuDNN nchwToNhwc, MIOpen/XLA transpose kernels)", on="base"),
-    Rule("helper", r"Offsets?Kernel|computeWgrad|splitKreduce|ReduceSplitK|Im\dd2Col|im2col|winograd\w*"
+    Pattern("helper", r"Offsets?Kernel|computeWgrad|splitKreduce|ReduceSplitK|Im\dd2Col|im2col|winograd\w*"
          r"(?:Data|Filter|Delta|Output|Tiles)|flip_filter|scalePackedTensor|epilogue::", "helper",
          "pieces of a GEMM/convolution that are not the matrix product itself", on="head"),
-    Rule("attention_passes", ATTENTION_PASSES,
+    Pattern("attention_passes", ATTENTION_PASSES,
          "helper", "flash-attention backward pre/post-processing (rowsum(dO*O), dQ conversion)", on="head"),
-    Rule("attention_kernel", ATTENTION,
+    Pattern("attention_kernel", ATTENTION,
          "attention", "fused attention kernels", on="head"),
-    Rule("conv", r"conv(?!ert|ersion)|scudnn|\dcudnn|fprop|dgrad|wgrad|igemm_|fft2d|fft1d", "conv",
+    Pattern("conv", r"conv(?!ert|ersion)|scudnn|\dcudnn|fprop|dgrad|wgrad|igemm_|fft2d|fft1d", "conv",
          "convolutions: cuDNN (scudnn, xmma fprop/dgrad/wgrad, implicit/explicit_convolve, FFT), "
          "MIOpen igemm, composable_kernel grouped conv", on="head"),
-    Rule("gemv", r"gemv|gemmk1_kernel|gemmSN_", "gemv",
+    Pattern("gemv", r"gemv|gemmk1_kernel|gemmSN_", "gemv",
          "matrix-vector and k=1 / small-N cuBLAS kernels: no Tensor Core path", on="head"),
-    Rule("gemm", r"(?<!fb)gemm|Cijk_|nvjet|matmul|triton_tem_fused_\w*?mm", "gemm",
+    Pattern("gemm", r"(?<!fb)gemm|Cijk_|nvjet|matmul|triton_tem_fused_\w*?mm", "gemm",
          "GEMMs: cuBLAS/cuBLASLt, CUTLASS, Tensile, XLA/Triton gemm fusions, Inductor mm templates "
          "(not FBGEMM's embedding kernels)", on="head"),
 )
@@ -200,8 +202,8 @@ TF_MATRIX_OP_TYPES = frozenset({
     "CudnnRNN", "CudnnRNNV2", "CudnnRNNV3", "CudnnRNNBackprop", "CudnnRNNBackpropV2", "CudnnRNNBackpropV3",
 })
 
-OP_RULES: Tuple[Rule, ...] = (
-    Rule("hlo_matrix_op", r"(?:^|[_.-])(?:dot|convolution|conv|gemm|matmul)(?:$|[_.-])|(?:^|_)attn(?:$|_)",
+OP_RULES: Tuple[Pattern, ...] = (
+    Pattern("hlo_matrix_op", r"(?:^|[_.-])(?:dot|convolution|conv|gemm|matmul)(?:$|[_.-])|(?:^|_)attn(?:$|_)",
          "matrix", "XLA HLO instructions that are matrix products: dot, convolution, cuBLAS/cuDNN "
          "custom calls named cublas-gemm / cudnn-conv, gemm fusions, fused attention calls"),
 )
@@ -286,7 +288,7 @@ _Compiled = Tuple[str, re.Pattern, Optional[Tuple[str, ...]]]
 _COMPILED: Dict[int, Tuple[_Compiled, ...]] = {}  # by id() of a module-level rule table
 
 
-def _compiled(rules: Sequence[Rule]) -> Tuple[_Compiled, ...]:
+def _compiled(rules: Sequence[Pattern]) -> Tuple[_Compiled, ...]:
     """(target, pattern, required literals) per rule, built once per table (prefilter.py)."""
     found = _COMPILED.get(id(rules))
     if found is None or len(found) != len(rules):
@@ -296,8 +298,8 @@ def _compiled(rules: Sequence[Rule]) -> Tuple[_Compiled, ...]:
 
 
 def _first(
-    rules: Sequence[Rule], name: str, base: str, head: str = ""
-) -> Tuple[Optional[Rule], Optional[re.Match]]:
+    rules: Sequence[Pattern], name: str, base: str, head: str = ""
+) -> Tuple[Optional[Pattern], Optional[re.Match]]:
     """The first rule (in table order) that matches its text, and its match (rules whose required
     literals are all missing from an ASCII text are skipped unsearched: prefilter.py)."""
     head = head or name
@@ -321,7 +323,7 @@ def dtype_in_text(text: Optional[str]) -> Tuple[str, Optional[str]]:
     """The leftmost element-type token in `text` (template arguments, a `shape` stat) and its rule id."""
     if not text:
         return "unknown", None
-    best: Optional[Tuple[int, Rule]] = None
+    best: Optional[Tuple[int, Pattern]] = None
     lowered = text.lower() if text.isascii() else None
     for rule, (_, pattern, needs) in zip(DTYPE_TOKEN_RULES, _compiled(DTYPE_TOKEN_RULES)):
         if lowered is not None and needs is not None and not holds(lowered, needs):
@@ -355,12 +357,12 @@ _MATCH_READERS: Dict[str, Callable[[re.Match], str]] = {
 }
 
 
-def reads_match(rule: Rule) -> bool:
+def reads_match(rule: Pattern) -> bool:
     """Does this PRECISION_RULES rule's precision depend on what it matched (else it is `rule.value`)?"""
     return rule.value in _MATCH_READERS
 
 
-def precision_of_match(rule: Rule, match: re.Match) -> str:
+def precision_of_match(rule: Pattern, match: re.Match) -> str:
     """The precision a PRECISION_RULES match names (some rules read a type code off the match)."""
     reader = _MATCH_READERS.get(rule.value)
     return reader(match) if reader is not None else rule.value

@@ -22,6 +22,7 @@ from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.patterns import FAMILIES
 from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import Device, Profile
 
@@ -123,16 +124,16 @@ class Collectives:
             "hidden_pct": _r(100.0 * (total - exposed) / total, 2) if total else None,
             "steps": self.steps,
             "devices_with_collectives": sum(1 for d in self.devices if d.total_ns),
-            "per_step_ms": _opt(self.per_step(steady)),
-            "exposed_per_step_ms": _opt(exposed_per_step),
+            "per_step_ms": _r(self.per_step(steady)),
+            "exposed_per_step_ms": _r(exposed_per_step),
             "exposed_step_pct": _r(100.0 * exposed_per_step / self.step_ms, 2)
             if exposed_per_step is not None and self.step_ms else None,
             "types": [self._type_json(t) for t in sorted(self.types.values(), key=lambda t: -t.total_ns)],
             "per_device": [
                 {"device": d.device, "total_ms": _r(d.total_ns / 1e6), "exposed_ms": _r(d.exposed_ns / 1e6),
-                 "per_step_ms": _opt(d.steady_ns / 1e6 / self.steps if self.steps else None),
-                 "exposed_per_step_ms": _opt(d.steady_exposed_ns / 1e6 / self.steps if self.steps else None),
-                 "compute_per_step_ms": _opt(d.steady_compute_ns / 1e6 / self.steps if self.steps else None)}
+                 "per_step_ms": _r(d.steady_ns / 1e6 / self.steps if self.steps else None),
+                 "exposed_per_step_ms": _r(d.steady_exposed_ns / 1e6 / self.steps if self.steps else None),
+                 "compute_per_step_ms": _r(d.steady_compute_ns / 1e6 / self.steps if self.steps else None)}
                 for d in self.devices
             ],
             "skew": device_skew(self.devices, self.steps),
@@ -149,23 +150,15 @@ class Collectives:
             "total_ms": _r(t.total_ns / 1e6),
             "exposed_ms": _r(t.exposed_ns / 1e6),
             "hidden_pct": _r(100.0 * (t.total_ns - t.exposed_ns) / t.total_ns, 2) if t.total_ns else None,
-            "per_step_ms": _opt(self.per_step(t.steady_ns)),
-            "exposed_per_step_ms": _opt(self.per_step(t.steady_exposed_ns)),
+            "per_step_ms": _r(self.per_step(t.steady_ns)),
+            "exposed_per_step_ms": _r(self.per_step(t.steady_exposed_ns)),
             "calls_per_step": _r(t.steady_calls / self.steps / n_dev, 3) if self.steps else None,
             "sized_calls": t.sized_calls,
             "mean_message_bytes": int(t.bytes / t.sized_calls) if t.sized_calls else None,
             "group_size": t.group_size,
-            "algbw_gbps": _opt(algbw, 3),
-            "busbw_gbps": _opt(busbw, 3),
+            "algbw_gbps": _r(algbw, 3),
+            "busbw_gbps": _r(busbw, 3),
         }
-
-
-def _r(value: float, digits: int = 4) -> float:
-    return round(float(value), digits)
-
-
-def _opt(value: Optional[float], digits: int = 4) -> Optional[float]:
-    return None if value is None else _r(value, digits)
 
 
 def device_skew(devices: List[DeviceComm], steps: int) -> Optional[Dict[str, Any]]:

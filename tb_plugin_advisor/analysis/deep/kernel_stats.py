@@ -23,6 +23,7 @@ from tb_plugin_advisor.analysis.classify.patterns import MATRIX_FAMILIES, PRECIS
 from tb_plugin_advisor.analysis.deep.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_codes, unique_columns, unique_inverse
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
 from tb_plugin_advisor.readers.devices import parse_kernel_details
@@ -113,10 +114,6 @@ class KernelStats:
             "tensor_core_time_pct": _r(sums.tensor_core_weighted / total, 2),
             "kernels": [_kernel_json(k, total, n) for k in self.kernels[:top]],
         }
-
-
-def _r(value: float, digits: int = 4) -> float:
-    return round(float(value), digits)
 
 
 def _kernel_json(k: KernelStat, total: int, steps: int) -> Dict[str, Any]:

@@ -27,6 +27,7 @@ from tb_plugin_advisor.analysis.deep.memory_events import (
 )
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.model import Device, Profile
 
 # Allocator names that hold host memory (TF: `cpu`, `gpu_host_bfc`, `bfc_cpu_allocator_for_gpu`,
@@ -113,10 +114,6 @@ def _live_json(entry: Dict[str, Any], origin_ns: int) -> Dict[str, Any]:
     out = {k: v for k, v in entry.items() if k != "allocated_ns"}
     out["allocated_ms"] = round((entry["allocated_ns"] - origin_ns) / 1e6, 4)
     return out
-
-
-def _r(value: Optional[float], digits: int) -> Optional[float]:
-    return None if value is None else round(float(value), digits)
 
 
 @dataclass

@@ -23,6 +23,7 @@ from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.deep.op_flops import SOURCES, OpCosts, op_costs
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Profile
 
@@ -32,7 +33,9 @@ STEPS_MIN_FLOPS_SHARE = 0.5
 
 
 @dataclass
-class OpRow:
+class CostedOp:
+    """One op with known FLOPs, its calls and time summed over the devices it ran on."""
+
     name: str
     source: str
     precision: str
@@ -45,7 +48,7 @@ class OpRow:
 
 @dataclass
 class Roofline:
-    ops: List[OpRow]
+    ops: List[CostedOp]
     peaks: Optional[DevicePeaks]
     model: str
     model_source: Optional[str]  # "profile", or inferred (device_peaks.infer_model) for an unnamed device
@@ -78,18 +81,18 @@ class Roofline:
             "devices": self.devices,
             "dominant_precision": self.dominant,
             "peak_precision": peak_precision if peak else None,
-            "peak_tflops": _opt(peak / 1e12 if peak else None),
-            "bandwidth_gbps": _opt(bw / 1e9 if bw else None),
-            "ridge_flops_per_byte": _opt(peak / bw if peak and bw else None, 2),
+            "peak_tflops": _r(peak / 1e12 if peak else None),
+            "bandwidth_gbps": _r(bw / 1e9 if bw else None),
+            "ridge_flops_per_byte": _r(peak / bw if peak and bw else None, 2),
             "roofs": self._roofs(),
             "basis": self.basis,
             "steps": len(self.per_step),
-            "step_ms": _opt(self.span_ns / 1e6 / len(self.per_step) if self.per_step else None),
-            "model_flops_per_step": _opt(self.span_flops / len(self.per_step), 0) if self.per_step else None,
-            "model_flops": _opt(self.span_flops, 0),
-            "hardware_flops": _opt(self.hardware_flops, 0),
-            "achieved_tflops": _opt(achieved / 1e12 if achieved is not None else None, 6),
-            "mfu_pct": _opt(100.0 * achieved / peak if achieved is not None and peak else None, 4),
+            "step_ms": _r(self.span_ns / 1e6 / len(self.per_step) if self.per_step else None),
+            "model_flops_per_step": _r(self.span_flops / len(self.per_step), 0) if self.per_step else None,
+            "model_flops": _r(self.span_flops, 0),
+            "hardware_flops": _r(self.hardware_flops, 0),
+            "achieved_tflops": _r(achieved / 1e12 if achieved is not None else None, 6),
+            "mfu_pct": _r(100.0 * achieved / peak if achieved is not None and peak else None, 4),
             "per_step": [
                 {"step": s, "model_flops": _r(f, 0), "ms": _r(ns / 1e6),
                  "achieved_tflops": _r(f / n / (ns / 1e9) / 1e12, 6) if ns else None,
@@ -98,7 +101,7 @@ class Roofline:
             ],
             "ops_with_flops": sum(op.calls for op in self.ops),
             "sources": sorted({op.source for op in self.ops}),
-            "costed_time_pct": _opt(coverage, 2),
+            "costed_time_pct": _r(coverage, 2),
             # most compute time has no known FLOPs: the MFU counts only part of the work
             "mfu_lower_bound": coverage is None or coverage < th.ROOFLINE_MIN_COSTED_PCT,
             "ops": rows[: th.ROOFLINE_TOP_OPS],
@@ -118,7 +121,7 @@ class Roofline:
                  "ridge_flops_per_byte": _r(v / self.peaks.bandwidth, 2)}
                 for p, v in sorted(roofs.items(), key=lambda kv: -kv[1])]
 
-    def _op_json(self, op: OpRow) -> Dict[str, Any]:
+    def _op_json(self, op: CostedOp) -> Dict[str, Any]:
         seconds = op.time_ns / 1e9
         nbytes = op.bytes if op.bytes_known and op.bytes > 0 else None
         intensity = op.flops / nbytes if nbytes else None
@@ -137,25 +140,17 @@ class Roofline:
             "peak_precision": used if peak else None,
             "calls": op.calls,
             "total_ms": _r(op.time_ns / 1e6),
-            "time_pct": _opt(100.0 * op.time_ns / self.device_time_ns if self.device_time_ns else None, 2),
+            "time_pct": _r(100.0 * op.time_ns / self.device_time_ns if self.device_time_ns else None, 2),
             "flops": _r(op.flops, 0),
-            "bytes": _opt(nbytes, 0),
-            "intensity": _opt(intensity, 3),
-            "achieved_tflops": _opt(op.flops / seconds / 1e12 if seconds else None, 4),
-            "achieved_gbps": _opt(nbytes / seconds / 1e9 if nbytes and seconds else None, 3),
-            "roof_tflops": _opt(roof / 1e12 if roof else None, 4),
-            "ridge_flops_per_byte": _opt(peak / bw if peak and bw else None, 2),
+            "bytes": _r(nbytes, 0),
+            "intensity": _r(intensity, 3),
+            "achieved_tflops": _r(op.flops / seconds / 1e12 if seconds else None, 4),
+            "achieved_gbps": _r(nbytes / seconds / 1e9 if nbytes and seconds else None, 3),
+            "roof_tflops": _r(roof / 1e12 if roof else None, 4),
+            "ridge_flops_per_byte": _r(peak / bw if peak and bw else None, 2),
             "bound": bound,
-            "roof_pct": _opt(pct, 2),
+            "roof_pct": _r(pct, 2),
         }
-
-
-def _r(value: float, digits: int = 4) -> float:
-    return round(float(value), digits)
-
-
-def _opt(value: Optional[float], digits: int = 4) -> Optional[float]:
-    return None if value is None else _r(value, digits)
 
 
 def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
@@ -181,7 +176,7 @@ def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
     return result
 
 
-def _aggregate(costs: OpCosts) -> List[OpRow]:
+def _aggregate(costs: OpCosts) -> List[CostedOp]:
     """One row per (op name, source, precision), summed with numpy (no Python loop over ops)."""
     if not len(costs):
         return []
@@ -200,7 +195,7 @@ def _aggregate(costs: OpCosts) -> List[OpRow]:
     for g, k in enumerate(keys.tolist()):
         rest, precision = divmod(k, n_prec)
         name, source = divmod(rest, n_src)
-        rows.append(OpRow(costs.names[name], SOURCES[source], PRECISIONS[precision], calls=int(calls[g]),
+        rows.append(CostedOp(costs.names[name], SOURCES[source], PRECISIONS[precision], calls=int(calls[g]),
                           time_ns=int(time_ns[g]), flops=float(flops[g]), bytes=float(nbytes[g]),
                           bytes_known=not missing[g]))
     return rows

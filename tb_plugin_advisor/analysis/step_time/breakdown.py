@@ -119,10 +119,10 @@ def compute_breakdown(profile: Profile, steps: Steps) -> Breakdown:
         hi = np.array([last], dtype=np.int64)
         steady = np.array([last > first])
     sources = event_sources(profile, steps)
-    per_window = np.zeros((lo.size, len(CATEGORIES)), dtype=np.int64)
-    busy_ns: Dict[str, int] = {d.name: 0 for d in profile.devices}
+    tally = _Tally(lo, hi, steady, busy_ns={d.name: 0 for d in profile.devices})
     for a, b in time_slices(lo, hi, sources):
-        claim_slice(sources, a, b, lo, hi, steady, per_window, busy_ns, _PRIORITY_COLUMNS)
+        tally.claim(sources, a, b)
+    per_window, busy_ns = tally.per_window, tally.busy_ns
     per_window[:, CATEGORIES.index("idle")] = (hi - lo) - per_window.sum(axis=1)
     result = Breakdown(lo, hi, per_window, steady)
     result.has_device_activity = any(d.has_activity for d in profile.devices)
@@ -442,44 +442,50 @@ def time_slices(lo: np.ndarray, hi: np.ndarray, sources: List[EventSource]) -> L
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def claim_slice(
-    sources: List[EventSource],
-    a: int,
-    b: int,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    steady: np.ndarray,
-    per_window: np.ndarray,
-    busy_ns: Dict[str, int],
-    columns: Sequence[int],
-) -> None:
-    """Add the slice [a, b)'s share of each window's categories and device busy time. Event category
-    codes are priority levels (highest first); `columns[k]` is the per_window column level k adds to."""
-    windows = np.flatnonzero((lo < b) & (hi > a))
-    if windows.size == 0:
-        return
-    w_lo, w_hi = np.maximum(lo[windows], a), np.minimum(hi[windows], b)
-    parts: Dict[int, List[iv.Intervals]] = {k: [] for k in range(len(columns))}
-    per_device: Dict[str, List[iv.Intervals]] = {}
-    for source in sources:
-        starts, ends, codes = source.in_slice(a, b)
-        if starts.size == 0:
-            continue
-        present = np.flatnonzero(np.bincount(codes, minlength=len(columns)))
-        for k in present.tolist():
-            mask = codes == k
-            parts[k].append(iv.union(starts[mask], ends[mask]))
-        if source.device is not None:
-            per_device.setdefault(source.device, []).append(iv.union(starts, ends))
-    claimed = iv.EMPTY
-    before = np.zeros(windows.size, dtype=np.int64)
-    for k, column in enumerate(columns):
-        if parts[k]:
-            claimed = iv.merge(claimed, iv.union_all(parts[k]))
-            now = iv.covered(claimed, w_lo, w_hi)
-            per_window[windows, column] += now - before
-            before = now
-    steady_windows = steady[windows]
-    for device, pieces in per_device.items():
-        merged = iv.union_all(pieces)
-        busy_ns[device] += int(iv.covered(merged, w_lo[steady_windows], w_hi[steady_windows]).sum())
+@dataclass
+class _Tally:
+    """What the slices add up: per window (step) the time of each category, and per device its busy
+    time inside the steady windows. `claim` adds one slice of the timeline."""
+
+    lo: np.ndarray  # window starts
+    hi: np.ndarray  # window ends
+    steady: np.ndarray  # bool per window
+    busy_ns: Dict[str, int]
+    per_window: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.per_window = np.zeros((self.lo.size, len(CATEGORIES)), dtype=np.int64)
+
+    def claim(self, sources: List[EventSource], a: int, b: int) -> None:
+        """Add the slice [a, b)'s share of each window's categories and device busy time. Event
+        category codes are priority levels (highest first); level k adds to per_window column
+        _PRIORITY_COLUMNS[k]."""
+        windows = np.flatnonzero((self.lo < b) & (self.hi > a))
+        if windows.size == 0:
+            return
+        w_lo, w_hi = np.maximum(self.lo[windows], a), np.minimum(self.hi[windows], b)
+        levels = len(_PRIORITY_COLUMNS)
+        parts: Dict[int, List[iv.Intervals]] = {k: [] for k in range(levels)}
+        per_device: Dict[str, List[iv.Intervals]] = {}
+        for source in sources:
+            starts, ends, codes = source.in_slice(a, b)
+            if starts.size == 0:
+                continue
+            present = np.flatnonzero(np.bincount(codes, minlength=levels))
+            for k in present.tolist():
+                mask = codes == k
+                parts[k].append(iv.union(starts[mask], ends[mask]))
+            if source.device is not None:
+                per_device.setdefault(source.device, []).append(iv.union(starts, ends))
+        claimed = iv.EMPTY
+        before = np.zeros(windows.size, dtype=np.int64)
+        for k, column in enumerate(_PRIORITY_COLUMNS):
+            if parts[k]:
+                claimed = iv.merge(claimed, iv.union_all(parts[k]))
+                now = iv.covered(claimed, w_lo, w_hi)
+                self.per_window[windows, column] += now - before
+                before = now
+        steady_windows = self.steady[windows]
+        for device, pieces in per_device.items():
+            merged = iv.union_all(pieces)
+            self.busy_ns[device] += int(iv.covered(merged, w_lo[steady_windows], w_hi[steady_windows]).sum())
