@@ -13,7 +13,7 @@ from typing import Any, Dict
 
 from tensorboard.plugins import base_plugin
 
-from tb_plugin_advisor.readers import limits as read_limits
+from tb_plugin_advisor.readers import guarded_io
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
 from tb_plugin_advisor.views.server.analysis_service import AnalysisService
@@ -145,7 +145,7 @@ class AdvisorPlugin(base_plugin.TBPlugin):
         if not self.logdir and getattr(getattr(context, "flags", None), "logdir_spec", ""):
             logger.warning("advisor: --logdir_spec is not supported; start TensorBoard with --logdir")
         try:
-            read_limits.configure(float(_flag(context, "advisor_max_profile_mb")), export=True)
+            guarded_io.configure(float(_flag(context, "advisor_max_profile_mb")), export=True)
         except ValueError as exc:
             logger.warning("advisor: --advisor_max_profile_mb ignored: %s", exc)
         self.markers = MarkerWriter(enabled=bool(_flag(context, "advisor_write_markers")))

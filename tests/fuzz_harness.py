@@ -17,7 +17,7 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.limits import ReadLimits
+from tb_plugin_advisor.readers.guarded_io import ReadLimits
 from tb_plugin_advisor.readers.xplane import line_windows, schema
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 from tb_plugin_advisor.report.run import build_report

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pytest
 from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.readers import guarded_io
 from tb_plugin_advisor.readers.kineto import load as kineto_load
 from tb_plugin_advisor.readers.kineto.reader import read_kineto, read_kineto_bytes
+from tb_plugin_advisor.views.cli.main import main as cli_main
 
 
 def _refused(path, *fragments: str) -> str:
@@ -35,7 +38,7 @@ def test_corrupt_gzip(tmp_path):
     data[20:40] = b"\xff" * 20
     path = tmp_path / "w.1.pt.trace.json.gz"
     path.write_bytes(bytes(data))
-    _refused(path, "gzip data is corrupt")
+    _refused(path, "gzip data is truncated or corrupt")
 
 
 def test_invalid_json_says_where(tmp_path):
@@ -96,28 +99,40 @@ def test_missing_file(tmp_path):
     _refused(tmp_path / "nope.pt.trace.json", "cannot open file")
 
 
-def test_two_gigabyte_single_line_file_is_refused_before_reading(tmp_path):
-    """A sparse 2 GiB + 1 file: refused from its size alone, without reading (or allocating) it."""
+def test_file_over_the_profile_cap_is_refused_before_reading(tmp_path):
+    """A sparse file one byte over the cap both readers share: refused from its size alone, without
+    reading (or allocating) it."""
     path = tmp_path / "huge.1.pt.trace.json"
     with open(path, "wb") as handle:
-        handle.truncate(kineto_load.DEFAULT_MAX_TRACE_BYTES + 1)
-    _refused(path, "over the 2,147,483,648-byte limit", "TB_ADVISOR_MAX_TRACE_BYTES")
+        handle.truncate(guarded_io.current().max_profile_bytes + 1)
+    _refused(path, "over the limit of 512 MB", "--max-profile-mb")
 
 
 def test_decompression_bomb_is_refused_while_inflating(tmp_path, monkeypatch):
-    monkeypatch.setenv("TB_ADVISOR_MAX_TRACE_BYTES", str(1024 * 1024))
-    # 64 MiB of spaces inside valid JSON compresses to ~64 KiB: inflating stops at the 1 MiB cap
+    monkeypatch.setattr(guarded_io, "_current", guarded_io.ReadLimits().with_profile_mb(1))
+    # 64 MiB of spaces inside valid JSON compresses to ~64 KiB: inflating stops at the 1 MB cap
     payload = b'{"traceEvents": [' + b" " * (64 * 1024**2) + b"]}"
     path = tmp_path / "bomb.1.pt.trace.json.gz"
     path.write_bytes(gzip.compress(payload, compresslevel=9))
-    _refused(path, "inflates past 1,048,576 bytes", "decompression bomb")
+    _refused(path, "inflates to more than 1 MB, the profile size limit")
 
 
-def test_cap_is_overridable(monkeypatch):
-    monkeypatch.setenv("TB_ADVISOR_MAX_TRACE_BYTES", "123")
-    assert kineto_load.max_trace_bytes() == 123
-    monkeypatch.setenv("TB_ADVISOR_MAX_TRACE_BYTES", "junk")
-    assert kineto_load.max_trace_bytes() == kineto_load.DEFAULT_MAX_TRACE_BYTES
+def test_the_cli_cap_applies_to_traces_too(tmp_path, monkeypatch, capsys):
+    """`tb-advisor --max-profile-mb` caps a PyTorch trace exactly as it caps an XSpace."""
+    monkeypatch.setattr(guarded_io, "_current", guarded_io.current())  # restored after the test
+    monkeypatch.delenv(guarded_io.CAP_ENV, raising=False)
+    path = training_trace(steps=40).write(tmp_path / "w.1.pt.trace.json")
+    assert path.stat().st_size > 100_000
+    assert cli_main(["report", str(path), "--format", "json", "--max-profile-mb", "0.05"]) == 2
+    err = capsys.readouterr().err
+    assert "over the limit of 52428 bytes" in err and str(path) in err
+    assert cli_main(["report", str(path), "--format", "json", "--max-profile-mb", "5"]) == 0
+
+
+def test_a_fifo_named_like_a_trace_is_refused_without_blocking(tmp_path):
+    path = tmp_path / "w.1.pt.trace.json"
+    os.mkfifo(path)
+    _refused(path, "is a FIFO (named pipe), not a regular file")
 
 
 def test_concatenated_gzip_members_are_read():

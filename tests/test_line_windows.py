@@ -154,9 +154,9 @@ def test_a_line_over_the_event_budget_is_refused_with_the_limit_s_message(monkey
 def _limits(**changes):
     from dataclasses import replace
 
-    from tb_plugin_advisor.readers import limits
+    from tb_plugin_advisor.readers import guarded_io
 
-    return replace(limits.current(), **changes)
+    return replace(guarded_io.current(), **changes)
 
 
 def test_frame_stops_before_an_event_the_window_cuts():

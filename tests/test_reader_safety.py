@@ -13,8 +13,8 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers import limits as read_limits
-from tb_plugin_advisor.readers.limits import MB, ReadLimits
+from tb_plugin_advisor.readers import guarded_io
+from tb_plugin_advisor.readers.guarded_io import MB, ReadLimits
 from tb_plugin_advisor.readers.xplane import schema
 from tb_plugin_advisor.readers.xplane.reader import read_xplane, read_xplane_bytes
 from tb_plugin_advisor.report.run import build_report
@@ -73,17 +73,17 @@ def test_a_file_over_the_size_cap_is_refused_naming_file_and_limit(tmp_path):
 def test_the_process_wide_cap_is_configurable(tmp_path):
     path = tmp_path / "h.xplane.pb"
     path.write_bytes(profile_bytes())
-    before = read_limits.current()
+    before = guarded_io.current()
     try:
-        read_limits.configure(0.01)
+        guarded_io.configure(0.01)
         with pytest.raises(ProfileReadError, match="over the limit"):
             read_xplane(path)
-        read_limits.configure(before.max_profile_bytes / MB)
+        guarded_io.configure(before.max_profile_bytes / MB)
         assert read_xplane(path).gpus
     finally:
-        read_limits._current = before
+        guarded_io._current = before
     with pytest.raises(ValueError):
-        read_limits.configure(0)
+        guarded_io.configure(0)
 
 
 def test_a_gzip_bomb_stops_at_the_cap_while_inflating():
@@ -226,7 +226,7 @@ def test_the_cli_cap_option_refuses_a_larger_profile_with_exit_2(capsys):
     from tb_plugin_advisor.views.cli.main import main
 
     sample = Path(__file__).resolve().parents[1] / "tb_plugin_advisor" / "sample_logdir"
-    before = read_limits.current()
+    before = guarded_io.current()
     try:
         assert main(["report", str(sample), "--max-profile-mb", "0.001"]) == 2
         assert "over the limit of 1048 bytes" in capsys.readouterr().err
@@ -234,7 +234,7 @@ def test_the_cli_cap_option_refuses_a_larger_profile_with_exit_2(capsys):
             main(["report", str(sample), "--max-profile-mb", "-1"])
         assert stopped.value.code == 2
     finally:
-        read_limits._current = before
+        guarded_io._current = before
 
 
 def test_a_dropped_profile_is_freed_at_once_without_the_cyclic_gc():

@@ -12,7 +12,7 @@ from synth import XSpaceBuilder
 from wire_build import require_compiled_walker
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.readers.limits import ReadLimits
+from tb_plugin_advisor.readers.guarded_io import ReadLimits
 from tb_plugin_advisor.readers.xplane import wire
 from tb_plugin_advisor.readers.xplane.reader import _walk_plane
 from tb_plugin_advisor.readers.xplane.wire import ByteSource, Window, split_fields

@@ -1,4 +1,5 @@
-"""Kineto trace file → typed events: bounded reading, bounded gunzip, one typed JSON decode.
+"""Kineto trace file → typed events: a guarded, bounded read (readers/guarded_io.py), one typed JSON
+decode.
 
 The parser is msgspec with typed Structs (bench/bench_kineto.py measures it against orjson and the
 stdlib). Memory is what shapes the decoding: the whole document is validated in one pass with each
@@ -10,25 +11,12 @@ plus about a third, where a whole-document parse into dicts takes 5–10× the f
 
 from __future__ import annotations
 
-import os
-import zlib
 from typing import Any, List, Optional
 
 import msgspec
 
 from tb_plugin_advisor.errors import ProfileReadError
-
-# The largest uncompressed trace the Advisor reads. Beyond it a trace would need several times that
-# in memory; the message says how to raise it. A gzip member that inflates past it is refused while
-# inflating (a decompression bomb never reaches memory). TB_ADVISOR_MAX_TRACE_BYTES overrides it.
-DEFAULT_MAX_TRACE_BYTES = 2 * 1024**3
-_INFLATE_CHUNK = 16 * 1024**2
-
-
-def max_trace_bytes() -> int:
-    value = os.environ.get("TB_ADVISOR_MAX_TRACE_BYTES", "")
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_TRACE_BYTES
-
+from tb_plugin_advisor.readers.guarded_io import ReadLimits, current, read_whole
 
 _NO_NUMBER = msgspec.Raw(b"")
 
@@ -115,56 +103,10 @@ def micros_to_ns(raw: msgspec.Raw) -> Optional[int]:
     return -ns if text.startswith(b"-") else ns
 
 
-def read_trace_bytes(source: str) -> bytes:
-    """The uncompressed bytes of a trace file (local, or remote through TensorBoard's file layer)."""
-    limit = max_trace_bytes()
-    if "://" in source:
-        data = _read_remote(source, limit)
-    else:
-        try:
-            size = os.stat(source).st_size
-        except OSError as exc:
-            raise ProfileReadError(source, f"cannot open file ({exc})") from exc
-        if size > limit:
-            raise ProfileReadError(source, _too_big(size, limit))
-        try:
-            with open(source, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise ProfileReadError(source, f"cannot read file ({exc})") from exc
-    return inflate(data, source, limit)
-
-
-def inflate(data: bytes, source: str, limit: Optional[int] = None) -> bytes:
-    """Gunzip (all members) when gzip, refusing output beyond `limit` bytes; plain data passes."""
-    limit = max_trace_bytes() if limit is None else limit
-    if data[:2] != b"\x1f\x8b":
-        if len(data) > limit:
-            raise ProfileReadError(source, _too_big(len(data), limit))
-        return data
-    pieces = bytearray()  # grown in place: no second copy of the whole trace when done
-    total = 0
-    rest = data
-    try:
-        while rest:
-            inflater = zlib.decompressobj(wbits=31)
-            chunk = inflater.decompress(rest, _INFLATE_CHUNK)
-            while True:
-                total += len(chunk)
-                if total > limit:
-                    raise ProfileReadError(
-                        source, f"the gzip data inflates past {limit:,} bytes (refused as a possible "
-                        "decompression bomb; set TB_ADVISOR_MAX_TRACE_BYTES to allow more)")
-                pieces += chunk
-                if inflater.eof or not inflater.unconsumed_tail:
-                    break
-                chunk = inflater.decompress(inflater.unconsumed_tail, _INFLATE_CHUNK)
-            if not inflater.eof:
-                raise ProfileReadError(source, "the gzip data is truncated (the stream ends early)")
-            rest = inflater.unused_data.lstrip(b"\x00")  # concatenated members, zero padding
-    except zlib.error as exc:
-        raise ProfileReadError(source, f"the gzip data is corrupt ({exc})") from exc
-    return pieces
+def read_trace_bytes(source: str, limits: Optional[ReadLimits] = None) -> bytes:
+    """The uncompressed bytes of a trace file, local or remote, through the readers' one guarded I/O
+    layer and its one size cap (a FIFO or device is refused, a decompression bomb stops inflating)."""
+    return read_whole(source, limits or current())
 
 
 def decode_trace(data: bytes, source: str) -> KinetoTrace:
@@ -181,22 +123,3 @@ def decode_trace(data: bytes, source: str) -> KinetoTrace:
         raise ProfileReadError(
             source, "not a PyTorch profiler trace: the JSON object has no 'traceEvents' list")
     return trace
-
-
-def _too_big(size: int, limit: int) -> str:
-    return (f"the trace is {size:,} bytes uncompressed, over the {limit:,}-byte limit "
-            "(set TB_ADVISOR_MAX_TRACE_BYTES to read it anyway)")
-
-
-def _read_remote(source: str, limit: int) -> bytes:
-    # TensorBoard's own file layer stub (gs://, s3://, fsspec), never TensorFlow itself.
-    from tensorboard.compat.tensorflow_stub.io import gfile
-
-    try:
-        with gfile.GFile(source, "rb") as handle:
-            data = handle.read(limit + 1)
-    except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
-        raise ProfileReadError(source, f"cannot open file ({exc})") from exc
-    if len(data) > limit and data[:2] != b"\x1f\x8b":
-        raise ProfileReadError(source, _too_big(len(data), limit))
-    return data

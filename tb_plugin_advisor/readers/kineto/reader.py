@@ -21,6 +21,7 @@ from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import Plane, Profile, StepMarker, StringTable
 from tb_plugin_advisor.readers.devices import build_device
+from tb_plugin_advisor.readers.guarded_io import current, inflate
 from tb_plugin_advisor.readers.kineto import tables
 from tb_plugin_advisor.readers.kineto.lines import LineBuilder, device_plane_stats
 from tb_plugin_advisor.readers.kineto.load import (
@@ -28,7 +29,6 @@ from tb_plugin_advisor.readers.kineto.load import (
     decode_args,
     decode_event,
     decode_trace,
-    inflate,
     micros_to_ns,
     read_trace_bytes,
 )
@@ -48,7 +48,7 @@ def read_kineto(path: str, host: Optional[str] = None) -> Profile:
 @collector_paused
 def read_kineto_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> Profile:
     """Decode a trace held in memory (plain or gzip JSON); ProfileReadError names `source`."""
-    return _read([inflate(data, source)], source, host)
+    return _read([inflate(data, source, current())], source, host)
 
 
 def _read(holder: List[bytes], source: str, host: str) -> Profile:

@@ -3,7 +3,7 @@
 Memory and safety shape this module (ARCHITECTURE.md §8): a whole-file parse holds ~7x the
 file size, and a memory-mapped file kills the process with SIGBUS when it is truncated under the
 reader. So field headers are read through a small window, each plane's metadata and each line are
-copied out with pread (safe_file.py) and decoded on their own, then dropped; a file that changes
+copied out with pread (guarded_io.py) and decoded on their own, then dropped; a file that changes
 meanwhile gives `ProfileChangedError`, and every count that costs memory is checked against
 `ReadLimits` first.
 """
@@ -20,10 +20,9 @@ from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import Plane, Profile, StringTable
-from tb_plugin_advisor.readers import limits as read_limits
+from tb_plugin_advisor.readers import guarded_io
 from tb_plugin_advisor.readers.devices import build_device, step_markers
-from tb_plugin_advisor.readers.limits import ReadLimits
-from tb_plugin_advisor.readers.safe_file import GZIP_MAGIC, ProfileFile, inflate, too_big
+from tb_plugin_advisor.readers.guarded_io import GZIP_MAGIC, ProfileFile, ReadLimits, inflate, too_big
 from tb_plugin_advisor.readers.xplane import XPLANE_SUFFIX, event_columns, schema
 from tb_plugin_advisor.readers.xplane.line_windows import LineRange
 from tb_plugin_advisor.readers.xplane.lines import EventBudget, read_line
@@ -58,9 +57,9 @@ def read_xplane(
     """
     source = os.fspath(path)
     host = host or host_from_filename(source)
-    limits = limits or read_limits.current()
+    limits = limits or guarded_io.current()
     if "://" in source:
-        return read_xplane_bytes(_read_remote(source, limits), source=source, host=host,
+        return read_xplane_bytes(guarded_io.read_remote(source, limits), source=source, host=host,
                                  on_progress=on_progress, limits=limits)
     with ProfileFile(source, limits) as handle:
         if handle.size == 0 or handle.read(0, min(2, handle.size)) == GZIP_MAGIC:
@@ -98,7 +97,7 @@ def read_xplane_bytes(
     limits: Optional[ReadLimits] = None,
 ) -> Profile:
     """Decode an XSpace held in memory; raises ProfileReadError naming `source` on bad input."""
-    limits = limits or read_limits.current()
+    limits = limits or guarded_io.current()
     if not data:
         raise ProfileReadError(source, "the file is empty (0 bytes)")
     if data[:2] == GZIP_MAGIC:  # some tools gzip profiles; be kind, within the size cap
@@ -107,23 +106,6 @@ def read_xplane_bytes(
         raise too_big(source, len(data), limits)
     with memoryview(data) as view:
         return _decode(ByteSource.of_memory(source, view), host, on_progress, limits)
-
-
-def _read_remote(source: str, limits: ReadLimits) -> bytes:
-    # TensorBoard's own file layer (gs://, s3://, any fsspec scheme). Its stub, never `compat.tf`,
-    # which would import TensorFlow when it happens to be installed.
-    from tensorboard.compat.tensorflow_stub.io import gfile
-
-    try:
-        size = int(gfile.stat(source).length)
-        if size > limits.max_profile_bytes:
-            raise too_big(source, size, limits)
-        with gfile.GFile(source, "rb") as handle:
-            return handle.read()
-    except ProfileReadError:
-        raise
-    except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
-        raise ProfileReadError(source, f"cannot open file ({exc})") from exc
 
 
 def _decode(data: ByteSource, host: str, on_progress: Optional[ProgressCallback],

@@ -78,10 +78,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _set_profile_cap(parser: argparse.ArgumentParser, megabytes: float) -> None:
-    from tb_plugin_advisor.readers import limits
+    from tb_plugin_advisor.readers import guarded_io
 
     try:
-        limits.configure(megabytes)
+        guarded_io.configure(megabytes)
     except ValueError as exc:
         parser.error(str(exc))  # exit 2 with usage, like any bad option
 

@@ -1,0 +1,256 @@
+"""Reading a profile so that nothing on disk can hang, crash or bloat the process: the one guarded
+I/O layer both readers (xplane/, kineto/) use, and the one size cap they share.
+
+- only regular files: the file is opened with O_NONBLOCK (a FIFO's open returns at once) and
+  checked with fstat on the open descriptor, so a FIFO, socket, device or directory named like a
+  profile is refused without a single blocking read, whatever the scan saw at that path before;
+- no mmap: a file truncated under a mapping kills the process with SIGBUS, so bytes are copied with
+  pread, one piece at a time;
+- a file rewritten while it is read is detected (size, mtime, inode compared before and after;
+  short reads) and reported as `ProfileChangedError`, which callers must not cache;
+- one cap, `ReadLimits.max_profile_bytes` (bytes of profile data after decompression), checked
+  before anything is read and while gzip is inflated; remote files are read through TensorBoard's
+  file layer under the same cap.
+
+The caps are one table of defaults; `configure()` changes them for the process (TensorBoard's
+`--advisor_max_profile_mb`, the CLI's `--max-profile-mb`), a `ReadLimits` passed to a reader
+overrides them for one read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+import zlib
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
+from tb_plugin_advisor.formatting import fixed
+
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """Largest accepted sizes and counts; each is checked before the memory it costs is taken."""
+
+    # Bytes of profile data (after gzip): reader + report peak near 3x this today (bench_report.py),
+    # so 512 MB keeps the process under ~2 GB; larger captures raise the cap explicitly.
+    max_profile_bytes: int = 512 * MB
+    # Planes in one XSpace: real captures have one per device plus a few host planes.
+    max_planes: int = 4096
+    # Lines (threads, streams) in one plane.
+    max_lines_per_plane: int = 200_000
+    # Event and stat metadata entries in one plane (each becomes a Python object).
+    max_metadata_per_plane: int = 2_000_000
+    # Events in one file: decoding costs up to ~64 bytes per event while it runs, and an event can be
+    # two bytes of file, so this (not the file size) bounds a hostile file to ~2 GB. Real profiles
+    # hold ~30,000 events per MB (a 300 MB GPU profile: 9.5 M).
+    max_events: int = 30_000_000
+
+    def with_profile_mb(self, megabytes: float) -> ReadLimits:
+        return dataclasses.replace(self, max_profile_bytes=int(megabytes * MB))
+
+
+# The cap also travels in the environment: TensorBoard's analyses run in spawned worker processes
+# (views/server/analysis_service.py), which inherit the variable but not this module's state.
+CAP_ENV = "TB_ADVISOR_MAX_PROFILE_MB"
+
+
+def _from_environment() -> ReadLimits:
+    try:
+        megabytes = float(os.environ.get(CAP_ENV, ""))
+    except ValueError:
+        return ReadLimits()
+    return ReadLimits().with_profile_mb(megabytes) if megabytes > 0 else ReadLimits()
+
+
+_current = _from_environment()
+
+
+def current() -> ReadLimits:
+    return _current
+
+
+def configure(max_profile_mb: float, export: bool = False) -> ReadLimits:
+    """Set the process-wide profile size cap (megabytes of profile data, after decompression);
+    `export` also hands it to the worker processes started later (TensorBoard's analysis pool)."""
+    global _current
+    if not max_profile_mb > 0:
+        raise ValueError(f"the profile size cap must be positive, not {max_profile_mb!r}")
+    _current = _current.with_profile_mb(max_profile_mb)
+    if export:
+        os.environ[CAP_ENV] = repr(float(max_profile_mb))
+    return _current
+
+
+def describe_bytes(count: int) -> str:
+    return f"{fixed(count / MB, 0)} MB" if count >= MB else f"{count} bytes"
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+INFLATE_CHUNK = 16 * MB  # inflated a piece at a time, so the cap is checked as the data grows
+RAISE_HINT = " (raise it with --advisor_max_profile_mb in TensorBoard or --max-profile-mb in tb-advisor)"
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def file_kind(mode: int) -> Optional[str]:
+    """None for a regular file, else what it is in words."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, words in _KINDS:
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def too_big(source: str, size: int, limits: ReadLimits) -> ProfileReadError:
+    cap = describe_bytes(limits.max_profile_bytes)
+    return ProfileReadError(
+        source,
+        f"the profile is {describe_bytes(size)}, over the limit of {cap}"
+        + RAISE_HINT,
+    )
+
+
+class ProfileFile:
+    """A regular file opened for positioned reads; `close()` (or `with`) releases it."""
+
+    def __init__(self, path: str, limits: ReadLimits):
+        self.path = path
+        try:
+            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise ProfileReadError(path, f"cannot open file ({exc.strerror or exc})") from exc
+        try:
+            self._stat = os.fstat(self._fd)
+            kind = file_kind(self._stat.st_mode)
+            if kind is not None:
+                raise ProfileReadError(path, f"is {kind}, not a regular file; only regular files are read")
+            self.size = self._stat.st_size
+            if self.size > limits.max_profile_bytes:
+                raise too_big(path, self.size, limits)
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def __enter__(self) -> ProfileFile:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def identity(self) -> Tuple[int, int, int]:
+        st = os.fstat(self._fd)
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def changed(self) -> bool:
+        """Whether the file's size or times moved since it was opened (it is being rewritten)."""
+        first = (self._stat.st_size, self._stat.st_mtime_ns, self._stat.st_ctime_ns)
+        try:
+            return self.identity() != first
+        except OSError:
+            return True
+
+    def changed_error(self) -> ProfileChangedError:
+        return ProfileChangedError(
+            self.path, "the file changed while it was read (it is being written?); it is read again next time"
+        )
+
+    def read(self, start: int, end: int) -> bytes:
+        """Bytes [start, end) of the file; a short read means the file shrank under us."""
+        wanted = end - start
+        data = os.pread(self._fd, wanted, start)
+        if len(data) == wanted:
+            return data
+        parts = [data]
+        got = len(data)
+        while got < wanted:
+            more = os.pread(self._fd, wanted - got, start + got)
+            if not more:
+                raise self.changed_error() if self.changed() else ProfileReadError(
+                    self.path, f"the file is truncated (ends at byte {start + got}, {end} expected)"
+                )
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
+
+
+def inflate(data: bytes, source: str, limits: ReadLimits) -> bytes:
+    """Gunzip (every member, as `gzip -c a b` writes them, and the zero padding some tools add) with
+    the size cap applied while inflating: a few KB of gzip can expand to GBs, and that never reaches
+    memory. Data that is not gzip passes as it is, within the same cap."""
+    cap = limits.max_profile_bytes
+    if data[:2] != GZIP_MAGIC:
+        if len(data) > cap:
+            raise too_big(source, len(data), limits)
+        return data
+    pieces = bytearray()  # grown in place: no second copy of the whole profile when done
+    rest = data
+    try:
+        while rest:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            chunk = inflater.decompress(rest, INFLATE_CHUNK)
+            while True:
+                if len(pieces) + len(chunk) > cap:
+                    limit = describe_bytes(cap)
+                    problem = f"the gzip data inflates to more than {limit}, the profile size limit"
+                    raise ProfileReadError(source, problem + RAISE_HINT)
+                pieces += chunk
+                if inflater.eof or not inflater.unconsumed_tail:
+                    break
+                chunk = inflater.decompress(inflater.unconsumed_tail, INFLATE_CHUNK)
+            if not inflater.eof:
+                raise ProfileReadError(source, "gzip data is truncated or corrupt (incomplete stream)")
+            rest = inflater.unused_data.lstrip(b"\x00")  # concatenated members, zero padding
+    except zlib.error as exc:
+        raise ProfileReadError(source, f"gzip data is truncated or corrupt ({exc})") from exc
+    return pieces
+
+
+def read_remote(source: str, limits: ReadLimits) -> bytes:
+    """A whole file through TensorBoard's own file layer (gs://, s3://, any fsspec scheme), its size
+    checked first and the read bounded all the same. The layer's stub, never `compat.tf`, which would
+    import TensorFlow when it happens to be installed."""
+    from tensorboard.compat.tensorflow_stub.io import gfile
+
+    try:
+        size = int(gfile.stat(source).length)
+        if size > limits.max_profile_bytes:
+            raise too_big(source, size, limits)
+        with gfile.GFile(source, "rb") as handle:
+            data = handle.read(limits.max_profile_bytes + 1)
+    except ProfileReadError:
+        raise
+    except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
+        raise ProfileReadError(source, f"cannot open file ({exc})") from exc
+    if len(data) > limits.max_profile_bytes and data[:2] != GZIP_MAGIC:
+        raise too_big(source, len(data), limits)
+    return data
+
+
+def read_whole(source: str, limits: ReadLimits) -> bytes:
+    """A profile's bytes, inflated when gzip: a regular local file read with pread (and checked for
+    a rewrite under the read), or a remote one; the one size cap applies to both, before and while
+    inflating."""
+    if "://" in source:
+        return inflate(read_remote(source, limits), source, limits)
+    with ProfileFile(source, limits) as handle:
+        data = handle.read(0, handle.size) if handle.size else b""
+        if handle.changed():
+            raise handle.changed_error()
+    return inflate(data, source, limits)
