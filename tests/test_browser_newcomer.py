@@ -158,6 +158,10 @@ def test_html_exports_draw_the_tabs_charts_offline(demo_logdir, browser_tools, t
         {"do": "expectCount", "selector": 'html[data-charts-drawn="2"]', "max": 1},
         {"do": "expectChart", "testid": "chart-steps", "minColours": 3},
         {"do": "expectChart", "testid": "chart-precision", "minColours": 2},
+        # the memory curve: the tab's own SVG chart, drawn into the export's slot by the bundle
+        {"do": "expectCount", "selector": 'html[data-memory-charts-drawn="1"]', "max": 1},
+        {"do": "expectCount", "selector": '[data-advisor-memory] [data-testid="memory-chart"] polyline',
+         "min": 1},
         {"do": "screenshot", "name": "export-report"},
     ])  # fmt: skip
     drive(browser_tools, tmp_path, "export-diff", diff_page.as_uri(), [

@@ -3,7 +3,9 @@
 
 import type { Chart } from "./charts";
 import type { Theme } from "./chartdata";
+import type { DeepReport } from "./deep/types";
 import { EXPORT_CHARTS } from "./reportcharts";
+import { ensureDeepStyle, memoryChart } from "./views/memorychart";
 
 export const EXPORT_DATA_ID = "advisor-export-data";
 
@@ -26,9 +28,25 @@ export function drawExportCharts(doc: Document): Chart[] {
       if (chart) charts.push(chart);
     });
     root.dataset.chartsDrawn = String(charts.length);
+    root.dataset.memoryChartsDrawn = String(drawMemoryCharts(doc, data.report as DeepReport | undefined));
     return charts;
   } catch (e) {
     root.dataset.chartsError = String(e);
     return [];
   }
+}
+
+/** Fill every `[data-advisor-memory=INDEX]` slot with the tab's memory chart of that allocator. */
+function drawMemoryCharts(doc: Document, report: DeepReport | undefined): number {
+  const allocators = report?.memory?.allocators ?? [];
+  const slots = doc.querySelectorAll<HTMLElement>("[data-advisor-memory]");
+  let drawn = 0;
+  slots.forEach((slot) => {
+    const allocator = allocators[Number(slot.dataset.advisorMemory)];
+    if (!allocator) return;
+    ensureDeepStyle();
+    slot.appendChild(memoryChart(allocator));
+    drawn += 1;
+  });
+  return drawn;
 }

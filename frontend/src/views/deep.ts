@@ -2,16 +2,15 @@
 // panel, which draws a Chart.js chart, is views/roofline.ts). Layout only; filtering, sorting and
 // geometry live in deep/data.ts.
 
-import deepCss from "../deep/deep.css?inline";
 import { DEFAULT_KERNEL_QUERY, TOP_CHOICES, dim3, memoryGeometry, occupancyLabel, queryKernels } from "../deep/data";
 import type { KernelSortKey } from "../deep/data";
-import { s, tip } from "../deep/svg";
 import type { Allocator, DeepReport, KernelRow } from "../deep/types";
 import { h, option, replace } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
 import { collectivesCard } from "./collectives";
 import { badge, card, list, note } from "./common";
 import { findingCards } from "./findings";
+import { MEMORY_BOX, ensureDeepStyle, memoryChart } from "./memorychart";
 
 // ---------------------------------------------------------------------------------------------------
 // Kernel statistics
@@ -114,21 +113,6 @@ export function kernelStatsCard(r: DeepReport): HTMLElement | null {
 // ---------------------------------------------------------------------------------------------------
 // Memory over time
 
-const BOX = { width: 1000, height: 220 };
-
-function memoryChart(a: Allocator): SVGSVGElement | HTMLElement {
-  const g = memoryGeometry(a, BOX);
-  if (!g) return note("Too few allocator records to draw a curve.", "memory-chart-empty");
-  const svg = s(
-    "svg",
-    { viewBox: `0 0 ${BOX.width} ${BOX.height}`, width: "100%", height: BOX.height, preserveAspectRatio: "none", role: "img", "aria-label": `memory in use over time, ${a.allocator}`, "data-testid": "memory-chart", "data-points": a.timeline?.points ?? 0 },
-    g.capacityY !== null ? s("line", { x1: 0, x2: BOX.width, y1: g.capacityY, y2: g.capacityY, class: "adv-mem-capacity", "data-testid": "memory-capacity" }, tip(`device memory ${formatBytes(a.capacity_bytes)}`)) : null,
-    g.reserved ? s("polyline", { points: g.reserved, class: "adv-mem-reserved", fill: "none" }, tip("reserved")) : null,
-    s("polyline", { points: g.inUse, class: "adv-mem-inuse", fill: "none", "data-testid": "memory-curve" }, tip("in use")),
-    g.peak ? s("circle", { cx: g.peak.x, cy: g.peak.y, r: 5, class: "adv-mem-peak", "data-testid": "memory-peak" }, tip(`peak ${formatBytes(a.peak_bytes)} at ${formatNumber(a.peak_ms)} ms`)) : null,
-  );
-  return svg;
-}
 
 function allocatorFacts(a: Allocator): string[] {
   const out = [
@@ -149,7 +133,7 @@ function allocatorBody(a: Allocator): HTMLElement {
     "div",
     { testid: "memory-allocator", attrs: { "data-allocator": a.allocator } },
     h("div", { class: "adv-chart" }, memoryChart(a)),
-    note(`${a.timeline?.points ?? 0} points${a.timeline?.downsampled ? " (down-sampled; the peak is kept exactly)" : ""}; ${formatNumber(a.timeline?.t_ms?.[0])} to ${formatNumber(a.timeline?.t_ms?.[a.timeline.t_ms.length - 1])} ms from the first step's start; the chart's top is ${formatBytes((memoryGeometry(a, BOX)?.top ?? 0))}.`, "memory-axis"),
+    note(`${a.timeline?.points ?? 0} points${a.timeline?.downsampled ? " (down-sampled; the peak is kept exactly)" : ""}; ${formatNumber(a.timeline?.t_ms?.[0])} to ${formatNumber(a.timeline?.t_ms?.[a.timeline.t_ms.length - 1])} ms from the first step's start; the chart's top is ${formatBytes((memoryGeometry(a, MEMORY_BOX)?.top ?? 0))}.`, "memory-axis"),
     list(allocatorFacts(a), "memory-facts"),
     live.length
       ? [
@@ -181,16 +165,8 @@ export function memoryCard(r: DeepReport): HTMLElement | null {
   );
 }
 
-function ensureStyle(): void {
-  if (document.querySelector("style[data-adv-deep]")) return;
-  const style = document.createElement("style");
-  style.setAttribute("data-adv-deep", "");
-  style.textContent = deepCss;
-  document.head.appendChild(style);
-}
-
 /** Every deeper-view panel this report has data for, in reading order. */
 export function deepCards(r: DeepReport): (HTMLElement | null)[] {
-  ensureStyle();
+  ensureDeepStyle();
   return [kernelStatsCard(r), memoryCard(r), collectivesCard(r)];
 }

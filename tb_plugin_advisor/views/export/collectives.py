@@ -69,7 +69,7 @@ def markdown(report: Dict[str, Any]) -> List[str]:
     return head + md_table(HEADERS, rows(c))
 
 
-def html(report: Dict[str, Any]) -> str:
+def html(report: Dict[str, Any], charts: bool = False) -> str:
     c = report.get("collectives") or {}
     line = summary(c)
     if not line:

@@ -209,33 +209,22 @@ def md_sections(report: Dict[str, Any], names: Sequence[str] = tuple(MD_SECTIONS
 # HTML
 
 
-def memory_svg(a: Dict[str, Any], width: int = 1000, height: int = 160) -> str:
-    """The allocator's curve as an inline polyline (no script), the peak marked."""
+def memory_chart(a: Dict[str, Any], index: int) -> str:
+    """Where the embedded bundle draws allocator `index`'s curve with the tab's own memory chart
+    (frontend/src/views/memorychart.ts), and the curve's extent in words."""
     tl = a.get("timeline") or {}
-    t, y = tl.get("t_ms") or [], tl.get("in_use_bytes") or []
+    t = tl.get("t_ms") or []
     if len(t) < 2:
         return ""
-    t0, t1 = min(t), max(t)
-    top = max(max(y), num(a.get("capacity_bytes")) if a.get("capacity_bytes") and
-              num(a.get("headroom_pct")) < 50 else 0) or 1
-    span = (t1 - t0) or 1.0
-    points = " ".join(f"{fixed((x - t0) / span * width, 1)},{fixed(height - v / top * height, 1)}"
-                      for x, v in zip(t, y))
-    px = (num(a.get("peak_ms")) - t0) / span * width
-    py = height - num(a.get("peak_bytes")) / top * height
     return (
-        f'<svg role="img" aria-label="memory in use over time" viewBox="0 0 {width} {height}" width="100%" '
-        f'height="{height}" preserveAspectRatio="none">'
-        f'<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="{points}"/>'
-        f'<circle cx="{fixed(px, 1)}" cy="{fixed(py, 1)}" r="4" fill="#c62828"><title>peak '
-        f"{esc(fmt_bytes(a.get('peak_bytes')))}</title></circle></svg>"
+        f'<div class="adv-chart" data-advisor-memory="{index}" data-testid="memory-chart-slot"></div>'
         f'<div class="muted">{esc(a["allocator"])}: {len(t)} points'
         f"{' (down-sampled, peak kept)' if tl.get('downsampled') else ''}, "
-        f"{fixed(t0, 1)} to {fixed(t1, 1)} ms</div>"
+        f"{fixed(min(t), 1)} to {fixed(max(t), 1)} ms</div>"
     )
 
 
-def html_kernels(report: Dict[str, Any]) -> str:
+def html_kernels(report: Dict[str, Any], charts: bool = False) -> str:
     ks = report.get("kernel_stats") or {}
     summary = kernel_summary(ks)
     if not summary:
@@ -245,16 +234,17 @@ def html_kernels(report: Dict[str, Any]) -> str:
             + html_table(KERNEL_HEADERS, rows))
 
 
-def html_memory(report: Dict[str, Any]) -> str:
+def html_memory(report: Dict[str, Any], charts: bool = False) -> str:
     memory = report.get("memory") or {}
     allocators = memory.get("allocators") or []
     if not allocators:
         return ""
     parts = ['<h2 id="memory">Memory over time</h2>']
-    for a in allocators:
+    for index, a in enumerate(allocators):
         lines = memory_lines(a)
         parts.append(f"<p><b>{esc(lines[0])}</b><br>" + "<br>".join(esc(x) for x in lines[1:]) + "</p>")
-        parts.append(memory_svg(a))
+        if charts:
+            parts.append(memory_chart(a, index))
     parts.append(html_findings(memory))
     main = allocators[0]
     live = [live_cells(x) for x in (main.get("live_at_peak") or [])[:TOP_LIVE]]
@@ -264,7 +254,9 @@ def html_memory(report: Dict[str, Any]) -> str:
     return "".join(parts)
 
 
-HTML_SECTIONS: Dict[str, Callable[[Dict[str, Any]], str]] = {
+# Each takes the report and whether the page embeds the bundle that draws the tab's charts (the
+# whole-report HTML does; the `--section` HTML has no scripts, so it shows the tables only).
+HTML_SECTIONS: Dict[str, Callable[[Dict[str, Any], bool], str]] = {
     "kernels": html_kernels,
     "memory": html_memory,
     "collectives": render_collectives.html,
@@ -272,18 +264,12 @@ HTML_SECTIONS: Dict[str, Callable[[Dict[str, Any]], str]] = {
 }
 
 
-# Charts a section adds in the whole-report HTML, which embeds the bundle that draws them (the
-# `--section` HTML has no scripts, so it shows the tables only).
-SECTION_CHARTS: Dict[str, Callable[[Dict[str, Any]], str]] = {"roofline": render_roofline.html_chart}
-
 
 def html_sections(report: Dict[str, Any], names: Sequence[str] = tuple(HTML_SECTIONS), charts: bool = False
                   ) -> List[str]:
     out = []
     for name in names:
-        part = HTML_SECTIONS[name](report)
-        if part and charts and name in SECTION_CHARTS:
-            part += SECTION_CHARTS[name](report)
+        part = HTML_SECTIONS[name](report, charts)
         if part:
             out.append(part)
     return out

@@ -81,19 +81,19 @@ def markdown(report: Dict[str, Any]) -> List[str]:
     return head + md_table(HEADERS, rows(r), numeric_from=3)
 
 
-def html(report: Dict[str, Any]) -> str:
+def html(report: Dict[str, Any], charts: bool = False) -> str:
+    """The section; with `charts`, followed by the tab's roofline chart (drawn by the embedded
+    bundle) when an op can sit on it."""
     r = report.get("roofline") or {}
     line = summary(r)
     if not line:
         return ""
     source = (f'<p class="muted">Peaks from {esc(r["peaks_source"])}</p>' if r.get("peaks_source") else "")
     return (f'<h2 id="roofline">Roofline</h2><p>{esc(line)}</p>{source}{html_findings(r)}'
-            + html_table(HEADERS, rows(r)))
+            + html_table(HEADERS, rows(r)) + (_chart(r) if charts else ""))
 
 
-def html_chart(report: Dict[str, Any]) -> str:
-    """The tab's roofline chart (drawn by the embedded bundle) when an op can sit on it."""
-    r = report.get("roofline") or {}
+def _chart(r: Dict[str, Any]) -> str:
     placed = [op for op in r.get("ops") or []
               if (op.get("intensity") or 0) > 0 and (op.get("achieved_tflops") or 0) > 0]
     return chart_canvas("roofline") if placed and r.get("roofs") and r.get("bandwidth_gbps") else ""
