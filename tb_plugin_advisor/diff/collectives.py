@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.formatting import format_ms, format_pct
 
 # A change is named in the diff's summary only past these (the tables show every number).
@@ -19,16 +20,8 @@ COLLECTIVES_EXPLAIN = {
 SUMMARY_KEYS = ("per_step_ms", "exposed_per_step_ms", "hidden_pct", "exposed_step_pct")
 
 
-def _num(value: Any) -> Optional[float]:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if out == out else None
-
-
 def _pair(b: Any, c: Any) -> Dict[str, Optional[float]]:
-    b, c = _num(b), _num(c)
+    b, c = number(b), number(c)
     delta = None if b is None or c is None else round(c - b, 4)
     pct = None if delta is None or not b else round(100.0 * delta / b, 2)
     return {"baseline": b, "candidate": c, "delta": delta, "delta_pct": pct}

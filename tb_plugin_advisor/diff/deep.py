@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.diff.collectives import collectives_diff, collectives_sentence
+from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.formatting import fixed, format_bytes
 
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
@@ -27,16 +28,8 @@ DEEP_EXPLAIN = {
 ROOFLINE_SUMMARY_KEYS = ("mfu_pct", "achieved_tflops", "model_flops_per_step", "step_ms", "costed_time_pct")
 
 
-def _num(value: Any) -> Optional[float]:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if out == out else None
-
-
 def _pair(b: Any, c: Any, digits: int = 3) -> Dict[str, Optional[float]]:
-    b, c = _num(b), _num(c)
+    b, c = number(b), number(c)
     delta = None if b is None or c is None else round(c - b, digits)
     pct = None if delta is None or not b else round(100.0 * delta / b, 2)
     return {"baseline": b, "candidate": c, "delta": delta, "delta_pct": pct}

@@ -1,4 +1,4 @@
-"""The collectives section of a report as text, Markdown and HTML (registered in render_deep's tables)."""
+"""The collectives section of a report as text, Markdown and HTML (registered in deep.py's section tables)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Table and finding layout shared by the deeper-view sections (render_deep, render_collectives,
-render_roofline): plain text columns, Markdown tables and HTML tables, every profile string escaped.
+"""Table and finding layout shared by the deeper-view sections (deep.py, collectives.py,
+roofline.py): plain text columns, Markdown tables and HTML tables, every profile string escaped
+(markup.py's escapers).
 """
 
 from __future__ import annotations
