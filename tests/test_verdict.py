@@ -55,7 +55,7 @@ def test_input_bound_summary_names_the_share_and_the_stage():
     assert verdict.input_pct == pytest.approx(41.0)
     assert verdict.summary.startswith("Input-bound: 41 % of each step waits for the input pipeline")
     assert "map stage" in verdict.summary
-    assert any("input 41 ms (41 %)" in e for e in verdict.evidence)  # the tab's rounding
+    assert any("input wait 41 ms (41 %)" in e for e in verdict.evidence)  # the tab's rounding
 
 
 def test_device_bound_with_moderate_input_says_both():

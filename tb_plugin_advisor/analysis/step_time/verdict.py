@@ -16,7 +16,7 @@ from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
 from tb_plugin_advisor.analysis.step_time.categories import in_words
 from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS, Steps
-from tb_plugin_advisor.formatting import fixed, format_ms, format_pct
+from tb_plugin_advisor.formatting import fixed, format_ms, format_pct, rounded
 
 # How categories read in sentences.
 BOTTLENECKS = ("input", "device", "host", "launch", "memcpy", "communication", "balanced", "unknown")
@@ -69,10 +69,13 @@ def decide_verdict(
     input_pct = pct["input"]
     level = input_level(input_pct)
     bottleneck = _bottleneck(pct)
-    summary = _summary(bottleneck, pct, level, input_pipeline, device_kind)
+    # The words quote the shares as the JSON carries them (2 decimals) and the tab formats them, so a
+    # 49.496 % share reads "50 %" in the summary as it does beside it, not "49 %".
+    shown = {k: rounded(v, 2) for k, v in pct.items()}
+    summary = _summary(bottleneck, shown, level, input_pipeline, device_kind)
     if steps.source == "none":
         summary += " (no steps were found; these shares are of the whole profiled time)"
-    return Verdict(bottleneck, level, input_pct, summary, _evidence(breakdown, steps, pct, device_kind))
+    return Verdict(bottleneck, level, input_pct, summary, _evidence(breakdown, steps, shown, device_kind))
 
 
 def _bottleneck(pct: Dict[str, float]) -> str:
