@@ -2,7 +2,6 @@
 breakdown on a second thread), then the advice engine over their results.
 """
 
-
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor

@@ -1,5 +1,5 @@
 """What the recommendation rules see of one host: the analyses' results of a HostReport, flattened
-into `Facts` (advice/facts.py). Kept apart so report/run.py only assembles and the rules only read."""
+into `Facts` (advice/facts.py). Kept apart so analyze.py only runs things and the rules only read."""
 
 from __future__ import annotations
 

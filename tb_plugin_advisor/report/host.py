@@ -2,7 +2,6 @@
 (so the profile can be freed as soon as it is analysed), and the JSON parts that belong to one host.
 """
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
