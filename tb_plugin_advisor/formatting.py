@@ -15,9 +15,14 @@ from typing import Optional
 DASH = "–"
 
 
+def _half_up(x: float, exponent: int) -> Decimal:
+    """The exact value of `x` rounded half up to a multiple of 10**exponent (what toFixed does)."""
+    return Decimal(x).quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP)
+
+
 def fixed(x: float, digits: int) -> str:
     """`x.toFixed(digits)` as JavaScript writes it."""
-    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return str(_half_up(x, -digits))
 
 
 def signed(x: float, digits: int) -> str:
@@ -32,8 +37,7 @@ def significant(x: float, digits: int) -> str:
     if not math.isfinite(x) or x == 0:
         return format(x, f".{digits}g")
     exponent = math.floor(math.log10(abs(x)))
-    rounded = Decimal(x).quantize(Decimal(1).scaleb(exponent - digits + 1), rounding=ROUND_HALF_UP)
-    return format(float(rounded), f".{digits}g")
+    return format(float(_half_up(x, exponent - digits + 1)), f".{digits}g")
 
 
 def scientific(x: float, digits: int) -> str:
@@ -41,8 +45,7 @@ def scientific(x: float, digits: int) -> str:
     if not math.isfinite(x) or x == 0:
         return format(x, f".{digits}e")
     exponent = math.floor(math.log10(abs(x)))
-    rounded = Decimal(x).quantize(Decimal(1).scaleb(exponent - digits), rounding=ROUND_HALF_UP)
-    return format(float(rounded), f".{digits}e")
+    return format(float(_half_up(x, exponent - digits)), f".{digits}e")
 
 
 def plain(x: float) -> str:
