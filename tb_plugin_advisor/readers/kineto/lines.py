@@ -24,7 +24,8 @@ class _StatValues:
     """One stat's values on one line, in a typed array (8 bytes a value, no object per value).
 
     Starts as int, becomes float when a float arrives and text (ids into the plane's strings) when
-    anything else does — Kineto writes the same arg with one type, so promotion is rare.
+    anything else does — Kineto writes the same arg with one type, so promotion is rare. A number out
+    of range (tables.LARGEST_ARG_MAGNITUDE, NaN, inf) raises OverflowError before anything is stored.
     """
 
     __slots__ = ("indices", "kind", "data")
@@ -49,6 +50,8 @@ class _StatValues:
             self._promote(_kind_of(value), strings)
             kind = self.kind
         if kind == "float" and type(value) in (int, float, bool):
+            if not -_LARGEST < value < _LARGEST:
+                raise OverflowError(f"{value!r} is out of range")
             self.data.append(value)
         elif kind == "float":
             self._promote("str", strings)
@@ -66,6 +69,14 @@ class _StatValues:
             self.kind = "str"
 
 
+_LARGEST = tables.LARGEST_ARG_MAGNITUDE
+
+
+def _number(value: Any) -> bool:
+    """Whether `value` is a number in the range the analyses can hold (not bool, not NaN/inf)."""
+    return type(value) in (int, float) and -_LARGEST < value < _LARGEST
+
+
 def _kind_of(value: Any) -> str:
     if type(value) is int or type(value) is bool:
         return "int"
@@ -75,7 +86,7 @@ def _kind_of(value: Any) -> str:
 class LineBuilder:
     """One timeline line under construction (typed arrays: ~30 bytes an event, whatever its size)."""
 
-    __slots__ = ("names", "strings", "starts", "durations", "name_ids", "stats")
+    __slots__ = ("names", "strings", "starts", "durations", "name_ids", "stats", "out_of_range")
 
     def __init__(self, names: Dict[str, int], strings: StringTable):
         self.names = names  # shared by every line of the plane
@@ -84,6 +95,7 @@ class LineBuilder:
         self.durations = array("q")
         self.name_ids = array("i")
         self.stats: Dict[str, _StatValues] = {}
+        self.out_of_range = 0  # args values too large to hold, treated as unknown
 
     def add(self, name: str, start_ns: int, duration_ns: int, args: Dict[str, Any], role: str = tables.HOST
             ) -> None:
@@ -106,16 +118,21 @@ class LineBuilder:
             values = stats.get(stat)
             if values is None:
                 values = stats[stat] = _StatValues()
-            if values.kind == "int" and type(value) is int and values.indices[-1] != index:
-                values.data.append(value)
-                values.indices.append(index)
-            else:
-                values.put(index, value, strings)
+            try:
+                if values.kind == "int" and type(value) is int and values.indices[-1] != index:
+                    values.data.append(value)  # OverflowError beyond int64, before the index is kept
+                    values.indices.append(index)
+                else:
+                    values.put(index, value, strings)
+            except OverflowError:
+                self.out_of_range += 1
+                if not values.indices:  # the first value: its type is not the column's type yet
+                    values.kind = ""
         if role == tables.KERNEL:
             self._put("kernel_details", index, _kernel_details(args))
         elif role == tables.MEMCPY:
             size = args.get("bytes")
-            self._put("memcpy_details", index, f"size:{size if isinstance(size, int) else -1}")
+            self._put("memcpy_details", index, f"size:{size if type(size) is int and _number(size) else -1}")
 
     def _put(self, stat: str, index: int, value: Any) -> None:
         values = self.stats.get(stat)
@@ -135,6 +152,8 @@ class LineBuilder:
         rank[order] = np.arange(order.size)
         columns: Dict[str, StatColumn] = {}
         for stat, values in self.stats.items():
+            if not values.indices:  # every value of this stat was out of range
+                continue
             where = rank[np.frombuffer(values.indices, dtype=np.int64)]
             columns[stat] = _column(where, values, starts.size)
         names = np.frombuffer(self.name_ids, dtype=np.int32) if self.name_ids else np.zeros(0, np.int32)
@@ -201,17 +220,17 @@ def _kernel_details(args: Dict[str, Any]) -> str:
     """Kineto's kernel args in the `kernel_details` text CUPTI writes into XSpace."""
     parts = []
     registers = args.get("registers per thread")
-    if isinstance(registers, int):
+    if type(registers) is int and _number(registers):
         parts.append(f"regs:{registers}")
     shared = args.get("shared memory")
-    if isinstance(shared, int):
+    if type(shared) is int and _number(shared):
         parts.append(f"static_shared:{shared} dynamic_shared:0")
     for key in ("grid", "block"):
         dims = _dim3(args.get(key))
         if dims:
             parts.append(f"{key}:{dims}")
     occupancy = args.get("est. achieved occupancy %")
-    if isinstance(occupancy, (int, float)):
+    if _number(occupancy):
         parts.append(f"occ_pct:{occupancy}")
     return " ".join(parts)
 
@@ -230,7 +249,7 @@ def device_plane_stats(properties: Optional[Dict[str, Any]]) -> Dict[str, Any]:
                       ("regsPerMultiprocessor", "registers_per_sm"),
                       ("sharedMemPerMultiprocessor", "shared_memory_per_sm")):
         value = properties.get(key)
-        if isinstance(value, (int, float)):
+        if _number(value):
             stats[stat] = value
     text = (name or "").upper() if isinstance(name, str) else ""
     amd_name = any(word in text for word in ("AMD", "RADEON", "INSTINCT"))

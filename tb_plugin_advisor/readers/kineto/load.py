@@ -63,19 +63,33 @@ _EVENT_DECODER = msgspec.json.Decoder(TraceEvent)
 _ARGS_DECODER = msgspec.json.Decoder(dict)
 
 
+# Nanoseconds a time may reach (±146 years from its origin), so that start + duration, and the base
+# time of relative traces plus an offset, still fit the int64 columns the analyses read.
+TIME_LIMIT_NS = 1 << 62
+
+
 def decode_args(raw: msgspec.Raw) -> dict:
-    """An event's args (raw bytes until now) → dict; {} when absent or not an object."""
+    """An event's args (raw bytes until now) → dict; {} when absent, not an object, or nested beyond
+    what the decoder follows; invalid UTF-8 shows as U+FFFD."""
     if not raw:
         return {}
     try:
-        value = _ARGS_DECODER.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _ARGS_DECODER.decode(raw)
+    except UnicodeDecodeError:
+        return decode_args(repair_utf8(raw))
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return {}
-    return value
+
+
+def repair_utf8(raw: msgspec.Raw) -> bytes:
+    """The bytes of one event with each invalid UTF-8 sequence replaced by U+FFFD: a name cut in the
+    middle of a multi-byte character stays readable instead of refusing the whole trace."""
+    return bytes(raw).decode("utf-8", "replace").encode("utf-8")
 
 
 def decode_event(raw: msgspec.Raw, index: int, source: str) -> TraceEvent:
-    """One event of traceEvents (already known to be valid JSON) → TraceEvent."""
+    """One event of traceEvents (already known to be valid JSON) → TraceEvent. UnicodeDecodeError
+    passes to the caller, which counts the event and decodes `repair_utf8(raw)` instead."""
     try:
         return _EVENT_DECODER.decode(raw)
     except msgspec.ValidationError as exc:
@@ -85,7 +99,7 @@ def decode_event(raw: msgspec.Raw, index: int, source: str) -> TraceEvent:
 
 def micros_to_ns(raw: msgspec.Raw) -> Optional[int]:
     """A JSON number of µs (`1623143089861`, `1712170298123456.789`, `-5`, `1.5e3`) → exact int ns;
-    None when it is not a number (a string, null)."""
+    None when it is not a finite number (a string, null, `1e400`)."""
     text = bytes(raw)
     if b"." not in text and b"e" not in text and b"E" not in text:
         try:
@@ -96,7 +110,7 @@ def micros_to_ns(raw: msgspec.Raw) -> Optional[int]:
     if b"e" in text or b"E" in text or not whole.lstrip(b"-").isdigit() or not fraction.isdigit():
         try:
             return round(float(text) * 1000)
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
     digits = fraction[:4].ljust(4, b"0")
     ns = abs(int(whole)) * 1000 + (int(digits) + 5) // 10  # round half up at the 4th decimal
@@ -119,7 +133,18 @@ def decode_trace(data: bytes, source: str) -> KinetoTrace:
         raise ProfileReadError(source, f"not a PyTorch profiler trace: {exc}") from exc
     except msgspec.DecodeError as exc:
         raise ProfileReadError(source, f"invalid JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise ProfileReadError(
+            source, "the JSON is nested too deeply to be a PyTorch profiler trace (arrays or objects "
+            "inside each other thousands of levels down)") from exc
+    except UnicodeDecodeError as exc:
+        raise ProfileReadError(
+            source, f"invalid UTF-8 at byte {exc.start} in a top-level field ({exc.reason})") from exc
     if trace.traceEvents is None:
         raise ProfileReadError(
             source, "not a PyTorch profiler trace: the JSON object has no 'traceEvents' list")
+    base = trace.baseTimeNanoseconds
+    if isinstance(base, int) and not -TIME_LIMIT_NS < base < TIME_LIMIT_NS:
+        raise ProfileReadError(
+            source, f"baseTimeNanoseconds is out of range ({base}); a trace's base time is ns since 1970")
     return trace

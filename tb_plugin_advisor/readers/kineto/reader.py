@@ -25,12 +25,14 @@ from tb_plugin_advisor.readers.guarded_io import current, inflate
 from tb_plugin_advisor.readers.kineto import tables
 from tb_plugin_advisor.readers.kineto.lines import LineBuilder, device_plane_stats
 from tb_plugin_advisor.readers.kineto.load import (
+    TIME_LIMIT_NS,
     KinetoTrace,
     decode_args,
     decode_event,
     decode_trace,
     micros_to_ns,
     read_trace_bytes,
+    repair_utf8,
 )
 
 HOST_PLANE = "/host:CPU"
@@ -91,6 +93,8 @@ class _TraceConverter:
         self.launch_flows = 0
         self.spans: List[Tuple[str, int, int]] = []
         self.warnings: List[str] = []
+        self.invalid_utf8 = 0  # events whose bytes held invalid UTF-8 (read with U+FFFD)
+        self.memory_out_of_range = 0  # [memory] instants whose time is out of range (skipped)
 
     # -- the pass ----------------------------------------------------------------------------------
 
@@ -100,7 +104,11 @@ class _TraceConverter:
         raws = self.trace.traceEvents or []
         self.trace.traceEvents = None
         for index in range(len(raws)):
-            event = decode_event(raws[index], index, source)
+            try:
+                event = decode_event(raws[index], index, source)
+            except UnicodeDecodeError:
+                event = decode_event(repair_utf8(raws[index]), index, source)
+                self.invalid_utf8 += 1
             raws[index] = None  # each raw slice goes as soon as it is read; the bytes go after the last
             phase = event.ph
             if phase == "X":
@@ -123,14 +131,21 @@ class _TraceConverter:
         if start is None or length is None:
             key, raw = ("ts", event.ts) if start is None else ("dur", event.dur)
             shown = bytes(raw)[:40].decode(errors="replace")
-            problem = f"whose '{key}' is not a number ({shown})" if raw else f"without '{key}'"
+            problem = f"whose '{key}' is not a finite number ({shown})" if raw else f"without '{key}'"
             raise ProfileReadError(
-                self.source, f"traceEvents[{index}].{key}: ({event.name!r}) is a complete event {problem}")
+                self.source,
+                f"traceEvents[{index}].{key}: ({_shown_name(event)}) is a complete event {problem}")
         if length < 0:
             raise ProfileReadError(
-                self.source, f"traceEvents[{index}] ({event.name!r}) has a negative duration "
+                self.source, f"traceEvents[{index}] ({_shown_name(event)}) has a negative duration "
                 f"({bytes(event.dur).decode(errors='replace')} µs)")
-        return self.base_ns + start, length
+        start += self.base_ns
+        for key, value in (("ts", start), ("dur", length)):
+            if not -TIME_LIMIT_NS < value < TIME_LIMIT_NS:
+                raise ProfileReadError(
+                    self.source, f"traceEvents[{index}].{key} ({_shown_name(event)}) is out of range "
+                    f"({bytes(getattr(event, key))[:40].decode(errors='replace')} µs): more than 146 years")
+        return start, length
 
     def _complete(self, index: int, event, roles: Dict[str, Optional[str]]) -> None:
         start, length = self._time(index, event)  # first: a malformed event is refused whatever its kind
@@ -144,7 +159,7 @@ class _TraceConverter:
             self.spans.append((name, start, length))
             return
         if role in tables.DEVICE_ROLES:
-            line = self._device_line(event, role, category)
+            line = self._device_line(index, event, role, category)
             line.add(name, start, length, decode_args(event.args), role)
         else:
             self._host_line(event.pid, event.tid).add(name, start, length, decode_args(event.args))
@@ -156,8 +171,13 @@ class _TraceConverter:
             line = self.host_lines[key] = LineBuilder(self.host_names, self.host_strings)
         return line
 
-    def _device_line(self, event, role: str, category: str) -> LineBuilder:
-        device = (tables.DEVICE_PLANES.get(category.lower(), tables.GPU_PLANE), _device_number(event.pid))
+    def _device_line(self, index: int, event, role: str, category: str) -> LineBuilder:
+        number = _device_number(event.pid)
+        if number > tables.LARGEST_DEVICE_NUMBER:
+            raise ProfileReadError(
+                self.source, f"traceEvents[{index}].pid ({_shown_name(event)}) is device {number}, "
+                f"out of range (device numbers go up to {tables.LARGEST_DEVICE_NUMBER})")
+        device = (tables.DEVICE_PLANES.get(category.lower(), tables.GPU_PLANE), number)
         stream = _stream_number(event.tid)
         prefix = "GPU annotations #" if role == tables.GPU_ANNOTATION else "Stream #"
         key = (device, f"{prefix}{stream}")
@@ -189,6 +209,9 @@ class _TraceConverter:
         start = micros_to_ns(event.ts)
         if start is None:
             return
+        if not -TIME_LIMIT_NS < start + self.base_ns < TIME_LIMIT_NS:
+            self.memory_out_of_range += 1
+            return
         line = self._host_line(event.pid, tables.MEMORY_EVENT)
         line.add(tables.MEMORY_EVENT, self.base_ns + start, 0, decode_args(event.args))
 
@@ -219,6 +242,18 @@ class _TraceConverter:
             _finish_names(plane, self.device_names[device])
             planes.append(plane)
         devices = [build_device(p) for p in planes[1:]]
+        builders = (*self.host_lines.values(), *self.device_lines.values())
+        dropped = sum(builder.out_of_range for builder in builders)
+        if dropped:
+            self.warnings.append(
+                f"{dropped} argument value(s) out of range (beyond ±2^63, or not finite) were treated as "
+                "unknown")
+        if self.memory_out_of_range:
+            self.warnings.append(
+                f"{self.memory_out_of_range} memory record(s) with a time out of range were skipped")
+        if self.invalid_utf8:
+            self.warnings.append(
+                f"{self.invalid_utf8} event(s) held invalid UTF-8; those bytes are shown as U+FFFD")
         if repaired:
             self.warnings.append(
                 f"{repaired} event(s) overlapped a neighbour on their line by rounding and were clipped "
@@ -290,6 +325,12 @@ class _TraceConverter:
 
 # ---------------------------------------------------------------------------------------------------
 # Helpers
+
+
+def _shown_name(event) -> str:
+    """An event's name for an error message: quoted, and short whatever the file holds."""
+    text = repr(event.name)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _as_int(value: Any) -> Any:

@@ -57,6 +57,13 @@ DEVICE_PLANES: Dict[str, str] = {"mtia_ccp_events": "/device:MTIA:"}
 # Flow ("s"/"f") categories that link a runtime launch to the device activity it started.
 LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async"})
 
+# Numbers a trace may carry. An args value beyond ±LARGEST_ARG_MAGNITUDE (or not finite) is treated
+# as unknown: every id, size, count and FLOP figure Kineto writes fits an int64, and anything larger
+# would overflow the columns or turn averages into inf. A device event's pid is the device's number;
+# no machine has more devices than this.
+LARGEST_ARG_MAGNITUDE = float(1 << 63)
+LARGEST_DEVICE_NUMBER = 65_535
+
 # Host range names → StepMarker (a PyTorch step = one `prof.step()`).
 PROFILER_STEP = re.compile(r"^ProfilerStep#(\d+)$")
 

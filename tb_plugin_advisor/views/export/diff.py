@@ -28,7 +28,7 @@ from tb_plugin_advisor.views.export.diff_rows import (
 )
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
-from tb_plugin_advisor.views.export.markup import terminal_output
+from tb_plugin_advisor.views.export.markup import terminal_data, terminal_output
 
 FORMATS = ("text", "md", "json", "html")
 TOP_OPS = 15  # rows of the op and kernel tables in text and Markdown (HTML shows up to 200)
@@ -44,7 +44,7 @@ def render(diff: Dict[str, Any], fmt: str, top: int = TOP_OPS) -> str:
     if fmt == "json":
         return json.dumps(diff, indent=2, allow_nan=False)
     if fmt == "text":
-        return render_text(diff, top)
+        return render_text(terminal_data(diff), top)
     if fmt == "md":
         return render_markdown(diff, top)
     if fmt == "html":

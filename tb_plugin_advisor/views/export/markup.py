@@ -7,14 +7,16 @@ image, a heading, a list or strikethrough, or end a table cell, backslash-escape
 spaces so that a name stays on its table row. Terminal (text and Markdown printed or saved): every
 control character except newline and tab is shown as a visible escape (`\\x1b`, `\\u202e`), so a name
 such as "\\x1b]8;;http://evil\\x07op" cannot become a hyperlink, clear the screen or reorder a line
-(bidi overrides), and stays readable and diffable. JSON keeps the exact strings.
+(bidi overrides), and stays readable and diffable; the newlines of a profile's strings are shown as
+`\\n` too (`terminal_data`, before the page is laid out), so a name cannot forge a line of output.
+JSON keeps the exact strings.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from typing import Any, FrozenSet
 
 # Characters that mean something in CommonMark or GitHub-flavoured Markdown where a name may sit.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
@@ -50,3 +52,25 @@ def terminal_output(text: str) -> str:
     """A whole text/markdown document for a terminal or file: neutralised, ending in one newline."""
     safe = terminal_safe(text)
     return safe if safe.endswith("\n") else safe + "\n"
+
+
+# Report fields whose newlines are ours: code snippets, printed as indented lines.
+MULTILINE_FIELDS: FrozenSet[str] = frozenset({"snippet", "snippet_jax"})
+
+
+def terminal_line(text: str) -> str:
+    """One value on one terminal line: unsafe controls and newlines shown as escapes."""
+    return terminal_safe(text.replace("\n", "\\n"))
+
+
+def terminal_data(value: Any, key: str = "") -> Any:
+    """A report or diff (JSON-shaped data) for a text page: every string's newline shown as `\\n`,
+    except in MULTILINE_FIELDS, so that a profile's names and the sentences quoting them stay on
+    their line. The other controls are left to `terminal_output`, which sees the whole page."""
+    if isinstance(value, str):
+        return value if key in MULTILINE_FIELDS or "\n" not in value else value.replace("\n", "\\n")
+    if isinstance(value, dict):
+        return {k: terminal_data(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [terminal_data(v, key) for v in value]
+    return value

@@ -16,7 +16,7 @@ from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.hosts import hosts_markdown, hosts_text
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
-from tb_plugin_advisor.views.export.markup import terminal_output
+from tb_plugin_advisor.views.export.markup import terminal_data, terminal_output
 from tb_plugin_advisor.views.export.report_html import render_html
 from tb_plugin_advisor.views.export.report_lines import (
     TOP_ROWS,
@@ -183,7 +183,7 @@ def render_markdown(report: Dict[str, Any]) -> str:
 def render(report: Dict[str, Any], fmt: str) -> str:
     """Dispatch on `fmt` (text | md | html); json is the caller's json.dumps."""
     if fmt == "text":
-        return render_text(report)
+        return render_text(terminal_data(report))
     if fmt == "md":
         return render_markdown(report)
     if fmt == "html":

@@ -14,6 +14,7 @@ from tb_plugin_advisor.report.deep import SECTIONS
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
+from tb_plugin_advisor.views.export.markup import terminal_data, terminal_line, terminal_output
 from tb_plugin_advisor.views.export.report_html import PAGE_CSS
 
 # What a section says when the profile has nothing for it, and why that usually is.
@@ -46,12 +47,13 @@ def render_sections(report: Dict[str, Any], fmt: str, names: Sequence[str]) -> s
         return json.dumps(section_json(report, names), indent=1, allow_nan=False) + "\n"
     if fmt == "text":
         width = min(max(shutil.get_terminal_size((100, 24)).columns, 60), 160)
-        lines = render_deep.text_sections(report, width, names)
+        lines = render_deep.text_sections(terminal_data(report), width, names)
         body = lines[1:] if lines and lines[0] == "" else lines
-        return f"tb-advisor report — run {run}\n" + "\n".join(body or _empty(names)) + "\n"
+        title = f"tb-advisor report — run {terminal_line(run)}"
+        return terminal_output(title + "\n" + "\n".join(body or _empty(names)))
     if fmt == "md":
         lines = render_deep.md_sections(report, names)
-        return f"# Advisor report: {md(run)}\n" + "\n".join(lines or [""] + _empty(names)) + "\n"
+        return terminal_output(f"# Advisor report: {md(run)}\n" + "\n".join(lines or [""] + _empty(names)))
     if fmt == "html":
         e = esc
         parts = render_deep.html_sections(report, names) or [f"<p>{e(x)}</p>" for x in _empty(names)]

@@ -26,7 +26,7 @@ import sys
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.report.deep import SECTIONS
 from tb_plugin_advisor.views.cli.commands import require_logdir
-from tb_plugin_advisor.views.export.markup import terminal_safe
+from tb_plugin_advisor.views.export.markup import terminal_line, terminal_safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         for session in sessions:
             line = f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes"
-            print(terminal_safe(line))
+            print(terminal_line(line))
         return 0
     if not sessions:
         others = [s.run for s in scan.sessions]
