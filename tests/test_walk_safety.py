@@ -46,20 +46,24 @@ def test_a_fifo_named_like_a_profile_is_skipped_and_reported(tmp_path):
     assert any("FIFO" in p for p in problems) and not report.ok
 
 
-def test_a_symlink_leaving_the_logdir_is_not_followed(tmp_path):
+def test_a_symlink_tree_is_read_as_tensorboard_reads_it(tmp_path):
+    """TensorBoard recommends a symlink tree to compose a logdir: run directories and profile files
+    linked from elsewhere are listed under the link's name. A link to a directory that holds the
+    logdir (here `/`) is reported, not walked."""
     logdir = tmp_path / "logs"
     outside = tmp_path / "elsewhere"
-    touch(outside / "plugins/profile/secret/h.xplane.pb")
+    touch(outside / "plugins/profile/exp/h.xplane.pb")
     touch(logdir / "plugins/profile/s1/h.xplane.pb")
     (logdir / "root").symlink_to("/")
-    (logdir / "other").symlink_to(outside)
-    (logdir / "plugins/profile/s1/leak.xplane.pb").symlink_to(outside / "plugins/profile/secret/h.xplane.pb")
+    (logdir / "up").symlink_to(tmp_path)
+    (logdir / "exp1").symlink_to(outside)
+    (logdir / "plugins/profile/s1/linked.xplane.pb").symlink_to(outside / "plugins/profile/exp/h.xplane.pb")
     began = time.monotonic()
     scan = scan_logdir(str(logdir))
     assert time.monotonic() - began < 5, "a link to / must not make discovery walk the disk"
-    assert [s.run for s in scan.sessions] == ["s1"]
-    assert scan.run("s1").host_names == ["h"]
-    assert sum("outside the logdir: not followed" in p for p in scan.problems) == 3, scan.problems
+    assert sorted(s.run for s in scan.sessions) == ["exp1/exp", "s1"]
+    assert scan.run("s1").host_names == ["h", "linked"]
+    assert sum("which holds the logdir itself: not followed" in p for p in scan.problems) == 2, scan.problems
 
 
 def test_links_inside_the_logdir_are_followed_once_and_loops_end(tmp_path):

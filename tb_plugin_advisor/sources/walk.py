@@ -1,8 +1,12 @@
 """Walking a logdir safely: listing directories, never leaving the logdir, never blocking.
 
-- A symlink is followed only when its real path stays inside the logdir's real path; a link that
-  leaves it (to `/`, to another disk) is reported as a problem and not followed, and a directory
-  already visited through another path is skipped (no loops).
+- Symlinks are followed, files and directories alike, as TensorBoard follows them: its help
+  recommends a symlink tree to compose a logdir (`logs/exp1 -> /scratch/exp1`). A directory already
+  visited, by (device, inode), is skipped whatever path reached it, and a link to a directory that
+  holds the logdir itself (`/`, `$HOME`, `..`) is reported and not followed: it would walk the disk
+  back into the logdir. Reading the files found this way is guarded at open (readers/guarded_io.py);
+  writing is the opposite: a marker is written only inside the logdir's real path
+  (sources/markers.py).
 - Only directories and regular files are listed: a FIFO, socket or device named like a profile (and
   a directory named like a profile file) is reported as a problem and skipped, so nothing downstream
   can open it and block.
@@ -83,7 +87,8 @@ def special_kind(mode: int) -> Optional[str]:
 
 
 class LocalLister:
-    """Lists local directories; follows links only inside `root` and reports what it skips."""
+    """Lists local directories, following symlinks except to a directory that holds `root`, and
+    reports what it skips."""
 
     def __init__(self, root: str, report: WalkReport, looks_like_profile: Callable[[str], bool]):
         self.root = root
@@ -109,13 +114,13 @@ class LocalLister:
     def _entry(self, item: os.DirEntry) -> Optional[Entry]:
         if item.is_symlink():
             target = os.path.realpath(item.path)
-            if not is_inside(target, self.real_root):
+            if target != self.real_root and is_inside(self.real_root, target):
                 self.report.problems.append(
-                    f"{self._rel(item.path)} is a symlink to {target}, outside the logdir: not followed "
-                    "(the Advisor never reads outside the logdir; copy or move the files inside it)"
+                    f"{self._rel(item.path)} is a symlink to {target}, which holds the logdir itself: "
+                    "not followed (it would walk the whole tree above the logdir and back into it)"
                 )
                 return None
-        st = item.stat()  # follows a link that stays inside
+        st = item.stat()  # follows the link
         if stat.S_ISDIR(st.st_mode):
             if self.looks_like_profile(item.name):
                 self.report.problems.append(
@@ -160,7 +165,7 @@ def walk(
             return list_remote(path, looks_like_profile)
     else:
         lister = LocalLister(logdir, report, looks_like_profile)
-    seen_real: Set[str] = set()
+    seen: Set[Tuple[int, int]] = set()  # (device, inode) of every directory listed
     stack: List[Tuple[Tuple[str, ...], str]] = [((), logdir)]
     deadline = time.monotonic() + budget.max_seconds
     listed = 0
@@ -175,10 +180,14 @@ def walk(
             return
         parts, path = stack.pop()
         if not remote:
-            real = os.path.realpath(path)
-            if real in seen_real:  # reached again through a link: a loop or a duplicate
+            try:
+                st = os.stat(path)
+            except OSError as e:
+                report.errors.append(f"{path}: {e}")
                 continue
-            seen_real.add(real)
+            if (st.st_dev, st.st_ino) in seen:  # reached again through a link: a loop or a duplicate
+                continue
+            seen.add((st.st_dev, st.st_ino))
         try:
             entries = lister(path)
         except Exception as e:  # noqa: BLE001 - one unreadable directory must not hide the rest
