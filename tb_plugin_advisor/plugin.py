@@ -35,6 +35,7 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_wait": 2.0,
     "advisor_max_profile_mb": 512.0,
     "advisor_dask_scheduler": "",
+    "advisor_analysis_timeout": 600.0,
 }
 
 
@@ -121,6 +122,15 @@ class AdvisorLoader(base_plugin.TBLoader):
         )
 
         group.add_argument(
+            "--advisor_analysis_timeout",
+            type=float,
+            default=DEFAULTS["advisor_analysis_timeout"],
+            metavar="SECONDS",
+            help="Time budget of one analysis (default 600); past it the worker is stopped and "
+            "replaced and the request answers 504, so a hung file system cannot hold the workers.",
+        )
+
+        group.add_argument(
             "--advisor_dask_scheduler",
             default=DEFAULTS["advisor_dask_scheduler"],
             metavar="tcp://HOST:PORT",
@@ -161,6 +171,7 @@ class AdvisorPlugin(base_plugin.TBPlugin):
             wait_s=float(_flag(context, "advisor_wait")),
             tasks_per_worker=int(_flag(context, "advisor_worker_tasks")),
             scheduler=str(_flag(context, "advisor_dask_scheduler") or "") or None,
+            task_timeout_s=float(_flag(context, "advisor_analysis_timeout")),
         )
         self.api = AdvisorApi(self.discovery, self.service, logdir=self.logdir)
         if self.logdir:

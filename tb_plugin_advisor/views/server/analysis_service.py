@@ -3,10 +3,13 @@
 Each analysis (one run's or host's report, one diff) runs in a worker *process* (spawn context), so
 the server's GIL is never held by a parse and the server never holds a Profile: workers send back
 the answer's JSON bytes, and each worker is replaced after `tasks_per_worker` tasks so the memory a
-big profile took is given back to the OS. A small pool of daemon threads waits on those processes
-and runs the light in-server work (doctor). Finished answers are kept serialised (and gzipped) in an
-LRU bounded by entries and by bytes; concurrent requests for one key share one future; a request
-that waits longer than `wait_s` gets 202 and polls again.
+big profile took is given back to the OS. Every task has a time budget: a worker stuck past it (a
+hung network file system, a file that blocks a read) is killed with its pool, the request gets a
+clear 504, and the tasks that shared that pool run again on a fresh one; a worker also ends itself
+when the server process is gone, so no worker outlives TensorBoard. A small pool of daemon threads
+waits on those processes and runs the light in-server work (doctor). Finished answers are kept
+serialised (and gzipped) in an LRU bounded by entries and by bytes; concurrent requests for one key
+share one future; a request that waits longer than `wait_s` gets 202 and polls again.
 """
 
 from __future__ import annotations
@@ -17,15 +20,19 @@ import multiprocessing
 import queue
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
-from tb_plugin_advisor.views.server.http_errors import ApiError, WorkerCrashed
+from tb_plugin_advisor.views.server.http_errors import AnalysisTimedOut, ApiError, WorkerCrashed
 from tb_plugin_advisor.views.server.worker_tasks import encode, warm_up
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
+# One analysis may take this long before its worker is replaced: a 512 MB profile (the default
+# size cap) reads and reports in about a minute on a slow core, so ten minutes means stuck.
+DEFAULT_TASK_TIMEOUT_S = 600.0
 NATIVE_RECYCLING = sys.version_info >= (3, 11)  # ProcessPoolExecutor(max_tasks_per_child=...)
 
 
@@ -101,9 +108,11 @@ class DaemonPool:
 class WorkerProcesses:
     """A spawn-context process pool that is rebuilt when a worker dies; `call` runs one task."""
 
-    def __init__(self, processes: int, tasks_per_worker: int = 1):
+    def __init__(self, processes: int, tasks_per_worker: int = 1, timeout_s: float = DEFAULT_TASK_TIMEOUT_S):
         self.processes = max(1, processes)
         self.tasks_per_worker = max(1, tasks_per_worker)
+        self.timeout_s = timeout_s
+        self._abandoned: weakref.WeakSet = weakref.WeakSet()  # pools killed for a stuck task
         self._lock = threading.Lock()
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
         self._in_flight = 0  # tasks submitted and not finished, over every pool
@@ -142,20 +151,41 @@ class WorkerProcesses:
         pool.shutdown(wait=False)
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        pool = self._executor()
-        try:
-            return pool.submit(fn, *args).result()
-        except BrokenProcessPool:
-            with self._lock:
-                if self._pool is pool:
-                    self._pool = None
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise WorkerCrashed(
-                "an Advisor worker process ended without an answer (killed or out of memory); "
-                "the workers were restarted: try again, or give the TensorBoard machine more memory"
-            ) from None
-        finally:
-            self._task_done(pool)
+        """`fn(*args)` in a worker; AnalysisTimedOut past the time budget, WorkerCrashed when the
+        worker died. A task whose pool was killed for another task's sake runs again, once."""
+        for attempt in (1, 2):
+            pool = self._executor()
+            try:
+                return pool.submit(fn, *args).result(timeout=self.timeout_s)
+            except concurrent.futures.TimeoutError:
+                self._kill(pool)
+                raise AnalysisTimedOut(
+                    f"the analysis took longer than {self.timeout_s:g} s (a file on a hung file system, "
+                    "or a profile far larger than usual?); its worker was stopped and replaced. Raise "
+                    "the budget with --advisor_analysis_timeout"
+                ) from None
+            except BrokenProcessPool:
+                if pool in self._abandoned and attempt == 1:
+                    continue  # killed because another task was stuck: this one is innocent
+                self._kill(pool)
+                raise WorkerCrashed(
+                    "an Advisor worker process ended without an answer (killed or out of memory); "
+                    "the workers were restarted: try again, or give the TensorBoard machine more memory"
+                ) from None
+            finally:
+                self._task_done(pool)
+        raise AssertionError("unreachable")
+
+    def _kill(self, pool: concurrent.futures.ProcessPoolExecutor) -> None:
+        """Detach `pool` (the next task gets a fresh one) and kill its processes: a stuck worker
+        cannot be interrupted, and concurrent.futures cannot tell which worker holds which task."""
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+            self._abandoned.add(pool)
+        for process in dict(getattr(pool, "_processes", None) or {}).values():
+            process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def shutdown(self) -> None:
         with self._lock:
@@ -192,12 +222,13 @@ class AnalysisService:
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         tasks_per_worker: int = 1,
         scheduler: Optional[str] = None,
+        task_timeout_s: float = DEFAULT_TASK_TIMEOUT_S,
     ):
         self.scheduler = scheduler  # a Dask scheduler address: a run's hosts are analysed there
         self.wait_s = wait_s
         self.cache_size = max(1, cache_size)
         self.cache_bytes = max(0, cache_bytes)
-        self.processes = WorkerProcesses(workers, tasks_per_worker)
+        self.processes = WorkerProcesses(workers, tasks_per_worker, task_timeout_s)
         self._pool = DaemonPool(workers)
         self._lock = threading.RLock()
         self._done: OrderedDict[Hashable, concurrent.futures.Future] = OrderedDict()

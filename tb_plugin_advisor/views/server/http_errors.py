@@ -4,6 +4,7 @@
 500: the Advisor is at fault; the answer carries only a short error id, and the same id is logged
 with the traceback, so a user can quote it and a maintainer can find it.
 503: a worker process died (killed, out of memory); the pool is rebuilt and a retry may work.
+504: an analysis ran past its time budget (a hung file system); its worker was replaced.
 No answer names an absolute server path: `PathMapper` rewrites the logdir prefix to relative paths
 in every JSON body, including messages that readers raise with the file's full path.
 """
@@ -37,6 +38,14 @@ class ApiError(Exception):
 
 class WorkerCrashed(Exception):
     """An analysis worker process ended without an answer (killed, out of memory)."""
+
+
+class AnalysisTimedOut(ApiError):
+    """An analysis ran past its time budget; its worker was killed and replaced. Not cached: the
+    file system may answer next time."""
+
+    def __init__(self, message: str, status: int = 504, retry: bool = True):
+        super().__init__(status, message, retry)
 
 
 def new_error_id() -> str:

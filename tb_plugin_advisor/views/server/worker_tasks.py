@@ -9,6 +9,9 @@ from __future__ import annotations
 import gzip
 import importlib
 import json
+import os
+import threading
+import time
 from typing import Any, Dict, Hashable, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
@@ -33,11 +36,26 @@ ENGINE_MODULES = (
 )
 
 
+# How often a worker checks that the server process that started it is still there.
+PARENT_CHECK_S = 1.0
+
+
 def warm_up() -> None:
-    """Pool initializer: import the engine while the worker is idle, not when its first task arrives
-    (a recycled worker is spawned right after its predecessor's last task)."""
+    """Pool initializer: end this worker when the server is gone, then import the engine while the
+    worker is idle, not when its first task arrives (a recycled worker is spawned right after its
+    predecessor's last task)."""
+    parent = os.getppid()
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="advisor-parent", daemon=True).start()
     for module in ENGINE_MODULES:
         importlib.import_module(module)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose server died (killed, SIGKILL) is re-parented; it then exits at once, even if its
+    task is blocked in a system call, so no orphan keeps memory or a file open."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)
 
 
 def to_jsonable(value: Any) -> Any:
