@@ -11,7 +11,7 @@ plus about a third, where a whole-document parse into dicts takes 5–10× the f
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Union
 
 import msgspec
 
@@ -27,8 +27,9 @@ class TraceEvent(msgspec.Struct, array_like=False, gc=False):
     ph: str = ""
     name: Any = ""
     cat: Any = ""
-    pid: Any = None
-    tid: Any = None
+    # Process and thread ids key the timeline's lines: a scalar, or the trace is refused by field.
+    pid: Union[int, float, str, bool, None] = None
+    tid: Union[int, float, str, bool, None] = None
     # Times stay raw text: float µs since the epoch (ns_resolution traces) would lose the ns digits
     # in a float64 (0.25 µs steps at 1.7e15); micros_to_ns reads them exactly.
     ts: msgspec.Raw = _NO_NUMBER
