@@ -100,6 +100,8 @@ def _resnet_step(loader_workers: int, dtype: str, work: int = 6) -> Callable[[],
     def step() -> None:
         images, labels = next(batches)
         images = images.cuda(non_blocking=True)
+        if dtype == "channels_last_bf16":
+            images = images.contiguous(memory_format=torch.channels_last)
         labels = labels.cuda(non_blocking=True)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
             loss = loss_fn(model(images), labels)
@@ -132,7 +134,7 @@ def _transformer_step(dtype: str) -> Callable[[], None]:
     return step
 
 
-def _launch_bound_step() -> Callable[[], None]:
+def _launch_bound_step(compiled: bool = False) -> Callable[[], None]:
     import torch
 
     layers = [torch.nn.Linear(64, 64).cuda() for _ in range(40)]
@@ -140,11 +142,15 @@ def _launch_bound_step() -> Callable[[], None]:
     optimizer = torch.optim.Adam(params, lr=1e-3, foreach=False)
     x = torch.randn(8, 64, device="cuda")
 
-    def step() -> None:
-        h = x
+    def forward(h):
         for layer in layers:
             h = torch.relu(layer(h))
-        loss = h.sum()
+        return h.sum()
+
+    forward_fn = torch.compile(forward, mode="reduce-overhead") if compiled else forward
+
+    def step() -> None:
+        loss = forward_fn(x)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -248,6 +254,21 @@ CAPTURES: dict[str, tuple[str, Callable[[Path], dict]]] = {
         "40 tiny Linear layers at batch 8 with per-parameter Adam: launch-bound",
         lambda d: _torch_profile(d, _launch_bound_step()),
     ),
+    "mlp_launch_bound_compiled": (
+        "the same forward under torch.compile(mode='reduce-overhead'): the launch fix",
+        lambda d: _torch_profile(d, _launch_bound_step(compiled=True)),
+    ),
+    "resnet50_bf16_channels_last_workers8": (
+        "ResNet-50 bf16 autocast with the model in channels_last: the layout fix",
+        lambda d: _torch_profile(d, _resnet_step(8, "channels_last_bf16")),
+    ),
+    **{
+        f"resnet50_fp32_workers8_repeat{n}": (
+            "ResNet-50 fp32 with 8 workers again, unchanged: same-config noise for a trend",
+            lambda d: _torch_profile(d, _resnet_step(8, "fp32")),
+        )
+        for n in (1, 2, 3)
+    },
     "mlp_host_sync": (
         "8 optimizer steps per profiled step, each ending in loss.item(): host syncs",
         lambda d: _torch_profile(d, _host_sync_step()),
