@@ -6,6 +6,7 @@ SIGTERM without leaving a worker process behind."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -13,11 +14,13 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import List
 
 import pytest
 from fixtures_server import start_tensorboard
+from synth_kineto import training_trace
 from test_api_tf import poll
 
 from tb_plugin_advisor.views.server.analysis_service import WorkerProcesses
@@ -58,10 +61,19 @@ def test_swapped_traces_answer_4xx_while_an_ordinary_run_answers_200(tmp_path):
     logdir = tmp_path / "logs"
     for run in ("ok", "fifo_a", "fifo_b", "zero"):
         shutil.copytree(CAPTURE, logdir / run)
+    # and two hostile documents: nesting that would exhaust the parser's stack, numbers past int64
+    hostile = training_trace(steps=3).document()
+    kernel = next(e for e in hostile["traceEvents"] if e.get("cat") == "kernel")
+    kernel["args"].update({"correlation": 10**30, "est. achieved occupancy %": 1e308})
+    (logdir / "huge").mkdir(parents=True)
+    (logdir / "huge" / "w.1.pt.trace.json").write_text(json.dumps(hostile))
+    (logdir / "deep").mkdir()
+    (logdir / "deep" / "w.1.pt.trace.json").write_text(
+        '{"traceEvents": [' + "[" * 100_000 + "]" * 100_000 + "]}")
     with start_tensorboard(logdir, "--advisor_reload_interval=0", "--advisor_write_markers=false",
                            "--advisor_workers=2") as tb:
         status, body = tb.plugin("runs")
-        assert status == 200 and len(body["runs"]) == 4, body
+        assert status == 200 and len(body["runs"]) == 6, body
         names = {r["run"].split("/")[0]: r["run"] for r in body["runs"]}
         if importlib.util.find_spec("torch_tb_profiler") is not None:
             # torch-tb-profiler, when installed beside us, reads every trace on a non-daemon thread
@@ -81,6 +93,15 @@ def test_swapped_traces_answer_4xx_while_an_ordinary_run_answers_200(tmp_path):
             answers[run] = (status, body.get("error", ""))
         status, body = poll(tb, "report", timeout_s=120, run=names["ok"])
         assert status == 200 and body["steps"]["count"] >= 4, body
+        status, body = poll(tb, "report", timeout_s=60, run=names["deep"])
+        assert status == 422 and "nested too deeply" in body["error"], body
+        reply = tb.get("/data/plugin/advisor/report?run=" + urllib.parse.quote(names["huge"]))
+        while reply.status == 202:
+            time.sleep(0.5)
+            reply = tb.get("/data/plugin/advisor/report?run=" + urllib.parse.quote(names["huge"]))
+        assert reply.status == 200
+        report = json.loads(reply.body, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+        assert any("out of range" in w for w in report["warnings"]), report["warnings"]
         for run, (status, error) in answers.items():
             assert 400 <= status < 500, (run, status, error)
             assert "Traceback" not in error and str(tmp_path) not in error
