@@ -111,7 +111,12 @@ export interface OpRow {
   /** The oneDNN op TensorFlow ran it as (`_MklMatMul`); `name` is the familiar op. */
   onednn_op?: string;
   category?: string;
+  /** Self time per step: where ops nest (host ops), without the ops inside. */
   time_ms?: number;
+  /** Inclusive time per step, where ops nest. */
+  total_ms?: number;
+  /** The outermost op this one mostly runs inside. */
+  within?: string;
   count?: number;
 }
 

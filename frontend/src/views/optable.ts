@@ -36,21 +36,31 @@ export function opTable(ops: readonly OpRow[], stepMs: number | null | undefined
   const draw = () => {
     const view = filterOps(ops, filter.value, Number(topN.value));
     replace(count, `${view.rows.length} of ${view.matching} matching (${view.total} ops)`);
+    // Host ops nest (aten::conv2d > … > aten::mkldnn_convolution): rows show self time, so they add
+    // up to at most the step, with the inclusive time and the enclosing op beside it.
+    const nested = ops.some((o) => o.total_ms !== undefined);
+    const label = (o: OpRow): HTMLElement => {
+      const name = o.onednn_op
+        ? h("span", null, opName(o.name), " ", h("span", { class: "adv-muted", testid: "onednn-name", attrs: { title: "TensorFlow ran this op through oneDNN under this name" } }, `(oneDNN ${o.onednn_op})`))
+        : opName(o.name);
+      return o.within ? h("span", null, name, " ", h("span", { class: "adv-muted", testid: "op-within", attrs: { title: "the outermost op this one runs inside" } }, `in ${o.within}`)) : name;
+    };
     replace(
       body,
       table(
         testid,
-        ["Op", "Category", "ms per step", "% of step", "count per step"],
+        nested
+          ? ["Op", "Category", "self ms per step", "% of step", "total ms per step", "count per step"]
+          : ["Op", "Category", "ms per step", "% of step", "count per step"],
         view.rows.map((o) => [
-          o.onednn_op
-            ? h("span", null, opName(o.name), " ", h("span", { class: "adv-muted", testid: "onednn-name", attrs: { title: "TensorFlow ran this op through oneDNN under this name" } }, `(oneDNN ${o.onednn_op})`))
-            : opName(o.name),
+          label(o),
           categoryCell(o.category, theme),
           formatNumber(o.time_ms),
           formatPct(pctOfStep(o.time_ms, stepMs)),
+          ...(nested ? [formatNumber(o.total_ms)] : []),
           formatNumber(o.count),
         ]),
-        [2, 3, 4],
+        nested ? [2, 3, 4, 5] : [2, 3, 4],
       ),
     );
   };

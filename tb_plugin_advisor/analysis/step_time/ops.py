@@ -2,8 +2,13 @@
 
 On accelerators an op is what the kernel's annotation names (the TF op `scope/name:Type`, else the
 XLA `hlo_op`, else the kernel itself) and its time is the device time of its kernels, summed over
-devices. On CPU-only profiles the ops are TF op events on the host's compute threads; ops of the
-tf.data producer threads are listed too, as category `input_pipeline` (they run beside the step).
+devices. On CPU-only profiles the ops are TF and PyTorch op events on the host's compute threads;
+ops of the tf.data producer threads are listed too, as category `input_pipeline` (they run beside
+the step). Host ops nest (`aten::conv2d` > `aten::convolution` > `aten::_convolution` >
+`aten::mkldnn_convolution`, TF ops inside `tf_function` frames), so a row's time is its *self* time
+(its own time less that of the ops inside it): every microsecond counts once, rows add up to at most
+the step, and a diff of two runs lists a change once. `total_ms` keeps the inclusive time and
+`within` the outermost op a nested row runs inside.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -36,6 +41,8 @@ class OpRow:
     time_ms: float  # per steady step
     count: float  # per steady step
     onednn_op: Optional[str] = None  # the oneDNN op type TF ran this op as (name shows the familiar one)
+    total_ms: Optional[float] = None  # inclusive time per step, where ops nest (host ops)
+    within: Optional[str] = None  # the outermost op this one mostly runs inside, when nested
 
     def to_json(self) -> Dict[str, Any]:
         row: Dict[str, Any] = {
@@ -46,6 +53,10 @@ class OpRow:
         }
         if self.onednn_op:
             row["onednn_op"] = self.onednn_op
+        if self.total_ms is not None:
+            row["total_ms"] = round(self.total_ms, 6)
+        if self.within:
+            row["within"] = self.within
         return row
 
 
@@ -115,9 +126,15 @@ class _Totals:
         self.categories: List[str] = []
         self.time: List[float] = []
         self.count: List[float] = []
+        self.total: Optional[List[float]] = None  # inclusive time, for host ops (which nest)
+        self.within: Dict[int, Dict[str, float]] = {}  # row → outermost enclosing op → self time
         self._at: Optional[Dict[str, Dict[str, int]]] = {}  # category → label → position (None: not built)
 
-    def add(self, labels: List[str], categories: List[str], times: List[float], counts: List[float]) -> None:
+    def add(self, labels: List[str], categories: List[str], times: List[float], counts: List[float],
+            totals: Optional[List[float]] = None, within: Optional[List[Dict[str, float]]] = None) -> None:
+        if totals is not None or within is not None:
+            self._add_nested(labels, categories, times, counts, totals or times, within)
+            return
         if not self.labels and len(set(zip(categories, labels))) == len(labels):
             # the first, all-distinct batch (a device's op table: one batch) is the rows as they are;
             # the position index is built only if another batch comes
@@ -144,6 +161,24 @@ class _Totals:
                 self.time[i] += t
                 self.count[i] += c
 
+    def _add_nested(self, labels: List[str], categories: List[str], times: List[float], counts: List[float],
+                    totals: List[float], within: Optional[List[Dict[str, float]]]) -> None:
+        """Rows of host ops: self time, and the inclusive time and enclosing ops beside it."""
+        if self.total is None:
+            self.total = list(self.time)
+        start = len(self.labels)
+        self.add(labels, categories, times, counts)  # rows merged by (label, category) as above
+        if self._at is None:  # the first batch was kept as it is: rows are positions
+            positions = list(range(start, start + len(labels)))
+        else:
+            positions = [self._at[c][label] for label, c in zip(labels, categories)]
+        self.total.extend(0.0 for _ in range(len(self.labels) - len(self.total)))
+        for k, i in enumerate(positions):
+            self.total[i] += totals[k]
+            for outer, ns in (within[k] if within else {}).items():
+                slot = self.within.setdefault(i, {})
+                slot[outer] = slot.get(outer, 0.0) + ns
+
 
 def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> List[OpRow]:
     """The first `limit` rows by time per step, then name (then first seen), as sorting every row would
@@ -160,13 +195,46 @@ def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> Lis
                                key=lambda i: shown[i][0])  # stable, as sorting would be
         keep = sorted(above + tied)
     order = sorted(keep, key=lambda i: (-times[i], shown[i][0]))  # stable: ties stay in first-seen order
-    return [OpRow(shown[i][0], totals.categories[i], times[i], totals.count[i] / n, shown[i][1])
+    inclusive = totals.total
+    return [OpRow(shown[i][0], totals.categories[i], times[i], totals.count[i] / n, shown[i][1],
+                  None if inclusive is None else inclusive[i] / 1e6 / n, _outermost(totals.within.get(i)))
             for i in order[:limit]]
 
 
-# The host events that are ops on a CPU-only profile: TF ops, and PyTorch's aten ops (inclusive time:
-# `aten::linear` contains its `aten::addmm`, as in PyTorch's own key_averages "CPU total").
+def _outermost(enclosing: Optional[Dict[str, float]]) -> Optional[str]:
+    """The outermost op holding most of a row's self time (ties: by name)."""
+    if not enclosing:
+        return None
+    return min(enclosing.items(), key=lambda item: (-item[1], item[0]))[0]
+
+
+# The host events that are ops on a CPU-only profile: TF ops, and PyTorch's aten ops.
 HOST_OP_PATTERNS = tuple(p for p in names.HOST_COMPUTE if p.id in ("tf_op", "torch_aten_op"))
+
+
+def nested_op_times(starts: np.ndarray, durations: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(self time, index of the outermost enclosing event) of each event of one line's op events.
+
+    The events nest (readers guarantee it) and come sorted by start, longest first, so a stack of
+    open events gives each one's parent: its self time is its duration less its children's, as
+    PyTorch's "self CPU" is. An event that encloses nothing else is its own outermost event."""
+    self_ns = durations.astype(np.int64)
+    outermost = np.arange(starts.size, dtype=np.int64)
+    start_list = starts.tolist()
+    end_list = (starts + durations).tolist()
+    duration_list = self_ns.tolist()
+    own = list(duration_list)
+    roots = outermost.tolist()
+    stack: List[int] = []
+    for i, start in enumerate(start_list):
+        while stack and end_list[stack[-1]] <= start:
+            stack.pop()
+        if stack:
+            parent = stack[-1]
+            own[parent] -= duration_list[i]
+            roots[i] = roots[parent]
+        stack.append(i)
+    return np.maximum(np.array(own, dtype=np.int64), 0), np.array(roots, dtype=np.int64)
 
 
 def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: _Totals) -> None:
@@ -177,18 +245,35 @@ def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: _Totals)
         for line in plane.lines:
             if len(line) == 0:
                 continue
-            mask = is_op[line.metadata_index]
-            if lo.size:
-                mask &= in_windows(lo, hi, line.start_ns)
-            if not mask.any():
+            ops = np.flatnonzero(is_op[line.metadata_index])
+            if not ops.size:
+                continue
+            starts = line.start_ns[ops]
+            durations = line.duration_ns[ops].astype(np.int64)
+            self_ns, roots = nested_op_times(starts, durations)
+            inside = in_windows(lo, hi, starts) if lo.size else np.ones(ops.size, bool)
+            if not inside.any():
                 continue
             category = "input_pipeline" if is_producer_line(line) else "host_compute"
-            meta = line.metadata_index[mask]
-            used, inverse = unique_inverse(meta)
-            time = np.bincount(inverse, weights=line.duration_ns[mask], minlength=used.size)
+            meta = line.metadata_index[ops]
+            used, inverse = unique_inverse(meta[inside])
+            time = np.bincount(inverse, weights=self_ns[inside], minlength=used.size)
+            total = np.bincount(inverse, weights=durations[inside], minlength=used.size)
             count = np.bincount(inverse, minlength=used.size)
+            within: List[Dict[str, float]] = [{} for _ in range(used.size)]
+            nested = np.flatnonzero(inside & (roots != np.arange(ops.size)))
+            if nested.size:
+                row_of = np.full(ops.size, -1, dtype=np.int64)
+                row_of[np.flatnonzero(inside)] = inverse
+                outer_meta = meta[roots[nested]]
+                keys = row_of[nested] * (len(plane.event_names) + 1) + outer_meta
+                distinct, where = unique_inverse(keys)
+                sums = np.bincount(where, weights=self_ns[nested], minlength=distinct.size)
+                for key, ns in zip(distinct.tolist(), sums.tolist()):
+                    row, outer = divmod(key, len(plane.event_names) + 1)
+                    within[row][plane.event_names[outer]] = ns
             totals.add([plane.event_names[m] for m in used.tolist()], [category] * used.size, time.tolist(),
-                       count.astype(np.float64).tolist())
+                       count.astype(np.float64).tolist(), total.tolist(), within)
 
 
 def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KERNELS) -> List[OpRow]:

@@ -21,6 +21,7 @@ from tb_plugin_advisor.views.export.report_html import render_html
 from tb_plugin_advisor.views.export.report_lines import (
     TOP_ROWS,
     device_line,
+    has_total,
     ms_map,
     num,
     op_label,
@@ -103,11 +104,19 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
     ops = (report.get("ops") or [])[:TOP_ROWS]
     if ops:
         out.append("")
-        out.append("Top ops (time per step):")
-        name_width = max(20, width - 36)
-        for op in ops:
-            name = _clip(op_label(op), name_width)
-            out.append(f"  {num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
+        if has_total(ops):  # host ops nest: self time first, inclusive time beside it
+            out.append("Top ops (self time per step; total includes the ops inside):")
+            name_width = max(20, width - 50)
+            for op in ops:
+                name = _clip(op_label(op), name_width)
+                times = f"{num(op.get('time_ms')):>10.3f} ms  total {num(op.get('total_ms')):>10.3f} ms"
+                out.append(f"  {times}  {str(op.get('category', '')):<15} {name}")
+        else:
+            out.append("Top ops (time per step):")
+            name_width = max(20, width - 36)
+            for op in ops:
+                name = _clip(op_label(op), name_width)
+                out.append(f"  {num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
     out += render_deep.text_sections(report, width)
     out += hosts_text(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
@@ -166,11 +175,18 @@ def render_markdown(report: Dict[str, Any]) -> str:
                 out += [f"{label}:", "", f"```{lang}", code, "```", ""]
     ops = (report.get("ops") or [])[:TOP_ROWS]
     if ops:
-        out += ["## Top ops", "", "| op | category | ms per step | count per step |", "|---|---|---:|---:|"]
+        if has_total(ops):
+            out += ["## Top ops", "", "Self time: an op's own time, without the ops inside it (total).", "",
+                    "| op | category | self ms per step | total ms per step | count per step |",
+                    "|---|---|---:|---:|---:|"]
+        else:
+            out += ["## Top ops", "", "| op | category | ms per step | count per step |",
+                    "|---|---|---:|---:|"]
         for op in ops:
+            total = f"{fixed(num(op.get('total_ms')), 3)} | " if has_total(ops) else ""
             out.append(
                 f"| {md(op_label(op))} | {md(op.get('category', ''))} | "
-                f"{fixed(num(op.get('time_ms')), 3)} | {fixed(num(op.get('count')), 1)} |"
+                f"{fixed(num(op.get('time_ms')), 3)} | {total}{fixed(num(op.get('count')), 1)} |"
             )
     out += render_deep.md_sections(report)
     out += hosts_markdown(report, md)

@@ -15,6 +15,7 @@ from tb_plugin_advisor.views.export.report_lines import (
     SEVERITY_COLORS,
     TOP_ROWS,
     device_line,
+    has_total,
     ms_map,
     num,
     op_label,
@@ -103,14 +104,18 @@ def render_html(report: Dict[str, Any]) -> str:
         body.append("</div>")
     ops = (report.get("ops") or [])[: TOP_ROWS * 2]
     if ops:
+        nested = has_total(ops)
         body.append(
-            '<h2>Top ops</h2><table><tr><th>op</th><th>category</th><th class="n">ms per step</th>'
-            '<th class="n">count per step</th></tr>'
+            '<h2>Top ops</h2><table><tr><th>op</th><th>category</th>'
+            + ('<th class="n">self ms per step</th><th class="n">total ms per step</th>' if nested
+               else '<th class="n">ms per step</th>')
+            + '<th class="n">count per step</th></tr>'
         )
         for op in ops:
+            total = f'<td class="n">{fixed(num(op.get("total_ms")), 3)}</td>' if nested else ""
             body.append(
                 f'<tr><td class="name">{esc(op_label(op))}</td><td>{esc(op.get("category", ""))}</td>'
-                f'<td class="n">{fixed(num(op.get("time_ms")), 3)}</td>'
+                f'<td class="n">{fixed(num(op.get("time_ms")), 3)}</td>{total}'
                 f'<td class="n">{fixed(num(op.get("count")), 1)}</td></tr>'
             )
         body.append("</table>")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import textwrap
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
@@ -88,8 +88,16 @@ def tensor_core_line(report: Dict[str, Any]) -> Optional[str]:
 
 
 def op_label(op: Dict[str, Any]) -> str:
-    """The familiar op name, with the oneDNN op TensorFlow ran it as beside it (`… (oneDNN _MklMatMul)`)."""
+    """The familiar op name, with the oneDNN op TensorFlow ran it as beside it (`… (oneDNN _MklMatMul)`)
+    and the outermost op it runs inside, where ops nest (`aten::mkldnn_convolution (in aten::conv2d)`)."""
     name = str(op.get("name", ""))
-    return f"{name} (oneDNN {op['onednn_op']})" if op.get("onednn_op") else name
+    if op.get("onednn_op"):
+        name = f"{name} (oneDNN {op['onednn_op']})"
+    return f"{name} (in {op['within']})" if op.get("within") else name
+
+
+def has_total(ops: List[Dict[str, Any]]) -> bool:
+    """Whether the op rows carry inclusive time beside their self time (host ops, which nest)."""
+    return any(op.get("total_ms") is not None for op in ops)
 
 
