@@ -166,7 +166,9 @@ def _collect(line: Line, mask: np.ndarray, signs: np.ndarray, parts: Dict[str, L
             chunk[key] = cols[key][rows]
         for key in ("address", "data_type"):
             raw = cols[key][rows]
-            chunk[key] = np.where(np.isnan(raw), -1, raw).astype(np.int64)
+            # an address or type code that is not a finite int64 (inf, NaN, 1e300) is unknown: -1
+            usable = np.isfinite(raw) & (np.abs(raw) < 2.0**63)
+            chunk[key] = np.where(usable, raw, -1).astype(np.int64)
         for key, values in texts.items():
             chunk[key] = [values[k] for k in rows_list]
         parts.setdefault(name, []).append(chunk)
