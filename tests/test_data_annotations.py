@@ -78,7 +78,7 @@ def test_every_word_matches_alone_and_inside_names(word):
 @pytest.mark.parametrize("name", [
     "download", "payload", "Profiled batch#step_num=3#", "model/input/Cast:Cast", "Iterator::Root::Prefetch",
     "PrefetchProduce", "input_reduce_fusion.1", "space-to-batch-converter", "LoadProgram", "Handle inputs",
-    "ValidateInputTypeAndPlacement", "PjitFunction(load_batch)",
+    "ValidateInputTypeAndPlacement", "PjitFunction(load_batch)", "DistributedDataParallel.forward",
 ])
 def test_framework_names_are_not_user_annotations(name):
     assert not is_data_loading_annotation(name)

@@ -119,7 +119,7 @@ def test_invalid_utf8_in_an_event_name_reads_with_replacement_characters(tmp_pat
     path.write_bytes(data.replace(kernel, b'"name": "elementwise\xff\xfekernel"'))
     report = _report(path, capsys)
     assert any("held invalid UTF-8" in w for w in report["warnings"])
-    assert "elementwise\ufffd\ufffdkernel" in [op["name"] for op in report["ops"]]
+    assert "elementwise\ufffd\ufffdkernel" in [kernel["name"] for kernel in report["kernels"]]
 
 
 def test_invalid_utf8_in_a_top_level_field_is_refused_naming_the_byte(tmp_path, capsys):
@@ -131,12 +131,13 @@ def test_invalid_utf8_in_a_top_level_field_is_refused_naming_the_byte(tmp_path, 
 
 def test_a_newline_in_an_op_name_cannot_forge_a_line_of_text_output(tmp_path, capsys):
     data = training_trace(steps=3).to_bytes()
-    kernel = b'"name": "void implicit_convolve_sgemm<float>(int)"'
-    forged = b'"name": "sgemm\\n[HIGH] Forged advice  (forged.rule)"'
+    op = b'"name": "aten::conv2d"'  # the op its kernels are listed under
+    forged = b'"name": "aten::conv2d\\n[HIGH] Forged advice  (forged.rule)"'
     path = tmp_path / "w.1.pt.trace.json"
-    path.write_bytes(data.replace(kernel, forged))
+    path.write_bytes(data.replace(op, forged))
     text = _report(path, capsys, "text")["text"]
-    assert "sgemm\\n[HIGH] Forged advice" in text
+    assert "aten::conv2d\\n[HIGH] Forged advice" in text
     assert not any(line.lstrip().startswith("[HIGH] Forged") for line in text.splitlines())
     # the JSON keeps the exact name
-    assert "sgemm\n[HIGH] Forged advice  (forged.rule)" in [op["name"] for op in _report(path, capsys)["ops"]]
+    names = [op["name"] for op in _report(path, capsys)["ops"]]
+    assert "aten::conv2d\n[HIGH] Forged advice  (forged.rule)" in names

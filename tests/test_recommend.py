@@ -8,6 +8,7 @@ import pytest
 
 from tb_plugin_advisor.advice.facts import SEVERITIES, Facts
 from tb_plugin_advisor.advice.recommend import RULE_IDS, RULES, recommend
+from tb_plugin_advisor.advice.rules.mixed_precision import mixed_precision_snippets
 from tb_plugin_advisor.advice.rules.pytorch import PYTORCH_RULES, PYTORCH_SNIPPETS
 from tb_plugin_advisor.analysis import thresholds as th
 
@@ -67,6 +68,8 @@ PRE = {"preprocessing_input_threads_ms": 50.0, "preprocessing_ops": ["DecodePng 
 SYNC = {"host_sync_count": 12.0, "host_sync_calls": ["cudaStreamSynchronize ×12, 30 ms"]}
 JAX_GPU = {"framework": "jax", "kernels_per_step": 2000, "median_kernel_us": 4.0}
 COPY_BOUND = {"bottleneck": "memcpy", "breakdown_pct": {"memcpy": 91.0, "device_compute": 9.0}}
+ANNOTATED = {"framework": "jax", "input_kind": "annotations", "input_annotation": "input",
+             "input_annotation_pct": 40.0, "input_annotation_inside": "host_batch 40 ms"}
 CASES = [
     ("input.pin_memory", {"framework": "pytorch", "torch_pageable_h2d_pct": th.TORCH_PAGEABLE_COPY_PCT},
      "medium", {"framework": "pytorch", "torch_pageable_h2d_pct": th.TORCH_PAGEABLE_COPY_PCT - 0.1}),
@@ -91,7 +94,8 @@ CASES = [
     ("compile.launch_bound_xla", {**JAX_GPU, "kernels_per_step": 9, "bottleneck": "launch"}, "high",
      {**JAX_GPU, "kernels_per_step": 9, "bottleneck": "launch", "framework": "tf"}),
     ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": False}, "high", CPU_ONLY),
-    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": None}, "medium",
+    # not shown native by the profile: high, whatever the machine running the Advisor has
+    ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": None}, "high",
      {**CPU_ONLY, "cpu_16bit_native": False}),
     ("precision.cpu_16bit", {**BF16_ON_CPU, "cpu_16bit_native": True}, "low", CPU_ONLY),
     (
@@ -124,6 +128,13 @@ CASES = [
         "medium",
         {"sequential_map": True, "map_parallelism": 1},
     ),  # not input-bound
+    ("input.background_prefetch", {**INPUT_HIGH, **ANNOTATED}, "high",
+     {**INPUT_HIGH, **ANNOTATED, "input_annotation_pct": th.INPUT_MODERATE_PCT - 0.1}),
+    ("input.background_prefetch",
+     {**INPUT_MODERATE, **ANNOTATED, "input_annotation_pct": th.INPUT_MODERATE_PCT}, "medium",
+     {**INPUT_HIGH, **ANNOTATED, "input_kind": "tf.data"}),
+    ("input.background_prefetch", {**INPUT_HIGH, **ANNOTATED, "framework": "tf"}, "high",
+     {**INPUT_HIGH, **ANNOTATED, "framework": "pytorch"}),  # PyTorch runs get the DataLoader rules
     ("input.prefetch", {**INPUT_HIGH, "prefetch": False}, "high", {**INPUT_HIGH, "prefetch": True}),
     ("input.prefetch", {**INPUT_MODERATE, "prefetch": False}, "medium", {**INPUT_HIGH, "prefetch": None}),
     (
@@ -269,6 +280,7 @@ CASES = [
 TF_JAX_ONLY = {
     "input.parallel_map", "input.prefetch", "input.cache", "input.interleave", "input.preprocess_offline",
     "compile.xla", "host.tf_function",
+    "input.background_prefetch",  # the user's own input annotations; PyTorch runs get the DataLoader rules
     "compile.launch_bound_xla",  # XLA programs; a launch-bound PyTorch run gets compile.torch
 }
 
@@ -343,11 +355,16 @@ def test_every_rule_that_applies_to_pytorch_has_a_pytorch_snippet():
 def test_a_pytorch_run_gets_pytorch_snippets_and_never_tf_ones(rule_id, fire, severity, quiet):
     if rule_id in TF_JAX_ONLY:
         return
-    on = fired(facts(**{**fire, "framework": "pytorch"}))
+    on_facts = facts(**{**fire, "framework": "pytorch"})
+    on = fired(on_facts)
     assert rule_id in on, f"{rule_id} should fire on a PyTorch run too"
     advice = on[rule_id]
     assert advice.snippet_label == "PyTorch" and advice.snippet_jax == ""
-    assert advice.snippet == PYTORCH_SNIPPETS[rule_id]
+    device_specific = mixed_precision_snippets("pytorch", on_facts.compute_capability)
+    if rule_id == "precision.mixed" and device_specific is not None:  # fp16 or bf16 by the GPU
+        assert advice.snippet == device_specific[0]
+    else:
+        assert advice.snippet == PYTORCH_SNIPPETS[rule_id]
     assert "keras" not in advice.snippet and "tf." not in advice.snippet and "jax" not in advice.snippet
 
 

@@ -21,11 +21,19 @@ from synth_kineto import BASE_NS, KinetoTrace
 
 from tb_plugin_advisor.advice.findings import roofline_findings
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.deep.op_flops import op_costs, shape_cost
+from tb_plugin_advisor.analysis.deep.op_flops import op_costs
 from tb_plugin_advisor.analysis.deep.roofline import roofline
+from tb_plugin_advisor.analysis.deep.shape_flops import shape_cost as _shape_cost
 from tb_plugin_advisor.analysis.step_time.steps import find_steps
 from tb_plugin_advisor.readers.kineto.reader import read_kineto_bytes
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+
+
+def shape_cost(*args):
+    """(FLOPs, elements moved) of shape_flops.shape_cost, or None."""
+    cost = _shape_cost(*args)
+    return None if cost is None else tuple(cost[:2])
+
 
 A100_BF16, A100_FP32, A100_BW = 312e12, 19.5e12, 1555e9
 STEP_S = (20_000_000 - 1) / 1e9  # the synthetic step markers are 1 ns short of 20 ms
@@ -145,7 +153,9 @@ def test_shape_formulas():
     out1 = 2 * 8 * ((10 + 4 - 2 * 2 - 1) // 1 + 1)
     cost = (2.0 * out1 * 2 * 3, 2 * 8 * 10 + 8 * 2 * 3 + out1)
     assert shape_cost("aten::convolution", grouped, concrete) == cost
-    assert shape_cost("aten::convolution", grouped, concrete[:6] + ["True"] + concrete[7:]) is None
+    # transposed (weight [C_in, C_out/groups, k]): each input element feeds C_out/groups × k outputs
+    assert shape_cost("aten::convolution", grouped, concrete[:6] + ["True"] + concrete[7:]) == (
+        2.0 * 2 * 8 * 10 * 2 * 3, None)
     assert shape_cost("aten::mm", [[8, 16]]) is None
 
 
@@ -158,10 +168,14 @@ def test_torch_flops_from_profile_and_shapes():
     linear, conv, attn = costs[:3]
     assert linear.flops == 2 * 64 * 1024 * 4096 and linear.duration_ns == 1 * MS  # addmm nested: once
     assert linear.bytes == 2 * (64 * 1024 + 4096 * 1024 + 4096 + 64 * 4096) and linear.precision == "bf16"
-    assert conv.flops == 118_013_952_000 and conv.bytes is None and conv.precision == "fp32"
+    # `flops` from the profile; bytes from shapes, the output size from the relu that reads it
+    stem_out = 32 * 64 * 112 * 112
+    assert conv.flops == 118_013_952_000 and conv.precision == "fp32"
+    assert conv.bytes == 4 * (32 * 3 * 224 * 224 + 64 * 3 * 49 + 64 + stem_out)
     assert attn.flops == 2 * 2 * 8 * 512 * 512 * (64 + 64)
     assert attn.bytes == 2 * 4 * (2 * 8 * 512 * 64) and attn.duration_ns == 500_000
-    assert len(costs) == 6  # relu has no cost
+    assert len([c for c in costs if c.source != "none"]) == 6  # relu has no cost …
+    assert [c.name for c in costs if c.source == "none"] == ["aten::relu"] * 2  # … and is listed so
 
     r = roofline(profile, find_steps(profile)).to_json()
     assert r["sources"] == ["profile", "shapes"] and r["dominant_precision"] == "fp32"
@@ -171,7 +185,7 @@ def test_torch_flops_from_profile_and_shapes():
     intensity = linear.flops / linear.bytes
     assert lin["intensity"] == round(intensity, 3) and lin["bound"] == "memory"  # 61.8 < ridge 200.6
     assert lin["roof_pct"] == round(100 * (linear.bytes / 1e-3) / A100_BW, 2)
-    assert ops["aten::conv2d"]["intensity"] is None and ops["aten::conv2d"]["bound"] is None
+    assert ops["aten::conv2d"]["intensity"] == round(conv.flops / conv.bytes, 3)
     assert ops["aten::_scaled_dot_product_flash_attention"]["bound"] == "compute"  # 512 FLOP/byte
     # MFU: all FLOPs per 10 ms step at the dominant fp32 peak (conv holds most FLOPs)
     per_step = linear.flops + conv.flops + attn.flops
@@ -252,16 +266,18 @@ def test_convolution_backward_costs_one_forward_per_gradient():
 
 
 def test_an_unnamed_rocm_gpu_gets_its_peaks_from_what_it_records():
-    """ROCm's XSpace planes name no device: gfx942 with 304 CUs is an MI300X, and the report says so."""
+    """ROCm's XSpace planes name no device: gfx942 with 304 CUs and 192 GiB is an MI300X, and the report
+    says so (never "compute capability": ROCm's 9.4 is none)."""
     b = XSpaceBuilder(hostnames=["h"])
     t0 = 1_700_000_000_000_000_000
-    plane = b.gpu_plane(0, model="", vendor="AMD", compute_capability=(9, 4), core_count=304)
+    plane = b.gpu_plane(0, model="", vendor="AMD", compute_capability=(9, 4), core_count=304,
+                        memory_size=192 << 30, clock_rate_khz=2_100_000)
     plane.line("Stream #7(Kernel)", id=7).kernel("fusion_1", t0, 1_000_000, hlo_op="fusion.1",
                                                  stats={"flops": 1e12, "bytes_accessed": 1e9})
     r = roofline(read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")).to_json()
     assert r["device_model"] == "AMD Instinct MI300X"
-    assert r["device_model_source"] == "inferred from compute capability and core count"
-    assert r["device"] == "AMD Instinct MI300X" and r["peak_tflops"] is not None
+    assert r["device_model_source"] == "identified from gfx942, 304 CUs and 192 GiB"
+    assert r["device"] == "AMD Instinct MI300X" and r["gfx_target"] == "gfx942" and r["peak_tflops"] == 1307.4
 
 
 def test_broken_cost_stats_count_as_absent():
@@ -273,3 +289,20 @@ def test_broken_cost_stats_count_as_absent():
         stream.kernel(f"fusion_{i}", t0 + i * 1_000_000, 1_000_000, stats=stats)
     r = roofline(read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")).to_json()
     assert r["hardware_flops"] == 2e9
+
+
+def test_a_flops_arg_inside_a_costed_op_is_not_counted_again():
+    """with_flops=True puts `flops` on aten::addmm too: inside aten::linear (costed by shapes) it is
+    the same work, so the step counts the linear's FLOPs once."""
+    trace = KinetoTrace()
+    s = BASE_NS + 1_000_000_000
+    trace.step(1, s, 10 * MS)
+    fp32 = ["float"] * 3
+    trace.op("aten::linear", s + 100_000, 2 * MS, fp32, [[64, 1024], [4096, 1024], [4096]])
+    trace.op("aten::addmm", s + 110_000, 1_800_000, fp32, [[4096], [64, 1024], [1024, 4096]],
+             flops=2 * 64 * 1024 * 4096)
+    trace.launch("sgemm", s + 120_000, 10_000, s + 200_000, 1 * MS)
+    profile = read_kineto_bytes(trace.to_bytes(), "nested.pt.trace.json")
+    (linear,) = [c for c in op_costs(profile).rows() if c.source != "none"]
+    assert (linear.name, linear.source, linear.flops) == ("aten::linear", "shapes", 2 * 64 * 1024 * 4096)
+    assert roofline(profile, find_steps(profile)).to_json()["model_flops_per_step"] == linear.flops

@@ -74,7 +74,7 @@ def test_fp32_gemm_is_eligible_but_not_using_with_the_device_specific_reason(gpu
     assert result.tf32_possible is tf32_possible
     assert analyze_precision(profile).tf32_possible is tf32_possible
     if reason_id == "fp32_tf32_off":
-        assert "TF32" in entry.reason and "enable_tensor_float_32_execution" in entry.reason
+        assert "TF32" in entry.reason and "mixed_float16" not in entry.reason
 
 
 def test_70_30_split_of_device_time_on_tensor_cores():

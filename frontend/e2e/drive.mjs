@@ -397,6 +397,13 @@ const ACTIONS = {
   },
 
   /** Click the first element matching a selector or testid. */
+  /** The rendered size of the first element matching (the test checks that it fits). */
+  async measure(ctx, s) {
+    const box = await ctx.adv.locator(s.selector ?? sel(s.testid)).first().boundingBox();
+    if (!box) fail(`${s.selector ?? s.testid}: not rendered`);
+    return { width: box.width, height: box.height };
+  },
+
   async click(ctx, s) {
     await ctx.adv.locator(s.selector ?? sel(s.testid)).first().click();
     return {};

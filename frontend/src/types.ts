@@ -54,12 +54,56 @@ export interface Verdict {
 }
 
 export interface InputPipeline {
+  /** What feeds the step: "tf.data" | "dataloader" | "annotations" | "none" (absent in older reports: tf.data). */
+  kind?: string;
   dominant_stage?: string;
   stages_ms?: CategoryMap;
   parallelism?: number | null;
   prefetch?: boolean | null;
   autotune?: boolean | null;
   evidence?: string[];
+  dataloader?: DataLoaderInput | null;
+  annotations?: AnnotatedInput | null;
+}
+
+/** A PyTorch DataLoader (input_pipeline.kind "dataloader"); times per steady step. */
+export interface DataLoaderInput {
+  iterator?: string;
+  /** "none" (num_workers=0) | "processes" (num_workers > 0) | "unknown" */
+  workers?: string;
+  num_workers?: number | null;
+  wait_ms_per_step?: number;
+  wait_pct?: number;
+  calls_per_step?: number;
+  longest_waits?: { step?: number | null; ms?: number }[];
+  main_process_ms_per_step?: { collate?: number; dataset?: number; python?: number };
+  main_process_ops?: { name: string; ms_per_step?: number }[];
+  pinned_memory?: boolean | null;
+  non_blocking?: boolean | null;
+  /** "concrete_inputs" (aten::copy_ inputs) | "runtime_calls" (a sync after each copy or not) | "" */
+  non_blocking_source?: string;
+  h2d_copies?: {
+    per_step?: number;
+    pinned?: number;
+    pageable?: number;
+    bytes_per_step?: number;
+    device_ms_per_step?: number;
+    host_blocked_ms_per_step?: number;
+    waited?: number;
+    staged?: number;
+    overlapped?: number;
+  };
+  pin_memory_ops_per_step?: number;
+  host_alloc?: { calls?: number; ms?: number };
+}
+
+/** The user's own input annotations (input_pipeline.kind "annotations"); times per steady step. */
+export interface AnnotatedInput {
+  wait_ms_per_step?: number;
+  wait_pct?: number;
+  names?: { name: string; ms_per_step?: number; pct?: number; calls_per_step?: number }[];
+  longest_waits?: { name?: string; step?: number | null; ms?: number }[];
+  inside?: { name: string; ms_per_step?: number }[];
 }
 
 export interface Precision {
@@ -79,10 +123,15 @@ export interface TensorCoreKernel {
 }
 
 export interface EligibleNotUsing {
+  /** The op that launched the kernel (TF/XLA annotation, or the PyTorch aten op). */
   op?: string;
+  /** The kernel's full name (C++ signature). */
   kernel?: string;
+  /** The same without return type, parameters and template arguments. */
+  kernel_short?: string;
   time_ms?: number;
   reason?: string;
+  reason_id?: string;
 }
 
 export interface TensorCores {
@@ -126,6 +175,8 @@ export interface Device {
   vendor?: string;
   model?: string;
   compute_capability?: string | number | null;
+  gfx_target?: string | null; // AMD: "gfx90a" (no compute capability)
+  product?: string | null; // AMD: the product its gfx target, CUs and memory pin down
   core_count?: number | null;
   kernel_count?: number | null;
   busy_pct?: number | null;

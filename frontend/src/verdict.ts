@@ -182,9 +182,10 @@ export function deviceLine(report: Report): string | null {
   if (devs.length === 0) return null;
   const parts = new Map<string, number>();
   for (const d of devs) {
-    const cc = d.compute_capability ? ` (cc ${d.compute_capability})` : "";
+    // An AMD device by its gfx target: ROCm's major.minor is no compute capability.
+    const cc = d.gfx_target ? ` (${d.gfx_target})` : d.compute_capability ? ` (cc ${d.compute_capability})` : "";
     // Group by what the device is, not its index: "16× Nvidia GPU (cc 7.0)", not 16 names.
-    const what = d.model || [d.vendor, d.kind?.toUpperCase()].filter(Boolean).join(" ") || d.name || "device";
+    const what = d.product || d.model || [d.vendor, d.kind?.toUpperCase()].filter(Boolean).join(" ") || d.name || "device";
     const name = what + cc;
     parts.set(name, (parts.get(name) ?? 0) + 1);
   }

@@ -23,6 +23,11 @@ class Facts:
     torch_pageable_h2d_pct: float = 0.0
     torch_zero_grad_fills: float = 0.0
     input_wait_event: str = ""  # the host event the step waits in longest (PyTorch: the DataLoader)
+    # what feeds the step (analysis/step_time/inputs.py): tf.data | dataloader | annotations | none
+    input_kind: str = ""
+    input_annotation: str = ""  # the user's input annotation the step waits in longest
+    input_annotation_pct: float = 0.0  # every input annotation together, % of the step
+    input_annotation_inside: str = ""  # what runs inside them longest, "host_batch 138 ms"
     device_kind: str = ""  # "GPU" | "TPU" | "" (CPU only)
     compute_capability: Optional[Tuple[int, int]] = None  # of the GPUs, when known
     breakdown_pct: Dict[str, float] = field(default_factory=dict)
@@ -61,7 +66,7 @@ class Facts:
     cupti_message: str = ""
     # bf16/fp16 on a CPU-only profile (analysis/precision/cpu_16bit.py): "" when 16-bit does not dominate
     cpu_16bit_dtype: str = ""
-    cpu_16bit_native: Optional[bool] = None  # None: not checked (another host, flags unreadable)
+    cpu_16bit_native: Optional[bool] = None  # True only where the profile shows native 16-bit kernels
     cpu_16bit_evidence: str = ""
     # input preprocessing ops wherever they run (analysis/step_time/preprocessing.py)
     preprocessing_pct: float = 0.0  # CPU time per step, % of step wall time

@@ -15,6 +15,7 @@ from tb_plugin_advisor.advice.facts import SEVERITIES, Facts, Recommendation, Ru
 from tb_plugin_advisor.advice.rules import core as rules_core
 from tb_plugin_advisor.advice.rules import cpu as rules_cpu
 from tb_plugin_advisor.advice.rules import device as rules_device
+from tb_plugin_advisor.advice.rules.mixed_precision import mixed_precision_snippets
 from tb_plugin_advisor.advice.rules.pytorch import PYTORCH, PYTORCH_RULES, PYTORCH_SNIPPETS
 
 # ---------------------------------------------------------------------------------------------------
@@ -79,6 +80,33 @@ RULES: Tuple[Rule, ...] = (
         "                          base_model])",
         snippet_jax="# preprocess once offline and load ready arrays,\n"
         "# or augment on the device inside the jitted step",
+    ),
+    Rule(
+        "input.background_prefetch",
+        "Prepare the next batches while the step runs",
+        "The training thread makes each batch itself, inside its input annotation, while the device "
+        "waits. Prepare batches ahead of the step: in a background thread that also puts them on the "
+        "device (flax.jax_utils.prefetch_to_device), or in a pipeline with its own workers and prefetch "
+        "(grain, tf.data); and move augmentation into the jitted step so it runs on the accelerator.",
+        rules_core.background_prefetch,
+        snippet="# tf.data makes batches on its own threads, ahead of the step\n"
+        "ds = tf.data.Dataset.from_generator(make_batches, output_signature=spec)  # or read files\n"
+        "ds = ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)\n"
+        "for batch in ds.as_numpy_iterator():  # JAX; in a TF loop: for batch in ds\n"
+        "    state = train_step(state, batch)",
+        snippet_jax="import queue, threading\n"
+        "def prefetched(batches, size=2):  # make and copy the next batches in a background thread\n"
+        "    q = queue.Queue(maxsize=size)\n"
+        "    def fill():\n"
+        "        for b in batches:\n"
+        "            q.put(jax.device_put(b))\n"
+        "        q.put(None)\n"
+        "    threading.Thread(target=fill, daemon=True).start()\n"
+        "    while (b := q.get()) is not None:\n"
+        "        yield b\n"
+        "# or flax.jax_utils.prefetch_to_device(batches, 2)  (batches with a leading device axis)\n"
+        "# or grain.DataLoader(..., worker_count=8) with prefetch: worker processes, free of the GIL\n"
+        "# and augment inside the jitted step (jax.random, jax.image.resize) instead of in numpy",
     ),
     Rule(
         "precision.mixed",
@@ -277,6 +305,10 @@ def recommend(facts: Facts) -> List[Recommendation]:
             advice = replace(
                 advice, snippet=PYTORCH_SNIPPETS.get(rule.id, ""), snippet_jax="", snippet_label="PyTorch"
             )
+        if rule.id == "precision.mixed":  # fp16 + loss scaling where the GPU has no bf16
+            chosen = mixed_precision_snippets(facts.framework, facts.compute_capability)
+            if chosen is not None:
+                advice = replace(advice, snippet=chosen[0], snippet_jax=chosen[1])
         out.append(advice)
     out.sort(key=lambda r: SEVERITIES.index(r.severity))
     return out

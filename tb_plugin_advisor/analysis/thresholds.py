@@ -108,6 +108,10 @@ LAUNCH_BOUND_MIN_IDLE_PCT = 20.0
 
 # Copies from pageable host memory at least this share of the step: recommend pin_memory.
 TORCH_PAGEABLE_COPY_PCT = 1.0
+# A stream/device sync that starts within this long after a copy call, when no aten::copy_ op
+# encloses both, is the copy's own wait (PyTorch's non_blocking=False is cudaMemcpyAsync then
+# cudaStreamSynchronize, 1–2 µs apart in the corpus traces; unrelated syncs are milliseconds away).
+COPY_SYNC_GAP_NS = 50_000
 
 # ---------------------------------------------------------------------------------------------------
 # Stragglers (multi-host runs)

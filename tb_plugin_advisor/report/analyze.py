@@ -8,10 +8,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.advice import recommend as rec
+from tb_plugin_advisor.analysis.classify.amd_devices import amd_identity
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.classify.launching_ops import attach_launching_ops
 from tb_plugin_advisor.analysis.classify.prefilter import release_batches
 from tb_plugin_advisor.analysis.deep.memory_peaks import peak_by_allocator
-from tb_plugin_advisor.analysis.precision.cpu_16bit import assess_cpu_16bit
+from tb_plugin_advisor.analysis.precision.cpu_16bit import assess_cpu_16bit, native_16bit_kernels
 from tb_plugin_advisor.analysis.precision.device import analyze_precision
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.analysis.precision.tensor_cores import TensorCoreResult, analyze_tensor_cores
@@ -48,6 +50,7 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
 
 def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
     steps = find_steps(profile)
+    attach_launching_ops(profile)  # PyTorch kernels → the aten op that launched them (before the views)
     for device in profile.devices:  # classified once, here: both threads below read the views
         kernel_view(device)
     with ThreadPoolExecutor(1, thread_name_prefix="advisor-deep") as second_core:
@@ -70,7 +73,7 @@ def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu,
                    precision: Future[Tuple[PrecisionResult, TensorCoreResult]]) -> HostReport:
     breakdown = compute_breakdown(profile, steps)
     signals = collect_signals(profile, steps, breakdown)
-    pipeline = analyze_input_pipeline(profile, breakdown)
+    pipeline = analyze_input_pipeline(profile, breakdown, steps)
     verdict = decide_verdict(breakdown, steps, pipeline, signals.device_kind)
     ops, kernels = op_table(profile, breakdown), kernel_table(profile, breakdown)
     peaks = peak_by_allocator(profile)
@@ -100,7 +103,8 @@ def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu,
         host_sync=analyze_host_sync(profile, breakdown),
         torch_signals=collect_torch_signals(profile, breakdown),
         cpu_16bit=assess_cpu_16bit(
-            precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags
+            precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags,
+            native_16bit_kernels(profile),
         ),
         deep=None,
     )
@@ -108,12 +112,15 @@ def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu,
 
 def _device_json(device: Device, breakdown: Breakdown) -> Dict[str, Any]:
     cc = device.compute_capability
+    amd = amd_identity(device)  # ROCm's major.minor is no compute capability: the gfx target instead
     return {
         "name": device.name,
         "kind": device.kind,
         "vendor": device.vendor,
         "model": device.model,
-        "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
+        "compute_capability": f"{cc[0]}.{cc[1]}" if cc and amd is None else None,
+        "gfx_target": amd.gfx if amd else None,
+        "product": amd.product if amd else None,
         "core_count": device.core_count,
         "kernel_count": len(device.kernels),
         "memcpy_count": len(device.memcpys),

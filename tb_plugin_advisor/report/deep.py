@@ -232,9 +232,12 @@ def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any
         "mfu_pct": rounded(100.0 * achieved / peak if achieved is not None and peak else None, 4),
         "ops": sorted([dict(op, host=h) for h, r in active for op in r["ops"]],
                       key=lambda op: -op["total_ms"])[: ROOFLINE_TOP_OPS],
+        "uncosted_ops": sorted([dict(op, host=h) for h, r in active for op in r.get("uncosted_ops") or []],
+                               key=lambda op: -op["total_ms"])[: ROOFLINE_TOP_OPS],
         "per_step": [],
         "per_host": [dict(host=h, **{k: v for k, v in r.items() if k not in ("ops", "findings", "per_step",
-                                                                             "roofs")}) for h, r in parts],
+                                                                             "roofs", "uncosted_ops")})
+                     for h, r in parts],
         "findings": [dict(f, host=h) for h, r in parts for f in r["findings"]],
     })
     return out

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from tb_plugin_advisor.advice.facts import Facts
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline
 from tb_plugin_advisor.analysis.step_time.torch_signals import TorchSignals
-from tb_plugin_advisor.formatting import fixed
+from tb_plugin_advisor.formatting import fixed, format_ms
 
 if TYPE_CHECKING:
     from tb_plugin_advisor.report.host import HostReport
@@ -23,6 +24,7 @@ def facts_of(report: HostReport) -> Facts:
         framework=s.framework,
         input_wait_event=report.breakdown.input_evidence[0][0] if report.breakdown.input_evidence else "",
         **_torch_facts(report.torch_signals),
+        **_input_facts(report.input_pipeline),
         device_kind=s.device_kind,
         compute_capability=s.compute_capability,
         breakdown_pct=pct,
@@ -74,6 +76,18 @@ def facts_of(report: HostReport) -> Facts:
         device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
     )
 
+
+
+def _input_facts(pipeline: InputPipeline) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"input_kind": pipeline.kind}
+    a = pipeline.annotations
+    if a is not None:
+        out["input_annotation"] = a.main
+        out["input_annotation_pct"] = a.pct(a.wait_ns)
+        if a.inside:
+            name, ns = a.inside[0]
+            out["input_annotation_inside"] = f"{name} {format_ms(a.per_step_ms(ns))}"
+    return out
 
 
 def _torch_facts(t: Optional[TorchSignals]) -> Dict[str, Any]:

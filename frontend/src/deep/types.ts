@@ -125,9 +125,20 @@ export interface Roof {
   ridge_flops_per_byte: number;
 }
 
+export interface UncostedOp {
+  name: string;
+  host?: string;
+  calls?: number;
+  total_ms?: number;
+  time_pct?: number | null;
+}
+
 export interface Roofline {
   device_model?: string | null;
   device?: string | null;
+  device_model_source?: string | null;
+  gfx_target?: string | null;
+  cpu_only?: boolean;
   peaks_source?: string | null;
   devices?: number;
   dominant_precision?: string | null;
@@ -148,6 +159,7 @@ export interface Roofline {
   costed_time_pct?: number | null;
   mfu_lower_bound?: boolean;
   ops?: RooflineOp[];
+  uncosted_ops?: UncostedOp[];
   findings?: Finding[];
 }
 

@@ -127,6 +127,24 @@ function allocatorFacts(a: Allocator): string[] {
   return out;
 }
 
+/** The descriptive columns of the live-at-peak table; one that no row fills is left out, not dashed. */
+const LIVE_OPTIONAL = [
+  { key: "op", label: "Op" },
+  { key: "shape", label: "Shape" },
+  { key: "dtype", label: "Dtype" },
+  { key: "region", label: "Region" },
+] as const;
+
+function liveTable(live: NonNullable<Allocator["live_at_peak"]>): HTMLElement {
+  const shown = LIVE_OPTIONAL.filter((c) => live.some((x) => x[c.key]));
+  const cell = (key: (typeof LIVE_OPTIONAL)[number]["key"], value: string | null | undefined) =>
+    h("td", null, key === "op" ? h("span", { class: "adv-name" }, value ?? "–") : (value ?? "–"));
+  return h("div", { class: "adv-scroll" }, h("table", { class: "adv-table", testid: "memory-live" },
+    h("thead", null, h("tr", null, h("th", { class: "num" }, "Bytes"), shown.map((c) => h("th", null, c.label)), h("th", { class: "num" }, "Allocated at ms"))),
+    h("tbody", null, live.map((x) => h("tr", null,
+      h("td", { class: "num" }, formatBytes(x.bytes)), shown.map((c) => cell(c.key, x[c.key])), h("td", { class: "num" }, formatNumber(x.allocated_ms)))))));
+}
+
 function allocatorBody(a: Allocator): HTMLElement {
   const live = a.live_at_peak ?? [];
   return h(
@@ -138,11 +156,7 @@ function allocatorBody(a: Allocator): HTMLElement {
     live.length
       ? [
           h("h3", null, "Largest allocations live at the peak"),
-          h("div", { class: "adv-scroll" }, h("table", { class: "adv-table", testid: "memory-live" },
-            h("thead", null, h("tr", null, ["Bytes", "Op", "Shape", "Dtype", "Region", "Allocated at ms"].map((t, i) => h("th", { class: i === 0 || i === 5 ? "num" : "" }, t)))),
-            h("tbody", null, live.map((x) => h("tr", null,
-              h("td", { class: "num" }, formatBytes(x.bytes)), h("td", null, h("span", { class: "adv-name" }, x.op ?? "–")), h("td", null, x.shape ?? "–"),
-              h("td", null, x.dtype ?? "–"), h("td", null, x.region ?? "–"), h("td", { class: "num" }, formatNumber(x.allocated_ms))))))),
+          liveTable(live),
         ]
       : null,
   );

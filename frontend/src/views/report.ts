@@ -6,9 +6,9 @@ import { categoryInfo } from "../categories";
 import type { Chart } from "../charts";
 import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme } from "../chartdata";
 import { drawPrecisionChart, drawStepsChart } from "../reportcharts";
-import { h, table } from "../dom";
+import { h, replace, table } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
-import type { Report, RunInfo } from "../types";
+import type { EligibleNotUsing, Report, RunInfo } from "../types";
 import { frameworkLabel, profileTabUrl, profileTools } from "../urls";
 import {
   deviceLine,
@@ -24,6 +24,7 @@ import {
 } from "../verdict";
 import { badge, card, chartBox, list, note, snippet } from "./common";
 import { deepCards } from "./deep";
+import { inputPipelineCard } from "./input";
 import { perHostCard } from "./hosts";
 import { rooflineCard } from "./roofline";
 import { opName, opTable } from "./optable";
@@ -146,26 +147,6 @@ function recommendationsCard(r: Report): HTMLElement {
   );
 }
 
-function inputPipelineCard(r: Report): HTMLElement | null {
-  const ip = r.input_pipeline;
-  if (!ip) return null;
-  const yn = (b: boolean | null | undefined) => (b === true ? "yes" : b === false ? "no" : "unknown");
-  const stages = Object.entries(ip.stages_ms ?? {}).filter(([, v]) => typeof v === "number" && v > 0);
-  return card(
-    "Input pipeline",
-    "input-pipeline",
-    h(
-      "p",
-      null,
-      `Dominant stage: ${ip.dominant_stage ?? "unknown"} · parallelism ${ip.parallelism ?? "unknown"} · prefetch ${yn(ip.prefetch)} · autotune ${yn(ip.autotune)}`,
-    ),
-    stages.length
-      ? table("input-stages", ["Stage", "ms per step"], stages.map(([k, v]) => [k, formatNumber(v)]), [1])
-      : null,
-    list(ip.evidence ?? []),
-  );
-}
-
 function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
   const pv = precisionView(r.precision);
   const bars = precisionBars(r.precision_pct, ctx.theme);
@@ -190,6 +171,49 @@ function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
   return el;
 }
 
+/** Rows shown before "show all": the table of a real ResNet on a V100 stays on one screen. */
+const ELIGIBLE_ROWS_SHOWN = 8;
+
+/**
+ * Eligible kernels without Tensor Cores, grouped under the op that launched them: the kernel by its
+ * short name (the full signature on hover), the reason once above the table when every row shares
+ * it, the largest rows first and the rest behind "show all".
+ */
+function eligibleTable(rows: readonly EligibleNotUsing[]): HTMLElement {
+  const byOp = new Map<string, EligibleNotUsing[]>();
+  for (const e of rows) {
+    const key = e.op ?? "";
+    byOp.set(key, [...(byOp.get(key) ?? []), e]);
+  }
+  const opTime = (list: EligibleNotUsing[]) => list.reduce((sum, e) => sum + (e.time_ms ?? 0), 0);
+  const ordered = [...byOp.entries()].sort((a, b) => opTime(b[1]) - opTime(a[1])).flatMap(([, list]) => list);
+  const reasons = new Set(rows.map((e) => e.reason ?? ""));
+  const shared = reasons.size === 1 ? [...reasons][0] : null;
+  const kernelCell = (e: EligibleNotUsing) =>
+    h("span", { class: "adv-name", testid: "tc-kernel", attrs: { title: e.kernel ?? "" } }, e.kernel_short ?? e.kernel ?? "");
+  const body = h("div", null);
+  const draw = (all: boolean) => {
+    const shown = all ? ordered : ordered.slice(0, ELIGIBLE_ROWS_SHOWN);
+    let previous: string | undefined;
+    const cells = shown.map((e) => {
+      const op = e.op ?? "";
+      const opCell = op === previous ? h("span", { class: "adv-muted" }, "″") : opName(op || "(no op recorded)");
+      previous = op;
+      const row: (HTMLElement | string)[] = [opCell, kernelCell(e), formatNumber(e.time_ms)];
+      return shared === null ? [...row, e.reason ?? ""] : row;
+    });
+    replace(
+      body,
+      table("tc-eligible", shared === null ? ["Op", "Kernel", "ms per step", "Why not"] : ["Op", "Kernel", "ms per step"], cells, [2]),
+      ordered.length > ELIGIBLE_ROWS_SHOWN && !all
+        ? h("button", { testid: "tc-eligible-all", attrs: { type: "button" }, on: { click: () => draw(true) } }, `Show all ${ordered.length}`)
+        : null,
+    );
+  };
+  draw(false);
+  return h("div", null, shared ? h("p", { testid: "tc-reason" }, `Why not: ${shared}`) : null, body);
+}
+
 function tensorCoresCard(r: Report): HTMLElement {
   const tc = r.tensor_cores ?? {};
   const kernels = [...(tc.kernels ?? [])].sort((a, b) => (b.time_ms ?? 0) - (a.time_ms ?? 0));
@@ -207,17 +231,7 @@ function tensorCoresCard(r: Report): HTMLElement {
           null,
           `${formatPct(tc.device_time_pct)} of device time runs on Tensor Cores; ${formatPct(tc.eligible_time_pct)} is in ops that could but do not.`,
         ),
-    eligible.length
-      ? [
-          h("h3", null, "Eligible but not using Tensor Cores"),
-          table(
-            "tc-eligible",
-            ["Op", "Kernel", "ms per step", "Why not"],
-            eligible.map((e) => [h("span", { class: "adv-name" }, e.op ?? ""), h("span", { class: "adv-name" }, e.kernel ?? ""), formatNumber(e.time_ms), e.reason ?? ""]),
-            [2],
-          ),
-        ]
-      : null,
+    eligible.length ? [h("h3", null, "Eligible but not using Tensor Cores"), eligibleTable(eligible)] : null,
     kernels.length
       ? [
           h("h3", null, "Kernels"),

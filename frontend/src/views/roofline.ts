@@ -1,11 +1,13 @@
-// The roofline panel of a report: MFU and the device's peaks, the findings, the roofline chart (ops on
-// log-log axes under their roofs, drawn once the card is attached) and the op table.
+// The roofline panel of a report: MFU and the device's peaks (an AMD device by product and gfx target,
+// never a "compute capability"), model FLOPs per step, the share of compute time with known FLOPs and
+// the ops without, the findings, the roofline chart (ops on log-log axes under their roofs, drawn once
+// the card is attached) and the op table.
 
 import type { Chart } from "../charts";
 import { drawRooflineChart } from "../reportcharts";
 import type { Theme } from "../chartdata";
-import { boundLabel, rooflineSeries } from "../deep/roofline";
-import type { DeepReport, Roofline, RooflineOp } from "../deep/types";
+import { boundLabel, rooflineFacts, rooflineSeries } from "../deep/roofline";
+import type { DeepReport, RooflineOp } from "../deep/types";
 import { h } from "../dom";
 import { formatNumber, formatPct } from "../format";
 import { card, chartBox, list, note } from "./common";
@@ -13,20 +15,6 @@ import { findingCards } from "./findings";
 
 const TOP = 50;
 const COLUMNS = ["Op", "Source", "Precision", "Calls", "Total ms", "Time %", "FLOP/byte", "TFLOP/s", "GB/s", "Bound", "% of roof"];
-
-function facts(r: Roofline): string[] {
-  const out = [`${formatNumber(r.ops_with_flops)} ops with known FLOPs (${(r.sources ?? []).join(", ")}), ${formatPct(r.costed_time_pct)} of compute time`];
-  if (typeof r.peak_tflops === "number") {
-    out.push(`${r.device}: ${formatNumber(r.peak_tflops)} TFLOP/s ${r.peak_precision} peak, ${formatNumber(r.bandwidth_gbps)} GB/s, ridge ${formatNumber(r.ridge_flops_per_byte)} FLOP/byte`);
-  } else {
-    out.push(`Device ${r.device_model || "unknown"} is not in the peak table: no roof and no MFU.`);
-  }
-  if (typeof r.achieved_tflops === "number") {
-    const basis = r.basis === "steps" ? `per step (${r.steps} steps of ${formatNumber(r.step_ms)} ms)` : "over the span of the costed ops (no steps)";
-    out.push(`${formatNumber(r.achieved_tflops)} TFLOP/s of model FLOPs per device ${basis}` + (typeof r.mfu_pct === "number" ? ` — MFU ${formatPct(r.mfu_pct)}` + (r.mfu_lower_bound ? " (a lower bound: most compute time has no known FLOPs)" : "") : ""));
-  }
-  return out;
-}
 
 function cells(op: RooflineOp): (Node | string)[] {
   const n = (v: number | null | undefined) => (typeof v === "number" ? formatNumber(v) : "–");
@@ -59,7 +47,7 @@ export function rooflineCard(r: DeepReport, theme: Theme, drawers: (() => Chart 
   return card(
     "Roofline",
     "roofline-card",
-    list(facts(rl), "roofline-facts"),
+    list(rooflineFacts(rl), "roofline-facts"),
     findingCards(rl.findings, "roofline-finding"),
     chart ?? note("No op has both a FLOP and a byte count with a known device peak: nothing to place on a roofline.", "roofline-chart-empty"),
     h("div", { class: "adv-scroll" }, h("table", { class: "adv-table", testid: "roofline-table" },

@@ -65,6 +65,21 @@ def preprocess_offline(f: Facts):
     return None
 
 
+def background_prefetch(f: Facts):
+    """The step waits in the user's own input annotation (JAX, custom loops: no tf.data, no DataLoader):
+    the training thread makes each batch while the device waits, so prepare batches ahead of it."""
+    if f.framework == "pytorch" or f.input_kind != "annotations" or not _input_bound(f):
+        return None  # PyTorch runs get the DataLoader rules
+    if f.input_annotation_pct < th.INPUT_MODERATE_PCT:
+        return None  # the input wait is elsewhere (DevicePut, a get-next op)
+    inside = f", mostly {f.input_annotation_inside}" if f.input_annotation_inside else ""
+    return _input_severity(f), (
+        f"{_input_pct(f)}; {format_pct(f.input_annotation_pct)} of the step is spent inside the input "
+        f"annotation '{f.input_annotation}' on the training thread{inside}: nothing prepares the next "
+        "batch while the step runs."
+    )
+
+
 def mixed_precision(f: Facts):
     capability = f.compute_capability
     if f.device_kind != "GPU" or capability is None or capability < th.MIXED_PRECISION_MIN_CC:

@@ -101,15 +101,26 @@ def _input_bound(f: Facts) -> bool:
 
 
 def dataloader_workers(f: Facts) -> Optional[Tuple[str, str]]:
-    """The loop waits in next() of its DataLoader: load batches in worker processes, pinned."""
+    """The loop waits for its input: load batches in worker processes, pinned. The evidence says what
+    the loop waits in (the DataLoader panel's kind), so a loader that already has workers, or a loop
+    with its own loading code, is not told it waits for a single-process DataLoader."""
     if not _input_bound(f):
         return None
-    wait = f"; longest wait: {f.input_wait_event}" if f.input_wait_event else ""
     severity = "high" if f.input_bound == "high" else "medium"
-    return severity, (
-        f"input wait {format_pct(f.breakdown_pct.get('input', 0.0))} of the step ({f.input_bound}): "
-        f"the training loop waits for the DataLoader's next batch{wait}."
-    )
+    share = f"input wait {format_pct(f.breakdown_pct.get('input', 0.0))} of the step ({f.input_bound})"
+    if f.input_kind == "annotations":
+        inside = f", mostly {f.input_annotation_inside}" if f.input_annotation_inside else ""
+        return severity, (
+            f"{share}: the training loop loads its batches itself, inside its annotation "
+            f"'{f.input_annotation}'{inside}, not in a DataLoader."
+        )
+    wait = f"; longest wait: {f.input_wait_event}" if f.input_wait_event else ""
+    if f.torch_dataloader == "multi":
+        return severity, (
+            f"{share}: the training loop waits for the DataLoader's next batch although it already loads "
+            f"in worker processes: more workers, a cheaper __getitem__ or preprocessing offline{wait}."
+        )
+    return severity, f"{share}: the training loop waits for the DataLoader's next batch{wait}."
 
 
 def torch_compile(f: Facts) -> Optional[Tuple[str, str]]:

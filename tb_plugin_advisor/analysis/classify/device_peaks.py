@@ -6,7 +6,9 @@ where the device has them (Tensor Cores, Matrix Cores, the TPU MXU); fp32 is the
 NVIDIA (PyTorch's default fp32 matmul does not use TF32) and the matrix peak on AMD. A precision the
 vendor publishes no figure for is absent (TPUs quote bf16 and int8 only). Entries are matched from
 the device model the profile records (Device.model: CUDA's device name, ROCm's marketing name, the
-TPU's "TPU v6 Lite") by the first regular expression that matches, case-insensitively.
+TPU's "TPU v6 Lite") by the first regular expression that matches, case-insensitively; AMD devices
+are matched by key from their gfx target, CUs and memory first (amd_devices.py), since ROCm's names
+are often generic ("AMD Radeon Graphics") or shared by two products ("AMD Instinct MI250X / MI250").
 """
 
 from __future__ import annotations
@@ -71,15 +73,29 @@ PEAKS: Tuple[DevicePeaks, ...] = (
     DevicePeaks("b200", "NVIDIA B200 (HGX)", r"B200",
                 _p(fp64=40, fp32=75, tf32=1125, bf16=2250, fp16=2250, fp8=4500, int8=4500), 8000 * GBS,
                 "https://www.nvidia.com/en-us/data-center/hgx/"),
-    DevicePeaks("mi250x", "AMD Instinct MI250X", r"MI250X",
-                _p(fp64=95.7, fp32=95.7, bf16=383, fp16=383, int8=383), 3276.8 * GBS,
+    # AMD: per device as ROCm enumerates it — an MI250/MI250X is two devices (GCDs), each half the
+    # package's datasheet figures; an MI210 is one MI250 GCD's peers (same CUs, clocks and HBM).
+    DevicePeaks("mi100", "AMD Instinct MI100", r"MI100",
+                _p(fp64=11.5, fp32=46.1, bf16=92.3, fp16=184.6, int8=184.6), 1228.8 * GBS,
+                "https://www.amd.com/en/products/accelerators/instinct/mi100.html"),
+    DevicePeaks("mi250x-gcd", "AMD Instinct MI250X (one GCD)", r"MI250X",
+                _p(fp64=47.9, fp32=47.9, bf16=191.5, fp16=191.5, int8=191.5), 1638.4 * GBS,
                 "https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html"),
-    DevicePeaks("mi250", "AMD Instinct MI250", r"MI250",
-                _p(fp64=90.5, fp32=90.5, bf16=362.1, fp16=362.1, int8=362.1), 3276.8 * GBS,
-                "https://www.amd.com/en/products/accelerators/instinct/mi200/mi250.html"),
+    DevicePeaks("mi250-gcd", "AMD Instinct MI250 (one GCD) / MI210", r"MI250|MI210",
+                _p(fp64=45.3, fp32=45.3, bf16=181.0, fp16=181.0, int8=181.0), 1638.4 * GBS,
+                "https://www.amd.com/en/products/accelerators/instinct/mi200/mi210.html"),
+    DevicePeaks("mi300a", "AMD Instinct MI300A", r"MI300A",
+                _p(fp64=122.6, fp32=122.6, tf32=490.3, bf16=980.6, fp16=980.6, fp8=1961.2, int8=1961.2),
+                5300 * GBS, "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300a.html"),
     DevicePeaks("mi300x", "AMD Instinct MI300X", r"MI300X",
                 _p(fp64=163.4, fp32=163.4, tf32=653.7, bf16=1307.4, fp16=1307.4, fp8=2614.9, int8=2614.9),
                 5300 * GBS, "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"),
+    DevicePeaks("mi325x", "AMD Instinct MI325X", r"MI325X",
+                _p(fp64=163.4, fp32=163.4, tf32=653.7, bf16=1307.4, fp16=1307.4, fp8=2614.9, int8=2614.9),
+                6000 * GBS, "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html"),
+    DevicePeaks("mi350x", "AMD Instinct MI350X", r"MI350X",
+                _p(fp64=72.1, fp32=144.2, bf16=2307.2, fp16=2307.2, fp8=4614.4, int8=4614.4), 8000 * GBS,
+                "https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html"),
     DevicePeaks("mi355x", "AMD Instinct MI355X", r"MI355X",
                 _p(fp64=78.6, fp32=157.3, bf16=2516.6, fp16=2516.6, fp8=5033.2, int8=5033.2), 8000 * GBS,
                 "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"),
@@ -99,36 +115,36 @@ _COMPILED = tuple((re.compile(p.pattern, re.IGNORECASE), p) for p in PEAKS)
 FALLBACK_PRECISIONS = ("bf16", "fp16", "fp32")
 
 
-# Devices whose profile records no name (ROCm's XSpace planes, for one) are named from what it does
-# record: (vendor, compute capability, SM/CU count) → a name peaks_for() matches. gfx942 with 304 CUs
-# is an MI300X (the MI300A has 228); gfx950 with 256 CUs an MI350-series part, taken as the MI355X
-# (the MI350X has as many CUs at lower clocks). The report says the name was inferred.
-INFERRED_MODELS: Dict[Tuple[str, Tuple[int, int], int], str] = {
-    ("amd", (9, 4), 304): "AMD Instinct MI300X",
-    ("amd", (9, 5), 256): "AMD Instinct MI355X",
-    ("amd", (9, 0), 220): "AMD Instinct MI250X",
-    ("amd", (9, 0), 208): "AMD Instinct MI250",
-    ("nvidia", (8, 0), 108): "NVIDIA A100",
-    ("nvidia", (9, 0), 132): "NVIDIA H100",
-    ("nvidia", (7, 0), 80): "NVIDIA V100",
-    ("nvidia", (7, 5), 40): "NVIDIA T4",
-    ("nvidia", (8, 9), 58): "NVIDIA L4",
-    ("nvidia", (10, 0), 148): "NVIDIA B200",
+# NVIDIA GPUs whose profile records no name (XSpace planes of some CUPTI versions) are named from what
+# it does record: (compute capability, SM count) → a name peaks_for() matches. AMD devices are named by
+# their gfx target instead (amd_devices.py): ROCm's major.minor is no compute capability.
+INFERRED_MODELS: Dict[Tuple[Tuple[int, int], int], str] = {
+    ((8, 0), 108): "NVIDIA A100",
+    ((9, 0), 132): "NVIDIA H100",
+    ((7, 0), 80): "NVIDIA V100",
+    ((7, 5), 40): "NVIDIA T4",
+    ((8, 9), 58): "NVIDIA L4",
+    ((10, 0), 148): "NVIDIA B200",
 }
 
 
 def infer_model(vendor: str, capability: Optional[Tuple[int, int]], cores: Optional[int],
                 memory_bytes: Optional[int] = None) -> Optional[str]:
-    """A name for a device the profile does not name, or None. A compute-capability-8.0 GPU with over
-    60 GiB is the A100 80GB; a 9.0 one with over 100 GiB the H200."""
-    if capability is None or cores is None:
+    """A name for an NVIDIA GPU the profile does not name, or None. A compute-capability-8.0 GPU with
+    over 60 GiB is the A100 80GB; a 9.0 one with over 100 GiB the H200."""
+    if capability is None or cores is None or not (vendor or "").lower().startswith("nvidia"):
         return None
-    name = INFERRED_MODELS.get(((vendor or "").lower(), tuple(capability), int(cores)))
+    name = INFERRED_MODELS.get((tuple(capability), int(cores)))
     if name == "NVIDIA A100" and memory_bytes and memory_bytes > 60 * 2**30:
         return "NVIDIA A100 80GB"
     if name == "NVIDIA H100" and memory_bytes and memory_bytes > 100 * 2**30:
         return "NVIDIA H200"
     return name
+
+
+def peaks_by_key(key: str) -> Optional[DevicePeaks]:
+    """The table entry with this key (amd_devices.py names AMD products by key)."""
+    return next((p for p in PEAKS if p.key == key), None)
 
 
 def peaks_for(model: str) -> Optional[DevicePeaks]:

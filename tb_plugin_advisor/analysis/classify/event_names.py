@@ -348,6 +348,8 @@ DATA_LOADING_WORDS = frozenset({
 # are framework internals, not a user's annotation (read off the sample, TF fixtures and the corpus).
 NOT_DATA_LOADING = (
     NamePattern("keras_step_marker", r"^Profiled batch", "Keras' step marker (`Profiled batch#step_num=…#`)"),
+    NamePattern("torch_ddp", r"^DistributedDataParallel\.",
+                "PyTorch DDP's own range around the model: `DistributedDataParallel.forward` (HTA traces)"),
     NamePattern("structured_name", r"::|:[A-Z_]|\(", "TF op events `x:Type`, `Iterator::…`, `Fn(args)`"),
     NamePattern("tf_data_internal", r"^\w+(Consume|Produce)$", "tf.data buffers: `PrefetchConsume` …"),
     NamePattern("xla_fusion", r"fusion", "XLA fusion kernels `input_reduce_fusion` (already device work)"),

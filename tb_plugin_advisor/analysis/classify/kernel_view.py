@@ -11,6 +11,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis.classify.architectures import Architecture, architecture
 from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
+from tb_plugin_advisor.analysis.classify.launching_ops import launching_ops
 from tb_plugin_advisor.analysis.classify.patterns import (
     FAMILIES,
     MATRIX_FAMILIES,
@@ -83,7 +84,8 @@ def line_stat_strings(device, stat: str, rows: Optional[np.ndarray] = None) -> O
 
 
 def _op_columns(device, count: int):
-    """Op label per kernel: `hlo_module/hlo_op` (XLA), else `tf_op`, else an older `level 0` stat."""
+    """Op label per kernel: `hlo_module/hlo_op` (XLA), else `tf_op`, else the PyTorch op that launched
+    it, else an older `level 0` stat."""
     table = device.kernels
     strings = table.strings
     n_strings = len(strings) + 1
@@ -117,6 +119,10 @@ def _op_columns(device, count: int):
         hlo_label)
     has_tf = ~has_hlo & (table.tf_op >= 0)
     add(has_tf, lambda rows: table.tf_op[rows], lambda key: (strings[key], strings[key]))
+    launched = launching_ops(device)
+    if launched is not None:  # PyTorch: the aten op that launched the kernel
+        per_kernel, op_names = launched
+        add((op < 0) & (per_kernel >= 0), per_kernel.__getitem__, lambda key: (op_names[key], op_names[key]))
     rest = op < 0
     if rest.any():
         for stat in OP_NAME_LINE_STATS:

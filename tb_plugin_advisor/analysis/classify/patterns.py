@@ -262,6 +262,8 @@ def base_name(name: str) -> str:
 
 
 _BRACKETS = re.compile(r"[<>(]")
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_ONE_TEMPLATE_ARGUMENT = re.compile(r"<[A-Za-z_][A-Za-z0-9_:]*>$")
 
 
 def head_name(name: str) -> str:
@@ -457,3 +459,20 @@ _UNSEEN: Any = object()
 def precision_of_tf_data_type(code: int) -> Optional[str]:
     """TensorFlow DataType enum value → precision, None for non-floating types (int32, bool …)."""
     return TF_DATA_TYPES.get(int(code))
+
+
+def short_kernel_name(name: str) -> str:
+    """A kernel's name as a person scans a table: no return type, parameter list or template
+    arguments (`void cudnn::detail::implicit_convolve_sgemm<float, …>(int, …)` →
+    `cudnn::detail::implicit_convolve_sgemm`). The full name stays in the JSON and on hover."""
+    short = head_name(name).strip()
+    if _ONE_TEMPLATE_ARGUMENT.search(short):  # `cutlass::Kernel2<cutlass_80_simt_sgemm_…>`: the
+        return short[5:] if short.startswith("void ") else short  # argument is the kernel's name
+    while True:  # innermost template brackets first, until none are left
+        stripped = _TEMPLATE_ARGS.sub("", short)
+        if stripped == short:
+            break
+        short = stripped
+    if short.startswith("void "):
+        short = short[5:]
+    return short.strip() or name

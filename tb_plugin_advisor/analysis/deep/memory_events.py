@@ -53,6 +53,13 @@ TF_DTYPE_NAMES: Dict[int, str] = {
     21: "variant", 22: "uint32", 23: "uint64", 24: "float8_e5m2", 25: "float8_e4m3fn",
 }
 
+# PyTorch's ScalarType codes, as `aten::empty*` records its dtype argument (`Concrete Inputs`).
+TORCH_DTYPE_NAMES: Dict[int, str] = {
+    0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64",
+    8: "complex32", 9: "complex64", 10: "complex128", 11: "bool", 15: "bfloat16", 23: "float8_e5m2",
+    24: "float8_e4m3fn",
+}
+
 
 @dataclass
 class MemoryRecords:

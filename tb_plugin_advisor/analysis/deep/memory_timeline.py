@@ -12,6 +12,7 @@ always the peak itself.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
@@ -19,9 +20,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify.enclosing_ops import LineOps, host_ops, op_at
 from tb_plugin_advisor.analysis.deep.memory_events import (
     MEMORY_EVENT_SIGNS,
     TF_DTYPE_NAMES,
+    TORCH_DTYPE_NAMES,
     MemoryRecords,
     memory_records,
 )
@@ -178,6 +181,12 @@ def _allocator(r: MemoryRecords, profile: Profile, steps: Optional[Steps]) -> Al
     kind, device = _device_of(r.allocator, profile)
     live, live_count, live_bytes, by_dtype = _live_at(r, peak_i)
     op, op_source = _op_at(r, peak_i, profile, peak_ns)
+    if profile.framework == "pytorch":  # the op a model's code called, not only the aten::empty inside it
+        lines = host_ops(profile)
+        _attribute_torch_allocations(live, lines)
+        found = op_at(lines, peak_ns) if op_source != "record" else None
+        if found is not None:
+            op, op_source = _torch_op_label(found[0], found[1]), "host_event"
     fragmentation, frag_source = _fragmentation(r, peak_i, float(in_use[peak_i]))
     capacity, capacity_source = _capacity(r, peak_i, device)
     return AllocatorMemory(
@@ -241,6 +250,46 @@ def _live_at(r: MemoryRecords, peak_i: int) -> Tuple[List[Dict[str, Any]], int, 
         for i in top.tolist()
     ]
     return live, int(live_rows.size), int(sizes.sum()), dict(sorted(by_dtype.items(), key=lambda kv: -kv[1]))
+
+
+# The ops that only allocate: the tensor they make is described by their own arguments (sizes first,
+# then the dtype code), while the op around them is the one the allocation is for.
+TORCH_ALLOCATING_OPS = frozenset({"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::new_empty",
+                                  "aten::new_empty_strided"})
+_SIZES = re.compile(r"^\[\s*\d+(?:\s*,\s*\d+)*\s*\]$")
+
+
+def _attribute_torch_allocations(live: List[Dict[str, Any]], lines: List[LineOps]) -> None:
+    """Kineto's allocator records name no op: each live allocation gets the outermost op running on
+    the host when it was made, and the shape and dtype `aten::empty` was given where it made it."""
+    for row in live:
+        if row["op"] is not None:
+            continue
+        found = op_at(lines, row["allocated_ns"])
+        if found is None:
+            continue
+        outer, inner, concrete = found
+        row["op"] = _torch_op_label(outer, inner)
+        if inner in TORCH_ALLOCATING_OPS and concrete:
+            parts = [p.strip() for p in _split_top_level(concrete)]
+            if parts and _SIZES.match(parts[0]):
+                row["shape"] = parts[0].replace(" ", "")
+            if len(parts) > 1 and parts[1].isdigit() and row["dtype"] is None:
+                row["dtype"] = TORCH_DTYPE_NAMES.get(int(parts[1]))
+
+
+def _torch_op_label(outer: str, inner: str) -> str:
+    """The outermost op, with the innermost beside it when that one says more than "allocate"."""
+    return outer if outer == inner or inner in TORCH_ALLOCATING_OPS else f"{outer} › {inner}"
+
+
+def _split_top_level(text: str) -> List[str]:
+    """`Concrete Inputs` as Kineto writes it (a JSON list of strings, each already text) → items."""
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return []
+    return [str(item) for item in items] if isinstance(items, list) else []
 
 
 def _dtype_name(code: int) -> str:

@@ -5,8 +5,17 @@ the model name the profile records). Per op: intensity = FLOPs / bytes; the roof
 min(peak FLOP/s, intensity × bandwidth); the ridge point is peak ÷ bandwidth. An op left of the ridge
 is memory-bound and its % of roof is its achieved bandwidth over the peak bandwidth; right of it,
 compute-bound, achieved FLOP/s over the peak. MFU = model FLOPs per step ÷ step time ÷ peak FLOP/s at
-the dominant precision (the precision holding most FLOPs), per device. Without steps the time is the
-span of the costed ops ("profile_span"), said so in the JSON.
+the dominant precision (the precision holding most FLOPs), per device. An op belongs to the step it
+was issued in (PyTorch: its host op's start; XLA: its device start), so a GPU running behind the host
+still counts each step's FLOPs once; a step lasts its host range, or the span of its device work when
+that is longer (a host that runs ahead of the GPU: the step's kernels take longer than its Python).
+Without steps the time is the span of the costed ops ("profile_span"), said so in the JSON.
+
+Compute time no rule costs is listed (`uncosted_ops`, PyTorch: XLA costs every op it compiles) and
+`costed_time_pct` says which share of compute time the MFU covers. A PyTorch profile without an
+accelerator (CPU only) is costed by host op time: model FLOPs per step and achieved FLOP/s, and no
+MFU, since no CPU peak is known. AMD devices are identified by gfx target, CUs and memory
+(amd_devices.py), never by a "compute capability".
 """
 
 from __future__ import annotations
@@ -17,7 +26,14 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.classify.device_peaks import DevicePeaks, infer_model, peak_flops, peaks_for
+from tb_plugin_advisor.analysis.classify.amd_devices import amd_identity
+from tb_plugin_advisor.analysis.classify.device_peaks import (
+    DevicePeaks,
+    infer_model,
+    peak_flops,
+    peaks_by_key,
+    peaks_for,
+)
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.deep.op_flops import SOURCES, OpCosts, op_costs
@@ -25,7 +41,7 @@ from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
-from tb_plugin_advisor.model import Profile
+from tb_plugin_advisor.model import Device, Profile
 
 # Steps are the time basis only when the steady steps hold at least this share of the model FLOPs (a
 # profile whose step markers miss the device work would otherwise read as 0 % MFU).
@@ -47,11 +63,22 @@ class CostedOp:
 
 
 @dataclass
+class DeviceModel:
+    """What the costed device is, as the roofline names it."""
+
+    model: str  # the name the profile records, else the one identified or inferred ("" unknown)
+    source: Optional[str]  # "profile", or how it was identified / inferred
+    peaks: Optional[DevicePeaks]
+    gfx: Optional[str] = None  # an AMD device's target, e.g. "gfx90a"
+    product: Optional[str] = None  # an AMD device's product, e.g. "AMD Instinct MI250 (one GCD) or MI210"
+
+
+@dataclass
 class Roofline:
     ops: List[CostedOp]
-    peaks: Optional[DevicePeaks]
-    model: str
-    model_source: Optional[str]  # "profile", or inferred (device_peaks.infer_model) for an unnamed device
+    uncosted: List[CostedOp]  # compute time no rule costs, per op name (FLOPs 0)
+    identity: DeviceModel
+    cpu_only: bool  # costed by host op time: a PyTorch profile without device kernels
     devices: int
     device_time_ns: int  # every kernel/op of the host's devices: the denominator of time_pct
     compute_time_ns: int  # the compute ones (no collectives, no copies): what costed_time_pct covers
@@ -62,6 +89,10 @@ class Roofline:
     span_ns: int = 0
     hardware_flops: float = 0.0
 
+    @property
+    def peaks(self) -> Optional[DevicePeaks]:
+        return self.identity.peaks
+
     def peak(self, precision: str) -> Tuple[Optional[float], str]:
         return peak_flops(self.peaks, precision) if self.peaks else (None, precision)
 
@@ -71,12 +102,15 @@ class Roofline:
         n = max(self.devices, 1)
         achieved = self.span_flops / n / (self.span_ns / 1e9) if self.span_ns else None
         rows = [self._op_json(op) for op in sorted(self.ops, key=lambda o: (-o.time_ns, o.name))]
+        uncosted = sorted(self.uncosted, key=lambda o: (-o.time_ns, o.name))
         costed = sum(op.time_ns for op in self.ops)
         coverage = 100.0 * costed / self.compute_time_ns if self.compute_time_ns else None
         out: Dict[str, Any] = {
-            "device_model": self.model or None,
-            "device_model_source": self.model_source,
-            "device": self.peaks.label if self.peaks else None,
+            "device_model": self.identity.model or None,
+            "device_model_source": self.identity.source,
+            "device": self._device_label(),
+            "gfx_target": self.identity.gfx,
+            "cpu_only": self.cpu_only,
             "peaks_source": self.peaks.source if self.peaks else None,
             "devices": self.devices,
             "dominant_precision": self.dominant,
@@ -105,8 +139,20 @@ class Roofline:
             # most compute time has no known FLOPs: the MFU counts only part of the work
             "mfu_lower_bound": coverage is None or coverage < th.ROOFLINE_MIN_COSTED_PCT,
             "ops": rows[: th.ROOFLINE_TOP_OPS],
+            "uncosted_ops": [self._uncosted_json(op) for op in uncosted[: th.ROOFLINE_TOP_OPS]],
         }
         return out
+
+    def _device_label(self) -> Optional[str]:
+        """The peaks' device, or an AMD product named more precisely than its peaks entry."""
+        if self.identity.product and self.peaks:
+            return self.identity.product
+        return self.peaks.label if self.peaks else None
+
+    def _uncosted_json(self, op: CostedOp) -> Dict[str, Any]:
+        share = 100.0 * op.time_ns / self.compute_time_ns if self.compute_time_ns else None
+        return {"name": op.name, "calls": op.calls, "total_ms": _r(op.time_ns / 1e6),
+                "time_pct": _r(share, 2)}
 
     def _roofs(self) -> List[Dict[str, Any]]:
         """One roof per precision the ops use: what the chart draws."""
@@ -155,41 +201,62 @@ class Roofline:
 
 def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:
     costs = op_costs(profile)
-    devices = [costs.devices[i] for i in unique_codes(costs.device).tolist()]
-    model = next((d.model for d in profile.devices if d.name in devices and d.model), "")
-    model_source = "profile" if model else None
-    unnamed = next((d for d in profile.devices if d.name in devices), None)
-    if not model and unnamed is not None:
-        model = infer_model(unnamed.vendor, unnamed.compute_capability, unnamed.core_count,
-                            unnamed.memory_bytes) or ""
-        model_source = "inferred from compute capability and core count" if model else None
+    costed = costs.costed
+    devices = [costs.devices[i] for i in unique_codes(costs.device[costed]).tolist()]
     compute = [d for d in profile.devices if len(d.kernels)]
+    if costs.on_host:
+        compute_ns = int(costs.duration_ns.sum())
+        device_ns = compute_ns
+    else:
+        compute_ns = sum(int(np.sum(d.kernels.duration_ns, where=kernel_view(d).compute)) for d in compute)
+        device_ns = sum(d.kernels.total_ns for d in compute)
     result = Roofline(
-        ops=_aggregate(costs), peaks=peaks_for(model), model=model, model_source=model_source,
+        ops=_aggregate(costs, costed), uncosted=_aggregate(costs, ~costed),
+        identity=_identify(profile, devices or [d.name for d in compute]), cpu_only=costs.on_host,
         devices=len(devices),
-        device_time_ns=sum(d.kernels.total_ns for d in compute),
-        compute_time_ns=sum(int(np.sum(d.kernels.duration_ns, where=kernel_view(d).compute))
-                            for d in compute),
-        dominant=_dominant(costs),
+        device_time_ns=device_ns, compute_time_ns=compute_ns, dominant=_dominant(costs),
         basis="none", per_step=[], hardware_flops=float(costs.flops.sum()))
     _timing(result, costs, steps)
     return result
 
 
-def _aggregate(costs: OpCosts) -> List[CostedOp]:
-    """One row per (op name, source, precision), summed with numpy (no Python loop over ops)."""
-    if not len(costs):
+def _identify(profile: Profile, devices: List[str]) -> DeviceModel:
+    """The first costed device (else the first with kernels): by the name the profile records, else
+    (NVIDIA) from its compute capability and SM count; an AMD device by gfx target, CUs and memory
+    (amd_devices.py)."""
+    device: Optional[Device] = next((d for d in profile.devices if d.name in devices), None)
+    if device is None:
+        return DeviceModel("", None, None)
+    amd = amd_identity(device)
+    if amd is not None:
+        peaks = peaks_by_key(amd.peaks_key) if amd.peaks_key else peaks_for(device.model)
+        named = bool(device.model) and peaks is not None and peaks_for(device.model) is peaks
+        source = "profile" if named else (f"identified from {amd.how}" if amd.product else None)
+        return DeviceModel(device.model or amd.product or "", source if device.model or amd.product else None,
+                           peaks, amd.gfx, amd.product)
+    if device.model:
+        return DeviceModel(device.model, "profile", peaks_for(device.model))
+    model = infer_model(device.vendor, device.compute_capability, device.core_count, device.memory_bytes)
+    if not model:
+        return DeviceModel("", None, None)
+    return DeviceModel(model, "inferred from compute capability and core count", peaks_for(model))
+
+
+def _aggregate(costs: OpCosts, rows: np.ndarray) -> List[CostedOp]:
+    """One row per (op name, source, precision) over the selected rows, summed with numpy (no Python
+    loop over ops)."""
+    if not rows.any():
         return []
     n_src, n_prec = len(SOURCES), len(PRECISIONS)
-    key = (costs.name.astype(np.int64) * n_src + costs.source) * n_prec + costs.precision
+    key = (costs.name[rows].astype(np.int64) * n_src + costs.source[rows]) * n_prec + costs.precision[rows]
     keys, group = unique_inverse(key)
     group = group.reshape(-1)
     size = keys.size
     calls = np.bincount(group, minlength=size)
-    time_ns = np.bincount(group, weights=costs.duration_ns.astype(np.float64), minlength=size)
-    flops = np.bincount(group, weights=costs.flops, minlength=size)
-    unknown = np.isnan(costs.bytes)
-    nbytes = np.bincount(group, weights=np.where(unknown, 0.0, costs.bytes), minlength=size)
+    time_ns = np.bincount(group, weights=costs.duration_ns[rows].astype(np.float64), minlength=size)
+    flops = np.bincount(group, weights=costs.flops[rows], minlength=size)
+    unknown = np.isnan(costs.bytes[rows])
+    nbytes = np.bincount(group, weights=np.where(unknown, 0.0, costs.bytes[rows]), minlength=size)
     missing = np.bincount(group, weights=unknown.astype(np.float64), minlength=size)
     rows = []
     for g, k in enumerate(keys.tolist()):
@@ -210,24 +277,40 @@ def _dominant(costs: OpCosts) -> Optional[str]:
 
 
 def _timing(result: Roofline, costs: OpCosts, steps: Optional[Steps]) -> None:
-    if not len(costs):
+    costed = costs.costed
+    if not costed.any():
         return
-    starts, model = costs.start_ns, costs.model_flops
+    model = costs.model_flops
     if steps is not None and steps.count and steps.steady.any():
         lo, hi = steps.start_ns[steps.steady], steps.end_ns[steps.steady]
         order = np.argsort(lo, kind="stable")
         lo, hi = lo[order], hi[order]
         numbers = [n for n, s in zip(steps.numbers, steps.steady.tolist()) if s]
         numbers = [numbers[i] for i in order.tolist()]
-        where = window_index(lo, hi, starts)
-        per = np.bincount(where[where >= 0], weights=model[where >= 0], minlength=lo.size)
+        where = window_index(lo, hi, costs.host_ns)
+        inside = where >= 0
+        per = np.bincount(where[inside], weights=model[inside], minlength=lo.size)
         if per.sum() >= STEPS_MIN_FLOPS_SHARE * model.sum():
+            ns = _step_ns(lo, hi, where, costs)
             result.basis = "steps"
-            result.per_step = [(numbers[i], float(per[i]), int(hi[i] - lo[i])) for i in range(lo.size)]
+            result.per_step = [(numbers[i], float(per[i]), int(ns[i])) for i in range(lo.size)]
             result.span_flops = float(per.sum())
-            result.span_ns = int((hi - lo).sum())
+            result.span_ns = int(ns.sum())
             return
-    ends = costs.start_ns + costs.duration_ns
     result.basis = "profile_span"
     result.span_flops = float(model.sum())
-    result.span_ns = int(ends.max() - starts.min())
+    result.span_ns = int(costs.end_ns[costed].max() - costs.start_ns[costed].min())
+
+
+def _step_ns(lo: np.ndarray, hi: np.ndarray, where: np.ndarray, costs: OpCosts) -> np.ndarray:
+    """Each step's time: its range, or the span of the device work issued in it when that is longer."""
+    length = (hi - lo).astype(np.int64)
+    inside = where >= 0
+    if costs.on_host or not inside.any():
+        return length
+    first = np.full(lo.size, np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.full(lo.size, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(first, where[inside], costs.start_ns[inside])
+    np.maximum.at(last, where[inside], costs.end_ns[inside])
+    span = np.where(last > first, last - first, 0)
+    return np.maximum(length, span)

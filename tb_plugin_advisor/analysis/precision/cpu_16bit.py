@@ -1,19 +1,27 @@
 """bf16/fp16 on a CPU: fast only where the CPU has native 16-bit math, emulated (several times slower
-than fp32) elsewhere. Pure: the profile's precision shares plus, when known, the flags of the CPU the
-report runs on (read by sources/local_cpu.py) and that host's name.
+than fp32) elsewhere. Pure: the profile's precision shares, the profile's own kernel names, and —
+as context only — the flags of the machine running the Advisor (read by sources/local_cpu.py).
 
-The bundled sample's run3 (mixed_bfloat16 on a 2-core EPYC without AVX512-BF16) is 8× slower per
-step than its float32 run2 (ARCHITECTURE.md §5).
+Only the profile can show what the capturing CPU did: oneDNN kernels named for AMX or AVX512-BF16/FP16
+are native 16-bit math. The machine running the Advisor is not necessarily the one that captured the
+profile, whatever its host name (`vm`, `localhost`, container ids are shared by many machines), so
+its flags are quoted as what they are and never lower the warning. The bundled sample's run3
+(mixed_bfloat16 on a 2-core EPYC without AVX512-BF16) is 8× slower per step than its float32 run2
+(ARCHITECTURE.md §5), and its profile shows no native kernel: it stays a high-severity finding on
+any machine.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.model import Profile
+from tb_plugin_advisor.sources.local_cpu import is_generic_host_name
 
 # CPU flags (Linux /proc/cpuinfo, `lscpu`) that give native math per 16-bit type.
 NATIVE_16BIT_FLAGS: Dict[str, Tuple[str, ...]] = {
@@ -22,17 +30,47 @@ NATIVE_16BIT_FLAGS: Dict[str, Tuple[str, ...]] = {
 }
 LSCPU_CHECK = "lscpu | grep -o -w -E 'amx_bf16|avx512_bf16|amx_fp16|avx512_fp16'"
 
+# Kernel names in a profile that are native 16-bit math on the CPU that ran them: oneDNN names its
+# implementations after the instruction set (`brg:avx512_core_amx`, `jit:avx512_core_bf16`,
+# `brgconv:avx512_core_amx_fp16`); an AMX-FP16 CPU also has AMX-BF16.
+NATIVE_16BIT_KERNELS: Dict[str, re.Pattern] = {
+    "bf16": re.compile(r"avx512_core_amx|avx512_core_bf16|amx_bf16|avx512_bf16", re.I),
+    "fp16": re.compile(r"avx512_core_amx_fp16|avx512_core_fp16|amx_fp16|avx512_fp16", re.I),
+}
+KERNELS_SHOWN = 5
+
+# Who a flag claim is about, said wherever the local flags are quoted.
+LOCAL_CPU_ABOUT = "the machine running the Advisor, not necessarily the one that captured this profile"
+
+
+def native_16bit_kernels(profile: Profile) -> Dict[str, List[str]]:
+    """Per 16-bit type, the host event names that show native math (up to KERNELS_SHOWN each)."""
+    found: Dict[str, List[str]] = {dtype: [] for dtype in NATIVE_16BIT_KERNELS}
+    for plane in profile.host_planes:
+        for name in plane.event_names:
+            lowered = name.lower()
+            if "avx512" not in lowered and "amx" not in lowered:  # what every entry names
+                continue
+            for dtype, pattern in NATIVE_16BIT_KERNELS.items():
+                if len(found[dtype]) < KERNELS_SHOWN and name not in found[dtype] and pattern.search(name):
+                    found[dtype].append(name)
+    return found
+
 
 @dataclass
 class CpuSixteenBit:
-    """A CPU-only profile whose compute is dominated by one 16-bit type, and whether that is native."""
+    """A CPU-only profile whose compute is dominated by one 16-bit type, and what shows whether that
+    math was native."""
 
     dtype: str  # bf16 | fp16
     share_pct: float  # of host compute with a known type
-    checked: str  # this_host | other_host | unreadable
-    native: Optional[bool]  # None: could not be checked
-    native_flags: List[str] = field(default_factory=list)  # the flags this CPU has, of those that count
+    checked: str  # the machine running the Advisor: same_host_name | other_host | unreadable
+    native: Optional[bool]  # True only when the profile shows native kernels; None: not shown
+    native_flags: List[str] = field(default_factory=list)  # flags the machine running the Advisor has
     evidence: str = ""
+    profile_kernels: List[str] = field(default_factory=list)  # native 16-bit kernels in the profile
+    local_host: Optional[str] = None
+    flags_read: bool = False
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -40,8 +78,18 @@ class CpuSixteenBit:
             "share_pct": round(self.share_pct, 2),
             "checked": self.checked,
             "native": self.native,
+            "native_source": "profile" if self.native else None,
+            "profile_kernels": list(self.profile_kernels),
             "native_flags": list(self.native_flags),
             "needed_flags": list(NATIVE_16BIT_FLAGS[self.dtype]),
+            "local_cpu": {
+                "host": self.local_host,
+                "about": LOCAL_CPU_ABOUT,
+                "same_host_name": self.checked != "other_host",
+                "generic_host_name": is_generic_host_name(self.local_host),
+                "flags_read": self.flags_read,
+                "native_flags": list(self.native_flags),
+            },
             "how_to_check": LSCPU_CHECK,
             "evidence": self.evidence,
         }
@@ -53,8 +101,10 @@ def assess_cpu_16bit(
     profile_host: str,
     local_host: Optional[str],
     local_flags: Optional[FrozenSet[str]],
+    profile_kernels: Optional[Dict[str, List[str]]] = None,
 ) -> Optional[CpuSixteenBit]:
-    """None unless the profile is CPU-only and bf16 or fp16 holds most of its typed compute."""
+    """None unless the profile is CPU-only and bf16 or fp16 holds most of its typed compute.
+    `profile_kernels`: native_16bit_kernels of the profile (the only thing that makes it native)."""
     if device_kind or precision.basis != "host":
         return None
     known = precision.compute_ns - precision.time_ns["unknown"]
@@ -65,29 +115,41 @@ def assess_cpu_16bit(
     if share < th.CPU_16BIT_DOMINANT_PCT:
         return None
     needed = NATIVE_16BIT_FLAGS[dtype]
-    base = f"{dtype} holds {format_pct(share)} of host compute with a known type on a CPU-only profile"
+    kernels = list((profile_kernels or {}).get(dtype, []))
     if local_host is None or local_host != profile_host:
-        return CpuSixteenBit(
-            dtype, share, "other_host", None,
-            evidence=f"{base}; it was captured on host {profile_host!r}, not on this one "
-            f"({local_host!r}), so its CPU flags could not be checked: look for {' / '.join(needed)} "
-            f"with `{LSCPU_CHECK}` on {profile_host!r}.",
+        checked = "other_host"
+    else:
+        checked = "same_host_name" if local_flags is not None else "unreadable"
+    present = [flag for flag in needed if local_flags is not None and flag in local_flags]
+    result = CpuSixteenBit(dtype, share, checked, True if kernels else None, present, "", kernels,
+                           local_host, local_flags is not None)
+    base = f"{dtype} holds {format_pct(share)} of host compute with a known type on a CPU-only profile"
+    if kernels:
+        result.evidence = (
+            f"{base}; the profile itself shows native {dtype} kernels ({', '.join(kernels[:2])}): "
+            f"{dtype} math ran natively on the CPU that captured it, so 16-bit compute is fine."
         )
-    if local_flags is None:
-        return CpuSixteenBit(
-            dtype, share, "unreadable", None,
-            evidence=f"{base}; this is host {profile_host!r} but its CPU flags could not be read: "
-            f"look for {' / '.join(needed)} with `{LSCPU_CHECK}`.",
-        )
-    present = [flag for flag in needed if flag in local_flags]
-    if present:
-        return CpuSixteenBit(
-            dtype, share, "this_host", True, present,
-            evidence=f"{base}; this host ({profile_host!r}) has {', '.join(present)}: {dtype} math is "
-            "native here, so 16-bit compute is fine.",
-        )
-    return CpuSixteenBit(
-        dtype, share, "this_host", False,
-        evidence=f"{base}; this host ({profile_host!r}) has none of {', '.join(needed)} in its CPU "
-        f"flags: {dtype} math is emulated and runs several times slower than fp32.",
+        return result
+    result.evidence = (
+        f"{base}; nothing in the profile shows native {dtype} math (no oneDNN kernel named for "
+        f"{' / '.join(needed)}): on a CPU without {' or '.join(needed)}, {dtype} is emulated and runs "
+        f"several times slower than fp32. {_local_words(result, profile_host, needed)} Check the CPU that "
+        f"captured it with `{LSCPU_CHECK}`."
     )
+    return result
+
+
+def _local_words(r: CpuSixteenBit, profile_host: str, needed: Tuple[str, ...]) -> str:
+    """Which CPU the flags quoted here belong to, and why they settle nothing."""
+    if r.checked == "other_host":
+        return (f"The profile was captured on {profile_host!r}; the CPU flags known here are those of "
+                f"{LOCAL_CPU_ABOUT} ({r.local_host!r}) and say nothing about it.")
+    shared = " (a name many machines share)" if is_generic_host_name(profile_host) else ""
+    who = (f"The CPU flags known here are those of {LOCAL_CPU_ABOUT}: it is also named {profile_host!r}"
+           f"{shared}, but a host name does not make it the capturing machine")
+    if r.checked == "unreadable":
+        return f"{who}, and its flags could not be read."
+    if r.native_flags:
+        return f"{who}: its {', '.join(r.native_flags)} show what it could run, not what ran in this profile."
+    return (f"{who}; it has none of {', '.join(needed)}, so if it is the one, {r.dtype} was emulated "
+            "there.")

@@ -23,6 +23,7 @@ from tb_plugin_advisor.analysis.classify.patterns import (
     LOW_PRECISION,
     MATRIX_FAMILIES,
     PRECISIONS,
+    short_kernel_name,
 )
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.lookup import sums_by_code
@@ -36,12 +37,12 @@ MAX_TRANSPOSES = 10
 # recommendation rules can test for it.
 REASONS: Dict[str, str] = {
     "no_tensor_cores": "{device} ({arch}) has no Tensor Cores; matrix work runs on the FMA units",
-    "fp32_tf32_off": "fp32 without TF32 on {arch}: turn TF32 on "
-    "(tf.config.experimental.enable_tensor_float_32_execution(True); JAX: "
-    "jax_default_matmul_precision='tensorfloat32') or use mixed precision",
-    "fp32_needs_16bit": "fp32 on {arch}: its Tensor Cores need fp16 inputs; use mixed_float16",
+    "fp32_tf32_off": "fp32 without TF32 on {arch}: turn TF32 on or use mixed precision (the "
+    "recommendations give the code for this run's framework)",
+    "fp32_needs_16bit": "fp32 on {arch}: its Tensor Cores need fp16 inputs; use mixed precision in "
+    "float16 with loss scaling ({arch} has no bf16)",
     "fp32_vector_units": "fp32 on the vector units of {arch}; its matrix cores run bf16/fp16 fastest: "
-    "use mixed_bfloat16",
+    "use mixed precision in bf16",
     "fp64": "fp64: Tensor Cores do not serve double precision here; use fp32 or 16-bit types",
     "dims_not_multiple": "{precision} with dimensions that are not multiples of {multiple} (shape {shape}): "
     "pad or resize layers (units, channels, batch) to multiples of {multiple}",
@@ -69,6 +70,7 @@ class NotUsing:
         return {
             "op": self.op,
             "kernel": self.kernel,
+            "kernel_short": short_kernel_name(self.kernel),
             "time_ms": round(self.time_ns * scale, 4),
             "reason": self.reason,
             "reason_id": self.reason_id,

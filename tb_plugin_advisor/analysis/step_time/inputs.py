@@ -1,5 +1,10 @@
-"""Which tf.data stage the step waits for, and how the pipeline is configured (parallelism, prefetch,
-autotune), from the `Iterator::…` events TensorFlow records.
+"""What feeds the step, as one `input_pipeline` result whose `kind` says which of three sources it
+read: a tf.data pipeline ("tf.data": which stage the step waits for and how the pipeline is
+configured — parallelism, prefetch, autotune — from the `Iterator::…` events TensorFlow records),
+a PyTorch DataLoader ("dataloader": dataloader.py), or the user's own input annotations
+("annotations", JAX and custom loops: input_annotations.py); "none" when the profile shows none.
+The tf.data keys keep their meaning for every kind (unknown/null outside tf.data), so scripts that
+read them keep working.
 
 Iterator events nest by name (`Iterator::Root::BatchV2::Map` runs inside `Iterator::Root::BatchV2`),
 so a node's own ("self") time is its total minus its children's totals. Consumer threads (the step's
@@ -19,11 +24,18 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import tf_data_names as tf_data
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown, is_producer_line
+from tb_plugin_advisor.analysis.step_time.dataloader import DataLoaderInput, analyze_dataloader
+from tb_plugin_advisor.analysis.step_time.input_annotations import AnnotatedInput, analyze_input_annotations
+from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.analysis.step_time.windows import StepWindows
 from tb_plugin_advisor.formatting import fixed, format_pct
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Line, Profile
 
 STAGES = ("source", "map", "batch", "prefetch", "other")
+KINDS = ("tf.data", "dataloader", "annotations", "none")
+NO_TF_DATA = "No tf.data iterator events in the profiled steps."
+NO_TORCH_INPUT = "No DataLoader next() ranges and no input annotations in the profiled steps."
 
 
 @dataclass
@@ -57,9 +69,15 @@ class InputPipeline:
     evidence: List[str] = field(default_factory=list)
     nodes: List[IteratorNode] = field(default_factory=list)
     steps: int = 1  # node times are totals over this many steady steps
+    kind: str = "tf.data"  # one of KINDS
+    dataloader: Optional[DataLoaderInput] = None  # kind "dataloader"
+    annotations: Optional[AnnotatedInput] = None  # kind "annotations"
 
     def to_json(self) -> Dict[str, Any]:
         return {
+            "kind": self.kind,
+            "dataloader": self.dataloader.to_json() if self.dataloader else None,
+            "annotations": self.annotations.to_json() if self.annotations else None,
             "dominant_stage": self.dominant_stage,
             "stages_ms": {k: round(v, 4) for k, v in self.stages_ms.items()},
             "parallelism": self.parallelism,
@@ -88,7 +106,11 @@ class InputPipeline:
         }
 
 
-def analyze_input_pipeline(profile: Profile, breakdown: Breakdown) -> InputPipeline:
+def analyze_input_pipeline(
+    profile: Profile, breakdown: Breakdown, steps: Optional[Steps] = None
+) -> InputPipeline:
+    """tf.data when its iterators run in the steady steps, else a PyTorch DataLoader, else the user's
+    input annotations (these need `steps`: they are looked for on the steps' own threads)."""
     lo = breakdown.window_start_ns[breakdown.steady]
     hi = breakdown.window_end_ns[breakdown.steady]
     order = np.argsort(lo, kind="stable")
@@ -109,18 +131,7 @@ def analyze_input_pipeline(profile: Profile, breakdown: Breakdown) -> InputPipel
                 role = "producer" if is_producer_line(line) else "consumer"
                 _collect(line, np.flatnonzero(mask), role, nodes)
     if not nodes:
-        return InputPipeline(
-            "unknown",
-            {s: 0.0 for s in STAGES},
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            ["No tf.data iterator events in the profiled steps."],
-        )
+        return _without_tf_data(profile, breakdown, steps)
     _self_times(nodes)
     stages = _stage_wait(nodes)
     stages_ms = {s: stages[s] / 1e6 / per_step for s in STAGES}
@@ -141,6 +152,24 @@ def analyze_input_pipeline(profile: Profile, breakdown: Breakdown) -> InputPipel
         steps=per_step,
     )
     result.evidence = _evidence(result, ranked)
+    return result
+
+
+def _without_tf_data(profile: Profile, breakdown: Breakdown, steps: Optional[Steps]) -> InputPipeline:
+    """The tf.data keys empty (as before kinds existed), and what feeds the step instead."""
+    windows = StepWindows.of(breakdown, steps)
+    nothing = NO_TORCH_INPUT if profile.framework == "pytorch" else NO_TF_DATA
+    result = InputPipeline("unknown", {s: 0.0 for s in STAGES}, None, None, None, None, None, None, None,
+                           [nothing], kind="none", steps=max(windows.count, 1))
+    result.dataloader = analyze_dataloader(profile, windows)
+    if result.dataloader is not None:
+        result.kind = "dataloader"
+        result.evidence = result.dataloader.evidence()
+        return result
+    result.annotations = analyze_input_annotations(profile, windows, steps)
+    if result.annotations is not None:
+        result.kind = "annotations"
+        result.evidence = result.annotations.evidence()
     return result
 
 

@@ -1,14 +1,15 @@
-"""Per-op and per-kernel time tables, per steady step: what the diff matches across runs and people scan.
+"""Per-op and per-kernel time tables, per steady step: what the diff matches across runs and people
+scan.
 
 On accelerators an op is what the kernel's annotation names (the TF op `scope/name:Type`, else the
-XLA `hlo_op`, else the kernel itself) and its time is the device time of its kernels, summed over
-devices. On CPU-only profiles the ops are TF and PyTorch op events on the host's compute threads;
-ops of the tf.data producer threads are listed too, as category `input_pipeline` (they run beside
-the step). Host ops nest (`aten::conv2d` > `aten::convolution` > `aten::_convolution` >
-`aten::mkldnn_convolution`, TF ops inside `tf_function` frames), so a row's time is its *self* time
-(its own time less that of the ops inside it): every microsecond counts once, rows add up to at most
-the step, and a diff of two runs lists a change once. `total_ms` keeps the inclusive time and
-`within` the outermost op a nested row runs inside.
+XLA `hlo_op`, else the PyTorch op that launched it, else the kernel itself) and its time is the
+device time of its kernels, summed over devices. On CPU-only profiles the ops are TF and PyTorch op
+events on the host's compute threads; ops of the tf.data producer threads are listed too, as
+category `input_pipeline` (they run beside the step). Host ops nest (`aten::conv2d` >
+`aten::convolution` > `aten::_convolution` > `aten::mkldnn_convolution`, TF ops inside `tf_function`
+frames), so a row's time is its *self* time (its own time less that of the ops inside it): every
+microsecond counts once, rows add up to at most the step, and a diff of two runs lists a change
+once. `total_ms` keeps the inclusive time and `within` the outermost op a nested row runs inside.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.launching_ops import launching_ops
 from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.step_time.breakdown import (
@@ -80,35 +82,46 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             if not inside.any():
                 continue
             span = len(k.strings) + 1
-            unique, time, count = grouped_sums(partial(_op_keys, k, span), len(k), k.duration_ns, inside)
+            launched = launching_ops(device)
+            keys = partial(_op_keys, k, span, launched)
+            unique, time, count = grouped_sums(keys, len(k), k.duration_ns, inside)
             label_value, name_value = np.divmod(unique, len(k.names))
-            totals.add(_labels(k, label_value, span), _categories(device, name_value), time.tolist(),
-                       count.astype(np.float64).tolist())
+            totals.add(_labels(k, label_value, span, launched), _categories(device, name_value),
+                       time.tolist(), count.astype(np.float64).tolist())
     else:
         _host_ops(profile, lo, hi, totals)
     return _top_rows(totals, n, limit)
 
 
-def _op_keys(k, span: int, part: slice) -> np.ndarray:
+def _op_keys(k, span: int, launched: Optional[Tuple[np.ndarray, List[str]]], part: slice) -> np.ndarray:
     """One integer per (op label, kernel) for a slice of a kernel table: the label is the tf_op, else
-    the hlo_op (past `span`), else the kernel's name (past 2 × `span`)."""
+    the hlo_op (past `span`), else the PyTorch op that launched the kernel (classify/launching_ops.py;
+    past 2 × `span` + the names), else the kernel's own name (past 2 × `span`)."""
     tf_op, hlo_op, name_index = k.tf_op[part], k.hlo_op[part], k.name_index[part]
-    label = np.where(tf_op >= 0, tf_op, np.where(hlo_op >= 0, span + hlo_op, 2 * span + name_index))
+    fallback = 2 * span + name_index.astype(np.int64)
+    if launched is not None:
+        launch = launched[0][part]
+        fallback = np.where(launch >= 0, 2 * span + len(k.names) + launch, fallback)
+    label = np.where(tf_op >= 0, tf_op, np.where(hlo_op >= 0, span + hlo_op, fallback))
     return label.astype(np.int64) * len(k.names) + name_index
 
 
-def _labels(k, label_value: np.ndarray, span: int) -> List[str]:
-    """The op label of each key: the tf_op, else the short hlo_op, else the short kernel name (each
-    distinct label made once)."""
+def _labels(k, label_value: np.ndarray, span: int, launched: Optional[Tuple[np.ndarray, List[str]]]
+            ) -> List[str]:
+    """The op label of each key: the tf_op, else the short hlo_op, else the launching op, else the
+    short kernel name (each distinct label made once)."""
     distinct, inverse = np.unique(label_value, return_inverse=True)
     texts = []
+    ops_from = 2 * span + len(k.names)
     for value in distinct.tolist():
         if value < span:
             texts.append(k.strings[value])
         elif value < 2 * span:
             texts.append(names.short_op_name(k.strings[value - span]))
-        else:
+        elif value < ops_from or launched is None:
             texts.append(names.short_op_name(k.names[value - 2 * span]))
+        else:
+            texts.append(launched[1][value - ops_from])
     return [texts[i] for i in inverse.reshape(-1).tolist()]
 
 

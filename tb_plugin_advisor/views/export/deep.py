@@ -5,8 +5,9 @@ prints one alone. Every profile string is untrusted: HTML escapes it, Markdown e
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from tb_plugin_advisor.analysis.classify.patterns import short_kernel_name
 from tb_plugin_advisor.formatting import fixed
 from tb_plugin_advisor.views.export import collectives as render_collectives
 from tb_plugin_advisor.views.export import roofline as render_roofline
@@ -65,9 +66,13 @@ KERNEL_HEADERS = ("kernel", "launches", "total ms", "mean µs", "min µs", "max 
                   "shared", "occupancy", "TC")
 
 
-def kernel_cells(k: Dict[str, Any]) -> List[str]:
+def kernel_cells(k: Dict[str, Any], short: bool = False) -> List[str]:
+    """A kernel's row; `short`: its name without return type, parameters and template arguments
+    (terminal and Markdown tables, where a C++ signature would fill the screen)."""
+    name = str(k.get("name", ""))
     return [
-        str(k.get("name", "")), str(k.get("launches", "")), fixed(num(k.get("total_ms")), 3),
+        short_kernel_name(name) if short else name, str(k.get("launches", "")),
+        fixed(num(k.get("total_ms")), 3),
         fixed(num(k.get("mean_us")), 1), fixed(num(k.get("min_us")), 1), fixed(num(k.get("max_us")), 1),
         _dim3(k.get("grid")), _dim3(k.get("block")), opt(k.get("registers_per_thread"), 0),
         fmt_bytes(k.get("shared_memory_bytes")) if k.get("shared_memory_bytes") is not None else "—",
@@ -100,12 +105,16 @@ def memory_lines(a: Dict[str, Any]) -> List[str]:
     return lines
 
 
-LIVE_HEADERS = ("bytes", "op", "shape", "dtype", "region", "allocated at ms")
+# The descriptive columns of the live-at-peak table; one that no row fills is left out, not dashed.
+LIVE_OPTIONAL = ("op", "shape", "dtype", "region")
 
 
-def live_cells(x: Dict[str, Any]) -> List[str]:
-    return [fmt_bytes(x.get("bytes")), str(x.get("op") or "—"), str(x.get("shape") or "—"),
-            str(x.get("dtype") or "—"), str(x.get("region") or "—"), opt(x.get("allocated_ms"), 2)]
+def live_table(rows: List[Dict[str, Any]]) -> Tuple[List[str], List[List[str]]]:
+    """(headers, cells) of the live allocations: bytes, the descriptive columns some row fills, time."""
+    shown = [key for key in LIVE_OPTIONAL if any(row.get(key) for row in rows)]
+    cells = [[fmt_bytes(row.get("bytes")), *[str(row.get(key) or "—") for key in shown],
+              opt(row.get("allocated_ms"), 2)] for row in rows]
+    return ["bytes", *shown, "allocated at ms"], cells
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -117,7 +126,7 @@ def text_kernels(report: Dict[str, Any], width: int = 100) -> List[str]:
     summary = kernel_summary(ks)
     if not summary:
         return []
-    rows = [kernel_cells(k) for k in (ks.get("kernels") or [])[:TOP_KERNELS]]
+    rows = [kernel_cells(k, short=True) for k in (ks.get("kernels") or [])[:TOP_KERNELS]]
     return (["", "Kernel statistics:", f"  {summary}"] + text_findings(ks)
             + text_table(KERNEL_HEADERS, rows, max(24, width - 90)))
 
@@ -134,11 +143,10 @@ def text_memory(report: Dict[str, Any], width: int = 100) -> List[str]:
         out += [f"      {x}" for x in lines[1:]]
     out += text_findings(memory)
     main = allocators[0]
-    live = [live_cells(x) for x in (main.get("live_at_peak") or [])[:TOP_LIVE]]
-    if live:
+    headers, live = live_table((main.get("live_at_peak") or [])[:TOP_LIVE])
+    if live:  # the descriptive columns first (the op is the wide one), bytes last
         out.append(f"  Largest allocations live at the peak of {main['allocator']}:")
-        out += text_table(("op",) + LIVE_HEADERS[2:] + ("bytes",),
-                           [[c[1]] + c[2:] + [c[0]] for c in live], max(24, width - 60))
+        out += text_table(headers[1:] + headers[:1], [c[1:] + c[:1] for c in live], max(24, width - 60))
     return out
 
 
@@ -167,7 +175,7 @@ def md_kernels(report: Dict[str, Any]) -> List[str]:
     summary = kernel_summary(ks)
     if not summary:
         return []
-    rows = [kernel_cells(k) for k in (ks.get("kernels") or [])[:TOP_KERNELS]]
+    rows = [kernel_cells(k, short=True) for k in (ks.get("kernels") or [])[:TOP_KERNELS]]
     return (["", "## Kernel statistics", "", md(summary), ""] + md_findings(ks)
             + ([""] if findings_of(ks) else []) + md_table(KERNEL_HEADERS, rows))
 
@@ -183,10 +191,10 @@ def md_memory(report: Dict[str, Any]) -> List[str]:
     findings = md_findings(report.get("memory") or {})
     out += ([""] + findings) if findings else []
     main = allocators[0]
-    live = [live_cells(x) for x in (main.get("live_at_peak") or [])[:TOP_LIVE]]
+    headers, live = live_table((main.get("live_at_peak") or [])[:TOP_LIVE])
     if live:
         out += ["", f"Largest allocations live at the peak of {md(main['allocator'])}:", ""]
-        out += md_table(LIVE_HEADERS, live, numeric_from=0)
+        out += md_table(headers, live, numeric_from=0)
     return out
 
 
@@ -247,10 +255,10 @@ def html_memory(report: Dict[str, Any], charts: bool = False) -> str:
             parts.append(memory_chart(a, index))
     parts.append(html_findings(memory))
     main = allocators[0]
-    live = [live_cells(x) for x in (main.get("live_at_peak") or [])[:TOP_LIVE]]
+    headers, live = live_table((main.get("live_at_peak") or [])[:TOP_LIVE])
     if live:
         parts.append(f"<h3>Largest allocations live at the peak of {esc(main['allocator'])}</h3>")
-        parts.append(html_table(LIVE_HEADERS, live, name_cols=(1, 2, 3, 4)))
+        parts.append(html_table(headers, live, name_cols=tuple(range(1, len(headers) - 1))))
     return "".join(parts)
 
 

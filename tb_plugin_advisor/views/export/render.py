@@ -17,7 +17,7 @@ from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.hosts import hosts_markdown, hosts_text
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.markup import terminal_data, terminal_output
-from tb_plugin_advisor.views.export.report_html import render_html
+from tb_plugin_advisor.views.export.report_html import input_title, render_html, shows_input_section
 from tb_plugin_advisor.views.export.report_lines import (
     TOP_ROWS,
     device_line,
@@ -82,9 +82,9 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         bar = "#" * int(round(pct[c] / 100 * bar_width))
         out.append(f"  {LABELS[c]:<26} {format_ms(ms[c]):>12} {format_pct(pct[c]):>7}  {bar}")
     pipeline = report.get("input_pipeline") or {}
-    if verdict.get("input_bound") in ("high", "moderate") and pipeline.get("evidence"):
+    if shows_input_section(report):
         out.append("")
-        out.append("Input pipeline:")
+        out.append(f"{input_title(report)}:")
         for line in pipeline.get("evidence") or []:
             out += wrap_words(str(line), width, initial_indent="  - ", subsequent_indent="    ")
     recommendations = report.get("recommendations") or []
@@ -159,8 +159,8 @@ def render_markdown(report: Dict[str, Any]) -> str:
     if evidence:
         out += ["", "Evidence:", ""] + [f"- {md(e)}" for e in evidence]
     pipeline = report.get("input_pipeline") or {}
-    if pipeline.get("evidence") and verdict.get("input_bound") in ("high", "moderate"):
-        out += ["", "## Input pipeline", ""] + [f"- {md(e)}" for e in pipeline["evidence"]]
+    if shows_input_section(report):
+        out += ["", f"## {md(input_title(report))}", ""] + [f"- {md(e)}" for e in pipeline["evidence"]]
     out += ["", "## Recommendations", ""]
     recommendations = report.get("recommendations") or []
     if not recommendations:

@@ -42,6 +42,31 @@ pre{background:#1e1e1e}td,th{border-color:#333}h2{border-color:#333}.rec{border-
 """
 
 
+# The input pipeline section's heading by what feeds the step (input_pipeline.kind).
+INPUT_TITLES: Dict[str, str] = {
+    "tf.data": "Input pipeline",
+    "dataloader": "Input pipeline · PyTorch DataLoader",
+    "annotations": "Input pipeline · your input annotations",
+    "none": "Input pipeline",
+}
+
+
+def input_title(report: Dict[str, Any]) -> str:
+    kind = str((report.get("input_pipeline") or {}).get("kind") or "tf.data")
+    return INPUT_TITLES.get(kind, "Input pipeline")
+
+
+def shows_input_section(report: Dict[str, Any]) -> bool:
+    """A DataLoader or the user's input annotations are always described (what feeds the step, and
+    whether the fix took); tf.data and "nothing found" only when the run waits for input."""
+    pipeline = report.get("input_pipeline") or {}
+    if not pipeline.get("evidence"):
+        return False
+    if pipeline.get("kind") in ("dataloader", "annotations"):
+        return True
+    return (report.get("verdict") or {}).get("input_bound") in ("high", "moderate")
+
+
 def render_html(report: Dict[str, Any]) -> str:
     """One standalone page: inline CSS, the tab's charts drawn by its embedded bundle
     (views/export/charts.py), every profile string escaped."""
@@ -75,7 +100,7 @@ def render_html(report: Dict[str, Any]) -> str:
     pipeline = report.get("input_pipeline") or {}
     if pipeline.get("evidence"):
         body += [
-            "<h2>Input pipeline</h2>",
+            f"<h2>{esc(input_title(report))}</h2>",
             "<ul>" + "".join(f"<li>{esc(e)}</li>" for e in pipeline["evidence"]),
         ]
         body.append("</ul>")

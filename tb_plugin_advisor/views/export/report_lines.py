@@ -43,11 +43,14 @@ def device_line(report: Dict[str, Any]) -> str:
 
 
 def device_label(device: Dict[str, Any]) -> str:
+    """"NVIDIA A100-SXM4-40GB (compute capability 8.0)"; an AMD device by product and gfx target."""
     label = (
-        str(device.get("model") or "")
+        str(device.get("product") or device.get("model") or "")
         or f"{device.get('vendor') or ''} {str(device.get('kind', '')).upper()}"
     )
-    if device.get("compute_capability"):
+    if device.get("gfx_target"):
+        label += f" ({device['gfx_target']})"
+    elif device.get("compute_capability"):
         label += f" (compute capability {device['compute_capability']})"
     return label.strip()
 

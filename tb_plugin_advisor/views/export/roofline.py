@@ -1,4 +1,8 @@
-"""The roofline section of a report as text, Markdown and HTML (registered in deep.py's section tables)."""
+"""The roofline section of a report as text, Markdown and HTML (registered in deep.py's section tables).
+
+The summary names the device (an AMD one by product and gfx target, never a "compute capability"),
+the model FLOPs per step and what share of compute time has known FLOPs — the share the MFU covers —
+and the ops whose time no rule costs."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from tb_plugin_advisor.views.export.tables import (
 HEADERS = ("op", "source", "precision", "calls", "ms", "time %", "FLOP/byte", "TFLOP/s", "GB/s", "bound",
            "% of roof")
 TOP_OPS = 25  # rows in the exports (the JSON holds up to findings.ROOFLINE_TOP_OPS)
+TOP_UNCOSTED = 5  # ops named in the "no known FLOPs" line
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -33,24 +38,59 @@ def _g(value: Any, digits: int = 2) -> str:
     return significant(v, 2) if 0 < abs(v) < 0.1 else fixed(v, digits)
 
 
+def _gflop(value: Any) -> str:
+    return f"{significant(num(value) / 1e9, 4)} GFLOP"
+
+
+def device_name(r: Dict[str, Any]) -> str:
+    """The costed device as a person reads it: "AMD Instinct MI300X (gfx942)"."""
+    name = str(r.get("device") or r.get("device_model") or "unknown")
+    return f"{name} ({r['gfx_target']})" if r.get("gfx_target") else name
+
+
+def _peaks(r: Dict[str, Any]) -> str:
+    if r.get("cpu_only"):
+        return "CPU only: no CPU peak is known, so no roof and no MFU"
+    if r.get("peak_tflops") is not None:
+        return (f"{device_name(r)}: {_f(r['peak_tflops'], 1)} TFLOP/s {r['peak_precision']} peak, "
+                f"{_f(r.get('bandwidth_gbps'), 0)} GB/s, "
+                f"ridge {_f(r.get('ridge_flops_per_byte'), 1)} FLOP/byte")
+    return f"device {device_name(r)} is not in the peak table: no roof, no MFU"
+
+
+def _achieved(r: Dict[str, Any]) -> str:
+    basis = "per step" if r.get("basis") == "steps" else "over the span of the costed ops (no steps)"
+    where = "on the CPU" if r.get("cpu_only") else "per device"
+    line = f"{_g(r['achieved_tflops'])} TFLOP/s of model FLOPs {where} {basis}"
+    if r.get("model_flops_per_step") is not None:
+        line += f" ({_gflop(r['model_flops_per_step'])} per step)"
+    if r.get("mfu_pct") is not None:
+        line += (f", MFU {_g(r['mfu_pct'], 1)} % over the {_f(r.get('costed_time_pct'), 0)} % of compute "
+                 "time with known FLOPs")
+        if r.get("mfu_lower_bound"):
+            line += " (a lower bound: most compute time has no known FLOPs)"
+    return line
+
+
 def summary(r: Dict[str, Any]) -> Optional[str]:
     if not r or not r.get("ops"):
         return None
+    what = "op time on the CPU" if r.get("cpu_only") else "compute time"
     parts = [f"{r.get('ops_with_flops', 0)} ops with known FLOPs ({', '.join(r.get('sources') or [])}), "
-             f"{_f(r.get('costed_time_pct'), 0)} % of compute time"]
-    if r.get("peak_tflops") is not None:
-        parts.append(f"{r['device']}: {_f(r['peak_tflops'], 1)} TFLOP/s {r['peak_precision']} peak, "
-                     f"{_f(r.get('bandwidth_gbps'), 0)} GB/s, ridge {_f(r.get('ridge_flops_per_byte'), 1)} "
-                     "FLOP/byte")
-    else:
-        parts.append(f"device {r.get('device_model') or 'unknown'} is not in the peak table: no roof, no MFU")
+             f"{_f(r.get('costed_time_pct'), 0)} % of {what}", _peaks(r)]
     if r.get("achieved_tflops") is not None:
-        basis = "per step" if r.get("basis") == "steps" else "over the span of the costed ops (no steps)"
-        mfu = f", MFU {_g(r['mfu_pct'], 1)} %" if r.get("mfu_pct") is not None else ""
-        if mfu and r.get("mfu_lower_bound"):
-            mfu += " (a lower bound: most compute time has no known FLOPs)"
-        parts.append(f"{_g(r['achieved_tflops'])} TFLOP/s of model FLOPs per device {basis}{mfu}")
+        parts.append(_achieved(r))
     return "; ".join(parts)
+
+
+def uncosted_line(r: Dict[str, Any]) -> Optional[str]:
+    """The largest ops whose time no rule costs (what the MFU leaves out)."""
+    ops = (r.get("uncosted_ops") or [])[:TOP_UNCOSTED]
+    if not ops or not r.get("ops"):
+        return None
+    listed = ", ".join(f"{op['name']} {_f(op.get('time_pct'), 1)} %" for op in ops)
+    what = "op time on the CPU" if r.get("cpu_only") else "compute time"
+    return f"No known FLOPs (share of {what}): {listed}"
 
 
 def rows(r: Dict[str, Any]) -> List[List[str]]:
@@ -66,7 +106,8 @@ def text(report: Dict[str, Any], width: int = 100) -> List[str]:
     line = summary(r)
     if not line:
         return []
-    return (["", "Roofline:", f"  {line}"] + text_findings(r)
+    uncosted = uncosted_line(r)
+    return (["", "Roofline:", f"  {line}"] + ([f"  {uncosted}"] if uncosted else []) + text_findings(r)
             + text_table(HEADERS, rows(r), max(24, width - 80)))
 
 
@@ -77,7 +118,9 @@ def markdown(report: Dict[str, Any]) -> List[str]:
         return []
     found = md_findings(r)
     source = [f"Peaks: {md(r['peaks_source'])}", ""] if r.get("peaks_source") else []
-    head = ["", "## Roofline", "", md(line), ""] + source + found + ([""] if found else [])
+    uncosted = uncosted_line(r)
+    head = (["", "## Roofline", "", md(line), ""] + ([md(uncosted), ""] if uncosted else []) + source + found
+            + ([""] if found else []))
     return head + md_table(HEADERS, rows(r), numeric_from=3)
 
 
@@ -89,7 +132,9 @@ def html(report: Dict[str, Any], charts: bool = False) -> str:
     if not line:
         return ""
     source = (f'<p class="muted">Peaks from {esc(r["peaks_source"])}</p>' if r.get("peaks_source") else "")
-    return (f'<h2 id="roofline">Roofline</h2><p>{esc(line)}</p>{source}{html_findings(r)}'
+    uncosted = uncosted_line(r)
+    extra = f'<p class="muted">{esc(uncosted)}</p>' if uncosted else ""
+    return (f'<h2 id="roofline">Roofline</h2><p>{esc(line)}</p>{extra}{source}{html_findings(r)}'
             + html_table(HEADERS, rows(r)) + (_chart(r) if charts else ""))
 
 
