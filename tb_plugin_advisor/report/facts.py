@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from tb_plugin_advisor.advice.facts import Facts
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify.patterns import short_kernel_name
 from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline
 from tb_plugin_advisor.analysis.step_time.torch_signals import TorchSignals
 from tb_plugin_advisor.formatting import fixed, format_ms
@@ -52,7 +53,7 @@ def facts_of(report: HostReport) -> Facts:
         mean_kernel_us=s.mean_kernel_us,
         xla_compiled=s.xla_compiled,
         transpose_pct=tc.transpose_time_pct,
-        transpose_kernels=[name for name, _ in tc.transposes],
+        transpose_kernels=[short_kernel_name(name) for name, _ in tc.transposes],
         eager_ops_per_step=s.eager_ops_per_step,
         compiled_step=s.compiled_step,
         gpu_planes=s.gpu_planes,
