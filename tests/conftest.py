@@ -12,6 +12,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 _REPO = str(Path(__file__).resolve().parents[1])
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_REPO, os.environ.get("PYTHONPATH", "")]))
 
+# The persistent analysis cache (report/disk_cache.py) is off for the suite: tests must never write
+# the real home, and a test that expects a profile to be read must not get an earlier answer. Tests
+# of the cache point it at their own tmp directories.
+os.environ.setdefault("TB_ADVISOR_CACHE_DIR", "off")
+
 pytest_plugins = ["fixtures_tf", "fixtures_torch", "fixtures_server"]
 
 

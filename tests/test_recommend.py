@@ -334,9 +334,13 @@ def test_recommendations_are_sorted_by_severity_and_serialise():
     )
     order = [SEVERITIES.index(r.severity) for r in out]
     assert order == sorted(order)
+    for a, b in zip(out, out[1:]):  # within a severity, the largest expected gain first
+        if a.severity == b.severity:
+            assert a.expected_gain.middle_ms >= b.expected_gain.middle_ms, (a.id, b.id)
     payload = out[0].to_json()
     assert set(payload) == {
-        "id", "severity", "title", "message", "evidence", "snippet", "snippet_jax", "snippet_label"
+        "id", "severity", "title", "message", "evidence", "snippet", "snippet_jax", "snippet_label",
+        "expected_gain",
     }
     assert (
         "num_parallel_calls=tf.data.AUTOTUNE"

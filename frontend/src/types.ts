@@ -153,6 +153,14 @@ export interface Recommendation {
   snippet_jax?: string;
   /** what `snippet` is written for: "TF/Keras" (default) or "PyTorch" */
   snippet_label?: string;
+  /** Step time the fix can save: an interval, or null with the reason in `basis`. */
+  expected_gain?: ExpectedGain;
+}
+
+export interface ExpectedGain {
+  ms_per_step: [number, number] | null;
+  pct: [number, number] | null;
+  basis?: string;
 }
 
 export interface OpRow {

@@ -2,8 +2,8 @@
 // this table only turns its keys into one readable sentence and a severity.
 
 import { categoryLabel } from "./categories";
-import { formatMs, formatPct } from "./format";
-import type { CategoryMap, Precision, Recommendation, Report, Verdict } from "./types";
+import { formatMs, formatNumber, formatPct } from "./format";
+import type { CategoryMap, ExpectedGain, Precision, Recommendation, Report, Verdict } from "./types";
 
 export type Severity = "bad" | "warn" | "ok" | "neutral";
 
@@ -170,6 +170,14 @@ export function sortRecommendations(recs: readonly Recommendation[] | undefined)
     .map((r, i) => ({ r, i }))
     .sort((a, b) => (REC_SEVERITY_ORDER[a.r.severity ?? "low"] ?? 3) - (REC_SEVERITY_ORDER[b.r.severity ?? "low"] ?? 3) || a.i - b.i)
     .map((x) => x.r);
+}
+
+/** What a recommendation's fix is worth, in the words the exports use. */
+export function gainText(gain: ExpectedGain | undefined): string {
+  if (!gain || !gain.ms_per_step || !gain.pct) return `Not estimated: ${gain?.basis ?? "no estimate for this finding"}`;
+  const [low, high] = gain.ms_per_step;
+  const [lowPct, highPct] = gain.pct;
+  return `Saves ~${formatNumber(low)}–${formatNumber(high)} ms per step (${formatPct(lowPct).replace(" %", "")}–${formatPct(highPct)})`;
 }
 
 export function evidenceList(e: string | string[] | undefined): string[] {

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.advice.expected_gain import ExpectedGain
+
 SEVERITIES = ("high", "medium", "low")
 
 
@@ -29,6 +31,11 @@ class Facts:
     input_annotation_pct: float = 0.0  # every input annotation together, % of the step
     input_annotation_inside: str = ""  # what runs inside them longest, "host_batch 138 ms"
     device_kind: str = ""  # "GPU" | "TPU" | "" (CPU only)
+    device_model: str = ""  # the first accelerator's model (its peaks: analysis/classify/device_peaks.py)
+    step_ms: float = 0.0  # mean steady step
+    breakdown_ms: Dict[str, float] = field(default_factory=dict)  # mean ms per step by category
+    matrix_fp32_ms: float = 0.0  # eligible matmul/conv/attention time per step in plain fp32
+    matrix_tf32_ms: float = 0.0  # … on TF32 Tensor Cores
     compute_capability: Optional[Tuple[int, int]] = None  # of the GPUs, when known
     breakdown_pct: Dict[str, float] = field(default_factory=dict)
     input_bound: str = "unknown"
@@ -94,6 +101,12 @@ class Recommendation:
     snippet: str = ""
     snippet_jax: str = ""
     snippet_label: str = "TF/Keras"  # what `snippet` is written for ("PyTorch" on PyTorch runs)
+    expected_gain: Optional[ExpectedGain] = None  # step time the fix can save (advice/gains.py)
+
+    def gain_json(self) -> Dict[str, Any]:
+        if self.expected_gain is None:
+            return {"ms_per_step": None, "pct": None, "basis": "no estimate for this finding"}
+        return self.expected_gain.to_json()
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -105,13 +118,14 @@ class Recommendation:
             "snippet": self.snippet,
             "snippet_jax": self.snippet_jax,
             "snippet_label": self.snippet_label,
+            "expected_gain": self.gain_json(),
         }
 
     def to_finding_json(self) -> Dict[str, Any]:
         """As a deeper view's finding (docs/deep-views.md): no per-framework snippets, and the snippet
         only where there is one."""
         out = {"id": self.id, "severity": self.severity, "title": self.title, "message": self.message,
-               "evidence": self.evidence}
+               "evidence": self.evidence, "expected_gain": self.gain_json()}
         if self.snippet:
             out["snippet"] = self.snippet
         return out

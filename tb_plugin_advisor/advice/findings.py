@@ -10,9 +10,12 @@ by a test.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Dict, List, Optional
 
+from tb_plugin_advisor.advice.expected_gain import ExpectedGain
 from tb_plugin_advisor.advice.facts import Recommendation
+from tb_plugin_advisor.advice.gains import fixed_interval, no_estimate
 from tb_plugin_advisor.analysis.deep.kernel_stats import KernelStats
 from tb_plugin_advisor.analysis.thresholds import (
     COLLECTIVES_EXPOSED_HIGH_PCT,
@@ -91,7 +94,7 @@ def kernel_findings(stats: KernelStats) -> List[Recommendation]:
             f"({(k.occupancy_source or '').replace('_', ' ')}{why}); block {k.threads_per_block} threads, "
             f"{k.details.registers_per_thread} registers/thread, {k.shared_bytes or 0} B shared memory",
         ))
-    return out
+    return with_gain_reasons(out)
 
 
 def _short(name: str, limit: int = 60) -> str:
@@ -137,7 +140,7 @@ def memory_findings(timeline: Any) -> List[Recommendation]:
                 f"fragmentation {format_pct(a.fragmentation_pct)} "
                 f"({(a.fragmentation_source or '').replace('_', ' ')}) at the peak of {_gib(a.peak_bytes)}",
             ))
-    return out
+    return with_gain_reasons(out)
 
 
 def _gib(value: Optional[int]) -> str:
@@ -175,6 +178,7 @@ def collective_findings(c: Dict[str, Any]) -> List[Recommendation]:
             "per step "
             f"is exposed: {format_pct(share)} of the step; {format_pct(c.get('hidden_pct') or 0)} is hidden",
             OVERLAP_SNIPPET,
+            expected_gain=_exposed_gain(c, share),
         ))
     for t in c.get("types") or []:
         mean, per_step = t.get("mean_message_bytes"), t.get("calls_per_step")
@@ -200,8 +204,32 @@ def collective_findings(c: Dict[str, Any]) -> List[Recommendation]:
             "a median "
             f"of {format_ms(skew['median_compute_per_step_ms'])} (+{format_pct(skew['compute_skew_pct'])}) "
             f"over {skew['ranks']} ranks",
+            expected_gain=_straggler_gain(c, skew),
         ))
-    return out
+    return with_gain_reasons(out)
+
+
+def _step_of(c: Dict[str, Any]) -> float:
+    """The step time the collectives' shares are of (exposed ms ÷ exposed share)."""
+    exposed, share = c.get("exposed_per_step_ms"), c.get("exposed_step_pct")
+    return 100.0 * exposed / share if exposed and share else 0.0
+
+
+def _exposed_gain(c: Dict[str, Any], share: float) -> ExpectedGain:
+    exposed = float(c.get("exposed_per_step_ms") or 0.0)
+    return fixed_interval(_step_of(c), 0.5 * exposed, exposed,
+                          f"the {fixed(exposed, 1)} ms of exposed collective time per step, hidden behind "
+                          "compute; at the low end half of it (the backward pass may be shorter than the "
+                          "communication)")
+
+
+def _straggler_gain(c: Dict[str, Any], skew: Dict[str, Any]) -> ExpectedGain:
+    extra = float(skew["slowest_compute_per_step_ms"]) - float(skew["median_compute_per_step_ms"])
+    step = _step_of(c)
+    if step <= 0:
+        return no_estimate(step, "the step time of the ranks is not known here")
+    return fixed_interval(step, 0.5 * extra, extra, f"the {fixed(extra, 1)} ms per step the other ranks wait "
+                          "for the slowest one; at the low end half of it (some imbalance stays)")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -249,9 +277,30 @@ def roofline_findings(r: Dict[str, Any]) -> List[Recommendation]:
             f"{r['peak_precision']} peak of the {r['device']} ({r['devices']} device(s), "
             f"{fixed(covered, 0)} % of compute time has known FLOPs)",
         ))
-    return out
+    return with_gain_reasons(out)
 
 
 def _sig(value: float) -> str:
     """One decimal, or two significant digits for values under 0.1 (a TPU running only adds: 0.00053 %)."""
     return f"{significant(value, 2)}" if 0 < abs(value) < 0.1 else f"{fixed(value, 1)}"
+
+
+# Why a finding has no estimate of the step time it saves (the others carry an interval).
+NO_ESTIMATE: Dict[str, str] = {
+    "kernels.tiny_launches": "fusing tiny kernels saves launches whose cost the kernels' own time does "
+    "not show; the launch-bound recommendations estimate it from the idle time",
+    "kernels.low_occupancy": "what more occupancy buys depends on what limits the kernel (memory, "
+    "latency, registers), which the profile does not say",
+    "memory.low_headroom": "memory headroom, not speed: it decides whether a larger batch fits",
+    "memory.fragmentation": "memory, not speed: fragmentation wastes reserved memory",
+    "collectives.small_messages": "fewer, larger messages save per-call latency the profile cannot "
+    "separate from bandwidth",
+    "roofline.far_below_roof": "how close an op can get to its roof depends on its implementation",
+    "roofline.low_mfu": "a utilisation figure, not a single fix: the other recommendations estimate theirs",
+}
+
+
+def with_gain_reasons(findings: List[Recommendation]) -> List[Recommendation]:
+    """Each finding without an estimate says why (NO_ESTIMATE)."""
+    return [f if f.expected_gain is not None or f.id not in NO_ESTIMATE
+            else replace(f, expected_gain=no_estimate(0.0, NO_ESTIMATE[f.id])) for f in findings]

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import List, Tuple
 
 from tb_plugin_advisor.advice.facts import SEVERITIES, Facts, Recommendation, Rule
+from tb_plugin_advisor.advice.gains import expected_gain
 from tb_plugin_advisor.advice.rules import core as rules_core
 from tb_plugin_advisor.advice.rules import cpu as rules_cpu
 from tb_plugin_advisor.advice.rules import device as rules_device
@@ -299,7 +300,8 @@ def recommend(facts: Facts) -> List[Recommendation]:
             continue
         severity, evidence = fired
         advice = Recommendation(
-            rule.id, severity, rule.title, rule.message, evidence, rule.snippet, rule.snippet_jax
+            rule.id, severity, rule.title, rule.message, evidence, rule.snippet, rule.snippet_jax,
+            expected_gain=expected_gain(rule.id, facts),
         )
         if facts.framework == PYTORCH:  # a TF/JAX snippet does not apply to a PyTorch run
             advice = replace(
@@ -310,5 +312,11 @@ def recommend(facts: Facts) -> List[Recommendation]:
             if chosen is not None:
                 advice = replace(advice, snippet=chosen[0], snippet_jax=chosen[1])
         out.append(advice)
-    out.sort(key=lambda r: SEVERITIES.index(r.severity))
+    out.sort(key=rank)
     return out
+
+
+def rank(advice: Recommendation) -> Tuple[int, float]:
+    """Most severe first; within a severity, the largest expected gain first (no estimate last)."""
+    gain = advice.expected_gain.middle_ms if advice.expected_gain is not None else -1.0
+    return SEVERITIES.index(advice.severity), -gain

@@ -32,6 +32,7 @@ from tb_plugin_advisor.diff.explain import (
     explain,
 )
 from tb_plugin_advisor.diff.hosts import diff_hosts
+from tb_plugin_advisor.diff.outcomes import outcome_sentences, recommendation_outcomes
 from tb_plugin_advisor.diff.parts import (
     breakdown_part,
     kernel_rows,
@@ -42,6 +43,7 @@ from tb_plugin_advisor.diff.parts import (
     step_time_part,
     step_times,
 )
+from tb_plugin_advisor.diff.uniform import apply_uniform_guard
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
 
@@ -96,6 +98,7 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         "frameworks": frameworks,
         **deep_diff(baseline, candidate),  # memory, kernel_stats … (diff_deep.py)
     }
+    apply_uniform_guard(diff)  # ops all moved with the step: the machine, not the code (diff/uniform.py)
     diff["significant_change"] = bool(
         step_time["significant"]
         or any(row["significant"] for row in breakdown.values())
@@ -105,7 +108,8 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
     per_host = diff_hosts(baseline, candidate)
     if per_host is not None:
         diff["per_host"] = per_host
-    diff["summary"] = explain(diff)
+    diff["recommendation_outcomes"] = recommendation_outcomes(baseline, candidate, step_time)
+    diff["summary"] = " ".join([explain(diff), *outcome_sentences(diff["recommendation_outcomes"], baseline)])
     return diff
 
 

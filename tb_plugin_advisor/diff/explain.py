@@ -107,6 +107,8 @@ def _step_sentence(diff: Dict[str, Any]) -> str:
         )
     if st["significant"]:
         quality = "significant"
+    elif st.get("uniform"):
+        quality = f"not significant: {st['uniform']['reason']}"
     elif (
         st["baseline_steps"] < SIGNIFICANCE["min_steps"] or st["candidate_steps"] < SIGNIFICANCE["min_steps"]
     ):

@@ -27,6 +27,11 @@ def facts_of(report: HostReport) -> Facts:
         **_torch_facts(report.torch_signals),
         **_input_facts(report.input_pipeline),
         device_kind=s.device_kind,
+        device_model=next((str(d.get("model") or "") for d in report.devices if d.get("model")), ""),
+        step_ms=steps.stats_ms()["mean_ms"],
+        breakdown_ms=report.breakdown.mean_ms(),
+        matrix_fp32_ms=_share_of_compute(tc.eligible_ns_by_precision.get("fp32", 0), tc.compute_ns, report),
+        matrix_tf32_ms=_share_of_compute(tc.eligible_ns_by_precision.get("tf32", 0), tc.compute_ns, report),
         compute_capability=s.compute_capability,
         breakdown_pct=pct,
         input_bound=report.verdict.input_bound,
@@ -77,6 +82,12 @@ def facts_of(report: HostReport) -> Facts:
         device_idle_pct=100.0 - max(report.breakdown.device_busy_pct.values(), default=100.0),
     )
 
+
+
+def _share_of_compute(ns: int, compute_ns: int, report: HostReport) -> float:
+    """Device time per steady step of a part of the device's compute (summed over the whole profile,
+    as the Tensor Core analysis sums it): its share of compute × the step's device compute."""
+    return ns / compute_ns * report.breakdown.mean_ms().get("device_compute", 0.0) if compute_ns else 0.0
 
 
 def _input_facts(pipeline: InputPipeline) -> Dict[str, Any]:

@@ -122,9 +122,10 @@ def merged_recommendations(reports: List[HostReport]) -> List[Recommendation]:
                 best.snippet,
                 best.snippet_jax,
                 best.snippet_label,
+                best.expected_gain,
             )
         )
-    out.sort(key=lambda x: SEVERITIES.index(x.severity))
+    out.sort(key=rec.rank)
     return out
 
 

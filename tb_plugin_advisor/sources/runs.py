@@ -33,23 +33,45 @@ def known_runs(names: Iterable[str]) -> str:
     return f"known runs: {shown}{more}"
 
 
-def match_runs(sessions: Sequence[Session], query: str) -> List[Session]:
-    """The sessions a user means by `query`: the exact run name; else every run whose name starts
-    with it, or whose run directory is named it (`run1_naive` for `run1_naive/train/<session>`).
+def _components(name: str) -> List[str]:
+    return [c for c in name.replace("\\", "/").split("/") if c]
 
-    People type the directory they created, or the start of a long timestamped name; matching only
-    the full name made them copy it from `--list` first.
+
+def _holds_components(run: str, wanted: Sequence[str]) -> bool:
+    """`wanted` appears in `run` as whole, consecutive path components (`b/c` in `a/b/c/d`)."""
+    parts = _components(run)
+    n = len(wanted)
+    return n > 0 and any(parts[i : i + n] == list(wanted) for i in range(len(parts) - n + 1))
+
+
+def match_runs(sessions: Sequence[Session], query: str) -> List[Session]:
+    """The sessions a user means by `query`, by the first rule that matches any:
+
+    1. the exact run name;
+    2. whole path components: runs under the directory `query` names (`ctl` → `ctl/<session>`, and
+       `run1_naive` → `exp/run1_naive/train/<session>`), or whose run directory is `query`;
+    3. a raw prefix of the run name (`run1_n`), unless `query` ends with `/`, which marks the end
+       of a component.
+
+    People type the directory they created, or the start of a long timestamped name. A directory
+    named exactly wins over longer names that merely start with it (`ctl` beside `ctl_slow`), since
+    matching the raw string first made the name the user created "ambiguous".
     """
-    query = query.strip().rstrip("/\\").replace("\\", "/")
+    raw = query.strip().replace("\\", "/")
+    bounded = raw.endswith("/")
+    query = raw.rstrip("/")
     if not query:
         return []
     exact = [s for s in sessions if s.run == query]
     if exact:
         return exact
-    return [
-        s for s in sessions
-        if s.run.startswith(query) or query in s.run.split("/") or s.run_dir_rel == query
+    wanted = _components(query)
+    by_component = [
+        s for s in sessions if _holds_components(s.run, wanted) or s.run_dir_rel.rstrip("/") == query
     ]
+    if by_component or bounded:
+        return by_component
+    return [s for s in sessions if s.run.startswith(query)]
 
 
 def resolve_run(sessions: Sequence[Session], query: str, where: str, role: str = "") -> Session:

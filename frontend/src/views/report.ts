@@ -13,6 +13,7 @@ import { frameworkLabel, profileTabUrl, profileTools } from "../urls";
 import {
   deviceLine,
   evidenceList,
+  gainText,
   hasAccelerator,
   inputBoundLine,
   precisionView,
@@ -136,6 +137,7 @@ function recommendationsCard(r: Report): HTMLElement {
         ),
         rec.message ? h("p", { class: "adv-rec-message" }, rec.message) : null,
         list(evidenceList(rec.evidence), "rec-evidence"),
+        h("p", { class: "adv-rec-gain", testid: "rec-gain", attrs: { title: rec.expected_gain?.basis ?? "" } }, gainText(rec.expected_gain)),
         rec.snippet
           ? rec.snippet_label === "PyTorch"
             ? snippet("PyTorch", rec.snippet, "snippet-pytorch")

@@ -99,6 +99,9 @@ class TensorCoreResult:
     tf32_possible: bool = False
     evidence: List[str] = field(default_factory=list)
     steps: Optional[int] = None
+    # eligible matrix work (matmul/conv/attention) by precision: what mixed precision or TF32 would
+    # speed up (advice/gains.py)
+    eligible_ns_by_precision: Dict[str, int] = field(default_factory=dict)
 
     @property
     def device_time_pct(self) -> float:
@@ -307,6 +310,11 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
     result.tensor_core_ns += int(np.sum(dur, where=tc))
     result.eligible_ns += int(np.sum(dur, where=eligible))
     result.eligible_tensor_core_ns += int(np.sum(dur, where=eligible & tc))
+    for precision in ("fp32", "tf32"):
+        ns = int(np.sum(dur, where=eligible & (view.precision == PRECISIONS.index(precision))))
+        by_precision = result.eligible_ns_by_precision
+        if ns:
+            by_precision[precision] = by_precision.get(precision, 0) + ns
     transpose = compute & (view.family == FAMILIES.index("transpose"))
     result.transpose_ns += int(np.sum(dur, where=transpose))
 

@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "fix-logdir": ("fix_logdir", "write the missing .profile-empty markers so TensorBoard lists every run"),
     "report": ("report", "diagnose one profile run: bottleneck, precision, Tensor Cores, recommendations"),
     "diff": ("diff", "compare two profile runs per step, per category and per op"),
+    "trend": ("trend", "many captures of one job in order: where the series changed, and why"),
     "demo": ("demo", "start TensorBoard with the Advisor on the bundled sample logdir"),
 }
 

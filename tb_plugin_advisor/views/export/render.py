@@ -21,6 +21,7 @@ from tb_plugin_advisor.views.export.report_html import input_title, render_html,
 from tb_plugin_advisor.views.export.report_lines import (
     TOP_ROWS,
     device_line,
+    gain_line,
     has_total,
     ms_map,
     num,
@@ -92,7 +93,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
     out.append(f"Recommendations ({len(recommendations)}):" if recommendations else "Recommendations: none")
     for r in recommendations:
         out.append(f"  [{str(r.get('severity', '')).upper()}] {r.get('title', '')}  ({r.get('id', '')})")
-        for text in (r.get("message"), r.get("evidence")):
+        for text in (r.get("message"), r.get("evidence"), gain_line(r).capitalize()):
             if text:
                 out += wrap_words(str(text), width, initial_indent="      ", subsequent_indent="      ")
         if r.get("snippet"):
@@ -167,7 +168,8 @@ def render_markdown(report: Dict[str, Any]) -> str:
         out.append("None.")
     for r in recommendations:
         out.append(f"### {md(r.get('title', ''))} ({md(r.get('severity', ''))}, `{r.get('id', '')}`)")
-        out += ["", md(r.get("message", "")), "", f"Evidence: {md(r.get('evidence', ''))}", ""]
+        out += ["", md(r.get("message", "")), "", f"Evidence: {md(r.get('evidence', ''))}", "",
+                f"Expected gain: {md(gain_line(r))}", ""]
         label_of_snippet = r.get("snippet_label") or "TF/Keras"
         for label, key, lang in ((label_of_snippet, "snippet", "python"), ("JAX", "snippet_jax", "python")):
             if r.get(key):

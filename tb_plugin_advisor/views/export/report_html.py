@@ -15,6 +15,7 @@ from tb_plugin_advisor.views.export.report_lines import (
     SEVERITY_COLORS,
     TOP_ROWS,
     device_line,
+    gain_line,
     has_total,
     ms_map,
     num,
@@ -122,6 +123,7 @@ def render_html(report: Dict[str, Any]) -> str:
             f'<div class="rec" style="--c:{c}"><span class="sev">{esc(r.get("severity", ""))}</span> '
             f"<b>{esc(r.get('title', ''))}</b> <code>{esc(r.get('id', ''))}</code>"
             f'<p>{esc(r.get("message", ""))}</p><p class="muted">{esc(r.get("evidence", ""))}</p>'
+            f'<p class="gain">{esc(gain_line(r).capitalize())}</p>'
         )
         for label, key in ((r.get("snippet_label") or "TF/Keras", "snippet"), ("JAX", "snippet_jax")):
             if r.get(key):

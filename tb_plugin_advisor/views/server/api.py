@@ -5,6 +5,7 @@ Routes (served by TensorBoard under /data/plugin/advisor/, ARCHITECTURE.md §2 "
   report?run=R[&host=H]        the engine's report for one run (or one host of it)
   diff?baseline=R1&candidate=R2[&baseline_host=H&candidate_host=H]
   doctor                       doctor JSON for the whole logdir
+  trend?run=PATTERN[&order=time|given]   the captures PATTERN names in order, change points, causes
   index.js, other static files looked up by exact name in the package's static/ directory
 
 Only GET and HEAD are answered (405 with `Allow` otherwise). Every answer is JSON; failures are
@@ -43,6 +44,7 @@ from tb_plugin_advisor.views.server.http_errors import (
     log_internal_error,
 )
 from tb_plugin_advisor.views.server.progress_board import ProgressBoard
+from tb_plugin_advisor.views.server.trend_route import trend_route
 
 JSON = "application/json"
 MAX_PARAM_CHARS = 4096
@@ -141,6 +143,7 @@ class AdvisorApi:
             "/runs": self._handler(self.runs),
             "/report": self._handler(self.report),
             "/diff": self._handler(self.diff),
+            "/trend": self._handler(self.trend),
             "/doctor": self._handler(self.doctor),
             "/index.js": self._handler(self.static_file),
             "/*": self._handler(self.static_file),  # other static files; anything else: JSON 404
@@ -269,6 +272,10 @@ class AdvisorApi:
             return Answer(*encoded)
 
         ready, value = self.service.result(key, compute, max(0.0, deadline - time.monotonic()))
+        return self._answer(request, ready, value, running)
+
+    def trend(self, request: wrappers.Request) -> wrappers.Response:
+        ready, value, running = trend_route(self, request, _param)  # views/server/trend_route.py
         return self._answer(request, ready, value, running)
 
     def doctor(self, request: wrappers.Request) -> wrappers.Response:

@@ -77,14 +77,17 @@ def report_answer(
     """The engine's report for a session (all hosts, or one), encoded. A run's hosts are analysed in
     parallel (report/hostpool.py: a local pool, or the Dask cluster at `scheduler`). Bytes read so far go
     to `progress_path` (progress_board.py), which the server reads to answer polls."""
+    from tb_plugin_advisor.report.disk_cache import cached_report, open_cache
     from tb_plugin_advisor.report.hostpool import build_session_report
     from tb_plugin_advisor.views.server.progress_board import ProgressWriter
 
     paths = PathMapper(logdir)
     on_progress = ProgressWriter(progress_path) if progress_path else None
     try:
-        # the host was validated by the route
-        report = build_session_report(session, host, scheduler=scheduler, on_progress=on_progress)
+        # the host was validated by the route; a report analysed before (this or another process,
+        # before a restart) comes from the persistent cache (report/disk_cache.py)
+        report, _cached = cached_report(open_cache(), session, host, lambda: to_jsonable(
+            build_session_report(session, host, scheduler=scheduler, on_progress=on_progress)))
     except ProfileChangedError as e:  # being written: say so, and read again on the next request
         message = f"cannot read the profile of run '{session.run}' now: {e}"
         raise ApiError(409, paths.text(message), retry=True) from None

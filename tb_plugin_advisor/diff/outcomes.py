@@ -1,0 +1,157 @@
+"""The closed loop: for each recommendation of the baseline, whether the candidate acted on it, and
+whether the step time it bought falls inside the interval the baseline predicted.
+
+A fix is "acted on" when the signal its rule targets moved (the input wait mostly gone, the 16-bit
+share up, fewer launches…) or the rule no longer fires. The realized gain is measured on the step
+time (baseline mean − candidate mean) and on the breakdown category the rule targets. The verdict
+widens the predicted interval by OUTCOME_NOISE_SHARE of the baseline step for run-to-run noise:
+"within", "below" (bought less than predicted) or "above" (more).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+from tb_plugin_advisor.diff.parts import number
+from tb_plugin_advisor.formatting import format_number
+
+# Run-to-run noise allowed around a predicted interval: a share of the baseline step.
+OUTCOME_NOISE_SHARE = 0.10
+# A signal counts as acted on when it fell to this share of the baseline's (waits, copies, launches)…
+SIGNAL_LEFT_SHARE = 0.5
+# … or, for precision, when the share of compute in the target types rose by this many points.
+PRECISION_POINTS = 20.0
+SIXTEEN_BIT = ("bf16", "fp16", "fp8")
+# Launch-bound fixes: the launches per step fell by this share, or the launch and idle time by this one.
+LAUNCHES_FELL_SHARE = 0.25
+LAUNCH_GAPS_FELL_SHARE = 0.20
+
+Report = Dict[str, Any]
+
+
+def _category_fell(category: str) -> Callable[[Report, Report], bool]:
+    def fell(b: Report, c: Report) -> bool:
+        before = number((b.get("breakdown_ms") or {}).get(category)) or 0.0
+        after = number((c.get("breakdown_ms") or {}).get(category)) or 0.0
+        return before > 0 and after <= SIGNAL_LEFT_SHARE * before
+    return fell
+
+
+def _share_rose(kinds: tuple) -> Callable[[Report, Report], bool]:
+    def rose(b: Report, c: Report) -> bool:
+        def share(r: Report) -> float:
+            return sum(number((r.get("precision_pct") or {}).get(k)) or 0.0 for k in kinds)
+        return share(c) >= share(b) + PRECISION_POINTS
+    return rose
+
+
+def _launches_fell(b: Report, c: Report) -> bool:
+    """Fewer launches, or less of the step spent launching and idle between kernels (a compiled
+    forward pass still runs an eager backward: the launch count alone may barely move)."""
+    before = number((b.get("kernel_stats") or {}).get("launches_per_step"))
+    after = number((c.get("kernel_stats") or {}).get("launches_per_step"))
+    if before is not None and after is not None and after <= (1 - LAUNCHES_FELL_SHARE) * before:
+        return True
+
+    def gaps(r: Report) -> float:
+        return sum(number((r.get("breakdown_ms") or {}).get(k)) or 0.0 for k in ("kernel_launch", "idle"))
+    return gaps(b) > 0 and gaps(c) <= (1 - LAUNCH_GAPS_FELL_SHARE) * gaps(b)
+
+
+# rule id → (the breakdown category its gain shows in, the signal that says it was acted on). Rules
+# not listed count as acted on when they no longer fire.
+SIGNALS: Dict[str, tuple] = {
+    "input.parallel_map": ("input", _category_fell("input")),
+    "input.prefetch": ("input", _category_fell("input")),
+    "input.cache": ("input", _category_fell("input")),
+    "input.interleave": ("input", _category_fell("input")),
+    "input.preprocess_offline": ("input", _category_fell("input")),
+    "input.background_prefetch": ("input", _category_fell("input")),
+    "input.dataloader_workers": ("input", _category_fell("input")),
+    "input.preprocessing": ("input", _category_fell("input")),
+    "input.pin_memory": ("memcpy", _category_fell("memcpy")),
+    "precision.mixed": ("device_compute", _share_rose(SIXTEEN_BIT)),
+    "precision.tf32": ("device_compute", _share_rose(("tf32",) + SIXTEEN_BIT)),
+    "precision.cpu_16bit": ("host_compute", _share_rose(("fp32",))),
+    "host.sync": ("idle", _category_fell("idle")),
+    "compile.torch": ("kernel_launch", _launches_fell),
+    "compile.xla": ("kernel_launch", _launches_fell),
+    "compile.launch_bound_xla": ("kernel_launch", _launches_fell),
+    "host.tf_function": ("kernel_launch", _launches_fell),
+    "device.copy_bound": ("memcpy", _category_fell("memcpy")),
+    "layout.transpose": ("device_compute", None),  # acted on when the transposes no longer fire it
+}
+
+
+def recommendation_outcomes(baseline: Report, candidate: Report, step_time: Dict[str, Any]
+                            ) -> List[Dict[str, Any]]:
+    """One outcome per recommendation of the baseline (see module docstring)."""
+    fires_after = {r.get("id") for r in candidate.get("recommendations") or []}
+    b_step, c_step = number(step_time.get("baseline_ms")), number(step_time.get("candidate_ms"))
+    realized = None if b_step is None or c_step is None else b_step - c_step
+    noise = OUTCOME_NOISE_SHARE * (b_step or 0.0)
+    out = []
+    for rec in baseline.get("recommendations") or []:
+        rule = str(rec.get("id", ""))
+        category, signal = SIGNALS.get(rule, (None, None))
+        acted = rule not in fires_after or bool(signal and signal(baseline, candidate))
+        predicted = (rec.get("expected_gain") or {}).get("ms_per_step")
+        out.append({
+            "id": rule,
+            "acted_on": acted,
+            "predicted_ms_per_step": predicted,
+            "realized_ms_per_step": None if realized is None else round(realized, 3),
+            "target_category": category,
+            "realized_category_ms_per_step": _category_gain(baseline, candidate, category),
+            "verdict": None,
+        })
+    # Fixes made in one change share its step time: each is judged against their combined interval.
+    judged = [o for o in out if o["acted_on"] and o["predicted_ms_per_step"]]
+    if judged and realized is not None:
+        low, high = combined_interval(judged, baseline)
+        verdict = ("within" if low - noise <= realized <= high + noise
+                   else "below" if realized < low - noise else "above")
+        for o in judged:
+            o["verdict"] = verdict
+            if len(judged) > 1:
+                o["together_with"] = [x["id"] for x in judged if x is not o]
+    return out
+
+
+def _category_gain(b: Report, c: Report, category: Optional[str]) -> Optional[float]:
+    if category is None:
+        return None
+    before = number((b.get("breakdown_ms") or {}).get(category))
+    after = number((c.get("breakdown_ms") or {}).get(category))
+    return None if before is None or after is None else round(before - after, 3)
+
+
+def combined_interval(judged: List[Dict[str, Any]], baseline: Report) -> tuple:
+    """The interval of several fixes made together: fixes of one category (four tf.data fixes of one
+    input wait) overlap, so within a category the lows' largest and the highs' sum capped at the
+    category's time; across categories they add."""
+    by_category: Dict[Optional[str], List[Dict[str, Any]]] = {}
+    for o in judged:
+        by_category.setdefault(o["target_category"], []).append(o)
+    low = high = 0.0
+    for category, group in by_category.items():
+        lows = [o["predicted_ms_per_step"][0] for o in group]
+        highs = sum(o["predicted_ms_per_step"][1] for o in group)
+        cap = number((baseline.get("breakdown_ms") or {}).get(category)) if category else None
+        if cap is not None and len(group) > 1:
+            highs = min(highs, max(cap, max(o["predicted_ms_per_step"][1] for o in group)))
+        low += max(lows) if category else sum(lows)
+        high += highs
+    return low, high
+
+
+def outcome_sentences(outcomes: List[Dict[str, Any]], baseline: Report) -> List[str]:
+    """"input.parallel_map: predicted 40–55 ms per step, realized 47 ms — within", for each fix acted on."""
+    judged = [o for o in outcomes if o["verdict"] is not None]
+    if not judged:
+        return []
+    low, high = combined_interval(judged, baseline)
+    names = " + ".join(o["id"] for o in judged)
+    together = " together" if len(judged) > 1 else ""
+    return [f"{names}: predicted {format_number(low)}–{format_number(high)} ms per step{together}, "
+            f"realized {format_number(judged[0]['realized_ms_per_step'])} ms — {judged[0]['verdict']}."]

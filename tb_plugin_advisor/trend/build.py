@@ -1,0 +1,117 @@
+"""A trend (`tb-advisor/trend/1`, docs/ARCHITECTURE.md §2): series of captures in capture order, each
+with its change points and their causes. Pure: captures in, JSON dict out (the views read the files
+and the cache)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from tb_plugin_advisor.formatting import rounded
+from tb_plugin_advisor.trend.cause import attribute
+from tb_plugin_advisor.trend.changes import Split, find_changes
+from tb_plugin_advisor.trend.rules import CHANGE
+from tb_plugin_advisor.trend.series import Capture
+
+SCHEMA = "tb-advisor/trend/1"
+
+
+@dataclass
+class SeriesInput:
+    """One series to analyse: its name (the run or prefix the user gave) and its captures, in order."""
+
+    run: str
+    captures: List[Capture]
+
+
+def _change_point(split: Split, usable: List[int], captures: Sequence[Capture]) -> Dict[str, Any]:
+    """A Split (positions among the usable captures) as the JSON of a change point."""
+    index = usable[split.index]
+    before = [captures[usable[i]] for i in range(*split.before)]
+    after = [captures[usable[i]] for i in range(*split.after)]
+    return {
+        "index": index,
+        "run": captures[index].run,
+        "previous_run": captures[usable[split.index - 1]].run,
+        "step_ms_before": rounded(split.step_ms_before),
+        "step_ms_after": rounded(split.step_ms_after),
+        "delta_pct": rounded(split.delta_pct, 2),
+        "direction": "slower" if split.delta_pct > 0 else "faster",
+        "significant": split.significant,
+        "reason": split.reason,
+        "p_value": split.p_captures,
+        "p_value_steps": split.p_steps,
+        "t": rounded(split.t, 3),
+        "df": split.df,
+        "noise_pct": rounded(split.noise_pct, 2),
+        "captures_before": len(before),
+        "captures_after": len(after),
+        "cause": attribute(before, after),
+    }
+
+
+def _noise(levels: np.ndarray, splits: Sequence[Split]) -> Optional[float]:
+    """The series' between-capture noise: standard deviation of log medians inside its segments, %."""
+    bounds = [0] + [s.index for s in splits if s.significant] + [int(levels.size)]
+    parts = [levels[a:b] - levels[a:b].mean() for a, b in zip(bounds, bounds[1:]) if b - a > 1]
+    df = sum(p.size - 1 for p in parts)
+    if df <= 0:
+        return None
+    sd = float(np.sqrt(sum(float((p ** 2).sum()) for p in parts) / df))
+    return 100.0 * float(np.expm1(sd))
+
+
+def analyse_series(series: SeriesInput) -> Dict[str, Any]:
+    """One series' JSON: its captures, change points, and the between-capture noise."""
+    captures = series.captures
+    usable = [i for i, c in enumerate(captures) if c.step_ms and c.samples.size]
+    levels = np.log(np.asarray([captures[i].step_ms for i in usable], dtype=float))
+    samples = [captures[i].samples for i in usable]
+    accepted, strongest = find_changes(levels, samples) if len(usable) >= 2 else ([], None)
+    points = [_change_point(s, usable, captures) for s in accepted]
+    if strongest is not None:
+        points.append(_change_point(strongest, usable, captures))
+    entries = []
+    for i, c in enumerate(captures):
+        entry = dict(c.summary, index=i)
+        entries.append(entry)
+    notes = []
+    if len(usable) < CHANGE["min_captures"]:
+        notes.append(
+            f"{len(usable)} capture(s) with steps: a trend needs at least {CHANGE['min_captures']} to tell "
+            "a change from the noise between captures"
+        )
+    skipped = len(captures) - len(usable)
+    if skipped:
+        notes.append(f"{skipped} capture(s) without steps or unreadable are listed but not tested")
+    significant = [p for p in points if p["significant"]]
+    return {
+        "run": series.run,
+        "captures": entries,
+        "change_points": points,
+        "noise_pct": rounded(_noise(levels, accepted), 2) if levels.size else None,
+        "newest_change": significant[-1] if significant else None,
+        "notes": notes,
+    }
+
+
+def build_trend(series: Sequence[SeriesInput]) -> Dict[str, Any]:
+    """The trend JSON over every series."""
+    return {
+        "schema": SCHEMA,
+        "series": [analyse_series(s) for s in series],
+        "rules": {k: v for k, v in CHANGE.items()},
+    }
+
+
+def is_regression(trend: Dict[str, Any], threshold_pct: float) -> List[Dict[str, Any]]:
+    """The CI gate: series whose newest significant change is a slowdown by more than `threshold_pct`
+    (an older regression already fixed by a later speed-up does not fail the build)."""
+    out = []
+    for s in trend.get("series") or []:
+        newest = s.get("newest_change")
+        if newest and newest.get("delta_pct") is not None and newest["delta_pct"] > threshold_pct:
+            out.append({"run": s.get("run"), **newest})
+    return out

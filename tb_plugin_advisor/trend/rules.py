@@ -1,0 +1,42 @@
+"""The trend's rules as data: every number that decides whether a series changed, and what is named
+as the cause. One place, read by changes.py and cause.py; each entry has a test (tests/test_trend.py).
+
+Why two levels of evidence: per-step samples inside one capture are tight, but a machine's speed
+moves between captures (clocks, other tenants, thermal state), so a rank test on steps alone calls
+same-config noise significant. A change point must stand out against the spread *between* captures
+of the series and also against the steps' own spread.
+"""
+
+from __future__ import annotations
+
+from tb_plugin_advisor.diff.stats import SIGNIFICANCE
+
+CHANGE = {
+    # Family-wise level of the capture-level t-test on log medians, Bonferroni-corrected over the
+    # split positions tried in a segment (searching for the best split would otherwise find one).
+    "alpha_captures": 0.02,
+    # Level of the rank test on the pooled per-step times of both sides (the diff's level).
+    "alpha_steps": SIGNIFICANCE["alpha"],
+    # Captures needed for a between-capture noise estimate: two sides and one degree of freedom.
+    "min_captures": 3,
+    # Steady steps needed on each side (pooled over its captures) for the rank test.
+    "min_steps_side": 4,
+    # A shift below this % of the step before is never a change point, whatever the p-values say.
+    "min_effect_pct": 2.0,
+    # The between-capture noise is never taken below this % (identical medians are no evidence that
+    # the next capture cannot move by chance).
+    "noise_floor_pct": 1.0,
+    # Captures each side a candidate split is judged against: slow drift over a long series must
+    # not add up to a "change" between its halves.
+    "window": 8,
+}
+
+CAUSE = {
+    # Categories named as the cause: those whose per-step change is at least this share of the shift.
+    "category_min_share": 0.25,
+    "max_categories": 2,
+    # Ops / kernels named under a cause.
+    "max_ops": 3,
+    # An op must have moved by at least this % of the step before to be named.
+    "op_min_pct": 1.0,
+}
