@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
+from types import MappingProxyType
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -267,6 +268,11 @@ class StringTable(List[str]):
         return self.intern(value if isinstance(value, str) else str(value))
 
 
+# The per-op stats of every name that has none: one shared, read-only mapping instead of an empty
+# dict per name (64 bytes each: 64 MB for a million kernel names).
+NO_STATS: Mapping[str, Any] = MappingProxyType({})
+
+
 @dataclass
 class Plane:
     """One XPlane: a host (all its threads), a device, or bookkeeping (metadata, task environment)."""
@@ -275,7 +281,7 @@ class Plane:
     name: str
     event_names: List[str]  # dense metadata index -> event name
     event_display_names: List[str]
-    metadata_stats: List[Dict[str, Any]]  # dense metadata index -> per-op constant stats (resolved)
+    metadata_stats: List[Mapping[str, Any]]  # dense metadata index -> per-op constant stats (resolved)
     stats: Dict[str, Any]  # plane-level stats, e.g. GPU properties
     strings: StringTable  # string stat values, referenced by StatColumn(kind="str")
     lines: List[Line] = field(default_factory=list)

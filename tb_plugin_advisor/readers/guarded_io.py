@@ -24,7 +24,7 @@ import os
 import stat
 import zlib
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Iterator, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.formatting import fixed
@@ -194,32 +194,42 @@ def inflate(data: bytes, source: str, limits: ReadLimits) -> bytes:
     """Gunzip (every member, as `gzip -c a b` writes them, and the zero padding some tools add) with
     the size cap applied while inflating: a few KB of gzip can expand to GBs, and that never reaches
     memory. Data that is not gzip passes as it is, within the same cap."""
-    cap = limits.max_profile_bytes
     if data[:2] != GZIP_MAGIC:
-        if len(data) > cap:
+        if len(data) > limits.max_profile_bytes:
             raise too_big(source, len(data), limits)
         return data
     pieces = bytearray()  # grown in place: no second copy of the whole profile when done
+    for chunk in inflate_pieces(data, source, limits):
+        pieces += chunk
+    return pieces
+
+
+def inflate_pieces(data: bytes, source: str, limits: ReadLimits, size: int = INFLATE_CHUNK
+                   ) -> Iterator[bytes]:
+    """The gzip `data` inflated a piece of at most `size` bytes at a time, with `inflate`'s checks and
+    errors: a reader that consumes the pieces as they come never holds the inflated whole."""
+    cap = limits.max_profile_bytes
+    total = 0
     rest = data
     try:
         while rest:
             inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            chunk = inflater.decompress(rest, INFLATE_CHUNK)
+            chunk = inflater.decompress(rest, size)
             while True:
-                if len(pieces) + len(chunk) > cap:
+                if total + len(chunk) > cap:
                     limit = describe_bytes(cap)
                     problem = f"the gzip data inflates to more than {limit}, the profile size limit"
                     raise ProfileReadError(source, problem + RAISE_HINT)
-                pieces += chunk
+                total += len(chunk)
+                yield chunk
                 if inflater.eof or not inflater.unconsumed_tail:
                     break
-                chunk = inflater.decompress(inflater.unconsumed_tail, INFLATE_CHUNK)
+                chunk = inflater.decompress(inflater.unconsumed_tail, size)
             if not inflater.eof:
                 raise ProfileReadError(source, "gzip data is truncated or corrupt (incomplete stream)")
             rest = inflater.unused_data.lstrip(b"\x00")  # concatenated members, zero padding
     except zlib.error as exc:
         raise ProfileReadError(source, f"gzip data is truncated or corrupt ({exc})") from exc
-    return pieces
 
 
 def read_remote(source: str, limits: ReadLimits) -> bytes:
@@ -254,3 +264,38 @@ def read_whole(source: str, limits: ReadLimits) -> bytes:
         if handle.changed():
             raise handle.changed_error()
     return inflate(data, source, limits)
+
+
+def read_pieces(source: str, limits: ReadLimits, size: int = INFLATE_CHUNK) -> Iterator[bytes]:
+    """A profile's bytes (inflated when gzip) a piece of at most `size` bytes at a time, under
+    `read_whole`'s checks and errors: a reader that decodes the pieces as they come never holds the
+    whole text. A local file that is not gzip is read with pread a piece at a time (and checked for a
+    rewrite after its last piece); a gzip file or a remote one is read whole and inflated piecewise."""
+    if "://" in source:
+        data = read_remote(source, limits)
+    else:
+        with ProfileFile(source, limits) as handle:
+            if handle.size < 2 or handle.read(0, 2) == GZIP_MAGIC:
+                data = handle.read(0, handle.size) if handle.size else b""
+                if handle.changed():
+                    raise handle.changed_error()
+            else:
+                for start in range(0, handle.size, size):
+                    yield handle.read(start, min(handle.size, start + size))
+                if handle.changed():
+                    raise handle.changed_error()
+                return
+    yield from pieces_of(data, source, limits, size)
+
+
+def pieces_of(data: bytes, source: str, limits: ReadLimits, size: int = INFLATE_CHUNK) -> Iterator[bytes]:
+    """Profile bytes held in memory, inflated when gzip, a piece of at most `size` bytes at a time
+    under `inflate`'s cap and errors."""
+    if data[:2] == GZIP_MAGIC:
+        yield from inflate_pieces(data, source, limits, size)
+        return
+    if len(data) > limits.max_profile_bytes:
+        raise too_big(source, len(data), limits)
+    with memoryview(data) as view:
+        for start in range(0, len(data), size):
+            yield bytes(view[start:start + size])

@@ -1,12 +1,14 @@
-"""Kineto trace file → typed events: a guarded, bounded read (readers/guarded_io.py), one typed JSON
-decode.
+"""Kineto trace file → typed events: a guarded, bounded read (readers/guarded_io.py), typed JSON
+decoding.
 
 The parser is msgspec with typed Structs (bench/bench_kineto.py measures it against orjson and the
-stdlib). Memory is what shapes the decoding: the whole document is validated in one pass with each
-event kept as a raw slice of the input (`msgspec.Raw`, ~50 bytes an event, no copy); events are
-then decoded one at a time into a Struct that skips every field the Advisor does not use, and each
-event's `args` stay raw until the event's role needs them. Peak memory is the uncompressed bytes
-plus about a third, where a whole-document parse into dicts takes 5–10× the file size.
+stdlib): each event is decoded into a Struct that skips every field the Advisor does not use, and
+its `args` stay raw until the event's role needs them. Memory shapes the decoding. The reader's
+usual path (stream.py) decodes traceEvents a batch at a time while the text streams by, and holds
+neither the text nor anything per event but the columns. This module is also the whole-document
+path it falls back on: the document validated in one pass with each event kept as a raw slice of
+the input (`msgspec.Raw`, ~60 bytes an event, no copy), then decoded one event at a time; that
+path words every error, and holds the text and the slices until the last event is read.
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ class KinetoTrace(msgspec.Struct, gc=False):
     cuda_runtime_version: Any = None
 
 
-_DECODER = msgspec.json.Decoder(KinetoTrace)
-_EVENT_DECODER = msgspec.json.Decoder(TraceEvent)
-_ARGS_DECODER = msgspec.json.Decoder(dict)
+TRACE_DECODER = msgspec.json.Decoder(KinetoTrace)
+EVENT_DECODER = msgspec.json.Decoder(TraceEvent)
+ARGS_DECODER = msgspec.json.Decoder(dict)
 
 
 # Nanoseconds a time may reach (±146 years from its origin), so that start + duration, and the base
@@ -75,7 +77,7 @@ def decode_args(raw: msgspec.Raw) -> dict:
     if not raw:
         return {}
     try:
-        return _ARGS_DECODER.decode(raw)
+        return ARGS_DECODER.decode(raw)
     except UnicodeDecodeError:
         return decode_args(repair_utf8(raw))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -92,7 +94,7 @@ def decode_event(raw: msgspec.Raw, index: int, source: str) -> TraceEvent:
     """One event of traceEvents (already known to be valid JSON) → TraceEvent. UnicodeDecodeError
     passes to the caller, which counts the event and decodes `repair_utf8(raw)` instead."""
     try:
-        return _EVENT_DECODER.decode(raw)
+        return EVENT_DECODER.decode(raw)
     except msgspec.ValidationError as exc:
         where = str(exc).replace("`$.", f"`traceEvents[{index}].").replace("`$`", f"`traceEvents[{index}]`")
         raise ProfileReadError(source, f"not a PyTorch profiler trace: {where}") from exc
@@ -129,7 +131,7 @@ def decode_trace(data: bytes, source: str) -> KinetoTrace:
     if len(data) < 4096 and not bytes(data).strip():  # (a big buffer is never copied to check)
         raise ProfileReadError(source, "the file is empty")
     try:
-        trace = _DECODER.decode(data)
+        trace = TRACE_DECODER.decode(data)
     except msgspec.ValidationError as exc:
         raise ProfileReadError(source, f"not a PyTorch profiler trace: {exc}") from exc
     except msgspec.DecodeError as exc:

@@ -12,21 +12,22 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.heap import hands_back_memory
-from tb_plugin_advisor.model import Plane, Profile, StepMarker, StringTable
+from tb_plugin_advisor.model import NO_STATS, Plane, Profile, StepMarker, StringTable
 from tb_plugin_advisor.readers.devices import build_device
-from tb_plugin_advisor.readers.guarded_io import current, inflate
+from tb_plugin_advisor.readers.guarded_io import current, inflate, pieces_of, read_pieces
 from tb_plugin_advisor.readers.kineto import tables
 from tb_plugin_advisor.readers.kineto.lines import LineBuilder, device_plane_stats
 from tb_plugin_advisor.readers.kineto.load import (
     TIME_LIMIT_NS,
     KinetoTrace,
+    TraceEvent,
     decode_args,
     decode_event,
     decode_trace,
@@ -34,6 +35,7 @@ from tb_plugin_advisor.readers.kineto.load import (
     read_trace_bytes,
     repair_utf8,
 )
+from tb_plugin_advisor.readers.kineto.stream import Declined, EventStream
 
 HOST_PLANE = "/host:CPU"
 
@@ -43,18 +45,54 @@ HOST_PLANE = "/host:CPU"
 def read_kineto(path: str, host: Optional[str] = None) -> Profile:
     """Read one Kineto trace from a local path or any path TensorBoard's file layer understands."""
     source = os.fspath(path)
-    return _read([read_trace_bytes(source)], source, host or tables.worker_from_filename(source))
+    host = host or tables.worker_from_filename(source)
+    profile = _read_streamed(read_pieces(source, current(), PIECE_BYTES), source, host)
+    return profile if profile is not None else _read([read_trace_bytes(source)], source, host)
 
 
 @hands_back_memory(reads=True)
 @collector_paused
 def read_kineto_bytes(data: bytes, source: str = "<bytes>", host: str = "") -> Profile:
     """Decode a trace held in memory (plain or gzip JSON); ProfileReadError names `source`."""
-    return _read([inflate(data, source, current())], source, host)
+    profile = _read_streamed(pieces_of(data, source, current(), PIECE_BYTES), source, host)
+    return profile if profile is not None else _read([inflate(data, source, current())], source, host)
+
+
+# Bytes of text read (or inflated) at a time on the streamed path: a few MB of undecoded text and
+# decoded events in memory at once, and few enough pieces that their cost does not show.
+PIECE_BYTES = 2 << 20
+
+
+def _read_streamed(pieces: Iterator[bytes], source: str, host: str) -> Optional[Profile]:
+    """The profile, its events decoded a batch at a time as the text streams by (stream.py); None
+    when that path cannot vouch for the document or meets any error: the whole-document path
+    (`_read`) then reads it and words the error, so both give the same profile or the same message."""
+    stream = EventStream(pieces)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        converter = _TraceConverter(source, host, _base_ns(stream.head()))
+        if not converter.base_ns:  # a base time may still come after the events (ROCm traces)
+            converter.track_times()
+        for first, events, bad_utf8 in stream.batches():
+            converter.invalid_utf8 += bad_utf8
+            converter.add_events(events, first)
+            del events
+        trace = stream.trace()
+        if _base_ns(trace) != converter.base_ns:
+            converter.rebase(_base_ns(trace))
+    except (Declined, ProfileReadError):
+        return None
+    finally:
+        stream.close()
+        if gc_was_enabled:
+            gc.enable()
+    return converter.profile(trace, stream.size)
 
 
 def _read(holder: List[bytes], source: str, host: str) -> Profile:
-    """`holder` hands over the only reference to the bytes, so they are freed once events are read."""
+    """The whole-document path: `holder` hands over the only reference to the bytes, so they are
+    freed once the events are read."""
     data = holder.pop()
     size = len(data)
     gc_was_enabled = gc.isenabled()
@@ -62,22 +100,32 @@ def _read(holder: List[bytes], source: str, host: str) -> Profile:
     try:
         trace = decode_trace(data, source)
         del data
-        return _TraceConverter(trace, source, host, size).profile()
+        raws = trace.traceEvents or []
+        trace.traceEvents = None
+        converter = _TraceConverter(source, host, _base_ns(trace))
+        converter.add_raw_events(raws)
+        del raws
+        return converter.profile(trace, size)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
+def _base_ns(trace: KinetoTrace) -> int:
+    base = trace.baseTimeNanoseconds
+    return int(base) if isinstance(base, int) and base > 0 else 0
+
+
 class _TraceConverter:
     """One pass over the events, filling per-line builders; then columns, devices and markers."""
 
-    def __init__(self, trace: KinetoTrace, source: str, host: str, size: int):
-        self.trace = trace
+    def __init__(self, source: str, host: str, base_ns: int):
+        self.trace = KinetoTrace()  # the top-level fields, given to `profile` once the events are read
         self.source = source
         self.host = host
-        self.size = size
-        base = trace.baseTimeNanoseconds
-        self.base_ns = int(base) if isinstance(base, int) and base > 0 else 0
+        self.size = 0
+        self.base_ns = base_ns
+        self.roles: Dict[str, Optional[str]] = {}
         self.host_names: Dict[str, int] = {}
         self.host_strings = StringTable()
         self.host_lines: Dict[Tuple[Any, Any], LineBuilder] = {}
@@ -85,6 +133,10 @@ class _TraceConverter:
         self.device_names: Dict[Tuple[str, int], Dict[str, int]] = {}
         self.device_strings: Dict[Tuple[str, int], StringTable] = {}
         self.device_lines: Dict[Tuple[Tuple[str, int], str], LineBuilder] = {}
+        # per line (not per event): the pid/tid its first event was written with, and the built
+        # line's (plane id, line id) -> those ids, so evidence spans name the file's own coordinates
+        self.written_ids: Dict[Any, Tuple[Any, Any]] = {}
+        self.trace_ids: Dict[Tuple[int, int], Tuple[Any, Any]] = {}
         self.process_names: Dict[Any, str] = {}
         self.process_labels: Dict[Any, str] = {}
         self.thread_names: Dict[Tuple[Any, Any], str] = {}
@@ -95,14 +147,16 @@ class _TraceConverter:
         self.warnings: List[str] = []
         self.invalid_utf8 = 0  # events whose bytes held invalid UTF-8 (read with U+FFFD)
         self.memory_out_of_range = 0  # [memory] instants whose time is out of range (skipped)
+        # the least and greatest start of the complete events and of the memory records, kept while
+        # a base time may still come (track_times), to move them by it once it does (rebase)
+        self.starts: Optional[List[int]] = None
+        self.memory_starts: Optional[List[int]] = None
 
     # -- the pass ----------------------------------------------------------------------------------
 
-    def profile(self) -> Profile:
-        roles: Dict[str, Optional[str]] = {}
+    def add_raw_events(self, raws: List[Any]) -> None:
+        """The whole-document path's events: raw slices, decoded (and dropped) one at a time."""
         source = self.source
-        raws = self.trace.traceEvents or []
-        self.trace.traceEvents = None
         for index in range(len(raws)):
             try:
                 event = decode_event(raws[index], index, source)
@@ -110,20 +164,56 @@ class _TraceConverter:
                 event = decode_event(repair_utf8(raws[index]), index, source)
                 self.invalid_utf8 += 1
             raws[index] = None  # each raw slice goes as soon as it is read; the bytes go after the last
-            phase = event.ph
-            if phase == "X":
-                self._complete(index, event, roles)
-            elif phase == "M":
-                self._metadata(event)
-            elif phase in ("i", "I"):
-                if event.name == tables.MEMORY_EVENT:
-                    self._memory(index, event)
-            elif phase in ("s", "f", "t"):
-                if isinstance(event.cat, str) and event.cat.lower() in tables.LAUNCH_FLOW_CATEGORIES:
-                    self.launch_flows += 1
-            else:
-                self.ignored_phases[phase] = self.ignored_phases.get(phase, 0) + 1
-        del raws
+            self._event(index, event)
+        # (no event is left referring to the text here: its raw fields would keep all of it alive)
+
+    def add_events(self, events: List[TraceEvent], first: int) -> None:
+        """Decoded events, the first of them traceEvents[first]."""
+        event = self._event
+        for offset in range(len(events)):
+            event(first + offset, events[offset])
+
+    def _event(self, index: int, event: TraceEvent) -> None:
+        phase = event.ph
+        if phase == "X":
+            self._complete(index, event, self.roles)
+        elif phase == "M":
+            self._metadata(event)
+        elif phase in ("i", "I"):
+            if event.name == tables.MEMORY_EVENT:
+                self._memory(index, event)
+        elif phase in ("s", "f", "t"):
+            if isinstance(event.cat, str) and event.cat.lower() in tables.LAUNCH_FLOW_CATEGORIES:
+                self.launch_flows += 1
+        else:
+            self.ignored_phases[phase] = self.ignored_phases.get(phase, 0) + 1
+
+    def track_times(self) -> None:
+        self.starts = [TIME_LIMIT_NS, -TIME_LIMIT_NS]
+        self.memory_starts = [TIME_LIMIT_NS, -TIME_LIMIT_NS]
+
+    def rebase(self, base_ns: int) -> None:
+        """Move every time by a base time read after the events (they were read with no base, from
+        track_times on), as if it had come first; Declined where that would have changed what was
+        read (a time out of range, a memory record skipped or not): the whole-document path says."""
+        if self.starts is None or self.memory_starts is None or self.base_ns or self.memory_out_of_range:
+            raise Declined("a base time after the events, and no record of the times")
+        for lowest, highest in (self.starts, self.memory_starts):
+            in_range = -TIME_LIMIT_NS < lowest + base_ns and highest + base_ns < TIME_LIMIT_NS  # noqa: SIM300
+            if lowest <= highest and not in_range:
+                raise Declined("a time out of range with the base time")
+        for builder in (*self.host_lines.values(), *self.device_lines.values()):
+            if builder.starts:
+                starts = np.frombuffer(builder.starts, dtype=np.int64)
+                starts += base_ns
+                del starts
+        self.spans = [(name, start + base_ns, length) for name, start, length in self.spans]
+        self.base_ns = base_ns
+
+    def profile(self, trace: KinetoTrace, size: int) -> Profile:
+        """The Profile, once every event was added: `trace` holds the other top-level fields."""
+        self.trace = trace
+        self.size = size
         return self._assemble()
 
     def _time(self, index: int, event) -> Tuple[int, int]:
@@ -145,6 +235,12 @@ class _TraceConverter:
                 raise ProfileReadError(
                     self.source, f"traceEvents[{index}].{key} ({_shown_name(event)}) is out of range "
                     f"({bytes(getattr(event, key))[:40].decode(errors='replace')} µs): more than 146 years")
+        bounds = self.starts
+        if bounds is not None:
+            if start < bounds[0]:
+                bounds[0] = start
+            if start > bounds[1]:
+                bounds[1] = start
         return start, length
 
     def _complete(self, index: int, event, roles: Dict[str, Optional[str]]) -> None:
@@ -169,6 +265,7 @@ class _TraceConverter:
         line = self.host_lines.get(key)
         if line is None:
             line = self.host_lines[key] = LineBuilder(self.host_names, self.host_strings)
+            self.written_ids[key] = (pid, tid)
         return line
 
     def _device_line(self, index: int, event, role: str, category: str) -> LineBuilder:
@@ -186,6 +283,7 @@ class _TraceConverter:
             names = self.device_names.setdefault(device, {})
             strings = self.device_strings.setdefault(device, StringTable())
             line = self.device_lines[key] = LineBuilder(names, strings)
+            self.written_ids[key] = (event.pid, event.tid)
         return line
 
     def _metadata(self, event) -> None:
@@ -209,6 +307,9 @@ class _TraceConverter:
         start = micros_to_ns(event.ts)
         if start is None:
             return
+        bounds = self.memory_starts
+        if bounds is not None:
+            bounds[0], bounds[1] = min(bounds[0], start), max(bounds[1], start)
         if not -TIME_LIMIT_NS < start + self.base_ns < TIME_LIMIT_NS:
             self.memory_out_of_range += 1
             return
@@ -224,6 +325,7 @@ class _TraceConverter:
         for line_id, ((pid, tid), builder) in enumerate(sorted(self.host_lines.items(), key=_line_order)):
             name, display = self._thread_label(pid, tid)
             line, fixed = builder.build(line_id, name, display, host_plane)
+            self.trace_ids[(host_plane.id, line_id)] = self.written_ids[(pid, tid)]
             host_plane.lines.append(line)
             repaired += fixed
         _finish_names(host_plane, self.host_names)
@@ -237,6 +339,7 @@ class _TraceConverter:
             keys = sorted((k for k in self.device_lines if k[0] == device), key=lambda k: _stream_order(k[1]))
             for line_id, key in enumerate(keys):
                 line, fixed = self.device_lines[key].build(line_id, key[1], "", plane)
+                self.trace_ids[(plane_id, line_id)] = self.written_ids[key]
                 plane.lines.append(line)
                 repaired += fixed
             _finish_names(plane, self.device_names[device])
@@ -320,6 +423,8 @@ class _TraceConverter:
             "process_names": {str(k): v for k, v in self.process_names.items()},
             "spans": [{"name": n, "start_ns": s, "duration_ns": d} for n, s, d in self.spans],
             "launch_flows": self.launch_flows,
+            "base_ns": self.base_ns,
+            "trace_ids": self.trace_ids,
         }
 
 
@@ -364,12 +469,16 @@ def _line_order(item) -> Tuple[str, str]:
 
 
 def _finish_names(plane: Plane, names: Dict[str, int]) -> None:
+    """The plane's name table from the names its lines interned; `names` is emptied (its int ids
+    and its hash table were half the memory of a million names)."""
     ordered = [""] * len(names)
     for text, index in names.items():
         ordered[index] = text
+    names.clear()
     plane.event_names.extend(ordered)
-    plane.event_display_names.extend([""] * len(ordered))
-    plane.metadata_stats.extend({} for _ in ordered)
+    del ordered
+    plane.event_display_names.extend([""] * len(plane.event_names))
+    plane.metadata_stats.extend([NO_STATS] * len(plane.event_names))
 
 
 def _device_properties(raw: Any) -> Dict[int, Dict[str, Any]]:

@@ -19,6 +19,7 @@ from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable, compac
 from tb_plugin_advisor.readers.xplane import event_columns, schema
 from tb_plugin_advisor.readers.xplane.event_columns import decode_events
 from tb_plugin_advisor.readers.xplane.line_windows import LineRange, decode_windows
+from tb_plugin_advisor.readers.xplane.metadata_ids import DenseIds
 from tb_plugin_advisor.readers.xplane.wire import Progress, event_chunks
 
 
@@ -45,7 +46,7 @@ _StatPieces = Dict[str, List[Tuple[np.ndarray, str, np.ndarray]]]
 def read_line(
     line: Union[bytes, LineRange],
     plane: Plane,
-    dense: Dict[int, int],
+    dense: DenseIds,
     stat_names: Dict[int, str],
     strings: StringTable,
     progress: Progress,
@@ -83,7 +84,7 @@ def read_line(
             memoryview(line), stat_names, strings, progress, budget
         )
     header = schema.XLine.FromString(b"".join(header_parts))
-    metadata_index = _dense_indices(metadata_ids, plane, dense)
+    metadata_index = dense.lookup(metadata_ids, plane)
     del metadata_ids
     start_ns //= 1000
     start_ns += header.timestamp_ns
@@ -95,7 +96,7 @@ def read_line(
         if column.kind == "int":
             column.data = compact_ints(column.data)
     budget.ignored_values += _drop_unusable_floats(stats)
-    _merge_metadata_stats(stats, metadata_index, plane, strings)
+    _merge_metadata_stats(stats, metadata_index, plane, strings, dense.with_stats)
     if count > 1 and np.any(start_ns[1:] < start_ns[:-1]):  # (a comparison, not an int64 diff)
         order = np.argsort(start_ns, kind="stable")
         start_ns, duration_ns, metadata_index = start_ns[order], duration_ns[order], metadata_index[order]
@@ -175,7 +176,10 @@ def _add_pieces(pieces: _StatPieces, block: event_columns.StatBlock, stat_names:
             typed = _typed_values(kind, block.bits[lo:hi], stat_names, strings)
         else:
             typed = ("int", block.bits[lo:hi].view(np.int64).copy())
-        pieces.setdefault(stat_names.get(stat_id, str(stat_id)), []).append((where, *typed))
+        name = stat_names.get(stat_id, str(stat_id))
+        if name in IDENTIFIER_STATS and typed[0] == "int":  # 32 bits where they fit, piece by piece
+            typed = ("int", compact_ints(typed[1]))
+        pieces.setdefault(name, []).append((where, *typed))
 
 
 # A float beyond this is no time, size or count a profiler writes; int64 columns could not hold it.
@@ -202,33 +206,6 @@ def _drop_unusable_floats(stats: Dict[str, StatColumn]) -> int:
         else:
             del stats[name]
     return dropped
-
-
-def _dense_indices(metadata_ids: np.ndarray, plane: Plane, dense: Dict[int, int]) -> np.ndarray:
-    """Metadata ids → dense int32 indices into the plane's name table (via a lookup table: no sort)."""
-    if metadata_ids.size == 0:
-        return np.zeros(0, dtype=np.int32)
-    low, high = int(metadata_ids.min()), int(metadata_ids.max())
-    if low < 0 or high > 4 * (len(dense) + metadata_ids.size):  # sparse or odd ids: sort instead
-        unique, inverse = unique_inverse(metadata_ids)
-        mapped = np.array([_dense_index(m, plane, dense) for m in unique.tolist()], dtype=np.int32)
-        return mapped[inverse.reshape(-1)]
-    table = np.full(high + 1, -1, dtype=np.int32)
-    for metadata_id, index in dense.items():
-        if 0 <= metadata_id <= high:
-            table[metadata_id] = index
-    result = table[metadata_ids]
-    missing = np.unique(metadata_ids[result < 0])
-    if missing.size:
-        for metadata_id in missing.tolist():
-            table[metadata_id] = _dense_index(metadata_id, plane, dense)
-        result = table[metadata_ids]
-    return result
-
-
-def _dense_index(metadata_id: int, plane: Plane, dense: Dict[int, int]) -> int:
-    found = dense.get(metadata_id)
-    return found if found is not None else placeholder_metadata(plane, dense, metadata_id)
 
 
 _VALUE_DEFAULTS = {"ref_value": 0, "str_value": "", "int64_value": 0, "uint64_value": 0, "double_value": 0.0}
@@ -395,15 +372,6 @@ def _reordered(column: StatColumn, order: np.ndarray) -> StatColumn:
     return StatColumn(column.kind, indices[by_index], column.data[by_index], column.count)
 
 
-def placeholder_metadata(plane: Plane, dense: Dict[int, int], metadata_id: int) -> int:
-    """An event whose metadata is missing still counts; it gets a visible placeholder name."""
-    index = dense[metadata_id] = len(plane.event_names)
-    plane.event_names.append(f"<unknown event {metadata_id}>")
-    plane.event_display_names.append("")
-    plane.metadata_stats.append({})
-    return index
-
-
 def _typed_piece(values: List[Any], strings: StringTable) -> Tuple[str, np.ndarray]:
     if any(isinstance(v, str) for v in values):
         return "str", np.array([strings.intern_value(v) for v in values], dtype=np.int32)
@@ -412,13 +380,15 @@ def _typed_piece(values: List[Any], strings: StringTable) -> Tuple[str, np.ndarr
     return "int", np.array([v if v < (1 << 63) else v - (1 << 64) for v in values], dtype=np.int64)
 
 
-def _merge_metadata_stats(
-    stats: Dict[str, StatColumn], metadata_index: np.ndarray, plane: Plane, strings: StringTable
-) -> None:
-    """Per-op constant stats sit on the event metadata; fill them in where the event has none."""
-    if metadata_index.size == 0:
+def _merge_metadata_stats(stats: Dict[str, StatColumn], metadata_index: np.ndarray, plane: Plane,
+                          strings: StringTable, with_stats: np.ndarray) -> None:
+    """Per-op constant stats sit on the event metadata; fill them in where the event has none.
+    `with_stats`: the dense indices whose metadata has stats (the others are not listed, so a line of
+    half a million distinct kernels makes no list of them)."""
+    if metadata_index.size == 0 or with_stats.size == 0:
         return
-    used = unique_codes(metadata_index).tolist()
+    used = unique_codes(metadata_index)
+    used = used[np.isin(used, with_stats, assume_unique=True)].tolist()
     names = {k for m in used for k in plane.metadata_stats[m]}
     count = int(metadata_index.size)
     for name in names:

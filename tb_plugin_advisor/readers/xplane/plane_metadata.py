@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.readers.xplane import event_columns
+from tb_plugin_advisor.model import NO_STATS
+from tb_plugin_advisor.readers.xplane import event_columns, schema
 from tb_plugin_advisor.readers.xplane.lines import EventBudget, usable_number
+from tb_plugin_advisor.readers.xplane.wire import ByteSource
 
 _TRACEME_ENCODED = re.compile(r"^(?P<name>[^#]*)#(?P<args>[^#]*)#$")
 _INT = re.compile(r"^-?\d+$")
@@ -27,10 +29,93 @@ _FLOAT = re.compile(r"^-?\d+\.\d*(?:[eE][-+]?\d+)?$")
 class EventMetadata:
     """The plane's metadata entries by dense index (ascending metadata id)."""
 
-    ids: List[int]
+    ids: np.ndarray  # int64, ascending
     names: List[str]
     display_names: List[str]
-    stats: List[Dict[str, Any]]
+    stats: List[Mapping[str, Any]]  # model.NO_STATS for the entries without any
+
+
+_Header = Tuple[Any, Dict[int, str], EventMetadata]  # (runtime message, stat names by id, event metadata)
+Spans = List[Tuple[int, int]]
+
+
+def read_plane_header(source: ByteSource, runs: Spans, budget: EventBudget) -> _Header:
+    """A plane's non-line fields (the byte ranges `runs` of `source`): the runtime's message of them,
+    stat names by id, and the event metadata. Where the C walker reads the metadata map, the message
+    holds every field but the map, and the map is read a window of the file at a time: neither the
+    whole map's bytes nor the runtime's message of it (36 MB and 190 MB for a million names) are
+    held beside the names."""
+    if event_columns.COMPILED:
+        found = _walked_header(source, runs, budget)
+        if found is not None:
+            return found
+    header_bytes = b"".join(bytes(source.read(start, end)) for start, end in runs)
+    header = schema.XPlane.FromString(header_bytes)
+    stat_names = {key: meta.name for key, meta in header.stat_metadata.items()}
+    return header, stat_names, read_event_metadata(header_bytes, header, stat_names, budget)
+
+
+WINDOW = 2 << 20  # bytes of the metadata map read, checked and named at a time
+_METADATA_TAG = b"\x22"  # XPlane field 4 (the event metadata map), length-delimited
+
+
+def _walked_header(source: ByteSource, runs: Spans, budget: EventBudget) -> Optional[_Header]:
+    """read_plane_header with the walker; None where it declines or the runtime sees the map otherwise.
+
+    Each window of whole fields is parsed by the runtime too (it decides what is valid: an entry it
+    drops or merges sends the plane to the whole parse, as before, and an error is its error), and
+    dropped once its entries are counted; the walker names the same window's entries. The entries the
+    walker marks (stats, TraceMe names) are kept raw and read by the runtime at the end."""
+    others: List[bytes] = []  # the non-map fields, in file order
+    marked: List[bytes] = []  # the marked entries, as fields of their own
+    keys: List[np.ndarray] = []
+    special: List[np.ndarray] = []
+    names: List[str] = []
+    display_names: List[str] = []
+    in_runtime = 0
+    for begin, end in runs:
+        pos = begin
+        while pos < end:
+            window = source.read(pos, min(pos + WINDOW, end))
+            found = event_columns._wire.split_window(window, pos, end, 4, 0, -1, 0, end - pos, 0)
+            if found is None or found[2] <= pos:
+                return None
+            spans, other_runs, stop, run_start, _ = found
+            chunk = bytes(window[: stop - pos] if stop - pos <= len(window) else source.read(pos, stop))
+            del window
+            pairs = np.frombuffer(other_runs, dtype=np.int64).reshape(-1, 2).tolist()
+            if run_start >= 0:
+                pairs.append([run_start, stop])
+            others += [chunk[a - pos : b - pos] for a, b in pairs]
+            in_runtime += len(schema.XPlane.FromString(chunk).event_metadata)
+            table = event_columns._wire.metadata_table(chunk)
+            entries = np.frombuffer(spans, dtype=np.int64).reshape(-1, 2) - pos
+            if table is None or len(table[1]) != entries.shape[0]:
+                return None
+            keys.append(np.frombuffer(table[0], dtype=np.int64))
+            names += table[1]
+            display_names += table[2]
+            special.append(np.frombuffer(table[3], dtype=np.uint8))
+            for a, b in entries[np.flatnonzero(special[-1])].tolist():
+                marked.append(_METADATA_TAG + schema.encode_varint(b - a) + chunk[a:b])
+            del table, chunk
+            pos = stop
+    if in_runtime != len(names):
+        return None
+    ordered = _in_key_order(np.concatenate(keys + [np.zeros(0, np.int64)]), names, display_names,
+                            np.concatenate(special + [np.zeros(0, np.uint8)]))
+    del keys, special
+    if ordered is None:
+        return None
+    header = schema.XPlane.FromString(b"".join(others))
+    stat_names = {key: meta.name for key, meta in header.stat_metadata.items()}
+    ids, names, display_names, by_key = ordered
+    stats: List[Mapping[str, Any]] = [NO_STATS] * len(names)
+    runtime = schema.XPlane.FromString(b"".join(marked))
+    for i in np.flatnonzero(by_key).tolist():
+        entry = runtime.event_metadata[int(ids[i])]
+        names[i], display_names[i], stats[i] = entry_of(entry, stat_names, budget)
+    return header, stat_names, EventMetadata(ids, names, display_names, stats)
 
 
 def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
@@ -41,11 +126,13 @@ def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
     if table is None:
         ids = sorted(header.event_metadata.keys())
         found = [entry_of(header.event_metadata[mid], stat_names, budget) for mid in ids]
-        return EventMetadata(ids, [f[0] for f in found], [f[1] for f in found], [f[2] for f in found])
+        return EventMetadata(np.array(ids, dtype=np.int64), [f[0] for f in found], [f[1] for f in found],
+                             [f[2] or NO_STATS for f in found])
     ids, names, display_names, special = table
-    stats: List[Dict[str, Any]] = [{} for _ in ids]
+    stats: List[Mapping[str, Any]] = [NO_STATS] * len(names)
     for i in np.flatnonzero(special).tolist():
-        names[i], display_names[i], stats[i] = entry_of(header.event_metadata[ids[i]], stat_names, budget)
+        entry = header.event_metadata[int(ids[i])]
+        names[i], display_names[i], stats[i] = entry_of(entry, stat_names, budget)
     return EventMetadata(ids, names, display_names, stats)
 
 
@@ -60,6 +147,11 @@ def _wire_table(header_bytes: bytes, header):
     special = np.frombuffer(special, dtype=np.uint8)
     if keys.size != len(header.event_metadata):
         return None
+    return _in_key_order(keys, names, display_names, special)
+
+
+def _in_key_order(keys: np.ndarray, names: List[str], display_names: List[str], special: np.ndarray):
+    """The walker's entries (file order) by ascending key; None when a key is given twice."""
     if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):  # (writers emit them in order)
         order = np.argsort(keys, kind="stable")
         keys, special = keys[order], special[order]
@@ -67,7 +159,7 @@ def _wire_table(header_bytes: bytes, header):
             return None
         names = [names[i] for i in order.tolist()]
         display_names = [display_names[i] for i in order.tolist()]
-    return keys.tolist(), names, display_names, special
+    return keys, names, display_names, special
 
 
 def entry_of(meta, stat_names: Dict[int, str], budget: EventBudget) -> Tuple[str, str, Dict[str, Any]]:

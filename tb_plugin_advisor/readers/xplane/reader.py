@@ -18,15 +18,16 @@ from google.protobuf.message import DecodeError
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.gc_pause import collector_paused
-from tb_plugin_advisor.heap import hands_back_memory
+from tb_plugin_advisor.heap import hands_back_memory, release_free_memory
 from tb_plugin_advisor.model import Plane, Profile, StringTable
 from tb_plugin_advisor.readers import guarded_io
 from tb_plugin_advisor.readers.devices import build_device, step_markers
 from tb_plugin_advisor.readers.guarded_io import GZIP_MAGIC, ProfileFile, ReadLimits, inflate, too_big
-from tb_plugin_advisor.readers.xplane import XPLANE_SUFFIX, event_columns, schema
+from tb_plugin_advisor.readers.xplane import XPLANE_SUFFIX, event_columns
 from tb_plugin_advisor.readers.xplane.line_windows import LineRange
 from tb_plugin_advisor.readers.xplane.lines import EventBudget, read_line
-from tb_plugin_advisor.readers.xplane.plane_metadata import read_event_metadata, usable_stats
+from tb_plugin_advisor.readers.xplane.metadata_ids import DenseIds
+from tb_plugin_advisor.readers.xplane.plane_metadata import read_plane_header, usable_stats
 from tb_plugin_advisor.readers.xplane.wire import (
     ByteSource,
     Progress,
@@ -164,16 +165,20 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
                         limits.max_metadata_per_plane, compiled=event_columns.COMPILED)
     if fast is not None:
         line_slices, runs = fast
-        header_parts = [bytes(data.read(start, end)) for start, end in runs]
+        header_source = data
     else:  # something is wrong or over a limit: the field walk below says what
         header_parts, line_slices = _walk_plane(data, begin, finish, limits)
-    header_bytes = b"".join(header_parts)
-    del header_parts
-    header = schema.XPlane.FromString(header_bytes)
-    stat_names = {key: meta.name for key, meta in header.stat_metadata.items()}
-    metadata = read_event_metadata(header_bytes, header, stat_names, budget)
-    del header_bytes
-    dense = dict(zip(metadata.ids, range(len(metadata.ids))))
+        header_bytes = b"".join(header_parts)
+        del header_parts
+        runs = [(0, len(header_bytes))]
+        header_source = ByteSource.of_memory(data.name, memoryview(header_bytes))
+    if sum(end - start for start, end in runs) >= BIG_HEADER:
+        # what the earlier lines' decoding freed goes back first: the names are made in Python's own
+        # arenas, which never reuse it (17 MB of a 100 MB profile with a million names)
+        release_free_memory()
+    header, stat_names, metadata = read_plane_header(header_source, runs, budget)
+    del header_source
+    dense = DenseIds(metadata.ids, metadata.stats)
     plane_stats = usable_stats(header.stats, stat_names, budget)
     strings = StringTable()
 
@@ -194,6 +199,9 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         plane.lines.append(line)
     progress.done(finish)
     return plane
+
+
+BIG_HEADER = 8 << 20  # bytes of a plane's non-line fields (~100,000 metadata entries)
 
 
 def _walk_plane(data: ByteSource, begin: int, finish: int,
