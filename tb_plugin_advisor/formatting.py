@@ -88,6 +88,12 @@ def format_number(x: Optional[float]) -> str:
     return sign + grouped + (f".{frac}" if frac else "")
 
 
+def trace_micros(x: Optional[float]) -> str:
+    """A time in a trace as the trace writes it, µs to the ns ("708607.752 µs"), as the tab's
+    formatTraceTime: how a span is found again in a trace viewer, so never rounded to a few digits."""
+    return f"{_clean(fixed(x, 3))} µs" if _finite(x) else DASH
+
+
 def format_ms(x: Optional[float]) -> str:
     return f"{format_number(x)} ms" if _finite(x) else DASH
 

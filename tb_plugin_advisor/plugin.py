@@ -14,6 +14,7 @@ from typing import Any, Dict
 from tensorboard.plugins import base_plugin
 
 from tb_plugin_advisor.readers import guarded_io
+from tb_plugin_advisor.report.disk_cache import configure_dir
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
 from tb_plugin_advisor.views.server.analysis_service import AnalysisService
@@ -36,6 +37,7 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_max_profile_mb": 512.0,
     "advisor_dask_scheduler": "",
     "advisor_analysis_timeout": 600.0,
+    "advisor_cache_dir": "",
 }
 
 
@@ -139,6 +141,15 @@ class AdvisorLoader(base_plugin.TBLoader):
             "read the logdir). Default: none; Dask is then never imported.",
         )
 
+        group.add_argument(
+            "--advisor_cache_dir",
+            default=DEFAULTS["advisor_cache_dir"],
+            metavar="DIR|off",
+            help="Keep each analysed run's report in DIR, so a restart or a trend over many captures "
+            "does not read the profiles again; 'off' keeps nothing on disk. Default: "
+            "$TB_ADVISOR_CACHE_DIR, else $XDG_CACHE_HOME/tb-plugin-advisor (never the logdir).",
+        )
+
     def load(self, context: base_plugin.TBContext) -> AdvisorPlugin:
         return AdvisorPlugin(context)
 
@@ -159,6 +170,8 @@ class AdvisorPlugin(base_plugin.TBPlugin):
         except ValueError as exc:
             logger.warning("advisor: --advisor_max_profile_mb ignored: %s", exc)
         self.markers = MarkerWriter(enabled=bool(_flag(context, "advisor_write_markers")))
+        # before the analysis service starts its workers: they inherit the directory
+        self.cache_dir = configure_dir(str(_flag(context, "advisor_cache_dir") or ""))
         self.discovery = LiveDiscovery(
             self.logdir,
             interval_s=float(_flag(context, "advisor_reload_interval")),

@@ -340,8 +340,9 @@ def test_recommendations_are_sorted_by_severity_and_serialise():
     payload = out[0].to_json()
     assert set(payload) == {
         "id", "severity", "title", "message", "evidence", "snippet", "snippet_jax", "snippet_label",
-        "expected_gain",
+        "expected_gain", "evidence_spans",
     }
+    assert payload["evidence_spans"] == []  # the rules see Facts; the report attaches the spans
     assert (
         "num_parallel_calls=tf.data.AUTOTUNE"
         in fired(facts(**INPUT_HIGH, sequential_map=True))["input.parallel_map"].snippet

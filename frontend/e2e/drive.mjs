@@ -337,6 +337,42 @@ const ACTIONS = {
     return { baseline: s.baseline, candidate: s.candidate, hash: new URL(ctx.adv.url()).hash };
   },
 
+  /**
+   * Open the Trend view (typing `pattern` when given; with `shown`, it must already be open, e.g.
+   * after a reload) and wait for its answer; returns each capture row's run and whether it starts
+   * a change, and the change points the chart marks.
+   */
+  async trend(ctx, s) {
+    const f = ctx.adv;
+    if (s.shown) {
+      if (await f.locator(sel("panel-trend")).evaluate((el) => el.hidden)) fail("the trend panel is hidden");
+    } else {
+      await f.locator(sel("nav-trend")).click();
+    }
+    if (s.pattern !== undefined) {
+      await f.locator(sel("trend-pattern")).fill(s.pattern);
+      await f.locator(sel("trend-show")).click();
+    }
+    const pattern = s.pattern ?? (await f.locator(sel("trend-pattern")).inputValue());
+    await waitForPanel(f, "trend", `[data-testid="trend"][data-run=${cssString(pattern)}]`);
+    const rows = await f.locator(`${sel("panel-trend")} ${sel("trend-capture")}`).evaluateAll((els) =>
+      els.map((e) => ({ index: Number(e.getAttribute("data-index")), run: e.getAttribute("data-run"), change: e.getAttribute("data-change") === "true" })),
+    );
+    const marked = await f.locator(`${sel("panel-trend")} ${sel("chart-trend")}`).first().getAttribute("data-change-points");
+    return { pattern, rows, chartChangePoints: (marked ?? "").split(" ").filter(Boolean).map(Number) };
+  },
+
+  /** The Report panel is visible and shows this run (after a click elsewhere switched to it). */
+  async expectReportShown(ctx, s) {
+    const host = s.host ?? "";
+    await waitForPanel(ctx.adv, "report", `[data-testid="report"][data-run=${cssString(s.run)}][data-host=${cssString(host)}]`);
+    const hidden = await ctx.adv.locator(sel("panel-report")).evaluate((el) => el.hidden);
+    if (hidden) fail("the report panel is hidden");
+    const selected = await ctx.adv.locator(sel("run-select")).inputValue();
+    if (selected !== s.run) fail(`the run selector shows ${cssString(selected)}`);
+    return { run: s.run, hash: new URL(ctx.adv.url()).hash };
+  },
+
   async doctor(ctx) {
     await ctx.adv.locator(sel("nav-doctor")).click();
     await waitForPanel(ctx.adv, "doctor", sel("doctor-status"));
@@ -394,6 +430,97 @@ const ACTIONS = {
       await ctx.tb.waitForURL((url) => url.hash === "#profile" && url.searchParams.get("run") === s.run, { timeout });
     }
     return { href };
+  },
+
+  /**
+   * The first evidence span of recommendation `id` links to xprof's trace viewer on the span's host
+   * at its time: the click opens it, it asks xprof's server for the window around the span, and the
+   * answer holds the span's event (name and ts); the Profile tab link beside it lands on the tab's
+   * trace viewer of that run and host.
+   */
+  async expectSpanTraceViewerLink(ctx, s) {
+    const card = ctx.adv.locator(`[data-testid="rec-card"][data-rec-id=${cssString(s.id)}]`).first();
+    const item = card.locator(sel("span")).first();
+    const ts = Number(await item.getAttribute("data-ts"));
+    const link = item.locator(sel("span-trace-viewer"));
+    const href = await link.evaluate((a) => a.href);
+    const popupOpened = ctx.page.context().waitForEvent("page", { timeout });
+    await link.click();
+    const viewer = await popupOpened;
+    const response = await viewer.waitForResponse(
+      (r) => r.url().includes("/data/plugin/profile/data") && new URL(r.url()).searchParams.get("tag") === "trace_viewer@",
+      { timeout },
+    );
+    const asked = new URL(response.url());
+    const got = Object.fromEntries(["run", "tag", "host", "start_time_ms", "end_time_ms"]
+      .map((k) => [k, asked.searchParams.get(k)]));
+    const page = new URL(href);
+    got.view_start = page.searchParams.get("view_start");
+    got.view_end = page.searchParams.get("view_end");
+    const text = await response.text();
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      fail(`the trace viewer's data request ${response.url()} answered ${response.status()}: ${text.slice(0, 300)}`);
+    }
+    const events = (body.traceEvents ?? []).filter((e) => e.ph === "X");
+    const atSpan = events.filter((e) => Math.abs(Number(e.ts) - ts) < 0.0015).map((e) => ({ name: e.name, ts: e.ts, dur: e.dur }));
+    await viewer.waitForTimeout(500);
+    const viewerShot = shotsDir ? join(shotsDir, "advisor-evidence-trace-viewer.png") : null;
+    if (viewerShot) await viewer.screenshot({ path: viewerShot });
+    await viewer.close();
+    const tabLink = item.locator(sel("span-profile-tab"));
+    const tabHref = await tabLink.evaluate((a) => a.href);
+    await tabLink.click();
+    await ctx.tb.waitForURL((url) => url.hash === "#profile" && url.searchParams.get("run") === s.run, { timeout });
+    const frame = await (async () => {
+      const deadline = Date.now() + timeout;
+      while (Date.now() < deadline) {
+        const f = ctx.page.frames().find((x) => x.url().includes("/data/plugin/profile/trace_viewer"));
+        if (f) return f.url();
+        await ctx.page.waitForTimeout(200);
+      }
+      return null;
+    })();
+    if (!frame) fail("the Profile tab did not open its trace viewer");
+    return { href, ts, dataRequest: got, events: events.length, atSpan, tabHref, profileFrame: frame };
+  },
+
+  /** Point the Perfetto hand-off at `origin` (a local stub page in tests): the tab's localStorage. */
+  async setPerfettoOrigin(ctx, s) {
+    await ctx.adv.evaluate((o) => window.localStorage.setItem("advisor_perfetto_origin", o), s.origin);
+    return {};
+  },
+
+  /**
+   * Click "Open in Perfetto" on the first span of recommendation `id`: a window opens at the stub's
+   * origin with the span in its route, and the stub reports what it was posted (window.__received).
+   * With `expectState` the tab's status must reach that state instead (e.g. "unreachable").
+   */
+  async openSpanInPerfetto(ctx, s) {
+    const card = ctx.adv.locator(`[data-testid="rec-card"][data-rec-id=${cssString(s.id)}]`).first();
+    const item = card.locator(sel("span")).first();
+    const span = { ts: Number(await item.getAttribute("data-ts")), host: await item.getAttribute("data-host") };
+    const popupOpened = ctx.page.context().waitForEvent("page", { timeout });
+    await item.locator(sel("span-perfetto")).click();
+    const popup = await popupOpened;
+    const status = item.locator(sel("span-status"));
+    const want = s.expectState ?? "sent";
+    await ctx.adv.waitForFunction(
+      ([el, state]) => el?.dataset.state === state,
+      [await status.elementHandle(), want],
+      { timeout: s.waitMs ?? timeout, polling: 100 },
+    ).catch(async () => fail(`the hand-off did not reach "${want}": ${await status.textContent()}`));
+    const statusText = ((await status.textContent()) ?? "").trim();
+    let received = null;
+    if (want === "sent") {
+      await popup.waitForFunction(() => window.__received !== undefined, null, { timeout });
+      received = await popup.evaluate(() => window.__received);
+    }
+    const popupUrl = popup.url();
+    await popup.close();
+    return { span, popupUrl, received, statusText };
   },
 
   /** Click the first element matching a selector or testid. */

@@ -5,16 +5,18 @@ import { CANCELLED, getJson, type ApiResult } from "./api";
 import type { Chart } from "./charts";
 import type { Theme } from "./chartdata";
 import { h, option, replace } from "./dom";
-import type { Diff, Doctor, Report, RunInfo, RunsResponse } from "./types";
-import { diffUrl, doctorUrl, frameworkLabel, reportUrl, runsUrl } from "./urls";
+import type { Diff, Doctor, Report, RunInfo, RunsResponse, Trend } from "./types";
+import { defaultSeries, seriesChoices } from "./trenddata";
+import { diffUrl, doctorUrl, frameworkLabel, reportUrl, runsUrl, trendUrl } from "./urls";
 import { progressFraction, progressLine, progressParts } from "./progress";
 import { readParentDark, resolveTheme } from "./theme";
 import { initialDiffPair, pageHashWith, parsePageState, parseState, stateHash, type TabState } from "./urlstate";
 import { renderDiff } from "./views/diff";
 import { doctorProblemCount, renderDoctor } from "./views/doctor";
 import { renderReport } from "./views/report";
+import { renderTrend } from "./views/trend";
 
-type Panel = "report" | "diff" | "doctor";
+type Panel = "report" | "diff" | "doctor" | "trend";
 
 /** TensorBoard's page, when the tab may reach it (same origin); null in cross-origin embeddings. */
 function tensorboardPage(): Window | null {
@@ -65,18 +67,21 @@ export class AdvisorApp {
   private state: TabState = initialState();
   private view: Panel = "report";
   private shownDiff = "";
-  private readonly slots: Record<Panel, Slot> = { report: newSlot("report"), diff: newSlot("diff"), doctor: newSlot("doctor") };
+  private shownTrend = "";
+  private readonly slots: Record<Panel, Slot> = { report: newSlot("report"), diff: newSlot("diff"), doctor: newSlot("doctor"), trend: newSlot("trend") };
   private readonly panels: Record<Panel, HTMLElement>;
   private readonly navButtons: Record<Panel, HTMLButtonElement>;
   private readonly runSelect = h("select", { testid: "run-select", attrs: { "aria-label": "Run" } });
   private readonly hostSelect = h("select", { testid: "host-select", attrs: { "aria-label": "Host" } });
   private readonly baselineSelect = h("select", { testid: "diff-baseline", attrs: { "aria-label": "Baseline run" } });
   private readonly candidateSelect = h("select", { testid: "diff-candidate", attrs: { "aria-label": "Candidate run" } });
+  private readonly trendSelect = h("select", { testid: "trend-select", attrs: { "aria-label": "Series" } });
+  private readonly trendInput = h("input", { class: "adv-filter", testid: "trend-pattern", attrs: { type: "text", "aria-label": "Runs matching", placeholder: "run prefix or glob" } });
 
   constructor(root: HTMLElement) {
     const nav = (p: Panel, label: string) =>
       h("button", { class: "adv-nav-btn", testid: `nav-${p}`, attrs: { type: "button" }, on: { click: () => this.show(p) } }, label);
-    this.navButtons = { report: nav("report", "Report"), diff: nav("diff", "Compare runs"), doctor: nav("doctor", "Doctor") };
+    this.navButtons = { report: nav("report", "Report"), diff: nav("diff", "Compare runs"), trend: nav("trend", "Trend"), doctor: nav("doctor", "Doctor") };
     this.runSelect.addEventListener("change", () => this.onRunChange());
     this.hostSelect.addEventListener("change", () => {
       this.saveState();
@@ -86,6 +91,15 @@ export class AdvisorApp {
     this.baselineSelect.addEventListener("change", () => this.onPairChange());
     this.candidateSelect.addEventListener("change", () => this.onPairChange());
     const compare = h("button", { class: "adv-primary", testid: "diff-compare", attrs: { type: "button" }, on: { click: () => void this.loadDiff() } }, "Compare");
+    // A series from the list replaces the typed pattern; a typed one is shown on Enter or "Show".
+    this.trendSelect.addEventListener("change", () => {
+      this.trendInput.value = this.trendSelect.value;
+      void this.loadTrend();
+    });
+    this.trendInput.addEventListener("keydown", (ev) => {
+      if ((ev as KeyboardEvent).key === "Enter") void this.loadTrend();
+    });
+    const showTrend = h("button", { class: "adv-primary", testid: "trend-show", attrs: { type: "button" }, on: { click: () => void this.loadTrend() } }, "Show");
     const reload = h("button", { testid: "reload", attrs: { type: "button", title: "Reload the run list and analysis" }, on: { click: () => void this.start() } }, "Reload");
     this.panels = {
       report: h(
@@ -107,6 +121,13 @@ export class AdvisorApp {
         ),
         this.slots.diff.status,
         this.slots.diff.content,
+      ),
+      trend: h(
+        "div",
+        { class: "adv-panel", testid: "panel-trend" },
+        h("div", { class: "adv-controls" }, h("label", null, "Series ", this.trendSelect), h("label", null, "or runs matching ", this.trendInput), showTrend),
+        this.slots.trend.status,
+        this.slots.trend.content,
       ),
       doctor: h("div", { class: "adv-panel", testid: "panel-doctor" }, this.slots.doctor.status, this.slots.doctor.content),
     };
@@ -130,6 +151,7 @@ export class AdvisorApp {
       host: this.hostSelect.value || undefined,
       baseline: this.baselineSelect.value || undefined,
       candidate: this.candidateSelect.value || undefined,
+      trend: this.trendInput.value.trim() || undefined,
     };
     try {
       window.history.replaceState(null, "", withHash(stateHash(state)));
@@ -180,6 +202,7 @@ export class AdvisorApp {
     if (p === "doctor" && !this.doctor) void this.loadDoctor();
     if (this.runs.length) this.saveState();
     if (p === "diff" && this.runs.length && this.shownDiff !== this.pairKey()) void this.loadDiff();
+    if (p === "trend" && this.runs.length && this.shownTrend !== this.trendInput.value.trim()) void this.loadTrend();
   }
 
   private pairKey(): string {
@@ -205,8 +228,14 @@ export class AdvisorApp {
     const [defBase, defCand] = initialDiffPair(names, this.state);
     replace(this.baselineSelect, names.map((n) => option(n, n, n === (names.includes(b) ? b : defBase))));
     replace(this.candidateSelect, names.map((n) => option(n, n, n === (names.includes(c) ? c : defCand))));
+    const choices = seriesChoices(this.runs);
+    const pattern = this.trendInput.value.trim() || defaultSeries(choices, this.state.trend, this.runSelect.value);
+    replace(this.trendSelect, choices.map((x) => option(x.value, x.label, x.value === pattern)));
+    if (!choices.some((x) => x.value === pattern)) this.trendSelect.selectedIndex = -1;
+    this.trendInput.value = pattern;
     void this.loadDoctor();
     if (this.runs.length === 0) {
+      if (this.view === "trend") void this.loadTrend();
       this.clearCharts(slot);
       replace(slot.content);
       this.setMessage(
@@ -219,6 +248,7 @@ export class AdvisorApp {
     }
     this.onRunChange();
     if (this.view === "diff") void this.loadDiff();
+    if (this.view === "trend") void this.loadTrend();
   }
 
   private onRunChange(): void {
@@ -279,6 +309,52 @@ export class AdvisorApp {
     };
     slot.redraw = draw;
     draw();
+  }
+
+  private async loadTrend(): Promise<void> {
+    const pattern = this.trendInput.value.trim();
+    const slot = this.slots.trend;
+    this.shownTrend = pattern;
+    this.trendSelect.selectedIndex = [...this.trendSelect.options].findIndex((o) => o.value === pattern);
+    this.saveState();
+    if (!pattern) {
+      slot.token++;
+      this.clearCharts(slot);
+      replace(slot.content);
+      slot.redraw = null;
+      this.setMessage(slot, "empty", this.runs.length ? "Pick a series or type a run prefix." : "No profile runs found under this logdir.");
+      return;
+    }
+    const res = await this.poll<Trend>(slot, trendUrl(pattern), `Analysing the captures of ${pattern}`);
+    if (!res) {
+      this.shownTrend = "";
+      return;
+    }
+    const known = new Set(this.runs.map((r) => r.run));
+    const draw = () => {
+      const v = renderTrend(res, pattern, { theme: this.theme, known, openReport: (run) => this.openReport(run), openDiff: (b, c) => this.openDiff(b, c) });
+      this.clearCharts(slot);
+      replace(slot.content, v.el);
+      slot.charts = v.draw();
+    };
+    slot.redraw = draw;
+    draw();
+  }
+
+  /** From the Trend view: the Report view on this capture, all hosts. */
+  private openReport(run: string): void {
+    if (!this.runs.some((r) => r.run === run)) return;
+    this.runSelect.value = run;
+    this.hostSelect.value = "";
+    this.show("report");
+    this.onRunChange();
+  }
+
+  /** From the Trend view: the Compare view on the captures either side of a change point. */
+  private openDiff(baseline: string, candidate: string): void {
+    this.baselineSelect.value = baseline;
+    this.candidateSelect.value = candidate;
+    this.show("diff");
   }
 
   private async loadDoctor(): Promise<void> {

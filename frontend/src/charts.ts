@@ -16,6 +16,8 @@ import {
   Tooltip,
 } from "chart.js";
 import type { BarData, Theme } from "./chartdata";
+import { formatNumber } from "./format";
+import type { TrendChartData } from "./trenddata";
 import type { RooflineSeries } from "./deep/roofline";
 import { boundLabel } from "./deep/roofline";
 import { CHART_PALETTES } from "./theme";
@@ -159,6 +161,94 @@ export function rooflineChart(canvas: HTMLCanvasElement, series: RooflineSeries,
     },
   });
   canvas.setAttribute("data-chart-ready", String(series.points.length));
+  return chart;
+}
+
+const TREND_COLORS: Record<Theme, { median: string; spread: string; band: string; change: string }> = {
+  light: { median: "#1a73e8", spread: "rgba(26,115,232,0.28)", band: "rgba(95,99,104,0.13)", change: "#d93025" },
+  dark: { median: "#8ab4f8", spread: "rgba(138,180,248,0.32)", band: "rgba(232,234,237,0.12)", change: "#f28b82" },
+};
+
+export interface TrendChartOptions {
+  /** A click on a capture (its position in the series). */
+  onCapture?: (position: number) => void;
+  /** Tooltip title of a capture: its run name. */
+  titleOf?: (position: number) => string;
+}
+
+/**
+ * Step time per capture: the median as a line of points, its p10–p90 spread as a floating bar, the
+ * noise band of each segment behind them, a triangle and a dashed line where a significant change
+ * starts. Category axis: captures are evenly spaced, in series order.
+ */
+export function trendChart(canvas: HTMLCanvasElement, data: TrendChartData, theme: Theme, opts: TrendChartOptions = {}): Chart {
+  const pal = CHART_PALETTES[theme];
+  const col = TREND_COLORS[theme];
+  const changeLines = {
+    id: "advisorChangeLines",
+    afterDatasetsDraw(chart: Chart) {
+      const x = chart.scales.x;
+      const area = chart.chartArea;
+      const g = chart.ctx;
+      g.save();
+      g.strokeStyle = col.change;
+      g.lineWidth = 1.5;
+      g.setLineDash([5, 4]);
+      for (const i of data.changes) {
+        const at = (x.getPixelForValue(i - 1) + x.getPixelForValue(i)) / 2;
+        g.beginPath();
+        g.moveTo(at, area.top);
+        g.lineTo(at, area.bottom);
+        g.stroke();
+      }
+      g.restore();
+    },
+  };
+  const floating = { type: "bar" as const, grouped: false, borderWidth: 0 };
+  // Floating bars ([p10, p90], the band) and lines (median, markers) share one category axis.
+  type Point = number | [number, number] | null;
+  const chart = new Chart<"bar" | "line", Point[], string[]>(canvas, {
+    type: "bar",
+    data: {
+      labels: data.labels,
+      datasets: [
+        { ...floating, label: "noise band", data: data.band, backgroundColor: col.band, barPercentage: 1, categoryPercentage: 1, order: 3 },
+        { ...floating, label: "p10–p90", data: data.spread, backgroundColor: col.spread, barPercentage: 0.3, order: 2 },
+        { type: "line" as const, label: "median step", data: data.median, borderColor: col.median, backgroundColor: col.median, pointRadius: 4, pointHoverRadius: 6, borderWidth: 2, spanGaps: true, order: 1 },
+        { type: "line" as const, label: "change point", data: data.marks, borderColor: col.change, backgroundColor: col.change, pointStyle: "triangle", pointRadius: 9, pointHoverRadius: 10, showLine: false, order: 0 },
+      ],
+    },
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      onClick: (_ev, elements) => {
+        if (elements.length && opts.onCapture) opts.onCapture(elements[0].index);
+      },
+      onHover: (_ev, elements) => {
+        if (opts.onCapture) canvas.style.cursor = elements.length ? "pointer" : "default";
+      },
+      plugins: {
+        legend: { labels: { color: pal.text, boxWidth: 12 } },
+        tooltip: {
+          callbacks: {
+            title: (items) => (items.length && opts.titleOf ? opts.titleOf(items[0].dataIndex) : ""),
+            label: (ctx) => {
+              const raw = ctx.raw;
+              const value = Array.isArray(raw) ? `${formatNumber(raw[0])}–${formatNumber(raw[1])}` : typeof raw === "number" ? formatNumber(raw) : "";
+              return `${ctx.dataset.label ?? ""}: ${value} ms`;
+            },
+          },
+        },
+      },
+      scales: {
+        x: { grid: { display: false }, ticks: { color: pal.text, autoSkip: true, maxRotation: 0 }, title: { display: true, text: "capture", color: pal.text }, border: { color: pal.grid } },
+        y: { beginAtZero: true, grid: { color: pal.grid }, ticks: { color: pal.text }, title: { display: true, text: "ms per step", color: pal.text }, border: { color: pal.grid } },
+      },
+    },
+    plugins: [changeLines],
+  });
+  canvas.setAttribute("data-chart-ready", String(data.median.filter((v) => v !== null).length));
   return chart;
 }
 

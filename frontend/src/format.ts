@@ -68,3 +68,23 @@ export function formatBytes(x: number | null | undefined): string {
   }
   return `${i === 0 ? v.toFixed(0) : formatNumber(v)} ${BYTE_UNITS[i]}`;
 }
+
+/** A p-value in two significant digits, as the CLI's trend and diff write it: 0.0075, 0.00065, 1.2e-05. */
+export function formatPValue(x: number | null | undefined): string {
+  if (!finite(x)) return "–";
+  if (x === 0) return "0";
+  const r = Number(x.toPrecision(2));
+  if (Math.abs(r) >= 1e-4) return String(r);
+  const [mantissa, exponent] = r.toExponential(1).split("e");
+  const digits = exponent.replace(/^[-+]/, "").padStart(2, "0");
+  return `${mantissa.replace(/\.0$/, "")}e${exponent.startsWith("-") ? "-" : "+"}${digits}`;
+}
+
+/** A time in a trace as the trace writes it (µs, to the ns): "708607.752 µs". Not rounded to a few
+ * digits like a duration: it is how the span is found again in a trace viewer. */
+export function formatTraceTime(us: number | null | undefined): string {
+  if (!finite(us)) return "–";
+  let s = us.toFixed(3);
+  if (s.includes(".")) s = s.replace(/0+$/, "").replace(/\.$/, "");
+  return `${s} µs`;
+}

@@ -7,6 +7,9 @@ export interface AnalysisProgress {
   stage?: string;
   done_bytes?: number;
   total_bytes?: number;
+  /** A trend's captures analysed so far, and how many it has (no byte counts there). */
+  done?: number;
+  total?: number;
   elapsed_s?: number;
 }
 
@@ -19,6 +22,9 @@ const STAGES: Readonly<Record<string, string>> = {
 };
 
 export function progressFraction(p: AnalysisProgress | undefined): number | null {
+  if (p && typeof p.total === "number" && p.total > 0 && typeof p.done === "number" && p.total_bytes === undefined) {
+    return Math.max(0, Math.min(1, p.done / p.total));
+  }
   if (!p || !(typeof p.total_bytes === "number" && p.total_bytes > 0) || typeof p.done_bytes !== "number") return null;
   return Math.max(0, Math.min(1, p.done_bytes / p.total_bytes));
 }
@@ -27,8 +33,9 @@ export function progressLine(p: AnalysisProgress | undefined): string | null {
   if (!p || !p.stage) return null;
   const stage = STAGES[p.stage] ?? p.stage;
   const bytes = typeof p.total_bytes === "number" && p.total_bytes > 0 ? ` · ${formatBytes(p.done_bytes ?? 0)} of ${formatBytes(p.total_bytes)}` : "";
+  const count = typeof p.total === "number" && p.total > 0 ? ` · ${p.done ?? 0} of ${p.total}` : "";
   const time = typeof p.elapsed_s === "number" ? ` · ${p.elapsed_s.toFixed(1)} s` : "";
-  return `${stage}${bytes}${time}`;
+  return `${stage}${bytes}${count}${time}`;
 }
 
 /** The progress objects of a 202 body: `progress` for a report, `progress.baseline/candidate` for a diff. */

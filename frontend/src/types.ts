@@ -155,6 +155,25 @@ export interface Recommendation {
   snippet_label?: string;
   /** Step time the fix can save: an interval, or null with the reason in `basis`. */
   expected_gain?: ExpectedGain;
+  /** The trace events that show it, in the trace file's own coordinates. */
+  evidence_spans?: EvidenceSpan[];
+}
+
+/** An event of the trace file (docs/ARCHITECTURE.md §2): Kineto's pid/tid/ts/dur as written (µs),
+ * XSpace's plane id, line id and start on the profile's time base. */
+export interface EvidenceSpan {
+  kind: string;
+  host: string;
+  pid: number | string;
+  tid: number | string;
+  ts_us: number;
+  dur_us: number;
+  start_ns: number;
+  duration_ns: number;
+  name: string;
+  step: number | null;
+  thread: string;
+  format: "kineto" | "xspace";
 }
 
 export interface ExpectedGain {
@@ -292,4 +311,65 @@ export interface Doctor {
   schema?: string;
   ok?: boolean;
   sessions?: DoctorSession[];
+}
+
+/** One capture of a trend series (`tb-advisor/trend/1`, docs/ARCHITECTURE.md §2). */
+export interface TrendCapture {
+  index?: number;
+  run?: string;
+  captured_at?: string;
+  framework?: string;
+  steps?: number;
+  step_ms?: number | null;
+  mean_ms?: number | null;
+  p10_ms?: number | null;
+  p90_ms?: number | null;
+  spread_pct?: number | null;
+  breakdown_pct?: CategoryMap;
+  mfu_pct?: number | null;
+  bottleneck?: string;
+  verdict?: string;
+  warnings?: string[];
+  /** A capture that could not be read: listed, left out of the statistics. */
+  error?: string | null;
+}
+
+export interface TrendCause {
+  category?: string;
+  categories?: { category?: string; before_ms?: number; after_ms?: number; delta_ms?: number; p_value?: number | null }[];
+  ops?: { name?: string; kind?: string; before_ms?: number; after_ms?: number; delta_ms?: number }[];
+  summary?: string;
+}
+
+/** A shift between captures `index - 1` and `index`; when none is significant, the strongest candidate. */
+export interface TrendChangePoint {
+  index?: number;
+  run?: string;
+  previous_run?: string;
+  step_ms_before?: number;
+  step_ms_after?: number;
+  delta_pct?: number;
+  direction?: string;
+  significant?: boolean;
+  reason?: string;
+  p_value?: number | null;
+  p_value_steps?: number | null;
+  noise_pct?: number | null;
+  captures_before?: number;
+  captures_after?: number;
+  cause?: TrendCause | null;
+}
+
+export interface TrendSeries {
+  run?: string;
+  captures?: TrendCapture[];
+  change_points?: TrendChangePoint[];
+  noise_pct?: number | null;
+  newest_change?: TrendChangePoint | null;
+  notes?: string[];
+}
+
+export interface Trend {
+  schema?: string;
+  series?: TrendSeries[];
 }

@@ -7,7 +7,7 @@
 
 import { defaultDiffPair } from "./diffops";
 
-export type View = "report" | "diff" | "doctor";
+export type View = "report" | "diff" | "doctor" | "trend";
 
 export interface TabState {
   view?: View;
@@ -15,17 +15,19 @@ export interface TabState {
   host?: string;
   baseline?: string;
   candidate?: string;
+  /** The Trend view's series pattern. */
+  trend?: string;
 }
 
-const VIEWS: readonly View[] = ["report", "diff", "doctor"];
-const KEYS = ["view", "run", "host", "baseline", "candidate"] as const;
+const VIEWS: readonly View[] = ["report", "diff", "doctor", "trend"];
+const KEYS = ["view", "run", "host", "baseline", "candidate", "trend"] as const;
 
 export function parseState(hash: string): TabState {
   const q = new URLSearchParams(hash.replace(/^#/, ""));
   const out: TabState = {};
   const view = q.get("view");
   if (view && (VIEWS as readonly string[]).includes(view)) out.view = view as View;
-  for (const k of ["run", "host", "baseline", "candidate"] as const) {
+  for (const k of ["run", "host", "baseline", "candidate", "trend"] as const) {
     const v = q.get(k);
     if (v) out[k] = v;
   }

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.advice.expected_gain import ExpectedGain
+from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
 
 SEVERITIES = ("high", "medium", "low")
 
@@ -102,6 +103,11 @@ class Recommendation:
     snippet_jax: str = ""
     snippet_label: str = "TF/Keras"  # what `snippet` is written for ("PyTorch" on PyTorch runs)
     expected_gain: Optional[ExpectedGain] = None  # step time the fix can save (advice/gains.py)
+    # the trace events that show it, in the file's own coordinates (advice/evidence.py)
+    evidence_spans: Tuple[EvidenceSpan, ...] = ()
+
+    def spans_json(self) -> List[Dict[str, Any]]:
+        return [span.to_json() for span in self.evidence_spans]
 
     def gain_json(self) -> Dict[str, Any]:
         if self.expected_gain is None:
@@ -119,13 +125,15 @@ class Recommendation:
             "snippet_jax": self.snippet_jax,
             "snippet_label": self.snippet_label,
             "expected_gain": self.gain_json(),
+            "evidence_spans": self.spans_json(),
         }
 
     def to_finding_json(self) -> Dict[str, Any]:
         """As a deeper view's finding (docs/deep-views.md): no per-framework snippets, and the snippet
         only where there is one."""
         out = {"id": self.id, "severity": self.severity, "title": self.title, "message": self.message,
-               "evidence": self.evidence, "expected_gain": self.gain_json()}
+               "evidence": self.evidence, "expected_gain": self.gain_json(),
+               "evidence_spans": self.spans_json()}
         if self.snippet:
             out["snippet"] = self.snippet
         return out

@@ -8,11 +8,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.advice import recommend as rec
+from tb_plugin_advisor.advice.evidence import with_evidence
 from tb_plugin_advisor.analysis.classify.amd_devices import amd_identity
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.launching_ops import attach_launching_ops
 from tb_plugin_advisor.analysis.classify.prefilter import release_batches
 from tb_plugin_advisor.analysis.deep.memory_peaks import peak_by_allocator
+from tb_plugin_advisor.analysis.evidence.gather import gather_spans
 from tb_plugin_advisor.analysis.precision.cpu_16bit import assess_cpu_16bit, native_16bit_kernels
 from tb_plugin_advisor.analysis.precision.device import analyze_precision
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
@@ -61,7 +63,14 @@ def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
         deep = second_core.submit(analyze_deep, profile, steps)
         report = _main_analyses(profile, steps, local_cpu, precision)
         report.deep = deep.result()
-    report.recommendations = rec.recommend(facts_of(report))
+    # the events that show each piece of advice, found now: the report keeps no Profile
+    annotations, tc = report.input_pipeline.annotations, report.tensor_core_result
+    kernels = {"transpose_kernel": [name for name, _ in tc.transposes],
+               "fp32_matmul": [n.kernel for n in tc.eligible_not_using]}
+    spans = gather_spans(profile, steps, annotations.by_name if annotations is not None else (), kernels)
+    report.recommendations = with_evidence(rec.recommend(facts_of(report)), spans)
+    if report.deep is not None:
+        report.deep.findings = {k: with_evidence(v, spans) for k, v in report.deep.findings.items()}
     return report
 
 

@@ -234,6 +234,16 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
+def configure_dir(option: Optional[str]) -> Optional[str]:
+    """TensorBoard's `--advisor_cache_dir`: an empty value keeps the environment's choice; any other
+    value (a directory, or "off") is exported to `$TB_ADVISOR_CACHE_DIR`, because the reports are
+    analysed in worker processes started later, which resolve the directory from their environment.
+    Returns the directory now in effect (None when the cache is off)."""
+    if option is not None and option.strip():
+        os.environ[ENV_DIR] = option.strip()
+    return resolve_dir()
+
+
 def open_cache(option: Optional[str] = None) -> ReportCache:
     """The cache at `option` / the environment / the user's cache dir (disabled when turned off)."""
     return ReportCache(resolve_dir(option))

@@ -11,6 +11,7 @@ from tb_plugin_advisor.advice import recommend as rec
 from tb_plugin_advisor.advice.facts import SEVERITIES, Recommendation
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
 from tb_plugin_advisor.analysis.step_time.ops import OpRow
 from tb_plugin_advisor.analysis.step_time.steps import Steps
@@ -123,10 +124,22 @@ def merged_recommendations(reports: List[HostReport]) -> List[Recommendation]:
                 best.snippet_jax,
                 best.snippet_label,
                 best.expected_gain,
+                _pooled_spans(best, [x for _, x in fired]),
             )
         )
     out.sort(key=rec.rank)
     return out
+
+
+def _pooled_spans(best: Recommendation, fired: List[Recommendation]) -> Tuple[EvidenceSpan, ...]:
+    """The most severe host's spans, then the first span of each other host it fired on (a few)."""
+    out = list(best.evidence_spans)
+    out += [x.evidence_spans[0] for x in fired if x is not best and x.evidence_spans]
+    return tuple(out[:POOLED_SPANS])
+
+
+# Spans a recommendation pooled over hosts keeps.
+POOLED_SPANS = 8
 
 
 def merged_rows(tables: List[List[OpRow]], reports: List[HostReport], limit: int) -> List[OpRow]:

@@ -1,7 +1,7 @@
 // JSON of the deeper views (report keys kernel_stats, memory, collectives, roofline; docs/ARCHITECTURE.md §2).
 // Every field optional: an older report without them renders without these panels.
 
-import type { Report } from "../types";
+import type { EvidenceSpan, Report } from "../types";
 
 export interface Finding {
   id: string;
@@ -11,6 +11,8 @@ export interface Finding {
   evidence?: string;
   snippet?: string;
   host?: string;
+  /** The trace events that show it (docs/ARCHITECTURE.md §2). */
+  evidence_spans?: EvidenceSpan[];
 }
 
 export interface KernelRow {

@@ -33,7 +33,7 @@ export function collectivesCard(r: DeepReport): HTMLElement | null {
     "Collectives",
     "collectives-card",
     h("p", { testid: "collectives-summary" }, collectivesLine(c)),
-    findingCards(c.findings, "collective-finding"),
+    findingCards(c.findings, "collective-finding", r.run),
     table(
       "collectives-table",
       ["Collective", "Calls per step", "ms per step", "Exposed ms per step", "Hidden", "Mean message", "Ranks", "Bus GB/s"],

@@ -103,7 +103,7 @@ export function kernelStatsCard(r: DeepReport): HTMLElement | null {
     "Kernel statistics",
     "kernel-stats",
     h("p", { testid: "kernel-summary" }, facts.join(" · ")),
-    findingCards(ks.findings, "kernel-finding"),
+    findingCards(ks.findings, "kernel-finding", r.run),
     h("div", { class: "adv-controls" }, filter, top, count),
     h("div", { class: "adv-scroll" }, h("table", { class: "adv-table", testid: "kernel-table" }, h("thead", null, head), tbody)),
     note("Occupancy marked * is computed from the launch shape and the GPU's per-SM limits; the others come from the profile (hover for which)."),
@@ -174,7 +174,7 @@ export function memoryCard(r: DeepReport): HTMLElement | null {
     "Memory over time",
     "memory-card",
     allocators.length > 1 ? h("div", { class: "adv-controls" }, h("label", null, "Allocator ", select)) : null,
-    findingCards(r.memory?.findings, "memory-finding"),
+    findingCards(r.memory?.findings, "memory-finding", r.run),
     body,
   );
 }

@@ -4,8 +4,10 @@
 import type { Finding } from "../deep/types";
 import { h } from "../dom";
 import { badge, list, snippet } from "./common";
+import { spansBlock } from "./spans";
 
-export function findingCards(findings: Finding[] | undefined, testid: string): HTMLElement[] {
+/** `run`: the report's run, for the links of the findings' evidence spans. */
+export function findingCards(findings: Finding[] | undefined, testid: string, run?: string): HTMLElement[] {
   return (findings ?? []).map((f) =>
     h(
       "article",
@@ -13,6 +15,7 @@ export function findingCards(findings: Finding[] | undefined, testid: string): H
       h("header", null, badge(f.severity ?? "low", f.severity === "high" ? "bad" : f.severity === "medium" ? "warn" : "neutral"), h("h3", null, f.title ?? f.id), h("code", { class: "adv-rec-id" }, f.id)),
       f.message ? h("p", { class: "adv-rec-message" }, f.message) : null,
       f.evidence ? list([f.host ? `${f.host}: ${f.evidence}` : f.evidence]) : null,
+      run ? spansBlock(f.evidence_spans, run, "finding-spans") : null,
       f.snippet ? snippet("What to try", f.snippet, "finding-snippet") : null,
     ),
   );

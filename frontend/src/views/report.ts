@@ -28,6 +28,7 @@ import { deepCards } from "./deep";
 import { inputPipelineCard } from "./input";
 import { perHostCard } from "./hosts";
 import { rooflineCard } from "./roofline";
+import { spansBlock } from "./spans";
 import { opName, opTable } from "./optable";
 
 interface Ctx {
@@ -118,7 +119,7 @@ function breakdownCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
   return el;
 }
 
-function recommendationsCard(r: Report): HTMLElement {
+function recommendationsCard(r: Report, ctx: Ctx): HTMLElement {
   const recs = sortRecommendations(r.recommendations);
   return card(
     "Recommendations",
@@ -138,6 +139,7 @@ function recommendationsCard(r: Report): HTMLElement {
         rec.message ? h("p", { class: "adv-rec-message" }, rec.message) : null,
         list(evidenceList(rec.evidence), "rec-evidence"),
         h("p", { class: "adv-rec-gain", testid: "rec-gain", attrs: { title: rec.expected_gain?.basis ?? "" } }, gainText(rec.expected_gain)),
+        spansBlock(rec.evidence_spans, ctx.run.run),
         rec.snippet
           ? rec.snippet_label === "PyTorch"
             ? snippet("PyTorch", rec.snippet, "snippet-pytorch")
@@ -267,7 +269,7 @@ export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () =
     { class: "adv-report", testid: "report", attrs: { "data-run": ctx.run.run, "data-host": ctx.host } },
     verdictCard(r, ctx),
     breakdownCard(r, ctx, drawers),
-    recommendationsCard(r),
+    recommendationsCard(r, ctx),
     inputPipelineCard(r),
     h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
     perHostCard(r),

@@ -48,7 +48,7 @@ export function rooflineCard(r: DeepReport, theme: Theme, drawers: (() => Chart 
     "Roofline",
     "roofline-card",
     list(rooflineFacts(rl), "roofline-facts"),
-    findingCards(rl.findings, "roofline-finding"),
+    findingCards(rl.findings, "roofline-finding", r.run),
     chart ?? note("No op has both a FLOP and a byte count with a known device peak: nothing to place on a roofline.", "roofline-chart-empty"),
     h("div", { class: "adv-scroll" }, h("table", { class: "adv-table", testid: "roofline-table" },
       h("thead", null, h("tr", null, COLUMNS.map((c, i) => h("th", { class: i >= 3 && i !== 9 ? "num" : "" }, c)))),

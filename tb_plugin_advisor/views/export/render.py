@@ -28,6 +28,7 @@ from tb_plugin_advisor.views.export.report_lines import (
     op_label,
     pct_map,
     precision_line,
+    span_lines,
     steps_line,
     tensor_core_line,
     wrap_words,
@@ -96,6 +97,10 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         for text in (r.get("message"), r.get("evidence"), gain_line(r).capitalize()):
             if text:
                 out += wrap_words(str(text), width, initial_indent="      ", subsequent_indent="      ")
+        spans = span_lines(r, str(report.get("run") or ""))
+        if spans:
+            out.append("      In the trace:")
+            out += [f"        {line}" for line in spans]
         if r.get("snippet"):
             out.append(f"      {r.get('snippet_label') or 'TF/Keras'}:")
             out += ["        " + s for s in str(r["snippet"]).splitlines()]
@@ -170,6 +175,9 @@ def render_markdown(report: Dict[str, Any]) -> str:
         out.append(f"### {md(r.get('title', ''))} ({md(r.get('severity', ''))}, `{r.get('id', '')}`)")
         out += ["", md(r.get("message", "")), "", f"Evidence: {md(r.get('evidence', ''))}", "",
                 f"Expected gain: {md(gain_line(r))}", ""]
+        spans = span_lines(r, str(report.get("run") or ""))
+        if spans:
+            out += ["In the trace:", ""] + [f"- {md(line)}" for line in spans] + [""]
         label_of_snippet = r.get("snippet_label") or "TF/Keras"
         for label, key, lang in ((label_of_snippet, "snippet", "python"), ("JAX", "snippet_jax", "python")):
             if r.get(key):

@@ -22,6 +22,7 @@ from tb_plugin_advisor.views.export.report_lines import (
     op_label,
     pct_map,
     precision_line,
+    span_lines,
     steps_line,
     tensor_core_line,
 )
@@ -125,6 +126,10 @@ def render_html(report: Dict[str, Any]) -> str:
             f'<p>{esc(r.get("message", ""))}</p><p class="muted">{esc(r.get("evidence", ""))}</p>'
             f'<p class="gain">{esc(gain_line(r).capitalize())}</p>'
         )
+        spans = span_lines(r, str(report.get("run") or ""))
+        if spans:
+            body.append('<p class="muted">In the trace:</p><ul class="spans">'
+                        + "".join(f"<li>{esc(line)}</li>" for line in spans) + "</ul>")
         for label, key in ((r.get("snippet_label") or "TF/Keras", "snippet"), ("JAX", "snippet_jax")):
             if r.get(key):
                 body.append(f"<div>{label}</div><pre><code>{esc(r[key])}</code></pre>")

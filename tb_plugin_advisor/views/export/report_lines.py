@@ -7,10 +7,11 @@ from __future__ import annotations
 import functools
 import textwrap
 from typing import Any, Dict, List, Optional
+from urllib.parse import urlencode
 
 from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
-from tb_plugin_advisor.formatting import fixed, format_number, format_pct, pct_number
+from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format_pct, pct_number, trace_micros
 
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
 TOP_ROWS = 15
@@ -115,3 +116,44 @@ def gain_line(recommendation: Dict[str, Any]) -> str:
         return f"not estimated: {gain.get('basis') or 'no estimate for this finding'}"
     return (f"saves ~{format_number(ms[0])}–{format_number(ms[1])} ms per step "
             f"({pct_number(pct[0])}–{format_pct(pct[1])})")
+
+
+def span_lines(advice: Dict[str, Any], run: str = "") -> List[str]:
+    """A recommendation's or finding's evidence spans in words, one line each (name, step, time in the
+    trace, duration, thread and ids), then how to open them; [] without spans. Plain text: each
+    output escapes it."""
+    spans = advice.get("evidence_spans") or []
+    out = []
+    for s in spans:
+        step = "outside the steps" if s.get("step") is None else f"step {s['step']}"
+        ids = (f"plane {s.get('pid')}, line {s.get('tid')}" if s.get("format") == "xspace"
+               else f"pid {s.get('pid')}, tid {s.get('tid')}")
+        duration = format_ms((s.get("dur_us") or 0) / 1000)
+        out.append(f"{s.get('name', '')}: {step}, at {trace_micros(s.get('ts_us'))}, {duration}, "
+                   f"{s.get('thread', '')} ({ids}) [{s.get('host', '')}]")
+        if s.get("format") == "xspace" and run:
+            out.append(f"  open: <tensorboard>/{trace_viewer_query(run, s)}")
+    if spans and spans[0].get("format") == "kineto":
+        out.append('open: the Advisor tab\'s "Open in Perfetto", or load the trace file in '
+                   "https://ui.perfetto.dev and find the pid, tid and ts above")
+    return out
+
+
+def _ms_text(value: float) -> str:
+    """Milliseconds for a URL, to the ns, as the tab writes them."""
+    return repr(max(0, round(value * 1e6)) / 1e6)
+
+
+def trace_viewer_query(run: str, span: Dict[str, Any]) -> str:
+    """xprof's trace viewer page around a span, as the tab's traceViewerUrl builds it (urls.ts), below
+    TensorBoard's address: its data URL (run, host) and its first viewport (`view_start`/`view_end`,
+    ms on the trace's base). The Profile tab itself keeps no time window in its URL."""
+    ts, dur = float(span.get("ts_us") or 0), float(span.get("dur_us") or 0)
+    pad = max(dur, 1000.0)
+    host = span.get("host", "")
+    data = "/data/plugin/profile/data?" + urlencode({"run": run, "tag": "trace_viewer@", "host": host,
+                                                     "hosts": host})
+    start, end = _ms_text((ts - pad) / 1000), _ms_text((ts + dur + pad) / 1000)
+    query = urlencode({"is_streaming": "true", "is_oss": "true", "trace_data_url": data,
+                       "view_start": start, "view_end": end})
+    return f"data/plugin/profile/trace_viewer_index.html?{query}"

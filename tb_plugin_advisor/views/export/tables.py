@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Sequence
 from tb_plugin_advisor.formatting import fixed, format_bytes
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
+from tb_plugin_advisor.views.export.report_lines import span_lines
 
 
 def num(value: Any, default: float = 0.0) -> float:
@@ -55,6 +56,9 @@ def text_findings(section: Dict[str, Any]) -> List[str]:
         for text in (f.get("message"), f.get("evidence")):
             if text:
                 out.append(f"      {text}")
+        spans = span_lines(f)
+        if spans:
+            out += ["      In the trace:"] + [f"        {line}" for line in spans]
     return out
 
 
@@ -66,8 +70,12 @@ def md_table(headers: Sequence[str], rows: List[List[str]], numeric_from: int = 
 
 
 def md_findings(section: Dict[str, Any]) -> List[str]:
-    return [f"- **{md(f.get('title', ''))}** ({md(f.get('severity', ''))}, `{f.get('id', '')}`): "
-            f"{md(f.get('message', ''))} Evidence: {md(f.get('evidence', ''))}" for f in findings_of(section)]
+    out = []
+    for f in findings_of(section):
+        out.append(f"- **{md(f.get('title', ''))}** ({md(f.get('severity', ''))}, `{f.get('id', '')}`): "
+                   f"{md(f.get('message', ''))} Evidence: {md(f.get('evidence', ''))}")
+        out += [f"  - In the trace: {md(line)}" for line in span_lines(f)]
+    return out
 
 
 def html_table(headers: Sequence[str], rows: List[List[str]], name_cols: Sequence[int] = (0,)) -> str:
@@ -86,4 +94,13 @@ def html_findings(section: Dict[str, Any]) -> str:
         f'<div class="rec" style="--c:#ef6c00"><span class="sev">{esc(f.get("severity", ""))}</span> '
         f"<b>{esc(f.get('title', ''))}</b> <code>{esc(f.get('id', ''))}</code>"
         f"<p>{esc(f.get('message', ''))}</p>"
-        f'<p class="muted">{esc(f.get("evidence", ""))}</p></div>' for f in findings_of(section))
+        f'<p class="muted">{esc(f.get("evidence", ""))}</p>{_html_spans(f)}</div>'
+        for f in findings_of(section))
+
+
+def _html_spans(finding: Dict[str, Any]) -> str:
+    lines = span_lines(finding)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{esc(x)}</li>" for x in lines)
+    return f'<p class="muted">In the trace:</p><ul class="spans">{items}</ul>'

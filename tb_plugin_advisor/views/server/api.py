@@ -6,6 +6,7 @@ Routes (served by TensorBoard under /data/plugin/advisor/, ARCHITECTURE.md §2 "
   diff?baseline=R1&candidate=R2[&baseline_host=H&candidate_host=H]
   doctor                       doctor JSON for the whole logdir
   trend?run=PATTERN[&order=time|given]   the captures PATTERN names in order, change points, causes
+  trace?run=R[&host=H]         the discovered profile file itself (gzip kept), for a trace viewer
   index.js, other static files looked up by exact name in the package's static/ directory
 
 Only GET and HEAD are answered (405 with `Allow` otherwise). Every answer is JSON; failures are
@@ -44,6 +45,7 @@ from tb_plugin_advisor.views.server.http_errors import (
     log_internal_error,
 )
 from tb_plugin_advisor.views.server.progress_board import ProgressBoard
+from tb_plugin_advisor.views.server.trace_route import trace_response
 from tb_plugin_advisor.views.server.trend_route import trend_route
 
 JSON = "application/json"
@@ -145,6 +147,7 @@ class AdvisorApi:
             "/diff": self._handler(self.diff),
             "/trend": self._handler(self.trend),
             "/doctor": self._handler(self.doctor),
+            "/trace": self._handler(self.trace),
             "/index.js": self._handler(self.static_file),
             "/*": self._handler(self.static_file),  # other static files; anything else: JSON 404
         }
@@ -277,6 +280,9 @@ class AdvisorApi:
     def trend(self, request: wrappers.Request) -> wrappers.Response:
         ready, value, running = trend_route(self, request, _param)  # views/server/trend_route.py
         return self._answer(request, ready, value, running)
+
+    def trace(self, request: wrappers.Request) -> wrappers.Response:
+        return trace_response(self, request, _param)  # views/server/trace_route.py
 
     def doctor(self, request: wrappers.Request) -> wrappers.Response:
         scan = self.discovery.scan

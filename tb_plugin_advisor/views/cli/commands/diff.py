@@ -2,6 +2,7 @@
 
     tb-advisor diff LOGDIR BASELINE CANDIDATE [--baseline-host H] [--candidate-host H]
                     [--format text|md|json|html] [--output FILE] [--fail-if-slower PCT]
+                    [--cache-dir DIR | --no-cache]
 
 BASELINE and CANDIDATE are run names as `tb-advisor doctor` and the Advisor tab list them; give the
 same run twice with two hosts to compare hosts of one run.
@@ -19,7 +20,14 @@ import sys
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.formatting import plain, signed
 from tb_plugin_advisor.views.cli.commands import require_logdir
-from tb_plugin_advisor.views.cli.commands.report import add_parallel_arguments, check_parallel_arguments
+from tb_plugin_advisor.views.cli.commands.report import (
+    add_cache_arguments,
+    add_parallel_arguments,
+    cache_note,
+    cached_build,
+    check_parallel_arguments,
+    open_cli_cache,
+)
 
 EPILOG = """\
 Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_00_00`); a unique
@@ -63,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(a regression gate for CI)",
     )
     add_parallel_arguments(parser)
+    add_cache_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             scan = scan_logdir(args.logdir)
         return find_run(scan, name, role)
 
+    # each side from the analysis cache when `report`, `trend`, TensorBoard or an earlier diff read it
+    cache = open_cli_cache(args)
     bar = ProgressBar()  # both runs' progress, one after the other; only when stderr is a terminal
     sides = []
     try:
@@ -99,13 +110,17 @@ def run(args: argparse.Namespace) -> int:
             ("candidate", args.candidate, args.candidate_host),
         ):
             chosen = session(name, role)
-            report = build_session_report(
-                chosen, host, scheduler=args.scheduler, workers=args.workers, role=role,
-                on_progress=bar.callback(f"reading {role} {chosen.run}"),
-            )
-            sides.append(report.to_json())
+
+            def analyse(chosen=chosen, host=host, role=role):
+                return build_session_report(
+                    chosen, host, scheduler=args.scheduler, workers=args.workers, role=role,
+                    on_progress=bar.callback(f"reading {role} {chosen.run}"),
+                ).to_json()
+
+            sides.append(cached_build(cache, chosen, host, analyse))
     finally:
         bar.close()
+    cache_note(cache, "diff")
     diff = diff_reports(sides[0], sides[1])
     text = render(diff, args.format, top=max(1, args.top))
     if args.output:

@@ -5,6 +5,7 @@
     tb-advisor report LOGDIR --list
     tb-advisor report TRACE_FILE [--format …]      (a *.pt.trace.json[.gz] or *.xplane.pb file)
     tb-advisor report LOGDIR [--workers N | --scheduler tcp://HOST:PORT]
+    tb-advisor report LOGDIR [--cache-dir DIR | --no-cache]
 
 The hosts of a multi-host run are analysed in parallel (a process pool sized by cores and by the
 memory each host needs), or on an existing Dask cluster with --scheduler (its workers must see the
@@ -15,6 +16,9 @@ as `--list`, `tb-advisor doctor` and the tab show it, a unique prefix of it, or 
 name (`run1_naive`). Without --run the newest run is reported (and
 the others are listed on stderr). Exit status: 0 on success, 2 when the logdir, run or host is unknown
 or a profile cannot be read (one line on stderr says which).
+
+A run analysed before (by this command, `diff`, `trend` or TensorBoard) whose files are unchanged is
+read from the analysis cache (report/disk_cache.py) instead of its profile.
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.report.deep import SECTIONS
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.export.markup import terminal_line, terminal_safe
+
+if TYPE_CHECKING:
+    from tb_plugin_advisor.report.disk_cache import ReportCache
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"show only this deeper view ({', '.join(SECTIONS)}); repeat for several",
     )
     add_parallel_arguments(parser)
+    add_cache_arguments(parser)
 
 
 def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,6 +81,40 @@ def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_cache_arguments(parser: argparse.ArgumentParser) -> None:
+    """--cache-dir / --no-cache, shared by `report`, `diff` and `trend`: one cache for the CLI and
+    TensorBoard, so a run analysed by any of them is not read again by the others."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--cache-dir", metavar="DIR",
+        help="where analysed reports are kept (default: $TB_ADVISOR_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/tb-plugin-advisor, else ~/.cache/tb-plugin-advisor; never the logdir)")
+    group.add_argument("--no-cache", action="store_true", help="read every profile, keep nothing")
+
+
+def open_cli_cache(args: argparse.Namespace) -> ReportCache:
+    """The analysis cache the command's --cache-dir / --no-cache / environment choose."""
+    from tb_plugin_advisor.report.disk_cache import ReportCache, open_cache
+
+    if getattr(args, "no_cache", False):
+        return ReportCache(None)
+    return open_cache(getattr(args, "cache_dir", None))
+
+
+def cache_note(cache: ReportCache, command: str) -> None:
+    """Say on stderr when the cache directory could not be written (entries then live in memory)."""
+    if cache.degraded:
+        print(f"tb-advisor {command}: note: {cache.degraded}", file=sys.stderr)
+
+
+def cached_build(cache: ReportCache, session: Any, host: Optional[str],
+                 build: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """The report of `session` from the cache, else `build()` stored for the next call."""
+    from tb_plugin_advisor.report.disk_cache import cached_report
+
+    return cached_report(cache, session, host, build)[0]
+
+
 def check_parallel_arguments(args: argparse.Namespace) -> None:
     if args.workers is not None and args.workers < 1:
         raise AdvisorError(f"--workers must be at least 1, not {args.workers}")
@@ -87,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_parallel_arguments(args)
     if is_profile_file(args.logdir) and not args.list:
-        return _emit(_build(session_for_file(args.logdir), args.host, args.scheduler, args.workers), args)
+        return _emit(_build(session_for_file(args.logdir), args.host, args.scheduler, args.workers,
+                            open_cli_cache(args)), args)
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
     sessions = [s for s in scan.sessions if s.format in READERS]
@@ -113,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             )
     else:
         session = resolve_run(sessions, args.run, args.logdir)
-    return _emit(_build(session, args.host, args.scheduler, args.workers), args)
+    return _emit(_build(session, args.host, args.scheduler, args.workers, open_cli_cache(args)), args)
 
 
 def _emit(report, args: argparse.Namespace) -> int:
@@ -137,19 +181,26 @@ def newest(sessions):
     return max(sessions, key=key)
 
 
-def _build(session, host, scheduler=None, workers=None):
+def _build(session, host, scheduler=None, workers=None, cache: Optional[ReportCache] = None):
     from tb_plugin_advisor.report.hostpool import build_session_report
     from tb_plugin_advisor.views.cli.progress import ProgressBar
 
-    bar = ProgressBar()  # draws only when stderr is a terminal
-    try:
-        report = build_session_report(
-            session, host, scheduler=scheduler, workers=workers,
-            on_progress=bar.callback(f"reading {session.run}"),
-        )
-    finally:
-        bar.close()
-    return report.to_json()
+    def analyse() -> Dict[str, Any]:
+        bar = ProgressBar()  # draws only when stderr is a terminal
+        try:
+            report = build_session_report(
+                session, host, scheduler=scheduler, workers=workers,
+                on_progress=bar.callback(f"reading {session.run}"),
+            )
+        finally:
+            bar.close()
+        return report.to_json()
+
+    if cache is None:
+        return analyse()
+    report = cached_build(cache, session, host, analyse)
+    cache_note(cache, "report")
+    return report
 
 
 def _format(report, fmt: str, sections=None) -> str:

@@ -16,7 +16,13 @@ import sys
 
 from tb_plugin_advisor.formatting import format_pct, plain, significant
 from tb_plugin_advisor.views.cli.commands import require_logdir
-from tb_plugin_advisor.views.cli.commands.report import add_parallel_arguments, check_parallel_arguments
+from tb_plugin_advisor.views.cli.commands.report import (
+    add_cache_arguments,
+    add_parallel_arguments,
+    cache_note,
+    check_parallel_arguments,
+    open_cli_cache,
+)
 
 EPILOG = """\
 Series: without --run, every run directory is a series (PyTorch captures in one directory, TF/JAX
@@ -52,14 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on-regression", type=float, metavar="PCT",
         help="exit 1 when the newest significant change of a series is a slowdown by more than PCT %%")
-    cache = parser.add_mutually_exclusive_group()
-    cache.add_argument("--cache-dir", metavar="DIR", help="where analysed reports are kept (see below)")
-    cache.add_argument("--no-cache", action="store_true", help="read every profile, keep nothing")
+    add_cache_arguments(parser)
     add_parallel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tb_plugin_advisor.report.disk_cache import ReportCache, open_cache
     from tb_plugin_advisor.sources.discovery import scan_logdir
     from tb_plugin_advisor.trend.build import is_regression
     from tb_plugin_advisor.trend.collect import collect_reports, trend_of
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
     series = select_series(scan.sessions, args.run, args.order, args.logdir)
-    cache = ReportCache(None) if args.no_cache else open_cache(args.cache_dir)
+    cache = open_cli_cache(args)
     sessions = list({s.run: s for _, group in series for s in group}.values())
     bar = ProgressBar()
     try:
@@ -82,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     trend = trend_of(series, outcomes)
     trend["cache"] = dict(cache.stats(), served=from_cache, captures=len(sessions))
-    if cache.degraded:
-        print(f"tb-advisor trend: note: {cache.degraded}", file=sys.stderr)
+    cache_note(cache, "trend")
     text = json.dumps(trend, indent=1, allow_nan=False) + "\n" if args.format == "json" else render(
         trend, args.format)
     if args.output:

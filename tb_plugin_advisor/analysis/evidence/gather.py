@@ -1,0 +1,262 @@
+"""Gathering evidence spans while the Profile is alive: the longest input waits, the longest host
+synchronisations, the worst and the first steps, the slowest kernels, copies and collectives, each a
+real event of the trace file in its own coordinates (span.py). A handful per kind, found by whole-array
+work on the lines (no object per event), so it costs next to nothing beside the analyses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
+from tb_plugin_advisor.analysis.intervals import in_windows, outermost
+from tb_plugin_advisor.analysis.step_time.breakdown import is_producer_line
+from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.model import Line, Plane, Profile
+
+# Spans kept per kind: enough to compare a few instances, few enough to read.
+PER_KIND = 3
+# What the Kineto reader's warning says when it clipped events to nest (readers/kineto/reader.py).
+CLIPPED_NOTE = "clipped to nest"
+
+# (plane, line, event index, duration): a candidate before it becomes a span
+_Candidate = Tuple[Plane, Line, int, int]
+
+
+class TraceCoordinates:
+    """Where a Profile's line and time are in the file it was read from. Kineto: the (pid, tid) the
+    line's events were written with and the trace's base time (the reader's `trace_ids`, `base_ns`
+    properties); XSpace: the plane and line ids, times on the profile's own (epoch) base."""
+
+    def __init__(self, profile: Profile):
+        self.kineto = profile.framework == "pytorch"
+        # the Kineto reader clips an event that outlives its parent so lines nest (and says so): such
+        # an event's duration is no longer the file's, so it can be no span
+        self.clipped = self.kineto and any(CLIPPED_NOTE in w for w in profile.warnings)
+        self.ids: Dict[Tuple[int, int], Tuple[Any, Any]] = profile.properties.get("trace_ids") or {}
+        self.base_ns = int(profile.properties.get("base_ns") or 0) if self.kineto else 0
+
+    def ids_of(self, plane: Plane, line: Line) -> Optional[Tuple[Any, Any]]:
+        if not self.kineto:
+            return plane.id, line.id
+        return self.ids.get((plane.id, line.id))
+
+    def micros(self, ns: int) -> float:
+        """A time in the trace's µs: Kineto writes µs relative to its base time. Divided as ints
+        (correctly rounded): an epoch in µs with ns decimals has more digits than a float holds."""
+        return (ns - self.base_ns) / 1000
+
+
+def gather_spans(profile: Profile, steps: Steps, input_annotations: Collection[str] = (),
+                 kernels: Optional[Mapping[str, Collection[str]]] = None) -> Dict[str, List[EvidenceSpan]]:
+    """Every kind's spans (span.KINDS), longest first; a kind with nothing to show is left out.
+    `input_annotations`: the names of the user's input annotations the input analysis found;
+    `kernels`: kind → the kernel names the analyses named for it (the transposes, the fp32 matmuls)."""
+    where = TraceCoordinates(profile)
+    lo, hi = _steady_windows(steps)
+    wanted = set(input_annotations)
+    found: Dict[str, List[_Candidate]] = {
+        "input_annotation": _host_events(profile, lambda texts: _named(texts, wanted), lo, hi),
+        "input_wait": _host_events(profile, lambda texts: names.matching(names.HOST_INPUT, texts), lo, hi),
+        "host_sync": _host_events(profile, lambda texts: names.matching(names.HOST_SYNC, texts), lo, hi),
+        "worst_step": _step_events(profile, steps, worst=True),
+        "early_step": _step_events(profile, steps, worst=False),
+        "slowest_kernel": _device_events(profile, lo, hi, lambda texts: np.ones(len(texts), dtype=bool)),
+        "longest_copy": _copy_events(profile, lo, hi),
+        "collective": _device_events(
+            profile, lo, hi, lambda texts: names.matching(names.DEVICE_COMMUNICATION, texts)),
+    }
+    for kind, kernel_names in (kernels or {}).items():
+        chosen = set(kernel_names)
+        found[kind] = _device_events(profile, lo, hi, lambda texts, chosen=chosen: _named(texts, chosen))
+    out: Dict[str, List[EvidenceSpan]] = {}
+    for kind, candidates in found.items():
+        spans = [s for s in (_span(kind, c, profile, steps, where) for c in candidates) if s is not None]
+        if spans:
+            out[kind] = spans
+    return out
+
+
+def _steady_windows(steps: Steps) -> Tuple[np.ndarray, np.ndarray]:
+    steady = steps.steady if steps.count else np.zeros(0, dtype=bool)
+    lo, hi = steps.start_ns[steady], steps.end_ns[steady]
+    order = np.argsort(lo, kind="stable")
+    return lo[order], hi[order]
+
+
+def _in_steps(lo: np.ndarray, hi: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Events starting inside the steady steps; every event where the profile has no steps."""
+    return in_windows(lo, hi, starts) if lo.size else np.ones(starts.shape[0], dtype=bool)
+
+
+def _longest(candidates: List[_Candidate]) -> List[_Candidate]:
+    candidates.sort(key=lambda c: (-c[3], int(c[1].start_ns[c[2]])))
+    return candidates[:PER_KIND]
+
+
+def _top_rows(line: Line, rows: np.ndarray) -> np.ndarray:
+    """The PER_KIND longest of `rows` on one line."""
+    if rows.size > PER_KIND:
+        durations = line.duration_ns[rows]
+        rows = rows[np.argpartition(-durations.astype(np.int64), PER_KIND - 1)[:PER_KIND]]
+    return rows
+
+
+def _named(texts: Sequence[str], wanted: Collection[str]) -> np.ndarray:
+    if not wanted:
+        return np.zeros(len(texts), dtype=bool)
+    return np.fromiter((t in wanted for t in texts), dtype=bool, count=len(texts))
+
+
+def _host_events(profile: Profile, matching: Callable[[Sequence[str]], np.ndarray], lo: np.ndarray,
+                 hi: np.ndarray) -> List[_Candidate]:
+    """The longest outermost host events whose names `matching` picks (input waits, syncs) in the
+    steps; `matching` maps a plane's names to a mask, once per plane, never per event."""
+    out: List[_Candidate] = []
+    for plane in profile.host_planes:
+        wanted = np.append(matching(plane.event_names), False)
+        if not wanted.any():
+            continue
+        for line in plane.lines:
+            if len(line) == 0 or is_producer_line(line):
+                continue
+            mask = wanted[line.metadata_index]
+            if not mask.any():
+                continue
+            rows = np.flatnonzero(mask)
+            rows = rows[outermost(line.start_ns[rows], line.end_ns[rows])]
+            rows = rows[_in_steps(lo, hi, line.start_ns[rows])]
+            out += [(plane, line, r, int(line.duration_ns[r])) for r in _top_rows(line, rows).tolist()]
+    return _longest(out)
+
+
+def _step_events(profile: Profile, steps: Steps, worst: bool) -> List[_Candidate]:
+    """The step markers' own events: the longest steady steps, or the first (warm-up) steps."""
+    if not steps.count or steps.source in ("inferred", "none"):
+        return []
+    if worst:
+        order = [i for i in np.argsort(-steps.duration_ns, kind="stable").tolist() if not steps.warmup[i]]
+    else:  # the warm-up steps, else the low-numbered ones the warm-up rule names
+        low = [n is not None and n <= th.WARMUP_STEP_NUM_MAX for n in steps.numbers]
+        early = steps.warmup | np.array(low, dtype=bool)
+        order = [i for i in np.argsort(steps.start_ns, kind="stable").tolist() if early[i]]
+    out: List[_Candidate] = []
+    for i in order:
+        found = _event_at(profile, int(steps.start_ns[i]), int(steps.end_ns[i]))
+        if found is not None:
+            out.append(found)
+        if len(out) == PER_KIND:
+            break
+    return out
+
+
+def _event_at(profile: Profile, start: int, end: int) -> Optional[_Candidate]:
+    """The outermost host event that starts at `start` and ends at `end` (a step marker's event)."""
+    for marker in profile.step_markers:
+        if marker.start_ns != start or marker.end_ns != end:
+            continue
+        for plane in profile.host_planes:
+            for line in plane.lines:
+                if line.label != marker.line_name and line.name != marker.line_name:
+                    continue
+                rows = np.flatnonzero(line.start_ns == start)
+                rows = rows[line.end_ns[rows] == end]
+                if rows.size:
+                    return plane, line, int(rows[0]), end - start
+    return None
+
+
+def _device_events(profile: Profile, lo: np.ndarray, hi: np.ndarray,
+                   matching: Callable[[Sequence[str]], np.ndarray]) -> List[_Candidate]:
+    """The longest kernels of every device whose names `matching` picks (once per device), in the steps."""
+    out: List[_Candidate] = []
+    for device in profile.devices:
+        table = device.kernels
+        if len(table) == 0:
+            continue
+        picked = matching(table.names)
+        if not picked.any():
+            continue
+        mask = picked[table.name_index] & _in_steps(lo, hi, table.start_ns)
+        rows = np.flatnonzero(mask)
+        if rows.size > PER_KIND:
+            rows = rows[np.argpartition(-table.duration_ns[rows].astype(np.int64), PER_KIND - 1)[:PER_KIND]]
+        for r in rows.tolist():
+            line = device.plane.lines[int(table.line_index[r])]
+            index = _row_on_line(line, int(table.start_ns[r]), int(table.duration_ns[r]))
+            if index is not None:
+                out.append((device.plane, line, index, int(table.duration_ns[r])))
+    return _longest(out)
+
+
+def _copy_events(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[_Candidate]:
+    out: List[_Candidate] = []
+    for device in profile.devices:
+        table = device.memcpys
+        if len(table) == 0:
+            continue
+        rows = np.flatnonzero(_in_steps(lo, hi, table.start_ns))
+        if rows.size > PER_KIND:
+            rows = rows[np.argpartition(-table.duration_ns[rows].astype(np.int64), PER_KIND - 1)[:PER_KIND]]
+        for r in rows.tolist():
+            line = device.plane.lines[int(table.line_index[r])]
+            index = _row_on_line(line, int(table.start_ns[r]), int(table.duration_ns[r]))
+            if index is not None:
+                out.append((device.plane, line, index, int(table.duration_ns[r])))
+    return _longest(out)
+
+
+def _row_on_line(line: Line, start: int, duration: int) -> Optional[int]:
+    """The line's event with this start and duration (a device table's row back on its line)."""
+    first = int(np.searchsorted(line.start_ns, start, side="left"))
+    last = int(np.searchsorted(line.start_ns, start, side="right"))
+    for i in range(first, last):
+        if int(line.duration_ns[i]) == duration:
+            return i
+    return None
+
+
+def _span(kind: str, candidate: _Candidate, profile: Profile, steps: Steps,
+          where: TraceCoordinates) -> Optional[EvidenceSpan]:
+    plane, line, index, duration = candidate
+    ids = where.ids_of(plane, line)
+    if ids is None:  # a line the reader did not say the file's ids of
+        return None
+    if where.clipped and _may_be_clipped(line, index):
+        return None
+    start = int(line.start_ns[index])
+    return EvidenceSpan(
+        kind=kind,
+        host=profile.host,
+        pid=ids[0],
+        tid=ids[1],
+        ts_us=where.micros(start),
+        dur_us=duration / 1000,
+        start_ns=start - where.base_ns,
+        duration_ns=duration,
+        name=line.name_of(index),
+        step=_step_of(steps, start),
+        thread=line.label,
+        format="kineto" if where.kineto else "xspace",
+    )
+
+
+def _may_be_clipped(line: Line, index: int) -> bool:
+    """Does an earlier event of the line that encloses this one's start end exactly where it ends?
+    That is what clipping leaves (rarely, a parent and child also end together in the file)."""
+    start, end = int(line.start_ns[index]), int(line.start_ns[index]) + int(line.duration_ns[index])
+    before = slice(0, index)
+    ends = line.start_ns[before] + line.duration_ns[before]
+    return bool(np.any((line.start_ns[before] <= start) & (ends == end)))
+
+
+def _step_of(steps: Steps, start: int) -> Optional[int]:
+    inside = np.flatnonzero((steps.start_ns <= start) & (start < steps.end_ns))
+    if inside.size == 0:
+        return None
+    number = steps.numbers[int(inside[0])]
+    return int(number) if number is not None else int(inside[0])

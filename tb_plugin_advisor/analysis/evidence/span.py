@@ -1,0 +1,59 @@
+"""One evidence span: an event of the trace file that shows a finding, in the file's own coordinates,
+so a trace viewer can select it. Plain data (the HostReport outlives the Profile it came from).
+
+Kineto: `pid`/`tid` and `ts_us`/`dur_us` are the event's fields as the JSON writes them (µs, relative
+to `baseTimeNanoseconds` where the trace has one). XSpace: `pid`/`tid` are the XPlane and XLine ids,
+`ts_us` the event's start (line timestamp + offset) in µs since the epoch, the profile's time base.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+# What a span shows; the advice table (advice/evidence.py) picks spans by these names.
+KINDS = ("input_annotation", "input_wait", "host_sync", "worst_step", "early_step", "slowest_kernel",
+         "transpose_kernel", "fp32_matmul", "longest_copy", "collective")
+
+
+@dataclass(frozen=True)
+class EvidenceSpan:
+    kind: str  # one of KINDS
+    host: str
+    pid: Any  # Kineto: the event's pid as written (int or str); XSpace: the plane id
+    tid: Any  # Kineto: the event's tid as written; XSpace: the line id
+    ts_us: float
+    dur_us: float
+    start_ns: int  # the same start and duration in whole ns (a µs float cannot hold an epoch ns)
+    duration_ns: int
+    name: str
+    step: Optional[int]  # the step (number) the span starts in; None outside the steps
+    thread: str  # the line's name as the Advisor shows it ("python3 (1234)", "Stream #7")
+    format: str  # "kineto" | "xspace"
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "host": self.host,
+            "pid": _exact_in_javascript(self.pid),
+            "tid": _exact_in_javascript(self.tid),
+            "ts_us": self.ts_us,
+            "dur_us": self.dur_us,
+            "start_ns": self.start_ns,
+            "duration_ns": self.duration_ns,
+            "name": self.name,
+            "step": self.step,
+            "thread": self.thread,
+            "format": self.format,
+        }
+
+
+# Integers JavaScript numbers hold exactly (XSpace line ids are 64-bit thread ids).
+SAFE_INTEGER = (1 << 53) - 1
+
+
+def _exact_in_javascript(value: Any) -> Any:
+    """An id as JSON: an int beyond 2^53 as its decimal string, so the tab shows the file's digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > SAFE_INTEGER:
+        return str(value)
+    return value
