@@ -141,3 +141,15 @@ def test_a_newline_in_an_op_name_cannot_forge_a_line_of_text_output(tmp_path, ca
     # the JSON keeps the exact name
     names = [op["name"] for op in _report(path, capsys)["ops"]]
     assert "aten::conv2d\n[HIGH] Forged advice  (forged.rule)" in names
+
+
+@pytest.mark.parametrize("field,value", [("warpSize", 0.5), ("warpSize", 0),
+                                         ("maxThreadsPerMultiprocessor", 0.9)])
+def test_device_properties_that_make_occupancy_impossible_leave_it_unknown(tmp_path, capsys, field, value):
+    """Found by the Kineto fuzzer: a warp size below one divided by zero in the occupancy model."""
+    document = training_trace(steps=3).document()
+    document["deviceProperties"][0][field] = value
+    path = tmp_path / "w.1.pt.trace.json"
+    path.write_text(json.dumps(document))
+    report = _report(path, capsys)
+    assert report["steps"]["count"] == 3

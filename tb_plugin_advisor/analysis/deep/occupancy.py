@@ -75,7 +75,7 @@ def sm_limits(vendor: str, capability: Optional[Tuple[int, int]],
     overrides = {}
     for stat, attr in PROPERTY_STATS.items():
         value = (plane_stats or {}).get(stat)
-        if isinstance(value, (int, float)) and value > 0:
+        if isinstance(value, (int, float)) and value >= 1:  # (0.5 would become a limit of 0)
             overrides[attr] = int(value)
     max_threads = (plane_stats or {}).get("max_threads_per_sm")
     if isinstance(max_threads, (int, float)) and max_threads > 0:
@@ -96,8 +96,9 @@ def _round_up(value: int, unit: int) -> int:
 
 def theoretical_occupancy(limits: SmLimits, threads_per_block: int, registers_per_thread: Optional[int],
                           shared_bytes_per_block: Optional[int]) -> Optional[Occupancy]:
-    """Resident warps / max warps for one launch configuration (None for an impossible launch)."""
-    if threads_per_block <= 0:
+    """Resident warps / max warps for one launch configuration (None for an impossible launch, or
+    limits a hostile profile made impossible)."""
+    if threads_per_block <= 0 or limits.warp_size <= 0 or limits.max_warps <= 0:
         return None
     warps_per_block = -(-threads_per_block // limits.warp_size)
     limits_by = {"warps": limits.max_warps // warps_per_block, "blocks": limits.max_blocks}
