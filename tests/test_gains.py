@@ -143,9 +143,17 @@ def test_a_custom_loop_with_a_parallel_map_buys_what_was_predicted(capsys, tf_pr
 
 @pytest.mark.needs_torch
 def test_dataloader_without_sleeping_samples_buys_what_was_predicted(torch_traces):
+    """Captured in this session: the fast loader pre-builds its tensors (it removes the per-sample
+    Python work as well as the wait), and its step is a few ms on whatever CPU runs the tests, so the
+    gain is checked where the fix acts: the wait in next() it removes. The step-time check on a real
+    DataLoader fix is the H200 pair below."""
     slow, fast = (_report_of(torch_traces.trace(name)) for name in ("slow_loader", "fast_loader"))
     diff = diff_reports(slow, fast)
-    _within(diff, "input.dataloader_workers")
+    outcome = next(o for o in diff["recommendation_outcomes"] if o["id"] == "input.dataloader_workers")
+    assert outcome["acted_on"] and outcome["target_category"] == "input", outcome
+    low, high = outcome["predicted_ms_per_step"]
+    noise = OUTCOME_NOISE_SHARE * diff["step_time"]["baseline_ms"]
+    assert low - noise <= outcome["realized_category_ms_per_step"] <= high + noise, outcome
 
 
 def test_h200_dataloader_workers_buy_what_was_predicted():
