@@ -19,6 +19,23 @@ from test_browser import browser_tools, drive, final_json, step_result  # noqa: 
 
 pytestmark = pytest.mark.browser
 
+
+def _xprof_major_minor() -> Tuple[int, int]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    for name in ("xprof", "tensorboard-plugin-profile"):
+        try:
+            return tuple(int(p) for p in version(name).split(".")[:2])  # type: ignore[return-value]
+        except (PackageNotFoundError, ValueError):
+            continue
+    return (0, 0)
+
+
+# The trace viewer's own page and its view_start/view_end window are those of current xprof; the
+# 2.15 Profile plugin of CI's oldest pair serves an older viewer.
+NEEDS_CURRENT_XPROF = pytest.mark.skipif(_xprof_major_minor() < (2, 19),
+                                         reason="the trace-viewer link targets xprof >= 2.19")
+
 STUB_HTML = b"""<!doctype html><title>Perfetto stub</title><script>
 window.addEventListener("message", (ev) => {
   if (ev.data === "PING") { ev.source.postMessage("PONG", "*"); return; }
@@ -72,6 +89,7 @@ def _runs(tb: TensorBoardServer) -> Dict[str, Dict[str, Any]]:
     return {r["run"].split("/")[0]: r for r in tb.plugin("runs")[1]["runs"]}
 
 
+@NEEDS_CURRENT_XPROF
 def test_a_tf_span_opens_the_trace_viewer_on_its_host_at_its_time(spans_tb, browser_tools, tmp_path):  # noqa: F811
     tb, _ = spans_tb
     run = _runs(tb)["loop_input_bound"]["run"]

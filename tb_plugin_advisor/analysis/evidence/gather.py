@@ -102,7 +102,7 @@ def _top_rows(line: Line, rows: np.ndarray) -> np.ndarray:
     """The PER_KIND longest of `rows` on one line."""
     if rows.size > PER_KIND:
         durations = line.duration_ns[rows]
-        rows = rows[np.argpartition(-durations.astype(np.int64), PER_KIND - 1)[:PER_KIND]]
+        rows = rows[np.argsort(-durations.astype(np.int64), kind="stable")[:PER_KIND]]
     return rows
 
 
@@ -184,7 +184,7 @@ def _device_events(profile: Profile, lo: np.ndarray, hi: np.ndarray,
         mask = picked[table.name_index] & _in_steps(lo, hi, table.start_ns)
         rows = np.flatnonzero(mask)
         if rows.size > PER_KIND:
-            rows = rows[np.argpartition(-table.duration_ns[rows].astype(np.int64), PER_KIND - 1)[:PER_KIND]]
+            rows = rows[np.argsort(-table.duration_ns[rows].astype(np.int64), kind="stable")[:PER_KIND]]
         for r in rows.tolist():
             line = device.plane.lines[int(table.line_index[r])]
             index = _row_on_line(line, int(table.start_ns[r]), int(table.duration_ns[r]))
@@ -201,7 +201,7 @@ def _copy_events(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[_Cand
             continue
         rows = np.flatnonzero(_in_steps(lo, hi, table.start_ns))
         if rows.size > PER_KIND:
-            rows = rows[np.argpartition(-table.duration_ns[rows].astype(np.int64), PER_KIND - 1)[:PER_KIND]]
+            rows = rows[np.argsort(-table.duration_ns[rows].astype(np.int64), kind="stable")[:PER_KIND]]
         for r in rows.tolist():
             line = device.plane.lines[int(table.line_index[r])]
             index = _row_on_line(line, int(table.start_ns[r]), int(table.duration_ns[r]))
