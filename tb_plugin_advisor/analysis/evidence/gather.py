@@ -181,15 +181,8 @@ def _device_events(profile: Profile, lo: np.ndarray, hi: np.ndarray,
         picked = matching(table.names)
         if not picked.any():
             continue
-        mask = picked[table.name_index] & _in_steps(lo, hi, table.start_ns)
-        rows = np.flatnonzero(mask)
-        if rows.size > PER_KIND:
-            rows = rows[np.argsort(-table.duration_ns[rows].astype(np.int64), kind="stable")[:PER_KIND]]
-        for r in rows.tolist():
-            line = device.plane.lines[int(table.line_index[r])]
-            index = _row_on_line(line, int(table.start_ns[r]), int(table.duration_ns[r]))
-            if index is not None:
-                out.append((device.plane, line, index, int(table.duration_ns[r])))
+        rows = np.flatnonzero(picked[table.name_index] & _in_steps(lo, hi, table.start_ns))
+        out += _longest_rows(device, table, rows)
     return _longest(out)
 
 
@@ -199,15 +192,22 @@ def _copy_events(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[_Cand
         table = device.memcpys
         if len(table) == 0:
             continue
-        rows = np.flatnonzero(_in_steps(lo, hi, table.start_ns))
-        if rows.size > PER_KIND:
-            rows = rows[np.argsort(-table.duration_ns[rows].astype(np.int64), kind="stable")[:PER_KIND]]
-        for r in rows.tolist():
-            line = device.plane.lines[int(table.line_index[r])]
-            index = _row_on_line(line, int(table.start_ns[r]), int(table.duration_ns[r]))
-            if index is not None:
-                out.append((device.plane, line, index, int(table.duration_ns[r])))
+        out += _longest_rows(device, table, np.flatnonzero(_in_steps(lo, hi, table.start_ns)))
     return _longest(out)
+
+
+def _longest_rows(device, table, rows: np.ndarray) -> List[_Candidate]:
+    """The PER_KIND longest of `rows` of a device table (kernels or copies; ties: the first in time),
+    each found back as an event on its line."""
+    if rows.size > PER_KIND:
+        rows = rows[np.argsort(-table.duration_ns[rows].astype(np.int64), kind="stable")[:PER_KIND]]
+    out: List[_Candidate] = []
+    for r in rows.tolist():
+        line = device.plane.lines[int(table.line_index[r])]
+        index = _row_on_line(line, int(table.start_ns[r]), int(table.duration_ns[r]))
+        if index is not None:
+            out.append((device.plane, line, index, int(table.duration_ns[r])))
+    return out
 
 
 def _row_on_line(line: Line, start: int, duration: int) -> Optional[int]:
