@@ -20,6 +20,9 @@ def facts_of(report: HostReport) -> Facts:
     s, steps, pipeline = report.signals, report.steps, report.input_pipeline
     pct = report.breakdown.pct()
     tc = report.tensor_core_result
+    mean_ms = report.breakdown.mean_ms()
+    device_ms = mean_ms.get("device_compute", 0.0)
+    eligible = tc.eligible_ns_by_precision
     tf32_off_ns = sum(n.time_ns for n in tc.eligible_not_using if n.reason_id == "fp32_tf32_off")
     return Facts(
         framework=s.framework,
@@ -29,9 +32,9 @@ def facts_of(report: HostReport) -> Facts:
         device_kind=s.device_kind,
         device_model=next((str(d.get("model") or "") for d in report.devices if d.get("model")), ""),
         step_ms=steps.stats_ms()["mean_ms"],
-        breakdown_ms=report.breakdown.mean_ms(),
-        matrix_fp32_ms=_share_of_compute(tc.eligible_ns_by_precision.get("fp32", 0), tc.compute_ns, report),
-        matrix_tf32_ms=_share_of_compute(tc.eligible_ns_by_precision.get("tf32", 0), tc.compute_ns, report),
+        breakdown_ms=mean_ms,
+        matrix_fp32_ms=_share_of_compute(eligible.get("fp32", 0), tc.compute_ns, device_ms),
+        matrix_tf32_ms=_share_of_compute(eligible.get("tf32", 0), tc.compute_ns, device_ms),
         compute_capability=s.compute_capability,
         breakdown_pct=pct,
         input_bound=report.verdict.input_bound,
@@ -84,10 +87,10 @@ def facts_of(report: HostReport) -> Facts:
 
 
 
-def _share_of_compute(ns: int, compute_ns: int, report: HostReport) -> float:
+def _share_of_compute(ns: int, compute_ns: int, device_ms: float) -> float:
     """Device time per steady step of a part of the device's compute (summed over the whole profile,
     as the Tensor Core analysis sums it): its share of compute × the step's device compute."""
-    return ns / compute_ns * report.breakdown.mean_ms().get("device_compute", 0.0) if compute_ns else 0.0
+    return ns / compute_ns * device_ms if compute_ns else 0.0
 
 
 def _input_facts(pipeline: InputPipeline) -> Dict[str, Any]:
