@@ -6,8 +6,10 @@ ROOT/logdir and writes ROOT/manifest.json with what Python measured while they r
 
   slow_loader   DataLoader(num_workers=0) whose __getitem__ sleeps: the loop waits in next(iterator)
   fast_loader   the same data pre-built as tensors: next(iterator) is cheap
-  bf16          the step under torch.autocast("cpu", dtype=torch.bfloat16) (small: bf16 is emulated
-                on CPUs without AVX512-BF16/AMX)
+  bf16          the model, its optimiser and each batch in torch.bfloat16 (small: bf16 is emulated on
+                CPUs without AVX512-BF16/AMX). Not autocast: there the fp32 share of weight casts and
+                the optimiser depends on how fast the CPU's bf16 matmuls are, and falls below half
+                on a CPU with AMX; pure bf16 keeps bf16 dominant on any CPU
   no_step       the same loop without prof.step(): no ProfilerStep# markers, steps must be inferred
 
 The truth for the DataLoader share (DESIGN §10: torch-tb-profiler shows 0 % on current traces) is
@@ -179,6 +181,8 @@ def _capture(torch, out: Path, name: str, dataset, *, bf16: bool = False, mark_s
         torch.nn.Linear(FEATURES, HIDDEN), torch.nn.ReLU(), torch.nn.Linear(HIDDEN, HIDDEN),
         torch.nn.ReLU(), torch.nn.Linear(HIDDEN, 10),
     )
+    if bf16:
+        model = model.to(torch.bfloat16)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loader = torch.utils.data.DataLoader(dataset, batch_size=BATCH, num_workers=0)
     total = WAIT + WARMUP + ACTIVE
@@ -197,8 +201,9 @@ def _capture(torch, out: Path, name: str, dataset, *, bf16: bool = False, mark_s
             t0 = time.perf_counter()
             x, y = next(iterator)
             t1 = time.perf_counter()
-            with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
-                loss = torch.nn.functional.cross_entropy(model(x), y)
+            if bf16:
+                x = x.to(torch.bfloat16)
+            loss = torch.nn.functional.cross_entropy(model(x), y)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
