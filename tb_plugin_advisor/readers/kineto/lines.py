@@ -39,21 +39,10 @@ class _StatValues:
         self.kind = ""
         self.data: array = array("q")
 
-    def last_index(self) -> int:
-        """The event the latest value belongs to (-1 before the first)."""
-        return len(self.data) - 1 if self.indices is None else self.indices[-1]
-
-    def keep_index(self, index: int) -> None:
-        """Record that the value just appended belongs to event `index`."""
-        if self.indices is not None:
-            self.indices.append(index)
-        elif index != len(self.data) - 1:  # the first gap: from here on, indices are kept
-            self.indices = array("i", range(len(self.data) - 1))
-            self.indices.append(index)
-
     def put(self, index: int, value: Any, strings: StringTable) -> None:
-        if self.data and self.last_index() == index:  # two arg spellings of one stat on one event
-            return
+        data, indices = self.data, self.indices
+        if data and (len(data) - 1 if indices is None else indices[-1]) == index:
+            return  # two arg spellings of one stat on one event
         kind = self.kind
         if kind == "":
             kind = self.kind = _kind_of(value)
@@ -61,7 +50,7 @@ class _StatValues:
         if kind == "int":
             if type(value) is int or type(value) is bool:
                 self.data.append(value)
-                self.keep_index(index)
+                self._keep_index(index)
                 return
             self._promote(_kind_of(value), strings)
             kind = self.kind
@@ -74,7 +63,15 @@ class _StatValues:
             self.data.append(strings.intern(_text(value)))
         else:
             self.data.append(strings.intern(value if type(value) is str else _text(value)))
-        self.keep_index(index)
+        self._keep_index(index)
+
+    def _keep_index(self, index: int) -> None:
+        """Record that the value just appended belongs to event `index`."""
+        if self.indices is not None:
+            self.indices.append(index)
+        elif index != len(self.data) - 1:  # the first gap: from here on, indices are kept
+            self.indices = array("i", range(len(self.data) - 1))
+            self.indices.append(index)
 
     def _promote(self, kind: str, strings: StringTable) -> None:
         if kind == "float":

@@ -133,6 +133,7 @@ class _TraceConverter:
         self.device_names: Dict[Tuple[str, int], Dict[str, int]] = {}
         self.device_strings: Dict[Tuple[str, int], StringTable] = {}
         self.device_lines: Dict[Tuple[Tuple[str, int], str], LineBuilder] = {}
+        self.device_line_of: Dict[Tuple[str, int, int], LineBuilder] = {}  # (category, pid, tid) → line
         # per line (not per event): the pid/tid its first event was written with, and the built
         # line's (plane id, line id) -> those ids, so evidence spans name the file's own coordinates
         self.written_ids: Dict[Any, Tuple[Any, Any]] = {}
@@ -169,9 +170,12 @@ class _TraceConverter:
 
     def add_events(self, events: List[TraceEvent], first: int) -> None:
         """Decoded events, the first of them traceEvents[first]."""
-        event = self._event
-        for offset in range(len(events)):
-            event(first + offset, events[offset])
+        complete, other, roles = self._complete, self._event, self.roles
+        for index, event in enumerate(events, first):
+            if event.ph == "X":  # nearly every event: dispatched here, one call fewer
+                complete(index, event, roles)
+            else:
+                other(index, event)
 
     def _event(self, index: int, event: TraceEvent) -> None:
         phase = event.ph
@@ -255,7 +259,14 @@ class _TraceConverter:
             self.spans.append((name, start, length))
             return
         if role in tables.DEVICE_ROLES:
-            line = self._device_line(index, event, role, category)
+            pid, tid = event.pid, event.tid
+            if type(pid) is int and type(tid) is int:  # (1, 1.0 and True are one dict key)
+                line = self.device_line_of.get((category, pid, tid))
+                if line is None:
+                    line = self.device_line_of[(category, pid, tid)] = self._device_line(index, event, role,
+                                                                                         category)
+            else:
+                line = self._device_line(index, event, role, category)
             line.add(name, start, length, decode_args(event.args), role)
         else:
             self._host_line(event.pid, event.tid).add(name, start, length, decode_args(event.args))

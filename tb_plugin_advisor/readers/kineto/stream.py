@@ -79,24 +79,31 @@ class EventStream:
 
     # -- bytes ------------------------------------------------------------------------------------
 
-    def _more(self) -> bool:
-        """Append the next piece to the buffer; False at the end of the text."""
+    def _more(self, at_least: int = 1) -> bool:
+        """Append at least `at_least` more bytes to the buffer (a piece at least, joined once: a
+        buffer that grows by a copy per piece grows in quadratic time); False when the text ended
+        with nothing more."""
+        parts = [self._buffer] if self._buffer else []
+        added = 0
         for piece in self._pieces:
             if piece:
-                self.size += len(piece)
-                self._buffer = self._buffer + piece if self._buffer else bytes(piece)
-                return True
-        self._eof = True
-        return False
+                parts.append(piece)
+                added += len(piece)
+                if added >= at_least:
+                    break
+        else:
+            self._eof = True
+        if added:
+            self.size += added
+            self._buffer = parts[0] if len(parts) == 1 else b"".join(parts)
+        return added > 0
 
     def _skip_whitespace(self, at: int) -> int:
         """The first position at or after `at` that is not whitespace, reading more as needed; the
         buffer's length at the end of the text."""
         while True:
-            buffer = self._buffer
-            while at < len(buffer) and buffer[at] in _WHITESPACE:
-                at += 1
-            if at < len(buffer) or self._eof or not self._more():
+            at = _skip(self._buffer, at)
+            if at < len(self._buffer) or self._eof or not self._more(len(self._buffer)):
                 return at
 
     # -- the head ---------------------------------------------------------------------------------
@@ -109,7 +116,7 @@ class EventStream:
             if at >= 0:
                 break
             searched = len(self._buffer)
-            if searched > LONGEST_EVENT or not self._more():
+            if searched > LONGEST_EVENT or not self._more(searched):
                 raise Declined("no traceEvents key")
         colon = self._skip_whitespace(at + len(KEY))
         if colon >= len(self._buffer) or self._buffer[colon] != ord(":"):
@@ -132,8 +139,8 @@ class EventStream:
             return
         while True:
             found = self._decode_batch()
-            if found is None:
-                if len(self._buffer) > LONGEST_EVENT or not self._more():
+            if found is None:  # an event longer than the buffer: twice as much, then search again
+                if len(self._buffer) > LONGEST_EVENT or not self._more(len(self._buffer)):
                     raise Declined("no decodable end of an event")
                 continue
             events, bad_utf8, after, closed = found
@@ -263,11 +270,13 @@ def _array_end(batch: bytes, message: str) -> int:
     return at - 1 if batch[at] == _CLOSE else len(batch)  # (the batch starts with its own `[`)
 
 
+_TEXT = re.compile(rb"[^ \t\n\r]")
+
+
 def _skip(buffer: bytes, at: int) -> int:
-    size = len(buffer)
-    while at < size and buffer[at] in _WHITESPACE:
-        at += 1
-    return at
+    """The first position at or after `at` that is not JSON whitespace, or the buffer's length."""
+    found = _TEXT.search(buffer, at)
+    return found.start() if found is not None else len(buffer)
 
 
 def _repaired(batch: bytes) -> Optional[Tuple[List[TraceEvent], int]]:
