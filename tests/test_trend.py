@@ -144,6 +144,68 @@ def test_window_bounds_how_far_back_a_split_looks():
     assert significant_points(trend_of(same)) == []
 
 
+def test_one_outlier_capture_neither_hides_a_change_nor_makes_one():
+    """A capture taken while other load shared the machine (5x slower) among same-config captures."""
+    assert CHANGE["outlier_z"] == 7.0 and CHANGE["outlier_min_captures"] == 4
+    same = [100, 103, 98, 500, 101, 99]
+    quiet = trend_of(same)
+    assert significant_points(quiet) == []
+    # a real 10x regression after it: found, with the busy capture named and left out of the noise
+    series = trend_of(same + [1000, 1010])
+    assert [index for index, _ in significant_points(series)] == [6]
+    cp = next(p for p in series["change_points"] if p["significant"])
+    assert 850 < cp["delta_pct"] < 950  # 100 → 1005 ms, each capture's steps jittered ±1 %
+    assert cp["outlier_captures"] == [3] and cp["noise_pct"] < 5
+    assert series["noise_pct"] < 5  # the series' own noise leaves it out too
+    # three captures cannot tell which one is odd: all kept, so the regression is within the noise
+    three = trend_of([100, 103, 500, 1000, 1010])
+    assert all(p["outlier_captures"] == [] for p in three["change_points"])
+
+
+def test_same_config_series_rarely_change():
+    """The false-alarm rate on simulated same-config series (8 captures, ±5 % between them, 1 %
+    within) stays near the test's level of 2 %: at most 7 of 300 show a change. (These 300 give 4
+    without the outlier rule, 6 with it, 10 with the textbook outlier_z of 3.5.)"""
+    rng = np.random.default_rng(2026)
+    alarms = sum(bool(significant_points(trend_of(list(100 * np.exp(0.05 * rng.standard_normal(8))))))
+                 for _ in range(300))
+    assert alarms <= 7
+
+
+def test_outlier_z_is_the_boundary():
+    from tb_plugin_advisor.trend.changes import outlier_mask
+
+    # median 0 and MAD 0.05 whatever the last value (beyond 0.05): the boundary sits at 3.5 × 1.4826 × 0.05
+    side = 0.05 * np.array([-1.0, -1.0, 0.0, 0.0, 1.0, 1.0])
+    boundary = CHANGE["outlier_z"] * 1.4826 * 0.05
+    assert not outlier_mask(np.append(side, 0.99 * boundary)).any()
+    assert outlier_mask(np.append(side, 1.01 * boundary)).tolist() == [False] * 6 + [True]
+    assert outlier_mask(np.append(side, -1.01 * boundary)).tolist() == [False] * 6 + [True]
+    assert not outlier_mask(np.log(np.array([100.0, 100.0, 400.0]))).any()  # below outlier_min_captures
+
+
+def test_a_uniform_shift_is_the_machine_and_not_counted():
+    """Every op slower by the step's own factor (+40 %): named, kept out of the significant changes
+    and of --fail-on-regression, as the pairwise diff keeps it out."""
+    ops = {f"op{i}": 10.0 + i for i in range(8)}
+    base = [capture_from_report(f"r/{i}", "", report(m, ops=ops, input_ms=0.0))
+            for i, m in enumerate([100, 101, 99, 100])]
+    slower = {k: 1.4 * v for k, v in ops.items()}
+    after = [capture_from_report(f"r/{i + 4}", "", report(m, ops=slower, input_ms=0.0))
+             for i, m in enumerate([140, 141, 139])]
+    series = build_trend([SeriesInput("r", base + after)])["series"][0]
+    cp = series["change_points"][0]
+    assert cp["index"] == 4 and cp["significant"] is False and cp["p_value"] < CHANGE["alpha_captures"]
+    assert cp["cause"]["category"] == "machine" and "machine, not the code" in cp["reason"]
+    assert series["newest_change"] is None and not is_regression({"series": [series]}, 10)
+    # the same +40 % where one op alone grew is the code: counted
+    code = dict(ops, op7=ops["op7"] + 0.4 * sum(ops.values()))
+    moved = [capture_from_report(f"r/{i + 4}", "", report(m, ops=code, input_ms=0.0))
+             for i, m in enumerate([140, 141, 139])]
+    counted = build_trend([SeriesInput("r", base + moved)])["series"][0]
+    assert [index for index, _ in significant_points(counted)] == [4]
+
+
 def test_alpha_captures_and_gate():
     assert CHANGE["alpha_captures"] == 0.02
     # the issue's drifting same-config captures then ONE +70 % capture: p ≈ 0.03, not flagged at 0.02
@@ -207,6 +269,45 @@ def test_synthetic_series_finds_exactly_the_regression_with_its_cause(series_log
     prefix = cli("trend", str(series_logdir), "--run", "same", "--fail-on-regression", "20", "--format", "md")
     assert prefix.returncode == 0, prefix.stderr
     assert "No change point" in prefix.stdout
+
+
+def _significant(result: subprocess.CompletedProcess) -> list:
+    return [p for p in json.loads(result.stdout)["series"][0]["change_points"] if p["significant"]]
+
+
+def test_a_series_captured_in_this_session_changes_exactly_where_the_loader_slowed(torch_traces, tmp_path):
+    """Real torch.profiler captures written by this test session: the same fast-loader loop several
+    times (the machine's own drift between them), then the sleeping loader. One change point, at the
+    first slow capture, caused by the DataLoader wait that Python measured around next()."""
+    captures = torch_traces.series_captures()
+    configs = [c["config"] for c in captures]
+    first_slow = configs.index("slow_loader")
+    assert first_slow >= 4 and set(configs[first_slow:]) == {"slow_loader"}  # the construction holds
+    result = cli("trend", str(torch_traces.logdir), "--run", "series", "--format", "json",
+                 "--fail-on-regression", "20", cache=tmp_path / "cache")
+    assert result.returncode == 1, result.stderr
+    assert "regression" in result.stderr
+    series = json.loads(result.stdout)["series"][0]
+    assert len(series["captures"]) == len(captures)
+    points = _significant(result)
+    assert [p["index"] for p in points] == [first_slow], series["change_points"]
+    cause = points[0]["cause"]
+    assert cause["category"] == "input" and "DataLoader wait" in cause["summary"]
+    # the wait after the change is the one Python measured: the median over the slow captures' steps
+    measured = float(np.median([w for c in captures[first_slow:] for w in c["measured"]["wait_ms"]]))
+    # ±25 %: the profiler's own overhead around next()
+    assert cause["dataloader_wait_ms"]["after"] == pytest.approx(measured, rel=0.25)
+    assert cause["dataloader_wait_ms"]["before"] < 0.25 * cause["dataloader_wait_ms"]["after"]
+
+    prefix = tmp_path / "prefix" / "series"
+    prefix.mkdir(parents=True)
+    for c in captures[:first_slow]:
+        shutil.copy2(torch_traces.series_dir() / c["file"], prefix / c["file"])  # file times kept: the order
+    same = cli("trend", str(prefix.parent), "--run", "series", "--format", "json",
+               "--fail-on-regression", "20")
+    assert same.returncode == 0, same.stderr
+    assert len(json.loads(same.stdout)["series"][0]["captures"]) == first_slow
+    assert _significant(same) == []
 
 
 def test_pairwise_diff_of_real_same_config_captures_is_uniform():

@@ -11,6 +11,8 @@ ROOT/logdir and writes ROOT/manifest.json with what Python measured while they r
                 the optimiser depends on how fast the CPU's bf16 matmuls are, and falls below half
                 on a CPU with AMX; pure bf16 keeps bf16 dominant on any CPU
   no_step       the same loop without prof.step(): no ProfilerStep# markers, steps must be inferred
+  series        one directory of captures in time order, for the trend: the fast_loader configuration
+                SERIES_SAME times, then the slow_loader one SERIES_SLOW times (manifest: which is which)
 
 The truth for the DataLoader share (DESIGN §10: torch-tb-profiler shows 0 % on current traces) is
 measured around `next(iterator)` with time.perf_counter for each recorded step: manifest
@@ -43,6 +45,8 @@ NAMES = ("slow_loader", "fast_loader", "bf16", "no_step")
 WAIT, WARMUP, ACTIVE = 1, 1, 6
 BATCH, FEATURES, HIDDEN = 16, 256, 512
 SLOW_ITEM_SLEEP_S = 0.0006  # per sample: ~10 ms per batch of 16, about as long as the step's compute
+SERIES = "series"
+SERIES_SAME, SERIES_SLOW = 5, 2
 
 
 @dataclasses.dataclass
@@ -68,6 +72,14 @@ class TorchTraces:
 
     def measured(self, name: str) -> Dict[str, Any]:
         return self.manifest["runs"][name]["measured"]
+
+    def series_dir(self) -> Path:
+        """The directory of the series' captures (one run of SERIES_SAME + SERIES_SLOW trace files)."""
+        return self.logdir / SERIES
+
+    def series_captures(self) -> List[Dict[str, Any]]:
+        """Per capture in the order taken: its trace file's name, its configuration, what Python measured."""
+        return self.manifest[SERIES]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -237,7 +249,16 @@ def generate(root: Path) -> None:
         "bf16": _capture(torch, logdir, "bf16", fast_dataset(n), bf16=True),
         "no_step": _capture(torch, logdir, "no_step", slow_dataset(n), mark_steps=False),
     }
-    manifest = {"torch_dist": torch_version(), "runs": {k: {"measured": v} for k, v in runs.items()}}
+    series = []
+    for config in ["fast_loader"] * SERIES_SAME + ["slow_loader"] * SERIES_SLOW:
+        before = set((logdir / SERIES).glob("*.pt.trace.json*"))
+        dataset = (fast_dataset if config == "fast_loader" else slow_dataset)(n)
+        measured = _capture(torch, logdir, SERIES, dataset)
+        (written,) = set((logdir / SERIES).glob("*.pt.trace.json*")) - before
+        series.append({"file": written.name, "config": config, "measured": measured})
+        time.sleep(0.05)  # distinct file times: the trend orders captures by them
+    manifest = {"torch_dist": torch_version(), "runs": {k: {"measured": v} for k, v in runs.items()},
+                SERIES: series}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1))
 
 

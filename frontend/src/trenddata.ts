@@ -57,9 +57,15 @@ export function significantChanges(s: TrendSeries): TrendChangePoint[] {
   return (s.change_points ?? []).filter((p) => p.significant === true && finite(p.index)).sort((a, b) => (a.index as number) - (b.index as number));
 }
 
-/** The strongest candidate the server reports when nothing was significant (else null). */
-export function candidateChange(s: TrendSeries): TrendChangePoint | null {
-  return (s.change_points ?? []).find((p) => p.significant !== true) ?? null;
+/** Moves the server reports but does not count: a uniform shift the machine made, and the strongest
+ * candidate when nothing was significant. In capture order. */
+export function uncountedMoves(s: TrendSeries): TrendChangePoint[] {
+  return (s.change_points ?? []).filter((p) => p.significant !== true && finite(p.index)).sort((a, b) => (a.index as number) - (b.index as number));
+}
+
+/** Why a move is not counted, as its label. */
+export function uncountedLabel(p: TrendChangePoint): string {
+  return p.cause?.uniform ? "Machine change, not counted" : "Largest move, not significant";
 }
 
 /** Position in `captures` of the capture whose `index` is `index` (the server numbers them 0..n-1). */
@@ -126,7 +132,9 @@ export function changeEvidence(p: TrendChangePoint): string {
   if (finite(p.p_value_steps)) parts.push(`${formatPValue(p.p_value_steps)} on steps`);
   const noise = finite(p.noise_pct) ? `; noise ±${formatPct(p.noise_pct)}` : "";
   const sides = finite(p.captures_before) && finite(p.captures_after) ? `; ${p.captures_before} captures before, ${p.captures_after} after` : "";
-  return `${parts.join(", ")}${noise}${sides}`;
+  const outliers = (p.outlier_captures ?? []).filter(finite);
+  const leftOut = outliers.length ? `; outlier captures left out: ${outliers.map((i) => `#${i}`).join(", ")}` : "";
+  return `${parts.join(", ")}${noise}${sides}${leftOut}`;
 }
 
 /** One line under the chart: how many captures, the noise between them, and what changed. */

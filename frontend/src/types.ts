@@ -338,10 +338,13 @@ export interface TrendCause {
   category?: string;
   categories?: { category?: string; before_ms?: number; after_ms?: number; delta_ms?: number; p_value?: number | null }[];
   ops?: { name?: string; kind?: string; before_ms?: number; after_ms?: number; delta_ms?: number }[];
+  /** Set when nearly every op moved by the step's own factor: the machine changed, not the code. */
+  uniform?: { factor?: number; ops?: number; time_share?: number; reason?: string } | null;
   summary?: string;
 }
 
-/** A shift between captures `index - 1` and `index`; when none is significant, the strongest candidate. */
+/** A shift between captures `index - 1` and `index`: the significant ones, a uniform one the machine
+ * made (not significant), and, when none is significant, the strongest candidate. */
 export interface TrendChangePoint {
   index?: number;
   run?: string;
@@ -357,6 +360,8 @@ export interface TrendChangePoint {
   noise_pct?: number | null;
   captures_before?: number;
   captures_after?: number;
+  /** Captures (their `index`) left out of both tests as outliers of their side. */
+  outlier_captures?: number[];
   cause?: TrendCause | null;
 }
 

@@ -2,16 +2,18 @@ import { describe, expect, it } from "vitest";
 import { formatPValue } from "../src/format";
 import { progressFraction, progressLine, progressParts } from "../src/progress";
 import {
-  candidateChange,
   captureTimeLabel,
   changeEvidence,
   changeLine,
   defaultSeries,
   seriesChoices,
   seriesSummary,
+  significantChanges,
   trendChartData,
+  uncountedLabel,
+  uncountedMoves,
 } from "../src/trenddata";
-import type { TrendSeries } from "../src/types";
+import type { TrendChangePoint, TrendSeries } from "../src/types";
 import { trendUrl } from "../src/urls";
 import { parsePageState, pageHashWith } from "../src/urlstate";
 
@@ -67,11 +69,26 @@ describe("trend chart data", () => {
     expect(d.changes).toEqual([]);
     expect(d.marks.every((m) => m === null)).toBe(true);
     expect(d.band[2]).toEqual(d.band[0]);
-    expect(candidateChange(broken)?.index).toBe(1);
+    expect(uncountedMoves(broken).map((p) => p.index)).toEqual([1]);
+    expect(uncountedLabel(uncountedMoves(broken)[0])).toBe("Largest move, not significant");
     expect(seriesSummary(broken)).toBe("3 captures, noise between captures ±12 %; no change point: every capture is within the noise of the series.");
   });
   it("draws no band without a noise estimate", () => {
     expect(trendChartData({ ...series, noise_pct: null }).band.every((b) => b === null)).toBe(true);
+  });
+});
+
+describe("uncounted moves", () => {
+  it("lists the machine's uniform shift beside the significant change, in capture order", () => {
+    const machine: TrendChangePoint = {
+      index: 2, significant: false, reason: "uniform slowdown across all ops: the machine, not the code?",
+      cause: { category: "machine", uniform: { factor: 1.6, ops: 15, time_share: 0.99, reason: "uniform slowdown across all ops: the machine, not the code?" } },
+    };
+    const real: TrendChangePoint = { index: 5, significant: true, cause: { category: "input", uniform: null } };
+    const s: TrendSeries = { ...series, change_points: [real, machine] };
+    expect(significantChanges(s).map((p) => p.index)).toEqual([5]);
+    expect(uncountedMoves(s).map((p) => p.index)).toEqual([2]);
+    expect(uncountedLabel(machine)).toBe("Machine change, not counted");
   });
 });
 
@@ -80,6 +97,8 @@ describe("trend words", () => {
     const cp = series.change_points?.[0] ?? {};
     expect(changeLine(cp)).toBe("51.8 ms → 193 ms (+272 %)");
     expect(changeEvidence(cp)).toBe("p = 0.0075 between captures, 0.00065 on steps; noise ±12 %; 4 captures before, 1 after");
+    expect(changeEvidence({ ...cp, outlier_captures: [3] })).toBe(
+      "p = 0.0075 between captures, 0.00065 on steps; noise ±12 %; 4 captures before, 1 after; outlier captures left out: #3");
     expect(seriesSummary(series)).toBe("5 captures, noise between captures ±12 %; 1 change point.");
   });
   it("writes p-values in two significant digits like the CLI", () => {

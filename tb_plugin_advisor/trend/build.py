@@ -11,7 +11,7 @@ import numpy as np
 
 from tb_plugin_advisor.formatting import rounded
 from tb_plugin_advisor.trend.cause import attribute
-from tb_plugin_advisor.trend.changes import Split, find_changes
+from tb_plugin_advisor.trend.changes import Split, find_changes, outlier_mask
 from tb_plugin_advisor.trend.rules import CHANGE
 from tb_plugin_advisor.trend.series import Capture
 
@@ -31,6 +31,11 @@ def _change_point(split: Split, usable: List[int], captures: Sequence[Capture]) 
     index = usable[split.index]
     before = [captures[usable[i]] for i in range(*split.before)]
     after = [captures[usable[i]] for i in range(*split.after)]
+    cause = attribute(before, after)
+    significant, reason = split.significant, split.reason
+    if significant and cause["uniform"] is not None:
+        # every op moved by the step's own factor: the machine changed, not the code (as in the diff)
+        significant, reason = False, f"{cause['uniform']['reason']} (kept out of the significant changes)"
     return {
         "index": index,
         "run": captures[index].run,
@@ -39,8 +44,8 @@ def _change_point(split: Split, usable: List[int], captures: Sequence[Capture]) 
         "step_ms_after": rounded(split.step_ms_after),
         "delta_pct": rounded(split.delta_pct, 2),
         "direction": "slower" if split.delta_pct > 0 else "faster",
-        "significant": split.significant,
-        "reason": split.reason,
+        "significant": significant,
+        "reason": reason,
         "p_value": split.p_captures,
         "p_value_steps": split.p_steps,
         "t": rounded(split.t, 3),
@@ -48,14 +53,17 @@ def _change_point(split: Split, usable: List[int], captures: Sequence[Capture]) 
         "noise_pct": rounded(split.noise_pct, 2),
         "captures_before": len(before),
         "captures_after": len(after),
-        "cause": attribute(before, after),
+        "outlier_captures": [usable[i] for i in split.outliers],
+        "cause": cause,
     }
 
 
 def _noise(levels: np.ndarray, splits: Sequence[Split]) -> Optional[float]:
-    """The series' between-capture noise: standard deviation of log medians inside its segments, %."""
+    """The series' between-capture noise: standard deviation of log medians inside its segments, %,
+    outlier captures left out as the tests leave them out."""
     bounds = [0] + [s.index for s in splits if s.significant] + [int(levels.size)]
-    parts = [levels[a:b] - levels[a:b].mean() for a, b in zip(bounds, bounds[1:]) if b - a > 1]
+    segments = [levels[a:b][~outlier_mask(levels[a:b])] for a, b in zip(bounds, bounds[1:])]
+    parts = [p - p.mean() for p in segments if p.size > 1]
     df = sum(p.size - 1 for p in parts)
     if df <= 0:
         return None

@@ -4,8 +4,11 @@ each split judged by two tests that must both agree (rules.py CHANGE says why).
 * **Between captures** (the noise model): a pooled two-sample t-test on the log medians of the
   captures on each side (up to `window` each side, never across an accepted change point). Its
   variance is the spread *between* captures of each side, so a machine that drifts from capture to
-  capture widens it and same-config noise is not flagged. The p-value is Bonferroni-corrected for
-  the split positions tried, since the best of many splits always looks a little significant.
+  capture widens it and same-config noise is not flagged. A capture far outside its own side (a
+  robust z-score on the median absolute deviation) is left out of both tests, so one capture taken
+  while other load shared the machine neither hides a change nor makes one. The p-value is
+  Bonferroni-corrected for the split positions tried, since the best of many splits always looks a
+  little significant.
 * **Within captures**: the diff's Mann–Whitney test (diff/stats.py) on the pooled steady per-step
   times of both sides, so one odd capture median over a handful of steps does not make a change.
 
@@ -42,6 +45,23 @@ class Split:
     delta_pct: float
     significant: bool
     reason: str
+    outliers: Tuple[int, ...] = ()  # positions left out of both tests (outlier_mask)
+
+
+def outlier_mask(side: np.ndarray) -> np.ndarray:
+    """The one capture of a side, if any, whose log median lies beyond `outlier_z` robust standard
+    deviations (1.4826 × the side's median absolute deviation, never below the noise floor) from
+    the side's median: a modified z-score, set far out so that ordinary noise between captures is
+    never cut (that would shrink the noise and make changes). Sides shorter than
+    `outlier_min_captures` keep every capture: with three, which one is odd is a guess."""
+    mask = np.zeros(side.size, dtype=bool)
+    if side.size < CHANGE["outlier_min_captures"]:
+        return mask
+    deviation = np.abs(side - np.median(side))
+    scale = max(1.4826 * float(np.median(deviation)), math.log1p(CHANGE["noise_floor_pct"] / 100.0))
+    worst = int(np.argmax(deviation))
+    mask[worst] = deviation[worst] / scale > CHANGE["outlier_z"]
+    return mask
 
 
 def _pooled_sd(left: np.ndarray, right: np.ndarray) -> Tuple[float, int]:
@@ -53,6 +73,16 @@ def _pooled_sd(left: np.ndarray, right: np.ndarray) -> Tuple[float, int]:
     return math.sqrt(ss / df), df
 
 
+def _split_kept(levels: np.ndarray, sides: Sequence[Tuple[int, int]]) -> List[Tuple[List[int], List[int]]]:
+    """Per side, its positions: (kept, left out as outliers)."""
+    masks = [outlier_mask(levels[a:b]) for a, b in sides]
+    out = []
+    for (a, b), mask in zip(sides, masks):
+        positions = list(range(a, b))
+        out.append(([i for i, o in zip(positions, mask) if not o], [i for i, o in zip(positions, mask) if o]))
+    return out
+
+
 def judge_split(
     levels: np.ndarray, samples: Sequence[np.ndarray], segment: Tuple[int, int], k: int, tried: int
 ) -> Split:
@@ -61,15 +91,16 @@ def judge_split(
     window = int(CHANGE["window"])
     before = (max(start, k - window), k)
     after = (k, min(end, k + window))
-    left, right = levels[before[0] : before[1]], levels[after[0] : after[1]]
+    (kept_left, out_left), (kept_right, out_right) = _split_kept(levels, (before, after))
+    left, right = levels[kept_left], levels[kept_right]
     sd, df = _pooled_sd(left, right)
     floor = math.log1p(CHANGE["noise_floor_pct"] / 100.0)
     sd = max(sd, floor)
     diff = float(right.mean() - left.mean())
     t = diff / (sd * math.sqrt(1.0 / left.size + 1.0 / right.size))
     p_captures = min(1.0, t_two_sided_p(t, df) * max(1, tried)) if df > 0 else 1.0
-    steps_left = np.concatenate([samples[i] for i in range(*before)])
-    steps_right = np.concatenate([samples[i] for i in range(*after)])
+    steps_left = np.concatenate([samples[i] for i in kept_left])
+    steps_right = np.concatenate([samples[i] for i in kept_right])
     test = shift_test(steps_left, steps_right)
     # the level each side sits at: the median of its capture medians, robust to one odd capture
     ms_before, ms_after = float(np.exp(np.median(left))), float(np.exp(np.median(right)))
@@ -77,7 +108,7 @@ def judge_split(
     significant, reason = _decide(df, p_captures, test.p_value, steps_left.size, steps_right.size,
                                   delta_pct, diff, test.shift)
     return Split(k, before, after, t, df, p_captures, test.p_value, 100.0 * math.expm1(sd), ms_before,
-                 ms_after, delta_pct, significant, reason)
+                 ms_after, delta_pct, significant, reason, tuple(out_left + out_right))
 
 
 def _decide(

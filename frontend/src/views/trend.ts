@@ -7,7 +7,8 @@ import type { Theme } from "../chartdata";
 import { h } from "../dom";
 import { formatMs, formatNumber, formatPct } from "../format";
 import {
-  candidateChange,
+  uncountedLabel,
+  uncountedMoves,
   capturePosition,
   captureTimeLabel,
   changeEvidence,
@@ -111,7 +112,7 @@ function seriesCard(s: TrendSeries, ctx: TrendCtx): { el: HTMLElement; draw: () 
   const captures = s.captures ?? [];
   const data = trendChartData(s);
   const changes = significantChanges(s);
-  const candidate = changes.length === 0 ? candidateChange(s) : null;
+  const uncounted = uncountedMoves(s);
   const { box, canvas } = chartBox("chart-trend", 300, "Median step time per capture with its p10–p90 spread, the noise band and the change points");
   canvas.setAttribute("data-change-points", changes.map((p) => String(p.index)).join(" "));
   const el = h(
@@ -122,9 +123,9 @@ function seriesCard(s: TrendSeries, ctx: TrendCtx): { el: HTMLElement; draw: () 
     data.median.some((v) => v !== null) ? box : note("No capture of this series has steps to plot."),
     note("The band is the noise between captures around each segment; a triangle marks a change point. Click a capture to open its report."),
     changes.map((p) => changeBlock(s, p, ctx)),
-    candidate
-      ? note(`Largest move, not significant: capture ${captureNumber(captures[capturePosition(s, candidate.index)], capturePosition(s, candidate.index))}, ${changeLine(candidate)} — ${candidate.reason ?? "within the noise"} (${changeEvidence(candidate)}).`, "trend-candidate")
-      : null,
+    uncounted.map((p) =>
+      note(`${uncountedLabel(p)}: capture ${captureNumber(captures[capturePosition(s, p.index)], capturePosition(s, p.index))}, ${changeLine(p)} — ${p.reason ?? "within the noise"} (${changeEvidence(p)}).`, "trend-candidate"),
+    ),
     capturesTable(s, new Map(changes.map((p) => [capturePosition(s, p.index), (p.delta_pct ?? 0) > 0])), ctx),
     list(s.notes ?? [], "trend-notes"),
   );

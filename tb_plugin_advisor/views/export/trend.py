@@ -29,11 +29,13 @@ def _share(capture: Dict[str, Any], key: str) -> str:
 
 def _change_line(cp: Dict[str, Any]) -> str:
     verdict = "significant" if cp["significant"] else f"not significant: {cp['reason']}"
+    outliers = cp.get("outlier_captures") or []
+    left_out = f"; outlier captures left out: {', '.join(f'#{i}' for i in outliers)}" if outliers else ""
     return (
         f"#{cp['index']} {cp['run']}: step {format_number(cp['step_ms_before'])} {ARROW} "
         f"{format_number(cp['step_ms_after'])} ms ({_pct_signed(cp['delta_pct'])}, {verdict}; "
         f"p = {_p(cp['p_value'])} between captures, {_p(cp['p_value_steps'])} on steps; "
-        f"noise ±{format_pct(cp['noise_pct'])}). Cause: {cp['cause']['summary']}."
+        f"noise ±{format_pct(cp['noise_pct'])}{left_out}). Cause: {cp['cause']['summary']}."
     )
 
 
@@ -55,6 +57,13 @@ def _rows(series: Dict[str, Any]) -> List[List[str]]:
     return rows
 
 
+def _label(cp: Dict[str, Any]) -> str:
+    """How a change point is introduced: counted, made by the machine, or only the largest move."""
+    if cp["significant"]:
+        return "Change point"
+    return "Machine change, not counted:" if (cp.get("cause") or {}).get("uniform") else "Largest move"
+
+
 HEADER = ["#", "capture", "median ms", "p10\u2013p90", "steps", "input", "device", "MFU", "bottleneck"]
 
 
@@ -71,7 +80,7 @@ def _text(trend: Dict[str, Any]) -> str:
         if not significant_points:
             out.append("No change point: every capture is within the noise of the series.")
         for cp in s["change_points"]:
-            out.append(("Change point " if cp["significant"] else "Largest move ") + _change_line(cp))
+            out.append(f"{_label(cp)} {_change_line(cp)}")
         out += s.get("notes") or []
         out.append("")
     return "\n".join(out)
@@ -91,8 +100,9 @@ def _markdown(trend: Dict[str, Any]) -> str:
         else:
             out.append(f"- No change point: every capture is within the noise of the series "
                        f"(±{format_pct(s.get('noise_pct'))} between captures).")
-            for cp in s["change_points"]:
-                out.append("- Largest move " + esc(_change_line(cp)))
+        for cp in s["change_points"]:
+            if not cp["significant"]:
+                out.append(f"- {_label(cp)} " + esc(_change_line(cp)))
         out.append("")
         out.append("| " + " | ".join(HEADER) + " |")
         out.append("|" + "---|" * len(HEADER))
