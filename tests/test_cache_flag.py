@@ -52,9 +52,22 @@ def test_tensorboard_keeps_reports_in_the_flag_directory_or_nowhere(tensorboard_
     flagged = tmp_path / "flag-cache"
     server = tensorboard_factory(logdir, "--advisor_write_markers=false", "--advisor_cache_dir", str(flagged),
                                  env={ENV_DIR: "off"})
-    assert _report(server)["steps"]["count"] > 0
+    first = _report(server)
+    assert first["steps"]["count"] > 0
     assert [p.name for p in (flagged / "reports").iterdir()]  # kept across restarts
     server.stop()
+
+    # A restart on the same directory answers from it without reading the profile: the trace is now
+    # garbage of the same size and mtime (the cache key), which any read would refuse.
+    (trace,) = list((logdir / "mlp").glob("*.pt.trace.json*"))
+    stat = trace.stat()
+    trace.write_bytes(b"x" * stat.st_size)
+    os.utime(trace, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    server = tensorboard_factory(logdir, "--advisor_write_markers=false", "--advisor_cache_dir", str(flagged),
+                                 env={ENV_DIR: "off"})
+    assert _report(server) == first
+    server.stop()
+    shutil.copy2(next(CAPTURE.glob("*.pt.trace.json*")), trace)
 
     from_env = tmp_path / "env-cache"
     server = tensorboard_factory(logdir, "--advisor_write_markers=false", "--advisor_cache_dir", "off",

@@ -376,6 +376,20 @@ def test_cache_ignores_corrupt_and_foreign_entries(tmp_path):
     assert entry_key(session("a/1", mtime=None), None) is None  # unknown mtime: never cached
 
 
+def test_an_entry_past_the_size_bound_is_ignored_not_read_whole(tmp_path, monkeypatch):
+    """Entries are read in the server process too: one that decompresses past MAX_ENTRY_BYTES is a
+    miss (rebuilt), however small on disk."""
+    from tb_plugin_advisor.report import disk_cache
+
+    cache = ReportCache(str(tmp_path))
+    s = session("a/1")
+    cache.put(s, None, {"run": "a/1", "pad": "0" * 5000})
+    assert ReportCache(str(tmp_path)).get(s) is not None
+    monkeypatch.setattr(disk_cache, "MAX_ENTRY_BYTES", 4000)
+    bounded = ReportCache(str(tmp_path))
+    assert bounded.get(s) is None and bounded.ignored == 1
+
+
 def test_an_unwritable_cache_directory_falls_back_to_memory(tmp_path):
     """A regular file where the cache directory should be: no directory can be made there, whoever
     runs the test (root can write into a read-only directory, not through a file)."""

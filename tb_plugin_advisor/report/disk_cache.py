@@ -42,6 +42,9 @@ FORMAT = 1  # bump when an entry's layout changes
 DEFAULT_MB = 512.0
 MEMORY_ENTRIES = 256  # the in-memory fallback's bound
 STALE_TMP_S = 3600.0  # a temporary file this old was left by a killed writer
+# An entry larger than this once decompressed is ignored (rebuilt): entries are read in the server
+# process too, which must never hold a decompression bomb. Reports of the largest profiles are a few MB.
+MAX_ENTRY_BYTES = 128 * 1024 * 1024
 
 _fingerprint: Optional[str] = None
 
@@ -135,8 +138,11 @@ class ReportCache:
                 return self._memory[digest]
         path = self._path(digest)
         try:
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                entry = json.load(f)
+            with gzip.open(path, "rb") as f:
+                text = f.read(MAX_ENTRY_BYTES + 1)
+            if len(text) > MAX_ENTRY_BYTES:
+                raise ValueError("entry larger than MAX_ENTRY_BYTES")
+            entry = json.loads(text.decode("utf-8"))
         except FileNotFoundError:
             self.misses += 1
             return None

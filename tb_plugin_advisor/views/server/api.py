@@ -210,6 +210,9 @@ class AdvisorApi:
         key = ("report", session.cache_key, host)
 
         def compute() -> Answer:
+            hit = worker_tasks.cached_answer(session, host, self.logdir)
+            if hit is not None:
+                return Answer(*hit)
             progress = self._progress.start(key)
             try:
                 return Answer(*self.service.in_process(

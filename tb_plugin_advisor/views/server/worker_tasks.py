@@ -96,6 +96,16 @@ def report_answer(
     return encode(paths.json(to_jsonable(report)))
 
 
+def cached_answer(session: Session, host: Optional[str], logdir: str) -> Optional[Encoded]:
+    """The report answer from the persistent cache alone, or None on a miss. No profile is read (the
+    key comes from the scan), so the server may call it in its own process: a report analysed before
+    a restart then costs a cache read, not a worker started for it."""
+    from tb_plugin_advisor.report.disk_cache import open_cache
+
+    report = open_cache().get(session, host)
+    return None if report is None else encode(PathMapper(logdir).json(report))
+
+
 def diff_answer(baseline: bytes, candidate: bytes) -> Encoded:
     """The diff of two report answers (the diff works on what the user saw in the reports)."""
     from tb_plugin_advisor.diff import compare as differ
