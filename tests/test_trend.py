@@ -445,3 +445,14 @@ def test_trend_route_on_a_real_tensorboard(tensorboard_factory, tmp_path):
     status, missing = server.plugin("trend", run="nothing_like_this")
     assert status == 404 and "error" in missing
     assert list((tmp_path / "cache" / "reports").iterdir())  # reports kept for the next start
+
+
+def test_a_series_longer_than_the_report_cache_completes(tensorboard_factory, series_logdir):
+    """Eight captures, an in-memory cache of two reports and no disk cache: the route keeps what each
+    poll gathered, so the trend completes (it analysed evicted captures again on every poll)."""
+    server = tensorboard_factory(series_logdir, "--advisor_cache_size=2", "--advisor_cache_dir=off")
+    body = server.wait_for(lambda: (lambda r: r[1] if r[0] == 200 else None)(
+        server.plugin("trend", run="job")), timeout_s=180)
+    series = body["series"][0]
+    assert len(series["captures"]) == 8
+    assert [p["index"] for p in series["change_points"] if p["significant"]] == [7]

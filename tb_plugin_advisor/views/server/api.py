@@ -139,6 +139,8 @@ class AdvisorApi:
         self._host_checks = BoundedDict(4096)  # doctor's per-file results, by (path, size, mtime)
         self._static_answers: Dict[str, Answer] = {}  # only names of the static table, so bounded
         self._progress = ProgressBoard()  # running reports' progress, for 202 answers
+        # per trend being gathered, the report bodies already answered (trend_route.py says why)
+        self.trend_parts = BoundedDict(4)
 
     def apps(self) -> Dict[str, Callable]:
         routes = {

@@ -2,7 +2,11 @@
 capture's report from the same futures as the `report` route (so the persistent and the in-memory
 caches serve them), and the trend computed in a worker once all are there; until then 202 with
 `progress` {`stage`, `done`, `total`, `elapsed_s`}. A capture that cannot be read is listed with its
-error, not fatal."""
+error, not fatal.
+
+The bodies answered so far are kept per trend between polls (`api.trend_parts`): a series longer
+than the in-memory report cache (`--advisor_cache_size`) would otherwise never have all its reports
+at once — each poll would analyse again the captures the previous one evicted."""
 
 from __future__ import annotations
 
@@ -38,10 +42,13 @@ def trend_route(api: Any, request: Any, param: Any) -> Tuple[bool, Any, Dict[str
     except AdvisorError as e:
         raise ApiError(404 if "no run matches" in str(e) else 400, str(e)) from None
     chosen = list({s.run: s for _, group in series for s in group}.values())
+    key = ("trend", order, tuple((s.cache_key) for s in chosen), pattern)
+    bodies: Dict[str, Any] = api.trend_parts.get(key)
+    if bodies is None:
+        bodies = api.trend_parts[key] = {}
     started = time.monotonic()
     deadline = started + api.service.wait_s
-    futures = [(s, api._report_future(s, None)) for s in chosen]
-    bodies: Dict[str, Any] = {}
+    futures = [(s, api._report_future(s, None)) for s in chosen if s.run not in bodies]
     for session, future in futures:
         try:
             ready, value = wait(future, deadline - time.monotonic())
@@ -56,7 +63,6 @@ def trend_route(api: Any, request: Any, param: Any) -> Tuple[bool, Any, Dict[str
     running = {"run": pattern, "progress": progress}
     if len(bodies) < len(chosen):
         return False, None, running
-    key = ("trend", order, tuple((s.cache_key) for s in chosen), pattern)
 
     def compute() -> Answer:
         return Answer(*api.service.in_process(trend_answer, series, bodies))
