@@ -50,5 +50,11 @@ def test_recommendation_gains_and_diff_outcomes_in_the_tab(h200_tb, browser_tool
         {"do": "diff", "baseline": slow, "candidate": fast},
         *diff_summary_steps(diff["summary"]),
         {"do": "expectText", "testid": "diff-summary", "match": "realized 150 ms — within"},
+        # the outcomes table: one row per recommendation of the baseline, the DataLoader fix first
+        {"do": "expectCount", "selector": '[data-testid="diff-outcomes"] tbody tr',
+         "min": len(diff["recommendation_outcomes"]), "max": len(diff["recommendation_outcomes"])},
+        {"do": "expectText", "selector": '[data-testid="diff-outcomes"] tbody tr',
+         "match": r"^input\.dataloader_workers\s*yes\s*[\d.]+–[\d.]+\s*\+1[45]\d.*"
+                  r"within \(the 2 together\)$"},
     ]  # fmt: skip
     drive(browser_tools, tmp_path, "gains", h200_tb.url + "/", steps)

@@ -124,6 +124,24 @@ def test_keras_fit_with_a_parallel_map_buys_what_was_predicted(capsys):
 
 
 @pytest.mark.needs_tensorflow
+@pytest.mark.parametrize("fmt", ["text", "md"])
+def test_the_diff_exports_list_each_outcome(capsys, fmt):
+    """One row per recommendation of the baseline: acted on, predicted, saved on the step and on its
+    category, verdict — the same figures as the JSON."""
+    diff = _cli(capsys, "diff", SAMPLE, "run1_naive/", "run2_parallel/")
+    assert cli_main(["diff", str(SAMPLE), "run1_naive/", "run2_parallel/", "--format", fmt]) == 0
+    out = capsys.readouterr().out.replace("\\", "")  # Markdown escapes
+    section = out.split("what the candidate saved (ms per step)")[1].splitlines()[:12]
+    ids = [o["id"] for o in diff["recommendation_outcomes"]]
+    rows = [line for line in section if any(i in line for i in ids)]
+    assert len(rows) == len(diff["recommendation_outcomes"])
+    first = diff["recommendation_outcomes"][0]
+    low, high = first["predicted_ms_per_step"]
+    assert first["id"] in rows[0] and "yes" in rows[0] and f"the {len(rows)} together" in rows[0]
+    assert f"+{first['realized_ms_per_step']:.1f}" in rows[0] and "(input wait)" in rows[0]
+    assert f"{low:.1f}" in rows[0] or f"{low:.3g}" in rows[0]
+
+
 def test_a_custom_loop_with_a_parallel_map_buys_what_was_predicted(capsys, tf_profiles):
     """Captured in this session on whatever CPU runs the tests: the step time of a CPU-only loop whose
     map now runs on several threads depends on the cores left for the step (a 2-core machine can even

@@ -1,6 +1,7 @@
 // Diff helpers: ordering ops by how much they changed and the one-line step-time comparison.
 
-import { formatDeltaPct, formatMs } from "./format";
+import { categoryLabel } from "./categories";
+import { formatDeltaPct, formatMs, formatNumber, formatSigned } from "./format";
 import type { CategoryMap, Diff, DiffOp } from "./types";
 
 function num(x: unknown): number | undefined {
@@ -91,4 +92,26 @@ export function significantPrecision(diff: Diff): [string, number][] {
   return Object.entries(diff.precision_delta_pct ?? {}).filter(
     (e): e is [string, number] => typeof e[1] === "number" && Math.abs(e[1]) >= 0.05 && marks[e[0]] !== false,
   );
+}
+
+/** The cells of the "what the baseline's advice bought" table, one row per recommendation of the
+ * baseline: id, acted on, predicted saving, saved on the step, saved on the category it targets,
+ * verdict (as the exports print them). */
+export function outcomeRows(diff: Diff): string[][] {
+  return (diff.recommendation_outcomes ?? []).map((o) => {
+    const p = o.predicted_ms_per_step;
+    const interval = p && p.length === 2 && num(p[0]) !== undefined && num(p[1]) !== undefined ? `${formatNumber(p[0])}–${formatNumber(p[1])}` : "not estimated";
+    const category = num(o.realized_category_ms_per_step) !== undefined && o.target_category
+      ? `${formatSigned(o.realized_category_ms_per_step, formatNumber)} (${categoryLabel(o.target_category)})`
+      : "";
+    const together = o.verdict && o.together_with?.length ? ` (the ${o.together_with.length + 1} together)` : "";
+    return [
+      o.id ?? "",
+      o.acted_on ? "yes" : "no",
+      interval,
+      formatSigned(o.realized_ms_per_step, formatNumber),
+      category,
+      o.verdict ? o.verdict + together : "",
+    ];
+  });
 }

@@ -259,6 +259,19 @@ export interface DiffOp {
   status?: string;
 }
 
+/** What became of one recommendation of the baseline in the candidate (diff/outcomes.py). */
+export interface RecommendationOutcome {
+  id?: string;
+  acted_on?: boolean;
+  predicted_ms_per_step?: [number, number] | null;
+  /** Step time saved (baseline − candidate, ms per step). */
+  realized_ms_per_step?: number | null;
+  target_category?: string | null;
+  realized_category_ms_per_step?: number | null;
+  verdict?: "within" | "below" | "above" | null;
+  together_with?: string[];
+}
+
 export interface Diff {
   schema?: string;
   baseline: string;
@@ -288,6 +301,7 @@ export interface Diff {
   kernels?: DiffOp[];
   verdict?: { baseline?: Verdict; candidate?: Verdict };
   peak_memory_bytes?: { baseline?: number | null; candidate?: number | null; delta_pct?: number | null } | null;
+  recommendation_outcomes?: RecommendationOutcome[];
   summary?: string;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultDiffPair, opDelta, sideAccelerator, sideBreakdownPct, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine, significantPrecision, summaryLines } from "../src/diffops";
+import { defaultDiffPair, opDelta, outcomeRows, sideAccelerator, sideBreakdownPct, opStatus, sortOpsByChange, stepTimeChange, stepTimeLine, significantPrecision, summaryLines } from "../src/diffops";
 
 describe("sortOpsByChange", () => {
   it("puts the largest absolute change first, ties by name", () => {
@@ -97,5 +97,21 @@ describe("diff summary and precision moves", () => {
   it("shows only precision moves the diff found significant", () => {
     const diff = { baseline: "a", candidate: "b", precision_delta_pct: { fp32: 0.8, unknown: -0.8, bf16: 40 }, precision_significant: { fp32: false, unknown: false, bf16: true } };
     expect(significantPrecision(diff as never)).toEqual([["bf16", 40]]);
+  });
+});
+
+describe("outcomeRows", () => {
+  it("shows what each recommendation of the baseline predicted and what the candidate saved", () => {
+    const rows = outcomeRows({
+      baseline: "a",
+      candidate: "b",
+      recommendation_outcomes: [
+        { id: "input.prefetch", acted_on: true, predicted_ms_per_step: [17.2, 34.3], realized_ms_per_step: 41.2, target_category: "input", realized_category_ms_per_step: 33.5, verdict: "within", together_with: ["input.cache"] },
+        { id: "profile.step_markers", acted_on: false, predicted_ms_per_step: null, realized_ms_per_step: -2, target_category: null, realized_category_ms_per_step: null, verdict: null },
+      ],
+    });
+    expect(rows[0]).toEqual(["input.prefetch", "yes", "17.2–34.3", "+41.2", "+33.5 (Input wait)", "within (the 2 together)"]);
+    expect(rows[1]).toEqual(["profile.step_markers", "no", "not estimated", "-2", "", ""]);
+    expect(outcomeRows({ baseline: "a", candidate: "b" })).toEqual([]);
   });
 });

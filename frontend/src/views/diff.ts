@@ -4,7 +4,7 @@
 import type { Chart } from "../charts";
 import { drawDeltaChart } from "../reportcharts";
 import { deltaBars, type Theme } from "../chartdata";
-import { opDelta, opStatus, sideAccelerator, sideBreakdownPct, significantPrecision, sortOpsByChange, stepTimeChange, stepTimeLine, summaryLines } from "../diffops";
+import { opDelta, opStatus, outcomeRows, sideAccelerator, sideBreakdownPct, significantPrecision, sortOpsByChange, stepTimeChange, stepTimeLine, summaryLines } from "../diffops";
 import { h, table } from "../dom";
 import { formatBytes, formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
 import type { Diff, DiffOp } from "../types";
@@ -64,6 +64,7 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
   const kernels = diff.kernels ?? [];
   const precision = significantPrecision(diff);
   const lines = summaryLines(diff.summary);
+  const outcomes = outcomeRows(diff);
   const el = h(
     "div",
     { class: "adv-report", testid: "diff", attrs: { "data-baseline": diff.baseline, "data-candidate": diff.candidate } },
@@ -84,6 +85,14 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
         : null,
     ),
     diff.warnings?.length ? card("Warnings", "diff-warnings", list(diff.warnings)) : null,
+    outcomes.length
+      ? card(
+          "The baseline's advice: what it predicted, what the candidate saved",
+          "diff-outcomes-card",
+          table("diff-outcomes", ["Recommendation", "Acted on", "Predicted ms/step", "Saved on the step", "Saved on its category", "Verdict"], outcomes, [2, 3, 4]),
+          note("Positive: faster. A fix is acted on when the signal it targets moved (or the rule no longer fires); fixes made together are judged on their combined interval, with 10 % of the baseline step for run-to-run noise."),
+        )
+      : null,
     card(
       "Change per category (ms per step)",
       "diff-delta-card",

@@ -15,10 +15,13 @@ from tb_plugin_advisor.views.export.charts import CHART_CSS, chart_canvas, chart
 from tb_plugin_advisor.views.export.diff_deep import deep_tables
 from tb_plugin_advisor.views.export.diff_hosts import hosts_html, hosts_markdown, hosts_text
 from tb_plugin_advisor.views.export.diff_rows import (
+    OUTCOMES_HEADER,
+    OUTCOMES_TITLE,
     breakdown_rows,
     diff_title,
     memory_line,
     op_rows,
+    outcome_rows,
     precision_rows,
     step_rows,
     tc_line,
@@ -81,6 +84,10 @@ def render_text(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     out.append(f"  baseline:  {verdict_line(diff['verdict']['baseline'])}")
     out.append(f"  candidate: {verdict_line(diff['verdict']['candidate'])}")
     out.append("")
+    rows = outcome_rows(diff)
+    if rows:
+        out.append(OUTCOMES_TITLE)
+        out += _table(OUTCOMES_HEADER, rows, "llrrll") + [""]
     rows = precision_rows(diff)
     if rows:
         out.append("Precision (% of compute time)")
@@ -134,6 +141,9 @@ def render_markdown(diff: Dict[str, Any], top: int = TOP_OPS) -> str:
     out.append(f"- baseline: {md(verdict_line(diff['verdict']['baseline']))}")
     out.append(f"- candidate: {md(verdict_line(diff['verdict']['candidate']))}")
     out.append("")
+    rows = outcome_rows(diff)
+    if rows:
+        out += [f"## {OUTCOMES_TITLE}", ""] + _md_table(OUTCOMES_HEADER, rows, "llrrll") + [""]
     rows = precision_rows(diff)
     if rows:
         out += ["## Precision (% of compute time)", ""]
@@ -222,6 +232,10 @@ def render_html(diff: Dict[str, Any]) -> str:
         f"<li>baseline: {esc(verdict_line(diff['verdict']['baseline']))}</li>",
         f"<li>candidate: {esc(verdict_line(diff['verdict']['candidate']))}</li></ul>",
     ]
+    rows = outcome_rows(diff)
+    if rows:
+        body += [f"<h2>{esc(OUTCOMES_TITLE)}</h2>",
+                 _html_table(OUTCOMES_HEADER, rows, ["", "", "n", "n", "n", ""])]
     rows = precision_rows(diff)
     if rows:
         body += [

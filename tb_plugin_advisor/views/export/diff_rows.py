@@ -195,3 +195,33 @@ def tc_line(diff: Dict[str, Any]) -> Optional[str]:
     return line
 
 
+
+
+OUTCOMES_TITLE = "The baseline's advice: what it predicted, what the candidate saved (ms per step)"
+OUTCOMES_HEADER = ["recommendation", "acted on", "predicted", "saved on the step", "saved on its category",
+                   "verdict"]
+
+
+def outcome_rows(diff: Dict[str, Any]) -> List[List[str]]:
+    """One row per recommendation of the baseline (diff/outcomes.py): whether the candidate acted on
+    it, the saving it predicted, the saving measured on the step and on the category it targets
+    (positive: faster), and whether the step's saving fell inside the prediction."""
+    rows = []
+    for o in diff.get("recommendation_outcomes") or []:
+        predicted = o.get("predicted_ms_per_step")
+        category = o.get("target_category")
+        on_category = o.get("realized_category_ms_per_step")
+        verdict = o.get("verdict") or ""
+        if verdict and o.get("together_with"):
+            verdict += f" (the {len(o['together_with']) + 1} together)"
+        interval = f"{format_number(predicted[0])}\u2013{format_number(predicted[1])}" if predicted else ""
+        targeted = f" ({in_words(category)})" if category else ""
+        rows.append([
+            str(o.get("id", "")),
+            "yes" if o.get("acted_on") else "no",
+            interval or "not estimated",
+            signed_text(o.get("realized_ms_per_step")),
+            signed_text(on_category) + targeted if on_category is not None else "",
+            verdict,
+        ])
+    return rows
