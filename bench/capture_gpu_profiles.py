@@ -269,6 +269,17 @@ CAPTURES: dict[str, tuple[str, Callable[[Path], dict]]] = {
         )
         for n in (1, 2, 3)
     },
+    **{
+        f"transformer_fp32_repeat{n}": (
+            "the fp32 transformer again, unchanged: same-config captures before a change, for a trend",
+            lambda d: _torch_profile(d, _transformer_step("fp32")),
+        )
+        for n in (1, 2)
+    },
+    "transformer_bf16_repeat1": (
+        "the bf16 transformer again: two captures after the change",
+        lambda d: _torch_profile(d, _transformer_step("bf16")),
+    ),
     "mlp_host_sync": (
         "8 optimizer steps per profiled step, each ending in loss.item(): host syncs",
         lambda d: _torch_profile(d, _host_sync_step()),
