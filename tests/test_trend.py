@@ -26,6 +26,7 @@ from tb_plugin_advisor.trend.build import SeriesInput, build_trend, is_regressio
 from tb_plugin_advisor.trend.rules import CHANGE
 from tb_plugin_advisor.trend.series import capture_from_report, capture_time
 from tb_plugin_advisor.trend.tdist import t_two_sided_p
+from tb_plugin_advisor.views.export.trend import render as render_trend
 
 REPO = Path(__file__).resolve().parent.parent
 H200 = REPO / "tests" / "captures" / "h200"
@@ -197,6 +198,12 @@ def test_a_uniform_shift_is_the_machine_and_not_counted():
     cp = series["change_points"][0]
     assert cp["index"] == 4 and cp["significant"] is False and cp["p_value"] < CHANGE["alpha_captures"]
     assert cp["cause"]["category"] == "machine" and "machine, not the code" in cp["reason"]
+    assert cp["machine_change"] is True
+    assert "Machine change, not counted: #4" in render_trend({"series": [series]}, "text")
+    # two captures cannot count a change: the same uniform move is then only the largest move
+    pair = build_trend([SeriesInput("r", [base[0], after[0]])])["series"][0]
+    assert pair["change_points"][0]["machine_change"] is False
+    assert "Largest move #1" in render_trend({"series": [pair]}, "text")
     assert series["newest_change"] is None and not is_regression({"series": [series]}, 10)
     # the same +40 % where one op alone grew is the code: counted
     code = dict(ops, op7=ops["op7"] + 0.4 * sum(ops.values()))

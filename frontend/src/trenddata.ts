@@ -65,7 +65,7 @@ export function uncountedMoves(s: TrendSeries): TrendChangePoint[] {
 
 /** Why a move is not counted, as its label. */
 export function uncountedLabel(p: TrendChangePoint): string {
-  return p.cause?.uniform ? "Machine change, not counted" : "Largest move, not significant";
+  return p.machine_change ? "Machine change, not counted" : "Largest move, not significant";
 }
 
 /** Position in `captures` of the capture whose `index` is `index` (the server numbers them 0..n-1). */

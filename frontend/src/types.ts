@@ -368,6 +368,8 @@ export interface TrendChangePoint {
   delta_pct?: number;
   direction?: string;
   significant?: boolean;
+  /** Beyond the noise, but every op moved by the step's own factor: the machine's, not counted. */
+  machine_change?: boolean;
   reason?: string;
   p_value?: number | null;
   p_value_steps?: number | null;

@@ -81,7 +81,7 @@ describe("trend chart data", () => {
 describe("uncounted moves", () => {
   it("lists the machine's uniform shift beside the significant change, in capture order", () => {
     const machine: TrendChangePoint = {
-      index: 2, significant: false, reason: "uniform slowdown across all ops: the machine, not the code?",
+      index: 2, significant: false, machine_change: true, reason: "uniform slowdown across all ops: the machine, not the code?",
       cause: { category: "machine", uniform: { factor: 1.6, ops: 15, time_share: 0.99, reason: "uniform slowdown across all ops: the machine, not the code?" } },
     };
     const real: TrendChangePoint = { index: 5, significant: true, cause: { category: "input", uniform: null } };
@@ -89,6 +89,8 @@ describe("uncounted moves", () => {
     expect(significantChanges(s).map((p) => p.index)).toEqual([5]);
     expect(uncountedMoves(s).map((p) => p.index)).toEqual([2]);
     expect(uncountedLabel(machine)).toBe("Machine change, not counted");
+    // a uniform cause alone (too few captures to count anything) is not a machine change
+    expect(uncountedLabel({ ...machine, machine_change: false })).toBe("Largest move, not significant");
   });
 });
 

@@ -33,7 +33,8 @@ def _change_point(split: Split, usable: List[int], captures: Sequence[Capture]) 
     after = [captures[usable[i]] for i in range(*split.after)]
     cause = attribute(before, after)
     significant, reason = split.significant, split.reason
-    if significant and cause["uniform"] is not None:
+    machine = significant and cause["uniform"] is not None
+    if machine:
         # every op moved by the step's own factor: the machine changed, not the code (as in the diff)
         significant, reason = False, f"{cause['uniform']['reason']} (kept out of the significant changes)"
     return {
@@ -45,6 +46,7 @@ def _change_point(split: Split, usable: List[int], captures: Sequence[Capture]) 
         "delta_pct": rounded(split.delta_pct, 2),
         "direction": "slower" if split.delta_pct > 0 else "faster",
         "significant": significant,
+        "machine_change": machine,
         "reason": reason,
         "p_value": split.p_captures,
         "p_value_steps": split.p_steps,

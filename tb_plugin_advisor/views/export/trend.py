@@ -61,7 +61,7 @@ def _label(cp: Dict[str, Any]) -> str:
     """How a change point is introduced: counted, made by the machine, or only the largest move."""
     if cp["significant"]:
         return "Change point"
-    return "Machine change, not counted:" if (cp.get("cause") or {}).get("uniform") else "Largest move"
+    return "Machine change, not counted:" if cp.get("machine_change") else "Largest move"
 
 
 HEADER = ["#", "capture", "median ms", "p10\u2013p90", "steps", "input", "device", "MFU", "bottleneck"]
