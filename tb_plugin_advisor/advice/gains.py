@@ -47,6 +47,14 @@ def _none(f: Facts, why: str) -> ExpectedGain:
     return ExpectedGain(None, None, f.step_ms, why)
 
 
+def _part_of(f: Facts, amount: float, missing: str, basis: str) -> ExpectedGain:
+    """The common shape: at most all of `amount` (ms per step), at least PARTIAL of it (the overlap the
+    profile cannot show); `missing` says why there is no estimate when there is nothing to save."""
+    if amount <= 0:
+        return _none(f, missing)
+    return _interval(f, PARTIAL * amount, amount, basis)
+
+
 def _ms(f: Facts, category: str) -> float:
     return float(f.breakdown_ms.get(category, 0.0))
 
@@ -98,27 +106,23 @@ def _prefetch(f: Facts) -> ExpectedGain:
 
 def _cache(f: Facts) -> ExpectedGain:
     wait = _ms(f, "input")
-    if wait <= 0:
-        return _none(f, "no input wait in the steady steps")
-    return _interval(f, PARTIAL * wait, wait, f"reading and decoding leave the {fixed(wait, 1)} ms input "
-                     "wait after the first epoch; work after the cache stays")
+    return _part_of(f, wait, "no input wait in the steady steps", f"reading and decoding leave the "
+                    f"{fixed(wait, 1)} ms input wait after the first epoch; work after the cache stays")
 
 
 def _pin_memory(f: Facts) -> ExpectedGain:
     copies = f.torch_pageable_h2d_ms
-    if copies <= 0:
-        return _none(f, "no pageable host-to-device copies measured")
-    return _interval(f, PARTIAL * copies, copies, f"the {fixed(copies, 2)} ms of pageable copies per step "
-                     "stop blocking the host; the bytes still move, overlapped with compute")
+    return _part_of(f, copies, "no pageable host-to-device copies measured", f"the {fixed(copies, 2)} ms "
+                    "of pageable copies per step stop blocking the host; the bytes still move, overlapped "
+                    "with compute")
 
 
 def _preprocessing(f: Facts) -> ExpectedGain:
     wait = _ms(f, "input")
     work = f.preprocessing_step_threads_ms + min(wait, f.preprocessing_input_threads_ms)
-    if work <= 0:
-        return _none(f, "no preprocessing time on the step's critical path")
-    return _interval(f, PARTIAL * work, work, f"the {fixed(work, 1)} ms of preprocessing on the step's "
-                     "path per step; what moves to the accelerator still costs a little there")
+    return _part_of(f, work, "no preprocessing time on the step's critical path", f"the {fixed(work, 1)} "
+                    "ms of preprocessing on the step's path per step; what moves to the accelerator still "
+                    "costs a little there")
 
 
 # -- precision ------------------------------------------------------------------------------------------
@@ -195,10 +199,8 @@ def _host_sync(f: Facts) -> ExpectedGain:
 
 def _copies(f: Facts) -> ExpectedGain:
     copies = _ms(f, "memcpy")
-    if copies <= 0:
-        return _none(f, "no copy time in the steady steps")
-    return _interval(f, PARTIAL * copies, copies, f"the {fixed(copies, 1)} ms of exposed copies per step; "
-                     "the data still has to move once")
+    return _part_of(f, copies, "no copy time in the steady steps", f"the {fixed(copies, 1)} ms of exposed "
+                    "copies per step; the data still has to move once")
 
 
 def _transpose(f: Facts) -> ExpectedGain:
