@@ -163,14 +163,21 @@ def _tf32(f: Facts) -> ExpectedGain:
 
 
 def _cpu_16bit(f: Facts) -> ExpectedGain:
+    """No estimate: going back to float32 saves time only where the CPU emulates 16-bit math, and is
+    slower where it runs it natively; a profile without native kernels cannot say which (a bf16 run on
+    a CPU with avx512_bf16 measured 27.5 ms per step against 29.3 ms in fp32)."""
+    if f.cpu_16bit_native is True:
+        return _none(f, "the profile shows native 16-bit kernels: float32 would not be faster")
     share = f.precision_pct.get(f.cpu_16bit_dtype or "bf16", 0.0) / 100.0
     work = _ms(f, "host_compute") * share
     if work <= 0:
         return _none(f, "no 16-bit compute time measured on the host")
     slow, fast = CPU_16BIT_SLOWDOWN
-    return _interval(f, work * (1 - 1 / slow), work * (1 - 1 / fast),
-                     f"{fixed(work, 1)} ms of 16-bit compute per step back in float32, if the CPU emulates "
-                     f"16-bit math {fixed(slow, 0)}× to {fixed(fast, 0)}× slower")
+    return _none(f, f"the profile cannot show whether this CPU ran its {fixed(work, 1)} ms of 16-bit compute "
+                 f"per step natively (then float32 is slower) or emulated it (then float32 saves "
+                 f"{fixed(work * (1 - 1 / slow), 1)}–{fixed(work * (1 - 1 / fast), 1)} ms, for "
+                 f"{fixed(slow, 0)}× to {fixed(fast, 0)}× slower emulation); a float32 capture compared with "
+                 "`tb-advisor diff` measures it")
 
 
 # -- device and host ----------------------------------------------------------------------------------

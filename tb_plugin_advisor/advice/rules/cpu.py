@@ -14,13 +14,14 @@ if TYPE_CHECKING:
 
 
 def cpu_16bit(f: Facts) -> Optional[Tuple[str, str]]:
-    """bf16/fp16 dominate a CPU-only profile: low (and saying it is fine) only where the profile itself
-    shows native 16-bit kernels; high otherwise, because emulated 16-bit math is several times slower
-    than fp32 and nothing else shows which CPU captured the profile (the flags of the machine running
-    the Advisor are context in the evidence, whatever its host name)."""
+    """bf16/fp16 dominate a CPU-only profile: low (and saying it is fine) where the profile itself
+    shows native 16-bit kernels; medium otherwise, never high: emulated 16-bit math is several times
+    slower than fp32, but native math is faster than fp32, and a profile without named kernels cannot
+    tell the two apart (nor can the flags of the machine running the Advisor, whatever its host name).
+    The evidence says how to find out."""
     if not f.cpu_16bit_dtype:
         return None
-    return ("low" if f.cpu_16bit_native is True else "high"), f.cpu_16bit_evidence
+    return ("low" if f.cpu_16bit_native is True else "medium"), f.cpu_16bit_evidence
 
 
 def preprocessing(f: Facts) -> Optional[Tuple[str, str]]:
