@@ -152,6 +152,9 @@ class Line:
     duration_ns: np.ndarray  # int32 when every duration fits (compact_ints), else int64
     metadata_index: np.ndarray  # int32 index into plane.event_names
     stats: Dict[str, StatColumn] = field(default_factory=dict, repr=False)
+    # sorted indices of the events whose end a reader moved to make the line nest: their durations
+    # are no longer the file's (the Kineto reader clips partial overlaps; XSpace lines nest already)
+    clipped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32), repr=False)
 
     def __len__(self) -> int:
         return int(self.start_ns.shape[0])
@@ -469,6 +472,8 @@ class MemcpyTable:
     direction: np.ndarray  # int8
     bytes: np.ndarray  # int64, -1 where unknown
     line_index: np.ndarray
+    # the runtime call that issued each copy (-1 where absent); empty when the reader kept none
+    correlation_id: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __len__(self) -> int:
         return int(self.start_ns.shape[0])

@@ -72,8 +72,12 @@ export interface DataLoaderInput {
   /** "none" (num_workers=0) | "processes" (num_workers > 0) | "unknown" */
   workers?: string;
   num_workers?: number | null;
+  /** the host's time in next(), in the host's ranges of the steps */
   wait_ms_per_step?: number;
   wait_pct?: number;
+  /** the part of that wait while no device ran anything (null without a device) */
+  exposed_wait_ms_per_step?: number | null;
+  exposed_wait_pct?: number | null;
   calls_per_step?: number;
   longest_waits?: { step?: number | null; ms?: number }[];
   main_process_ms_per_step?: { collate?: number; dataset?: number; python?: number };

@@ -13,6 +13,8 @@ const WORKERS0: InputPipeline = {
     num_workers: 0,
     wait_ms_per_step: 147.27,
     wait_pct: 70.23,
+    exposed_wait_ms_per_step: 147.27,
+    exposed_wait_pct: 70.23,
     calls_per_step: 1,
     longest_waits: [
       { step: 2, ms: 200.85 },
@@ -34,6 +36,8 @@ const WORKERS8: InputPipeline = {
     num_workers: null,
     wait_ms_per_step: 0.073,
     wait_pct: 0.12,
+    exposed_wait_ms_per_step: 0.0,
+    exposed_wait_pct: 0.0,
     main_process_ms_per_step: { collate: 0, dataset: 0, python: 0.073 },
     pinned_memory: true,
     non_blocking: true,
@@ -53,8 +57,10 @@ describe("inputPanelView", () => {
     const v = inputPanelView(WORKERS0);
     expect(v?.title).toBe("Input pipeline · PyTorch DataLoader");
     expect(row(v, "dl-iterator").value).toContain("num_workers=0");
+    expect(row(v, "dl-wait").label).toBe("Wait in next() on the host");
     expect(row(v, "dl-wait").value).toBe("147 ms per step (70 % of the step)");
     expect(row(v, "dl-wait").severity).toBe("bad");
+    expect(v?.rows.some((r) => r.testid === "dl-exposed")).toBe(false); // nothing hidden: no second row
     expect(row(v, "dl-longest").value).toBe("step 2: 201 ms · step 3: 132 ms");
     expect(row(v, "dl-pinned").severity).toBe("warn");
     expect(row(v, "dl-non-blocking").value).toMatch(/^True, but no effect/);
@@ -72,6 +78,14 @@ describe("inputPanelView", () => {
     expect(row(v, "dl-non-blocking").value).toMatch(/^True: the copies overlap the step/);
     expect(row(v, "dl-non-blocking").severity).toBe("ok");
     expect(v?.tables).toEqual([]);
+  });
+
+  it("separates the host's wait from what left the device idle when the device hid part of it", () => {
+    const dl = { ...WORKERS0.dataloader, wait_ms_per_step: 40, wait_pct: 20, exposed_wait_ms_per_step: 4, exposed_wait_pct: 2 };
+    const v = inputPanelView({ kind: "dataloader", dataloader: dl });
+    expect(row(v, "dl-wait").value).toBe("40 ms per step (20 % of the step)");
+    expect(row(v, "dl-exposed").value).toBe("4 ms per step (2 % of the step); the rest overlapped device work");
+    expect(row(v, "dl-wait").severity).toBe("ok"); // judged on what the step lost, not on the host's wait
   });
 
   it("says the host waits when a sync follows each copy (non_blocking=False, 2021 traces)", () => {

@@ -44,6 +44,20 @@ WARMUP_STEP_NUM_MAX = 1
 INFER_MIN_REPEATS = 2
 INFER_MAX_PERIOD_CV = 0.5
 
+# Device-clock steps (analysis/step_time/device_clock.py). The last step with device work is cut off
+# by the end of the capture when it holds fewer device events than this share of the median of the
+# other steps (torch-tb-profiler's 0.8: a step's kernels repeat exactly in a training loop, so a
+# fifth missing is the capture's end, not the model).
+CUT_OFF_SHARE = 0.8
+# Steps move onto the device's clock only where at least this share of the device events running
+# during the steps can be tied to a launch inside a step: below it (HTA's trace_compare fixtures tie
+# 7–11 %, an MTIA trace 13 %; every H200 capture and GPU corpus trace ties 70–100 %) the device's
+# timeline is mostly work the steps cannot be shown to have launched.
+DEVICE_CLOCK_MIN_SHARE = 0.5
+# The steps' note says they were moved to the device's clock when that moved a step's end by more
+# than this share of its length (below it the two clocks agree and there is nothing to say).
+DEVICE_CLOCK_NOTE_PCT = 1.0
+
 # ---------------------------------------------------------------------------------------------------
 # Recommendations
 

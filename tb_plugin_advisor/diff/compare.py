@@ -76,6 +76,12 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
     mixed = cross_framework_caveat(frameworks["baseline"], frameworks["candidate"])
     if mixed:
         warnings.insert(0, mixed)
+    clocks = [(report.get("steps") or {}).get("clock") for report in (baseline, candidate)]
+    if all(clocks) and clocks[0] != clocks[1]:
+        warnings.insert(0, (
+            f"the baseline's steps are timed on the {clocks[0]} clock and the candidate's on the {clocks[1]} "
+            "clock: a host-clock step ends when the host has queued it, a device-clock step when the device "
+            "has run it, so step times and shares are not measured alike"))
 
     diff = {
         "schema": SCHEMA,

@@ -244,7 +244,8 @@ def build_device(plane: Plane) -> Device:
         direction_of[i] = code
     kernel_parts: Dict[str, List[np.ndarray]] = {k: [] for k in (
         "start", "dur", "name", "line", "tf_op", "hlo_op", "hlo_module", "details", "corr")}
-    copy_parts: Dict[str, List[np.ndarray]] = {k: [] for k in ("start", "dur", "dir", "bytes", "line")}
+    copy_parts: Dict[str, List[np.ndarray]] = {
+        k: [] for k in ("start", "dur", "dir", "bytes", "line", "corr")}
     for line_index in _activity_lines(plane):
         line = plane.lines[line_index]
         if len(line) == 0:
@@ -272,6 +273,7 @@ def build_device(plane: Plane) -> Device:
             copy_parts["dir"].append(direction_of[line.metadata_index[copies]])
             copy_parts["bytes"].append(_copy_sizes(line, details_column)[copies])
             copy_parts["line"].append(np.full(int(copies.sum()), line_index, dtype=np.int32))
+            copy_parts["corr"].append(_int_stat(line, "correlation_id")[copies])
 
     def cat(parts: List[np.ndarray], dtype) -> np.ndarray:
         """The parts joined as `dtype`; as their own common type when None (durations and ids stay
@@ -310,6 +312,7 @@ def build_device(plane: Plane) -> Device:
         direction=cat(copy_parts["dir"], np.int8)[c_order],
         bytes=cat(copy_parts["bytes"], np.int64)[c_order],
         line_index=cat(copy_parts["line"], np.int32)[c_order],
+        correlation_id=cat(copy_parts["corr"], None)[c_order],
     )
     stats = plane.stats
     major, minor = stats.get("compute_cap_major"), stats.get("compute_cap_minor")

@@ -110,7 +110,7 @@ def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu,
         warnings=_warnings(profile),
         preprocessing=analyze_preprocessing(profile, breakdown),
         host_sync=analyze_host_sync(profile, breakdown),
-        torch_signals=collect_torch_signals(profile, breakdown),
+        torch_signals=collect_torch_signals(profile, breakdown, steps),
         cpu_16bit=assess_cpu_16bit(
             precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags,
             native_16bit_kernels(profile),

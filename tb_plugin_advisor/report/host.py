@@ -63,13 +63,21 @@ class HostReport:
     def steps_json(self) -> Dict[str, Any]:
         steps = self.steps
         origin = int(steps.start_ns.min()) if steps.count else 0
+        host_known = steps.clock == "host" or steps.host_ahead_ns is not None
+        ahead = steps.host_ahead_ns
         per_step = [
             {
                 "step": steps.numbers[i],
                 "start_ms": _r((int(steps.start_ns[i]) - origin) / 1e6),
                 "total_ms": _r(int(steps.duration_ns[i]) / 1e6),
+                # the host's range of the step (the marker's own event), and how long after its end
+                # the device finished the step's work (null: no device work, or host clock)
+                "host_ms": _r(int(steps.host_duration_ns[i]) / 1e6) if host_known else None,
+                "host_ahead_ms": (_r(float(ahead[i]) / 1e6) if ahead is not None and np.isfinite(ahead[i])
+                                  else None),
                 "breakdown_ms": {c: _r(v) for c, v in self.breakdown.per_window_ms(i).items()},
                 "warmup": bool(steps.warmup[i]),
+                "cut_off": bool(steps.cut_off[i]),
             }
             for i in range(steps.count)
         ]
@@ -103,10 +111,13 @@ class HostReport:
 
 def steps_summary(steps: Steps, **extra: Any) -> Dict[str, Any]:
     """The report's `steps` object (ARCHITECTURE.md §2 plus times, numbers, notes), one host or pooled."""
+    ahead = steps.host_ahead_ms()
     return {
         "count": steps.count,
         "source": steps.source,
         "method": steps.method,
+        "clock": steps.clock,
+        "host_ahead_ms": _r(ahead) if ahead is not None else None,
         **{k: _r(v) for k, v in steps.stats_ms().items()},
         "steady_count": int(steps.steady.sum()),
         "times_ms": [_r(d / 1e6) for d in steps.duration_ns.tolist()],

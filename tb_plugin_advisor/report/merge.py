@@ -43,9 +43,11 @@ def pooled_breakdown(reports: List[HostReport]) -> Breakdown:
 
 def pooled_steps(reports: List[HostReport]) -> Steps:
     sources = [r.steps.source for r in reports]
+    clocks = {r.steps.clock for r in reports}
     notes: List[str] = []
     for r in reports:
         notes += [f"{r.host}: {n}" for n in r.steps.notes]
+    aheads = [r.steps.host_ahead_ns for r in reports]
     return Steps(
         source=max(set(sources), key=sources.count),
         method="; ".join(f"{r.host}: {r.steps.method}" for r in reports),
@@ -55,6 +57,13 @@ def pooled_steps(reports: List[HostReport]) -> Steps:
         step_lines=[],
         warmup=np.concatenate([r.steps.warmup for r in reports]),
         notes=notes,
+        # one clock for the pool only where every host's steps are on it
+        clock=clocks.pop() if len(clocks) == 1 else "mixed",
+        host_start_ns=np.concatenate([r.steps.host_start_ns for r in reports]),
+        host_end_ns=np.concatenate([r.steps.host_end_ns for r in reports]),
+        host_ahead_ns=(None if all(a is None for a in aheads) else np.concatenate([
+            a if a is not None else np.full(r.steps.count, np.nan) for a, r in zip(aheads, reports)])),
+        cut_off=np.concatenate([r.steps.cut_off for r in reports]),
     )
 
 

@@ -93,6 +93,13 @@ def analyse_series(series: SeriesInput) -> Dict[str, Any]:
             f"{len(usable)} capture(s) with steps: a trend needs at least {CHANGE['min_captures']} to tell "
             "a change from the noise between captures"
         )
+    clocks = sorted({str(captures[i].summary.get("clock")) for i in usable
+                     if captures[i].summary.get("clock")})
+    if len(clocks) > 1:
+        notes.append(
+            f"the captures' steps are timed on different clocks ({', '.join(clocks)}): a host-clock step "
+            "ends when the host has queued it, a device-clock step when the device has run it, so a "
+            "GPU-bound step looks shorter on the host's clock; compare captures on one clock")
     skipped = len(captures) - len(usable)
     if skipped:
         notes.append(f"{skipped} capture(s) without steps or unreadable are listed but not tested")

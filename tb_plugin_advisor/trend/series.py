@@ -102,6 +102,7 @@ def capture_from_report(run: str, captured_at: str, report: Dict[str, Any]) -> C
         "hosts": list(report.get("hosts") or []),
         "framework": report.get("framework") or "",
         "steps": int(times.size),
+        "clock": steps.get("clock"),  # device | host | mixed (None: a report from before clocks)
         "step_ms": rounded(median),
         "mean_ms": rounded(number(steps.get("mean_ms")) if times.size else None),
         "p10_ms": rounded(p10),

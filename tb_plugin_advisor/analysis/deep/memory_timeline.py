@@ -147,9 +147,13 @@ def memory_timeline(profile: Profile, steps: Optional[Steps] = None) -> MemoryTi
     return result
 
 
+# Allocations are recorded on the host, when an op is issued: they are placed in the host's ranges
+# of the steps (on a GPU run the steps' own windows are on the device's clock).
+
+
 def _origin(steps: Optional[Steps], records: List[MemoryRecords]) -> int:
     if steps is not None and steps.count:
-        return int(steps.start_ns.min())
+        return int(steps.host_start_ns.min())
     firsts = [int(r.time_ns[0]) for r in records if len(r)]
     return min(firsts) if firsts else 0
 
@@ -340,8 +344,8 @@ def _capacity(r: MemoryRecords, i: int, device: Optional[Device]) -> Tuple[Optio
 def _step_at(steps: Optional[Steps], t: int) -> Optional[int]:
     if steps is None or steps.count == 0:
         return None
-    order = np.argsort(steps.start_ns, kind="stable")
-    w = int(window_index(steps.start_ns[order], steps.end_ns[order], np.array([t]))[0])
+    order = np.argsort(steps.host_start_ns, kind="stable")
+    w = int(window_index(steps.host_start_ns[order], steps.host_end_ns[order], np.array([t]))[0])
     if w < 0:
         return None
     number = steps.numbers[int(order[w])]
@@ -352,7 +356,7 @@ def _per_step_peaks(steps: Optional[Steps], t: np.ndarray, in_use: np.ndarray) -
     if steps is None or steps.count == 0:
         return []
     peaks: List[Optional[int]] = []
-    for lo, hi in zip(steps.start_ns.tolist(), steps.end_ns.tolist()):
+    for lo, hi in zip(steps.host_start_ns.tolist(), steps.host_end_ns.tolist()):
         a, b = np.searchsorted(t, lo, side="left"), np.searchsorted(t, hi, side="right")
         peaks.append(int(in_use[a:b].max()) if b > a else None)
     return peaks

@@ -282,12 +282,15 @@ def _timing(result: Roofline, costs: OpCosts, steps: Optional[Steps]) -> None:
         return
     model = costs.model_flops
     if steps is not None and steps.count and steps.steady.any():
+        # an op belongs to the step the host was running when it issued it; the step lasts as long
+        # as its window (on the device's clock for a GPU run: until its device work is done)
         lo, hi = steps.start_ns[steps.steady], steps.end_ns[steps.steady]
-        order = np.argsort(lo, kind="stable")
-        lo, hi = lo[order], hi[order]
+        host_lo, host_hi = steps.host_start_ns[steps.steady], steps.host_end_ns[steps.steady]
+        order = np.argsort(host_lo, kind="stable")
+        lo, hi, host_lo, host_hi = lo[order], hi[order], host_lo[order], host_hi[order]
         numbers = [n for n, s in zip(steps.numbers, steps.steady.tolist()) if s]
         numbers = [numbers[i] for i in order.tolist()]
-        where = window_index(lo, hi, costs.host_ns)
+        where = window_index(host_lo, host_hi, costs.host_ns)
         inside = where >= 0
         per = np.bincount(where[inside], weights=model[inside], minlength=lo.size)
         if per.sum() >= STEPS_MIN_FLOPS_SHARE * model.sum():

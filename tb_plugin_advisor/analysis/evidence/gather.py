@@ -20,9 +20,6 @@ from tb_plugin_advisor.model import Line, Plane, Profile
 
 # Spans kept per kind: enough to compare a few instances, few enough to read.
 PER_KIND = 3
-# What the Kineto reader's warning says when it clipped events to nest (readers/kineto/reader.py).
-CLIPPED_NOTE = "clipped to nest"
-
 # (plane, line, event index, duration): a candidate before it becomes a span
 _Candidate = Tuple[Plane, Line, int, int]
 
@@ -34,9 +31,6 @@ class TraceCoordinates:
 
     def __init__(self, profile: Profile):
         self.kineto = profile.framework == "pytorch"
-        # the Kineto reader clips an event that outlives its parent so lines nest (and says so): such
-        # an event's duration is no longer the file's, so it can be no span
-        self.clipped = self.kineto and any(CLIPPED_NOTE in w for w in profile.warnings)
         self.ids: Dict[Tuple[int, int], Tuple[Any, Any]] = profile.properties.get("trace_ids") or {}
         self.base_ns = int(profile.properties.get("base_ns") or 0) if self.kineto else 0
 
@@ -57,12 +51,16 @@ def gather_spans(profile: Profile, steps: Steps, input_annotations: Collection[s
     `input_annotations`: the names of the user's input annotations the input analysis found;
     `kernels`: kind → the kernel names the analyses named for it (the transposes, the fp32 matmuls)."""
     where = TraceCoordinates(profile)
-    lo, hi = _steady_windows(steps)
+    # host events belong to the step the host was running, device events to the device's steps
+    host_lo, host_hi = _steady_windows(steps, host=True)
+    lo, hi = _steady_windows(steps, host=False)
     wanted = set(input_annotations)
     found: Dict[str, List[_Candidate]] = {
-        "input_annotation": _host_events(profile, lambda texts: _named(texts, wanted), lo, hi),
-        "input_wait": _host_events(profile, lambda texts: names.matching(names.HOST_INPUT, texts), lo, hi),
-        "host_sync": _host_events(profile, lambda texts: names.matching(names.HOST_SYNC, texts), lo, hi),
+        "input_annotation": _host_events(profile, lambda texts: _named(texts, wanted), host_lo, host_hi),
+        "input_wait": _host_events(profile, lambda texts: names.matching(names.HOST_INPUT, texts), host_lo,
+                                   host_hi),
+        "host_sync": _host_events(profile, lambda texts: names.matching(names.HOST_SYNC, texts), host_lo,
+                                  host_hi),
         "worst_step": _step_events(profile, steps, worst=True),
         "early_step": _step_events(profile, steps, worst=False),
         "slowest_kernel": _device_events(profile, lo, hi, lambda texts: np.ones(len(texts), dtype=bool)),
@@ -81,9 +79,11 @@ def gather_spans(profile: Profile, steps: Steps, input_annotations: Collection[s
     return out
 
 
-def _steady_windows(steps: Steps) -> Tuple[np.ndarray, np.ndarray]:
+def _steady_windows(steps: Steps, host: bool) -> Tuple[np.ndarray, np.ndarray]:
+    """The steady steps' windows in time order: the host's ranges, or the steps' own (device) clock."""
     steady = steps.steady if steps.count else np.zeros(0, dtype=bool)
-    lo, hi = steps.start_ns[steady], steps.end_ns[steady]
+    starts, ends = (steps.host_start_ns, steps.host_end_ns) if host else (steps.start_ns, steps.end_ns)
+    lo, hi = starts[steady], ends[steady]
     order = np.argsort(lo, kind="stable")
     return lo[order], hi[order]
 
@@ -146,7 +146,7 @@ def _step_events(profile: Profile, steps: Steps, worst: bool) -> List[_Candidate
         order = [i for i in np.argsort(steps.start_ns, kind="stable").tolist() if early[i]]
     out: List[_Candidate] = []
     for i in order:
-        found = _event_at(profile, int(steps.start_ns[i]), int(steps.end_ns[i]))
+        found = _event_at(profile, int(steps.host_start_ns[i]), int(steps.host_end_ns[i]))
         if found is not None:
             out.append(found)
         if len(out) == PER_KIND:
@@ -226,7 +226,7 @@ def _span(kind: str, candidate: _Candidate, profile: Profile, steps: Steps,
     ids = where.ids_of(plane, line)
     if ids is None:  # a line the reader did not say the file's ids of
         return None
-    if where.clipped and _may_be_clipped(line, index):
+    if _was_clipped(line, index):  # its duration is no longer the file's: it can be no span
         return None
     start = int(line.start_ns[index])
     return EvidenceSpan(
@@ -239,23 +239,21 @@ def _span(kind: str, candidate: _Candidate, profile: Profile, steps: Steps,
         start_ns=start - where.base_ns,
         duration_ns=duration,
         name=line.name_of(index),
-        step=_step_of(steps, start),
+        step=_step_of(steps, start, host=plane.kind == "host"),
         thread=line.label,
         format="kineto" if where.kineto else "xspace",
     )
 
 
-def _may_be_clipped(line: Line, index: int) -> bool:
-    """Does an earlier event of the line that encloses this one's start end exactly where it ends?
-    That is what clipping leaves (rarely, a parent and child also end together in the file)."""
-    start, end = int(line.start_ns[index]), int(line.start_ns[index]) + int(line.duration_ns[index])
-    before = slice(0, index)
-    ends = line.start_ns[before] + line.duration_ns[before]
-    return bool(np.any((line.start_ns[before] <= start) & (ends == end)))
+def _was_clipped(line: Line, index: int) -> bool:
+    """Did the reader move this event's end to make its line nest (Line.clipped)?"""
+    at = int(np.searchsorted(line.clipped, index))
+    return at < line.clipped.size and int(line.clipped[at]) == index
 
 
-def _step_of(steps: Steps, start: int) -> Optional[int]:
-    inside = np.flatnonzero((steps.start_ns <= start) & (start < steps.end_ns))
+def _step_of(steps: Steps, start: int, host: bool) -> Optional[int]:
+    starts, ends = (steps.host_start_ns, steps.host_end_ns) if host else (steps.start_ns, steps.end_ns)
+    inside = np.flatnonzero((starts <= start) & (start < ends))
     if inside.size == 0:
         return None
     number = steps.numbers[int(inside[0])]

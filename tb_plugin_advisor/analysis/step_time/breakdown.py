@@ -349,25 +349,15 @@ def _host_source(
         marked = np.flatnonzero(per_event == _DATA_ANNOTATION)
         if marked.size:
             ends = line.start_ns[marked] + line.duration_ns[marked]
-            categories[marked[~_contains_a_step(line.start_ns[marked], ends, steps)]] = _P["input"]
+            categories[marked[~steps.hold_a_step(line.start_ns[marked], ends)]] = _P["input"]
         rest = np.flatnonzero(per_event == _NONE)
         if rest.size:
             ends = line.start_ns[rest] + line.duration_ns[rest]
-            inner = rest[~_contains_a_step(line.start_ns[rest], ends, steps)]
+            inner = rest[~steps.hold_a_step(line.start_ns[rest], ends)]
             categories[inner] = _P["other"]
     if not (categories >= 0).any():
         return None
     return EventSource(line.start_ns, line.duration_ns, categories)
-
-
-def _contains_a_step(starts: np.ndarray, ends: np.ndarray, steps: Steps) -> np.ndarray:
-    """Events that span a whole step: the step marker itself and outer frames (a Python loop)."""
-    order = np.argsort(steps.start_ns, kind="stable")
-    step_starts, step_ends = steps.start_ns[order], steps.end_ns[order]
-    first = np.searchsorted(step_starts, starts, side="left")
-    valid = first < step_starts.size
-    safe = np.where(valid, first, 0)
-    return valid & (step_ends[safe] <= ends)
 
 
 def _host_h2d_correlations(profile: Profile) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
-from tb_plugin_advisor.analysis.intervals import outermost
+from tb_plugin_advisor.analysis.intervals import intersect, outermost, total, union, union_all
 from tb_plugin_advisor.analysis.step_time.windows import StepWindows
 from tb_plugin_advisor.formatting import fixed, format_bytes, format_ms, format_pct
 from tb_plugin_advisor.formatting import rounded as _r
@@ -118,8 +118,9 @@ class DataLoaderInput:
     workers: str  # none | processes | unknown
     steps: int
     step_ns: float  # mean steady step
-    wait_ns: int  # in next(), summed over the steady steps
+    wait_ns: int  # in next() on the host, summed over the host ranges of the steady steps
     calls: int
+    exposed_ns: Optional[int] = None  # of wait_ns, while no device ran anything (None: no device)
     longest: List[Tuple[Optional[int], int]] = field(default_factory=list)  # (step number, ns)
     inside_ns: Dict[str, int] = field(default_factory=dict)  # collate | dataset | python → summed ns
     top_ops: List[Tuple[str, int]] = field(default_factory=list)  # outermost ops inside next()
@@ -135,6 +136,11 @@ class DataLoaderInput:
     def wait_pct(self) -> float:
         return 100.0 * self.wait_ns / (self.step_ns * self.steps) if self.step_ns > 0 else 0.0
 
+    @property
+    def exposed_pct(self) -> float:
+        exposed = self.exposed_ns or 0
+        return 100.0 * exposed / (self.step_ns * self.steps) if self.step_ns > 0 else 0.0
+
     def to_json(self) -> Dict[str, Any]:
         c = self.copies
         ms = self.per_step_ms
@@ -144,6 +150,10 @@ class DataLoaderInput:
             "num_workers": 0 if self.workers == "none" else None,
             "wait_ms_per_step": _r(ms(self.wait_ns)),
             "wait_pct": _r(self.wait_pct, 2),
+            # the part of the host's wait in next() during which the devices were idle: what the
+            # step actually lost (the rest overlapped device work queued earlier)
+            "exposed_wait_ms_per_step": _r(ms(self.exposed_ns)) if self.exposed_ns is not None else None,
+            "exposed_wait_pct": _r(self.exposed_pct, 2) if self.exposed_ns is not None else None,
             "calls_per_step": _r(self.calls / max(self.steps, 1), 3),
             "longest_waits": [{"step": step, "ms": _r(ns / 1e6)} for step, ns in self.longest],
             "main_process_ms_per_step": {k: _r(ms(v)) for k, v in self.inside_ns.items()},
@@ -177,10 +187,14 @@ class DataLoaderInput:
             for step, ns in self.longest
         )
         out.append(
-            f"The loop waits {format_ms(ms(self.wait_ns))} per step in next() ({format_pct(self.wait_pct)} "
-            f"of the step, {fixed(self.calls / max(self.steps, 1), 1)} calls per step)"
-            + (f"; longest waits: {waits}." if waits else ".")
+            f"The loop waits {format_ms(ms(self.wait_ns))} per step in next() on the host "
+            f"({format_pct(self.wait_pct)} of the step, {fixed(self.calls / max(self.steps, 1), 1)} calls "
+            "per step)" + (f"; longest waits: {waits}." if waits else ".")
         )
+        if self.exposed_ns is not None and self.exposed_ns < self.wait_ns:
+            out.append(
+                f"Of that wait, {format_ms(ms(self.exposed_ns))} per step ({format_pct(self.exposed_pct)} of "
+                "the step) left the device idle; the rest overlapped device work queued before it.")
         inside = self.inside_ns
         if self.workers == "none" and sum(inside.values()) > 0:
             ops = ", ".join(f"{name} {format_ms(ms(ns))}" for name, ns in self.top_ops[:3])
@@ -194,8 +208,12 @@ class DataLoaderInput:
         return out
 
 
-def analyze_dataloader(profile: Profile, windows: StepWindows) -> Optional[DataLoaderInput]:
-    """None when no DataLoader next() runs in the steady steps (or the profile is not a PyTorch one)."""
+def analyze_dataloader(profile: Profile, windows: StepWindows, device_windows: Optional[StepWindows] = None
+                       ) -> Optional[DataLoaderInput]:
+    """None when no DataLoader next() runs in the steady steps (or the profile is not a PyTorch one).
+    `windows`: the host's ranges of the steady steps (next() is a host call); `device_windows`: the
+    steps' own windows, where the device copies are counted (default: `windows`)."""
+    device_windows = device_windows if device_windows is not None else windows
     if profile.framework != "pytorch" or not windows.count:
         return None
     waits: Dict[str, int] = {}
@@ -226,9 +244,22 @@ def analyze_dataloader(profile: Profile, windows: StepWindows) -> Optional[DataL
     )
     result.longest = _longest(found, windows)
     result.inside_ns, result.top_ops = _inside_next(found)
-    result.copies = _copies(profile, windows)
+    result.exposed_ns = _exposed(profile, found)
+    result.copies = _copies(profile, device_windows)
     result.pin_ops, result.host_allocs, result.host_alloc_ns = _pinning(profile, windows)
     return result
+
+
+def _exposed(profile: Profile, found: List[Tuple[Line, np.ndarray]]) -> Optional[int]:
+    """How much of the next() calls ran while no device did anything (None: no device activity)."""
+    busy = union_all(
+        (table.start_ns, table.start_ns + table.duration_ns)
+        for device in profile.devices for table in (device.kernels, device.memcpys) if len(table))
+    if busy[0].size == 0:
+        return None
+    waits = union(np.concatenate([line.start_ns[rows] for line, rows in found]),
+                  np.concatenate([line.end_ns[rows] for line, rows in found]))
+    return total(waits) - total(intersect(waits, busy))
 
 
 def _iterator_of(name: str) -> str:

@@ -105,7 +105,7 @@ def analyze_input_annotations(profile: Profile, windows: StepWindows, steps: Opt
         every = np.ones(len(event_names), dtype=bool)
         loading = names.data_loading_annotations(text_batch(event_names), every)
         rows = windows.rows_inside(line, np.flatnonzero(loading[line.metadata_index]))
-        rows = rows[~_holds_a_step(line, rows, steps)]
+        rows = rows[~steps.hold_a_step(line.start_ns[rows], line.end_ns[rows])]
         if not rows.size:
             continue
         rows = rows[outermost(line.start_ns[rows], line.end_ns[rows])]
@@ -126,17 +126,6 @@ def analyze_input_annotations(profile: Profile, windows: StepWindows, steps: Opt
     shown = [(name, ns) for name, ns in inside.items() if ns >= MIN_SHOWN_NS]
     result.inside = sorted(shown, key=lambda kv: (-kv[1], kv[0]))[:TOP_INSIDE]
     return result
-
-
-def _holds_a_step(line: Line, rows: np.ndarray, steps: Steps) -> np.ndarray:
-    """Ranges that hold a whole step (an outer loop frame named `load_and_train`) are not input."""
-    starts, ends = line.start_ns[rows], line.end_ns[rows]
-    order = np.argsort(steps.start_ns, kind="stable")
-    step_starts, step_ends = steps.start_ns[order], steps.end_ns[order]
-    first = np.searchsorted(step_starts, starts, side="left")
-    valid = first < step_starts.size
-    safe = np.where(valid, first, 0)
-    return valid & (step_ends[safe] <= ends)
 
 
 def _add_inside(line: Line, k: int, inside: Dict[str, int]) -> None:

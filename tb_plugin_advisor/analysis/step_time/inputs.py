@@ -158,15 +158,16 @@ def analyze_input_pipeline(
 def _without_tf_data(profile: Profile, breakdown: Breakdown, steps: Optional[Steps]) -> InputPipeline:
     """The tf.data keys empty (as before kinds existed), and what feeds the step instead."""
     windows = StepWindows.of(breakdown, steps)
+    host_windows = StepWindows.of(breakdown, steps, on_host=True)  # where the host waited
     nothing = NO_TORCH_INPUT if profile.framework == "pytorch" else NO_TF_DATA
     result = InputPipeline("unknown", {s: 0.0 for s in STAGES}, None, None, None, None, None, None, None,
                            [nothing], kind="none", steps=max(windows.count, 1))
-    result.dataloader = analyze_dataloader(profile, windows)
+    result.dataloader = analyze_dataloader(profile, host_windows, windows)
     if result.dataloader is not None:
         result.kind = "dataloader"
         result.evidence = result.dataloader.evidence()
         return result
-    result.annotations = analyze_input_annotations(profile, windows, steps)
+    result.annotations = analyze_input_annotations(profile, host_windows, steps)
     if result.annotations is not None:
         result.kind = "annotations"
         result.evidence = result.annotations.evidence()

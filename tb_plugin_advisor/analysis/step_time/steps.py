@@ -21,6 +21,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
 from tb_plugin_advisor.analysis.intervals import outermost
+from tb_plugin_advisor.analysis.step_time.device_clock import device_windows
 from tb_plugin_advisor.formatting import fixed, plain
 from tb_plugin_advisor.lookup import sums_by_code, unique_codes
 from tb_plugin_advisor.model import STEP_SOURCES, Device, Line, Plane, Profile, StepMarker
@@ -30,9 +31,14 @@ LineRef = Tuple[int, int]  # (index into profile.planes, index into plane.lines)
 
 @dataclass
 class Steps:
-    """The steps of one profile (host), as columns; times in ns."""
+    """The steps of one profile (host), as columns; times in ns.
 
-    source: str  # root_marker | keras3_marker | legacy_marker | inferred | none
+    `start_ns`/`end_ns` are the step windows every analysis uses: on the device's clock for GPU runs
+    whose device work can be tied to the host steps (device_clock.py), else the host ranges.
+    `host_start_ns`/`host_end_ns` are always the host ranges (the markers' own events).
+    """
+
+    source: str  # root_marker | keras3_marker | legacy_marker | profiler_step | inferred | none
     method: str  # how they were found, for people ("Trace('train', _r=1) markers on python3")
     start_ns: np.ndarray
     end_ns: np.ndarray
@@ -40,6 +46,19 @@ class Steps:
     step_lines: List[LineRef]  # host threads that run the step (where un-categorised work is "other")
     warmup: np.ndarray  # bool per step: left out of averages
     notes: List[str] = field(default_factory=list)
+    clock: str = "host"  # host | device: whose clock start_ns/end_ns are on
+    host_start_ns: Optional[np.ndarray] = None  # None: the same as start_ns / end_ns
+    host_end_ns: Optional[np.ndarray] = None
+    host_ahead_ns: Optional[np.ndarray] = None  # float per step: device end − host end (NaN: no work)
+    cut_off: Optional[np.ndarray] = None  # bool per step: device work cut off by the capture's end
+
+    def __post_init__(self) -> None:
+        if self.host_start_ns is None:
+            self.host_start_ns = self.start_ns
+        if self.host_end_ns is None:
+            self.host_end_ns = self.end_ns
+        if self.cut_off is None:
+            self.cut_off = np.zeros(self.start_ns.shape[0], dtype=bool)
 
     @property
     def count(self) -> int:
@@ -50,9 +69,13 @@ class Steps:
         return self.end_ns - self.start_ns
 
     @property
+    def host_duration_ns(self) -> np.ndarray:
+        return self.host_end_ns - self.host_start_ns
+
+    @property
     def steady(self) -> np.ndarray:
-        """Mask of the steps that count in averages."""
-        return ~self.warmup
+        """Mask of the steps that count in averages: not warm-up, not cut off."""
+        return ~self.warmup & ~self.cut_off
 
     def stats_ms(self) -> Dict[str, float]:
         """mean / median / p90 / min / max of the steady steps, in ms (zeros without steps)."""
@@ -66,6 +89,25 @@ class Steps:
             "min_ms": float(times.min()),
             "max_ms": float(times.max()),
         }
+
+    def hold_a_step(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """Which host events span a whole step's host range: the step marker itself and outer frames
+        (a Python training loop, a `load_and_train` annotation), which are no work of one step."""
+        order = np.argsort(self.host_start_ns, kind="stable")
+        step_starts, step_ends = self.host_start_ns[order], self.host_end_ns[order]
+        first = np.searchsorted(step_starts, starts, side="left")
+        valid = first < step_starts.size
+        safe = np.where(valid, first, 0)
+        return valid & (step_ends[safe] <= ends)
+
+    def host_ahead_ms(self) -> Optional[float]:
+        """Median over the steady steps with device work of how long after the host's end of the step
+        the device finished it (negative: the device was done first); None on the host clock."""
+        if self.host_ahead_ns is None:
+            return None
+        ahead = self.host_ahead_ns[self.steady]
+        ahead = ahead[np.isfinite(ahead)]
+        return float(np.median(ahead)) / 1e6 if ahead.size else None
 
 
 def find_steps(profile: Profile) -> Steps:
@@ -81,9 +123,32 @@ def find_steps(profile: Profile) -> Steps:
             [],
             np.zeros(0, bool),
         )
+    if steps.clock == "host" and steps.count:
+        _on_device_clock(steps, profile)
     _mark_warmup(steps)
     _add_notes(steps)
     return steps
+
+
+def _on_device_clock(steps: Steps, profile: Profile) -> None:
+    """Move host-timed steps onto the device's clock where the device's work can be tied to them."""
+    order = np.argsort(steps.start_ns, kind="stable")
+    if not bool(np.all(order == np.arange(steps.count))):
+        return  # (markers come sorted; anything else is left on the host clock)
+    found, why_not = device_windows(profile, steps.start_ns, steps.end_ns,
+                                    repeating=steps.source != "inferred")
+    if found is None:
+        if why_not:
+            steps.notes.append(why_not)
+        return
+    host_start, host_end = steps.start_ns, steps.end_ns
+    steps.start_ns, steps.end_ns = found.start_ns, found.end_ns
+    steps.host_start_ns, steps.host_end_ns = host_start, host_end
+    steps.clock = "device"
+    ahead = (found.device_end_ns - host_end).astype(np.float64)
+    ahead[found.events == 0] = np.nan
+    steps.host_ahead_ns = ahead
+    steps.cut_off = found.cut_off
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -189,6 +254,7 @@ def _inferred(profile: Profile) -> Optional[Steps]:
             numbers=[None] * int(starts.size),
             step_lines=[candidate.line] if candidate.line is not None else [],
             warmup=np.zeros(starts.size, dtype=bool),
+            clock="host" if candidate.line is not None else "device",  # host launches, or device work
         )
     return None
 
@@ -375,10 +441,10 @@ def _host_activity_end_between(profile: Profile, t: int, limit: int) -> Optional
 
 
 def _mark_warmup(steps: Steps) -> None:
-    n = steps.count
+    durations = steps.duration_ns[~steps.cut_off].astype(np.float64)  # (cut-off steps are trailing)
+    n = int(durations.size)
     if n < 3:
         return
-    durations = steps.duration_ns.astype(np.float64)
     # leading steps much slower than the median of the steps after them
     for k in range(min(2, n - 2)):
         rest = np.median(durations[k + 1 :])
@@ -398,6 +464,7 @@ def _add_notes(steps: Steps) -> None:
         return
     if steps.source == "inferred":
         steps.notes.append(f"Steps were {steps.method}; no step markers were recorded.")
+    _add_clock_notes(steps)
     early = [s for s in steps.numbers if s is not None and s <= th.WARMUP_STEP_NUM_MAX]
     if early:
         steps.notes.append(
@@ -420,3 +487,24 @@ def _add_notes(steps: Steps) -> None:
             f"Only {steps.count} step{'s' if steps.count != 1 else ''} profiled; profile at least "
             f"{th.FEW_STEPS} steady steps for stable numbers."
         )
+
+
+def _add_clock_notes(steps: Steps) -> None:
+    """Say when the device's clock moved the steps, and which steps the capture's end cut off."""
+    if steps.host_ahead_ns is None:
+        return
+    moved = np.abs(steps.end_ns - steps.host_end_ns) + np.abs(steps.start_ns - steps.host_start_ns)
+    if bool(np.any(moved * 100.0 > th.DEVICE_CLOCK_NOTE_PCT * np.maximum(steps.duration_ns, 1))):
+        ahead = steps.host_ahead_ms()
+        lead = (f"; the host ran a median {fixed(ahead, 1)} ms ahead of the device"
+                if ahead is not None and ahead > 0 else "")
+        steps.notes.append(
+            "Steps are timed on the device's clock: each ends when the device has finished the work it "
+            f"launched, not when the host has queued it{lead}.")
+    if steps.cut_off.any():
+        cut = [f"step {steps.numbers[i] if steps.numbers[i] is not None else f'#{i}'}"
+               for i in np.flatnonzero(steps.cut_off).tolist()]
+        plural = len(cut) > 1
+        steps.notes.append(
+            f"The end of the capture cut off the device work of {' and '.join(cut)}: "
+            f"{'they are' if plural else 'it is'} left out of the averages.")

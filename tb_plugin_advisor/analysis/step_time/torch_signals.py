@@ -14,9 +14,11 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.intervals import in_windows, window_index
+from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
-from tb_plugin_advisor.model import Line, Profile
+from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.analysis.step_time.windows import StepWindows
+from tb_plugin_advisor.model import Profile
 
 TORCH_PATTERNS: Dict[str, re.Pattern] = {
     # next() on a DataLoader iterator: the class says how batches are loaded
@@ -44,22 +46,16 @@ def _matching(names: List[str], key: str) -> np.ndarray:
     return np.array([bool(pattern.search(n)) for n in names] + [False], dtype=bool)
 
 
-def _in_steps(line: Line, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    if not lo.size:
-        return rows
-    return rows[in_windows(lo, hi, line.start_ns[rows])]
-
-
-def collect_torch_signals(profile: Profile, breakdown: Breakdown) -> Optional[TorchSignals]:
-    """None for profiles that are not PyTorch traces."""
+def collect_torch_signals(profile: Profile, breakdown: Breakdown, steps: Optional[Steps] = None
+                          ) -> Optional[TorchSignals]:
+    """None for profiles that are not PyTorch traces. Host events are counted in the host's ranges of
+    the steady steps, device copies in the steps' own (device-clock) windows."""
     if profile.framework != "pytorch":
         return None
-    lo = breakdown.window_start_ns[breakdown.steady]
-    hi = breakdown.window_end_ns[breakdown.steady]
-    order = np.argsort(lo, kind="stable")
-    lo, hi = lo[order], hi[order]
-    steps = max(int(lo.size), 1)
-    step_ns = float((hi - lo).sum()) if lo.size else 0.0
+    device = StepWindows.of(breakdown, steps)
+    host = StepWindows.of(breakdown, steps, on_host=True)
+    count = max(device.count, 1)
+    step_ns = device.mean_ns * device.count
     out = TorchSignals()
     waits = {"single": 0, "multi": 0}
     pageable_ns = fills = 0
@@ -70,20 +66,20 @@ def collect_torch_signals(profile: Profile, breakdown: Breakdown) -> Optional[To
                 continue
             index = line.metadata_index
             for kind in waits:
-                rows = _in_steps(line, np.flatnonzero(masks[f"dataloader_{kind}"][index]), lo, hi)
+                rows = host.rows_inside(line, np.flatnonzero(masks[f"dataloader_{kind}"][index]))
                 waits[kind] += int(line.duration_ns[rows].sum())
-            rows = _in_steps(line, np.flatnonzero(masks["pageable_h2d"][index]), lo, hi)
+            rows = device.rows_inside(line, np.flatnonzero(masks["pageable_h2d"][index]))
             pageable_ns += int(line.duration_ns[rows].sum())
             zero_grad = np.flatnonzero(masks["zero_grad"][index])
             fill = np.flatnonzero(masks["zero_fill"][index])
             if zero_grad.size and fill.size:
                 starts = line.start_ns[zero_grad]
                 inside = window_index(starts, starts + line.duration_ns[zero_grad], line.start_ns[fill])
-                fills += int(_in_steps(line, fill[inside >= 0], lo, hi).size)
+                fills += int(host.rows_inside(line, fill[inside >= 0]).size)
     if waits["single"] or waits["multi"]:
         out.dataloader = "single" if waits["single"] >= waits["multi"] else "multi"
-    out.dataloader_wait_ms = (waits["single"] + waits["multi"]) / 1e6 / steps
-    out.pageable_h2d_ms = pageable_ns / 1e6 / steps
+    out.dataloader_wait_ms = (waits["single"] + waits["multi"]) / 1e6 / count
+    out.pageable_h2d_ms = pageable_ns / 1e6 / count
     out.pageable_h2d_pct = pageable_ns * 100.0 / step_ns if step_ns else 0.0
-    out.zero_grad_fills = fills / steps
+    out.zero_grad_fills = fills / count
     return out

@@ -2,7 +2,10 @@
 (DataLoader, user input annotations) count events in, and how they name the step a long wait fell in.
 
 The breakdown's windows are the steps (or the whole profile when none were found); warm-up steps
-are not steady and count nowhere.
+are not steady and count nowhere. On a GPU run the steps are on the device's clock (device_clock.py);
+host events (a DataLoader's next(), the user's input annotations) are counted in the host's own
+ranges of the same steps (`on_host=True`), device events in the steps' windows, and both are per
+step of the steps' own length (`mean_ns`).
 """
 
 from __future__ import annotations
@@ -23,23 +26,25 @@ class StepWindows:
     start_ns: np.ndarray  # sorted, disjoint
     end_ns: np.ndarray
     numbers: List[Optional[int]]  # the step number of each window (None: unnumbered or no steps)
+    mean_ns: float  # the mean steady step on the steps' own clock (what per-step shares divide by)
 
     @classmethod
-    def of(cls, breakdown: Breakdown, steps: Optional[Steps] = None) -> StepWindows:
+    def of(cls, breakdown: Breakdown, steps: Optional[Steps] = None, on_host: bool = False) -> StepWindows:
+        """The steady windows; `on_host`: the host's ranges of the steps instead of their windows."""
         index = np.flatnonzero(breakdown.steady)
         order = np.argsort(breakdown.window_start_ns[index], kind="stable")
         index = index[order]
         numbered = steps is not None and steps.count == breakdown.window_count
         numbers = [steps.numbers[i] if numbered else None for i in index.tolist()]
-        return cls(breakdown.window_start_ns[index], breakdown.window_end_ns[index], numbers)
+        lengths = breakdown.window_end_ns[index] - breakdown.window_start_ns[index]
+        mean = float(lengths.mean()) if index.size else 0.0
+        if on_host and numbered:
+            return cls(steps.host_start_ns[index], steps.host_end_ns[index], numbers, mean)
+        return cls(breakdown.window_start_ns[index], breakdown.window_end_ns[index], numbers, mean)
 
     @property
     def count(self) -> int:
         return int(self.start_ns.shape[0])
-
-    @property
-    def mean_ns(self) -> float:
-        return float((self.end_ns - self.start_ns).mean()) if self.count else 0.0
 
     def rows_inside(self, line: Line, rows: np.ndarray) -> np.ndarray:
         """The events of `rows` (indices into the line) that start inside a steady window."""

@@ -166,8 +166,10 @@ class LineBuilder:
             values = self.stats[stat] = _StatValues()
         values.put(index, value, self.strings)
 
-    def build(self, line_id: int, name: str, display_name: str, plane: Plane) -> Tuple[Line, int]:
-        """The finished Line (sorted, nested) and how many events were clipped to nest.
+    def build(self, line_id: int, name: str, display_name: str, plane: Plane,
+              kept_whole: Optional[np.ndarray] = None) -> Tuple[Line, int]:
+        """The finished Line (sorted, nested) and how many events were clipped to nest; events whose
+        name id is in `kept_whole` (step markers) are never the ones clipped.
 
         The columns are the builder's own arrays where the events came in order (a stream's kernels,
         most threads), viewed rather than copied; only out-of-order lines are sorted into copies.
@@ -180,7 +182,7 @@ class LineBuilder:
         order = None if _in_order(starts, durations) else np.lexsort((-durations.astype(np.int64), starts))
         if order is not None:
             starts, durations, names = starts[order], durations[order], names[order]
-        repaired = _nest(starts, durations)
+        clipped = _nest(starts, durations, names, kept_whole)
         rank = None
         if order is not None:
             rank = np.empty(count, dtype=np.int32)
@@ -200,8 +202,9 @@ class LineBuilder:
             duration_ns=compact_ints(durations.astype(np.int64, copy=False)),
             metadata_index=names,
             stats=columns,
+            clipped=compact_ints(clipped),
         )
-        return line, repaired
+        return line, int(clipped.size)
 
 
 def _column_of(values: array, dtype) -> np.ndarray:
@@ -224,32 +227,51 @@ def _in_order(starts: np.ndarray, durations: np.ndarray) -> bool:
 NEST_CHUNK = 1 << 16  # events whose starts and ends are Python ints at once (40 bytes each)
 
 
-def _nest(starts: np.ndarray, durations: np.ndarray) -> int:
-    """Clip every event that outlives the event enclosing its start; returns how many were clipped.
+def _nest(starts: np.ndarray, durations: np.ndarray, names: np.ndarray,
+          kept_whole: Optional[np.ndarray] = None) -> np.ndarray:
+    """Make the line's events nest; returns the (sorted) indices of the events whose end it moved.
 
-    Sorted by start then longest first, so a parent precedes its children. Deterministic: the same
-    file always gives the same lines. A line whose events never overlap (a stream's kernels) is
-    checked in one pass; others walk their events a chunk at a time.
+    Sorted by start then longest first, so a parent precedes its children. An event that outlives
+    the event enclosing its start is clipped to that event's end — except an event whose name id
+    is in `kept_whole` (a step marker): then the open events it outlives end where it starts.
+    Python stack events and user annotations straddle `ProfilerStep` boundaries in every
+    `with_stack=True` trace; cutting the step instead made each step a few microseconds long.
+    Deterministic: the same file always gives the same lines. A line whose events never overlap (a
+    stream's kernels) is checked in one pass; others walk their events a chunk at a time.
     """
+    none = np.zeros(0, dtype=np.int64)
     if starts.size < 2:
-        return 0
+        return none
     if bool(np.all(starts[1:] - starts[:-1] >= durations[:-1])):  # none overlaps the next
-        return 0
-    repaired = 0
-    stack: List[int] = []
+        return none
+    whole = (np.isin(names, kept_whole) if kept_whole is not None and kept_whole.size
+             else np.zeros(names.size, dtype=bool))
+    clipped: List[int] = []
+    open_ends: List[int] = []  # ends of the events enclosing the current one, innermost last
+    open_rows: List[int] = []
     for lo in range(0, starts.size, NEST_CHUNK):
         start_list = starts[lo : lo + NEST_CHUNK].tolist()
         end_list = (starts[lo : lo + NEST_CHUNK] + durations[lo : lo + NEST_CHUNK]).tolist()
+        whole_list = whole[lo : lo + NEST_CHUNK].tolist()
         for i, start in enumerate(start_list):
             end = end_list[i]
-            while stack and stack[-1] <= start:
-                stack.pop()
-            if stack and end > stack[-1]:
-                end = stack[-1]
-                durations[lo + i] = end - start
-                repaired += 1
-            stack.append(end)
-    return repaired
+            while open_ends and open_ends[-1] <= start:
+                open_ends.pop()
+                open_rows.pop()
+            if open_ends and end > open_ends[-1]:
+                if whole_list[i]:
+                    while open_ends and open_ends[-1] < end:
+                        row = open_rows.pop()
+                        open_ends.pop()
+                        durations[row] = start - int(starts[row])
+                        clipped.append(row)
+                else:
+                    end = open_ends[-1]
+                    durations[lo + i] = end - start
+                    clipped.append(lo + i)
+            open_ends.append(end)
+            open_rows.append(lo + i)
+    return np.unique(np.array(clipped, dtype=np.int64))
 
 
 def _column(values: _StatValues, rank: Optional[np.ndarray], count: int) -> StatColumn:

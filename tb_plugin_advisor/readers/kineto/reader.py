@@ -4,8 +4,9 @@ Host events become one `/host:CPU` plane with a line per (pid, tid) thread; devi
 `/device:GPU:<n>` planes with a `Stream #<tid>` line per stream (user ranges projected onto a stream
 go to a separate `GPU annotations #<tid>` line, so they are never mistaken for kernels). Times are
 int64 ns since the epoch. Events on one line must nest: Kineto rounds to µs (old traces) or to ns
-after an offset (new ones), so neighbours can overlap by a hair; those are clipped, deterministically,
-and counted in the profile's warnings.
+after an offset (new ones), so neighbours can overlap by a hair, and Python stack events and user
+annotations straddle other ranges; those are clipped, deterministically (a step marker never: the
+events it outlives end where it starts), and counted in the profile's warnings.
 """
 
 from __future__ import annotations
@@ -333,9 +334,11 @@ class _TraceConverter:
         planes: List[Plane] = []
         host_plane = Plane(0, HOST_PLANE, [], [], [], {}, self.host_strings)
         repaired = 0
+        step_names = np.array([i for name, i in self.host_names.items() if tables.PROFILER_STEP.match(name)],
+                              dtype=np.int32)
         for line_id, ((pid, tid), builder) in enumerate(sorted(self.host_lines.items(), key=_line_order)):
             name, display = self._thread_label(pid, tid)
-            line, fixed = builder.build(line_id, name, display, host_plane)
+            line, fixed = builder.build(line_id, name, display, host_plane, kept_whole=step_names)
             self.trace_ids[(host_plane.id, line_id)] = self.written_ids[(pid, tid)]
             host_plane.lines.append(line)
             repaired += fixed
@@ -370,8 +373,9 @@ class _TraceConverter:
                 f"{self.invalid_utf8} event(s) held invalid UTF-8; those bytes are shown as U+FFFD")
         if repaired:
             self.warnings.append(
-                f"{repaired} event(s) overlapped a neighbour on their line by rounding and were clipped "
-                "to nest")
+                f"{repaired} event(s) partly overlapped another on their thread or stream (Python stack "
+                "events and annotations straddling a step, or rounding) and were clipped to nest; step "
+                "markers are kept whole")
         self._note_unknowns()
         return Profile(
             path=self.source,

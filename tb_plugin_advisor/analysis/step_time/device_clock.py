@@ -1,0 +1,182 @@
+"""Host step ranges put on the device's clock: a GPU step ends when the device has done its work.
+
+A host step range (PyTorch's `ProfilerStep#N`, a `_r=1` TraceMe, Keras' `Profiled batch`) ends when
+the host has *queued* the step. In a GPU-bound loop the host runs ahead of the device until the
+launch queue fills, so the first profiled host ranges are short and the spread between steps looks
+like noise (docs/ARCHITECTURE.md §5: an H200 transformer's host ranges were 38.8, 91.4, 98.9 and
+98.9 ms for a 98.85 ms step). torch-tb-profiler, xprof and HolisticTraceAnalysis all time a GPU step by its device
+work; this module does the same, for both formats:
+
+- every device event (kernel, copy, memset) whose correlation id names a host call that lies inside
+  a host step range belongs to that step — the call may be on any host thread (autograd's backward
+  thread launches half a training step);
+- step i runs from max(end of step i-1, its host start) to max(its host end, the end of its device
+  work): in steady state, from one step's last device event to the next one's;
+- when the device was still busy at the first step's host start with work no recorded step launched
+  (the warm-up's backlog), the first step starts where that earlier work ends, and never after its
+  own first device event;
+- trailing steps without device work while earlier steps had some, and a last step with fewer
+  device events than `CUT_OFF_SHARE` of the others' median, were cut off by the end of the capture
+  (for steps marked by the loop itself, which repeat the same work; inferred steps need not).
+
+Device events that no correlation ties to a host call (a trace without launch correlation, kernels
+of a CUDA graph replayed from outside the capture) cannot be attributed; where fewer than
+`DEVICE_CLOCK_MIN_SHARE` of the device events during the steps are, the steps stay on the host's
+clock and the reason is given. GPU-side step annotations are not used: they miss the kernels
+launched from the backward thread and often the last step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.formatting import format_pct
+from tb_plugin_advisor.model import Profile
+
+
+@dataclass
+class DeviceWindows:
+    """Per host step (in the order given), its device-clock window and what the device did in it."""
+
+    start_ns: np.ndarray  # int64
+    end_ns: np.ndarray  # int64
+    events: np.ndarray  # int64: device events the step launched
+    device_end_ns: np.ndarray  # int64: end of the step's last device event (-1 without any)
+    cut_off: np.ndarray  # bool: device work cut off by the end of the capture
+    unattributed: int  # device events with no launch inside a host step
+
+
+NO_CORRELATION = (
+    "No device work could be tied to the steps (no launch correlation between the host and the device): "
+    "steps are timed on the host's clock, which ends a step when the host has queued it, not when the "
+    "device has run it.")
+
+
+def device_windows(profile: Profile, host_start_ns: np.ndarray, host_end_ns: np.ndarray,
+                   repeating: bool = True) -> Tuple[Optional[DeviceWindows], str]:
+    """The device-clock windows of the host steps `[host_start_ns, host_end_ns)` (sorted, disjoint),
+    or None and why not ("" when the profile has no device work). `repeating`: the steps are the
+    loop's own (markers), so a last step with fewer device events was cut off."""
+    starts, ends, correlations = _device_events(profile)
+    if host_start_ns.size == 0 or starts.size == 0:
+        return None, ""
+    launch_ids, launch_times = _launch_calls(profile)
+    if launch_ids.size == 0:
+        return None, NO_CORRELATION
+    step = _step_of_events(correlations, launch_ids, launch_times, host_start_ns, host_end_ns)
+    attributed = step >= 0
+    during = (ends > host_start_ns[0]) & (starts < host_end_ns[-1])
+    share = float(attributed.sum()) / max(int((during | attributed).sum()), 1)
+    if not attributed.any():
+        return None, NO_CORRELATION
+    if share < th.DEVICE_CLOCK_MIN_SHARE:
+        return None, (
+            f"Only {format_pct(100.0 * share)} of the device work during the steps could be tied to a launch "
+            "inside a step (the rest has no launch in the trace): steps are timed on the host's clock.")
+    n = host_start_ns.size
+    events = np.bincount(step[attributed], minlength=n).astype(np.int64)
+    device_end = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(device_end, step[attributed], ends[attributed])
+    first_own = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_own, step[attributed], starts[attributed])
+    window_start = np.empty(n, dtype=np.int64)
+    window_end = np.empty(n, dtype=np.int64)
+    previous_end: Optional[int] = None
+    for i in range(n):
+        start = int(host_start_ns[i])
+        if previous_end is not None:
+            start = max(start, previous_end)
+        elif events[0] > 0:
+            backlog_end = _backlog_end(starts[~attributed], ends[~attributed], int(first_own[0]))
+            if backlog_end is not None:
+                start = max(start, min(backlog_end, int(first_own[0])))
+        end = max(int(host_end_ns[i]), int(device_end[i]), start)
+        window_start[i], window_end[i] = start, end
+        previous_end = end
+    cut = _cut_off(events) if repeating else np.zeros(n, dtype=bool)
+    return DeviceWindows(window_start, window_end, events, device_end, cut, int((~attributed).sum())), ""
+
+
+def _device_events(profile: Profile) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Starts, ends and correlation ids (-1: none) of every kernel, memset and copy of every device."""
+    starts: List[np.ndarray] = []
+    ends: List[np.ndarray] = []
+    correlations: List[np.ndarray] = []
+    for device in profile.devices:
+        for table in (device.kernels, device.memcpys):
+            if not len(table):
+                continue
+            ids = table.correlation_id
+            if ids.shape[0] != len(table):  # a table built without them
+                ids = np.full(len(table), -1, dtype=np.int64)
+            starts.append(table.start_ns)
+            ends.append(table.start_ns + table.duration_ns)
+            correlations.append(ids.astype(np.int64, copy=False))
+    if not starts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    return np.concatenate(starts), np.concatenate(ends), np.concatenate(correlations)
+
+
+def _launch_calls(profile: Profile) -> Tuple[np.ndarray, np.ndarray]:
+    """Correlation ids of the host calls that carry one (launches, copies, memsets on any host
+    thread), sorted, with each call's start."""
+    ids: List[np.ndarray] = []
+    times: List[np.ndarray] = []
+    for plane in profile.host_planes:
+        for line in plane.lines:
+            column = line.stats.get("correlation_id")
+            if column is None or column.kind != "int" or not len(line):
+                continue
+            ids.append(column.data.astype(np.int64, copy=False))
+            times.append(line.start_ns[column.indices])
+    if not ids:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    all_ids, all_times = np.concatenate(ids), np.concatenate(times)
+    order = np.argsort(all_ids, kind="stable")
+    return all_ids[order], all_times[order]
+
+
+def _step_of_events(correlations: np.ndarray, launch_ids: np.ndarray, launch_times: np.ndarray,
+                    host_start_ns: np.ndarray, host_end_ns: np.ndarray) -> np.ndarray:
+    """Per device event, the index of the host step whose range holds its launch (-1: none). An id
+    that several host calls carry (hand-made or merged traces) names no launch: it is left out."""
+    at = np.clip(np.searchsorted(launch_ids, correlations), 0, launch_ids.size - 1)
+    unique = np.ones(launch_ids.size, dtype=bool)
+    repeated = launch_ids[1:] == launch_ids[:-1]
+    unique[1:] &= ~repeated
+    unique[:-1] &= ~repeated
+    found = (launch_ids[at] == correlations) & (correlations >= 0) & unique[at]
+    launched_at = launch_times[at]
+    step = np.searchsorted(host_start_ns, launched_at, side="right") - 1
+    inside = found & (step >= 0)
+    inside[inside] = launched_at[inside] < host_end_ns[step[inside]]
+    return np.where(inside, step, -1)
+
+
+def _backlog_end(starts: np.ndarray, ends: np.ndarray, first_own_ns: int) -> Optional[int]:
+    """Where the device finished the work it was doing before the first step's own first event
+    (work no recorded step launched), or None when it did none."""
+    earlier = starts < first_own_ns
+    if not earlier.any():
+        return None
+    return int(ends[earlier].max())
+
+
+def _cut_off(events: np.ndarray) -> np.ndarray:
+    """Trailing steps whose device work the end of the capture cut off (module docstring)."""
+    cut = np.zeros(events.size, dtype=bool)
+    with_work = np.flatnonzero(events > 0)
+    if with_work.size == 0:
+        return cut
+    last = int(with_work[-1])
+    cut[last + 1:] = True  # no device work after steps that had some
+    others = events[with_work[:-1]]
+    if others.size and events[last] < th.CUT_OFF_SHARE * float(np.median(others)):
+        cut[last] = True
+    return cut
