@@ -4,8 +4,8 @@ A host step range (PyTorch's `ProfilerStep#N`, a `_r=1` TraceMe, Keras' `Profile
 the host has *queued* the step. In a GPU-bound loop the host runs ahead of the device until the
 launch queue fills, so the first profiled host ranges are short and the spread between steps looks
 like noise (docs/ARCHITECTURE.md §5: an H200 transformer's host ranges were 38.8, 91.4, 98.9 and
-98.9 ms for a 98.85 ms step). torch-tb-profiler, xprof and HolisticTraceAnalysis all time a GPU step by its device
-work; this module does the same, for both formats:
+98.9 ms for a 98.85 ms step). torch-tb-profiler, xprof and HolisticTraceAnalysis all time a GPU step
+by its device work; this module does the same, for both formats:
 
 - every device event (kernel, copy, memset) whose correlation id names a host call that lies inside
   a host step range belongs to that step — the call may be on any host thread (autograd's backward
