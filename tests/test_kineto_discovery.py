@@ -11,7 +11,7 @@ from synth import XSpaceBuilder
 from synth_kineto import training_trace
 
 from tb_plugin_advisor.sources.discovery import scan_logdir
-from tb_plugin_advisor.sources.kineto_runs import capture_label, group_captures
+from tb_plugin_advisor.sources.kineto_captures import capture_label, group_captures
 from tb_plugin_advisor.sources.markers import missing_markers
 from tb_plugin_advisor.sources.runs import find_run, load_run
 from tb_plugin_advisor.views.cli.main import main

@@ -19,6 +19,7 @@ import pytest
 from trend_series import write_series
 
 from tb_plugin_advisor.diff.uniform import UNIFORM, uniform_change
+from tb_plugin_advisor.readers.kineto.tables import split_trace_name
 from tb_plugin_advisor.report.disk_cache import ReportCache, entry_key, resolve_dir
 from tb_plugin_advisor.sources.runs import match_runs
 from tb_plugin_advisor.sources.session import HostFile, Session
@@ -282,20 +283,22 @@ def _significant(result: subprocess.CompletedProcess) -> list:
     return [p for p in json.loads(result.stdout)["series"][0]["change_points"] if p["significant"]]
 
 
-def test_a_series_captured_in_this_session_changes_exactly_where_the_loader_slowed(torch_traces, tmp_path):
-    """Real torch.profiler captures written by this test session: the same fast-loader loop several
-    times (the machine's own drift between them), then the sleeping loader. One change point, at the
-    first slow capture, caused by the DataLoader wait that Python measured around next()."""
-    captures = torch_traces.series_captures()
+def test_a_series_of_separate_processes_changes_exactly_where_the_loader_slowed(torch_processes, tmp_path):
+    """Real torch.profiler captures written by this test session as users write a series: one
+    `python` process per capture into one directory, the handler naming each file after its own
+    pid. The fast-loader loop several times (the machine's own drift between them), then the loader
+    that sleeps far longer than a step computes. One capture per process, and one change point, at
+    the first slow capture, caused by the DataLoader wait that Python measured around next()."""
+    captures = torch_processes.series_captures()
     configs = [c["config"] for c in captures]
     first_slow = configs.index("slow_loader")
     assert first_slow >= 4 and set(configs[first_slow:]) == {"slow_loader"}  # the construction holds
-    result = cli("trend", str(torch_traces.logdir), "--run", "series", "--format", "json",
+    result = cli("trend", str(torch_processes.logdir), "--run", "series", "--format", "json",
                  "--fail-on-regression", "20", cache=tmp_path / "cache")
     assert result.returncode == 1, result.stderr
     assert "regression" in result.stderr
     series = json.loads(result.stdout)["series"][0]
-    assert len(series["captures"]) == len(captures)
+    assert [c["hosts"] for c in series["captures"]] == [[split_trace_name(c["file"])[0]] for c in captures]
     points = _significant(result)
     assert [p["index"] for p in points] == [first_slow], series["change_points"]
     cause = points[0]["cause"]
@@ -309,7 +312,7 @@ def test_a_series_captured_in_this_session_changes_exactly_where_the_loader_slow
     prefix = tmp_path / "prefix" / "series"
     prefix.mkdir(parents=True)
     for c in captures[:first_slow]:
-        shutil.copy2(torch_traces.series_dir() / c["file"], prefix / c["file"])  # file times kept: the order
+        shutil.copy2(torch_processes.series_dir() / c["file"], prefix / c["file"])
     same = cli("trend", str(prefix.parent), "--run", "series", "--format", "json",
                "--fail-on-regression", "20")
     assert same.returncode == 0, same.stderr
