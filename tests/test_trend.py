@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from trend_series import write_series
 
+from tb_plugin_advisor.diff.tdist import t_two_sided_p
 from tb_plugin_advisor.diff.uniform import UNIFORM, uniform_change
 from tb_plugin_advisor.readers.kineto.tables import split_trace_name
 from tb_plugin_advisor.report.disk_cache import ReportCache, entry_key, resolve_dir
@@ -26,7 +27,6 @@ from tb_plugin_advisor.sources.session import HostFile, Session
 from tb_plugin_advisor.trend.build import SeriesInput, build_trend, is_regression
 from tb_plugin_advisor.trend.rules import CHANGE
 from tb_plugin_advisor.trend.series import capture_from_report, capture_time
-from tb_plugin_advisor.trend.tdist import t_two_sided_p
 from tb_plugin_advisor.views.export.trend import render as render_trend
 
 REPO = Path(__file__).resolve().parent.parent
@@ -134,6 +134,19 @@ def test_min_steps_side_and_alpha_steps():
     assert significant_points(series) == []
     assert "steps" in series["change_points"][0]["reason"]
     assert CHANGE["alpha_steps"] == 0.01
+    assert CHANGE["min_steps_side"] == 3  # the fewest Welch's t decides with (diff/stats.py STEP_TESTS)
+    two = trend_of([100, 101, 99, 103, 200], steps=2)  # 8 vs 2 steady steps: no test decides
+    assert significant_points(two) == [] and "too few steady steps" in two["change_points"][0]["reason"]
+
+
+def test_captures_of_three_steps_still_show_a_change_at_the_newest():
+    """`active=3` captures: the newest alone pools 3 steps, which the rank test cannot judge (its
+    smallest p with 12 and 3 steps is 0.0088, and ties or spread take it above the level); Welch's t
+    on log times can."""
+    series = trend_of([100, 104, 97, 102, 200], steps=3, spread=0.02)
+    [(index, delta)] = significant_points(series)
+    assert index == 4 and 85 < delta < 105  # 2x, each capture's median jittered by its 3 steps
+    assert series["change_points"][0]["p_value_steps"] < 1e-4
 
 
 def test_window_bounds_how_far_back_a_split_looks():

@@ -4,7 +4,7 @@ told apart from separate runs of a script by when their traces ran.
 `tensorboard_trace_handler(dir)` writes `dir/<worker>.<stamp>.pt.trace.json[.gz]` once per worker
 and capture, where the worker defaults to `<host>_<pid>`: a script run eight times into one
 directory writes eight worker names, as eight ranks of one job would. Names cannot tell them apart;
-time can (DESIGN.md §5.1): the ranks of one job trace the same steps, so their traces overlap in
+time can: the ranks of one job trace the same steps, so their traces overlap in
 time, and a re-run starts after the run before it has written its trace.
 
 The rule:
