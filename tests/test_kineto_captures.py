@@ -178,3 +178,4 @@ def test_real_ranks_of_a_job_are_one_capture(torch_processes):
     scan = scan_logdir(str(torch_processes.logdir))
     ranks = sorted((s for s in scan.sessions if s.run_dir_rel == "ranks"), key=lambda s: s.run)
     assert [sorted(Path(h.path).name for h in s.hosts) for s in ranks] == torch_processes.rank_jobs()
+

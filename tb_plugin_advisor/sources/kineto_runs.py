@@ -10,9 +10,10 @@ sources/kineto_captures.py). The run name is `<directory relative to the logdir>
 from __future__ import annotations
 
 import time
-import zlib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.readers.guarded_io import read_head
 from tb_plugin_advisor.readers.kineto.tables import (
     JSON_SUFFIXES,
     is_trace_file,
@@ -39,13 +40,11 @@ def is_json_name(name: str) -> bool:
 
 
 def looks_like_kineto(path: str) -> bool:
-    """Whether a local `.json[.gz]` file starts like a Kineto trace (reads at most 4 KiB of it)."""
+    """Whether a local `.json[.gz]` file starts like a Kineto trace (reads at most 4 KiB of it,
+    through the readers' guarded I/O: a file swapped for a FIFO since the listing is not waited on)."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-        if head[:2] == b"\x1f\x8b":
-            head = zlib.decompressobj(wbits=31).decompress(head, SNIFF_BYTES)
-    except (OSError, zlib.error):
+        head = read_head(path, SNIFF_BYTES)
+    except (ProfileReadError, OSError):
         return False
     return head.lstrip()[:1] == b"{" and b'"schemaVersion"' in head
 
