@@ -296,12 +296,19 @@ def _significant(result: subprocess.CompletedProcess) -> list:
     return [p for p in json.loads(result.stdout)["series"][0]["change_points"] if p["significant"]]
 
 
-def test_a_series_of_separate_processes_changes_exactly_where_the_loader_slowed(torch_processes, tmp_path):
+def test_a_series_of_separate_processes_changes_where_the_loader_slowed(torch_processes, tmp_path):
     """Real torch.profiler captures written by this test session as users write a series: one
     `python` process per capture into one directory, the handler naming each file after its own
-    pid. The fast-loader loop several times (the machine's own drift between them), then the loader
-    that sleeps far longer than a step computes. One capture per process, and one change point, at
-    the first slow capture, caused by the DataLoader wait that Python measured around next()."""
+    pid. The fast-loader loop several times, then the loader that sleeps far longer than a step
+    computes. One capture per process, and a change point at the first slow capture, caused by the
+    DataLoader wait that Python measured around next(); the regression gate trips on it.
+
+    The fast loop's step is a millisecond or two of CPU work, so other load on a shared machine can
+    really move a fast capture's compute between captures (seen: +61 %, host compute, aten::mm
+    +58 %); the trend reports that as a change where it happens, and rightly. What the profiles
+    show either way, and what is asserted: the only change the DataLoader wait explains is the one
+    where the loader slowed, and every other change lies among the fast captures with the wait
+    unmoved."""
     captures = torch_processes.series_captures()
     configs = [c["config"] for c in captures]
     first_slow = configs.index("slow_loader")
@@ -309,18 +316,21 @@ def test_a_series_of_separate_processes_changes_exactly_where_the_loader_slowed(
     result = cli("trend", str(torch_processes.logdir), "--run", "series", "--format", "json",
                  "--fail-on-regression", "20", cache=tmp_path / "cache")
     assert result.returncode == 1, result.stderr
-    assert "regression" in result.stderr
     series = json.loads(result.stdout)["series"][0]
     assert [c["hosts"] for c in series["captures"]] == [[split_trace_name(c["file"])[0]] for c in captures]
-    points = _significant(result)
-    assert [p["index"] for p in points] == [first_slow], series["change_points"]
-    cause = points[0]["cause"]
+    points = {p["index"]: p for p in _significant(result)}
+    assert first_slow in points, series["change_points"]
+    assert series["newest_change"]["index"] == first_slow and "regression" in result.stderr
+    cause = points[first_slow]["cause"]
     assert cause["category"] == "input" and "DataLoader wait" in cause["summary"]
     # the wait after the change is the one Python measured: the median over the slow captures' steps
     measured = float(np.median([w for c in captures[first_slow:] for w in c["measured"]["wait_ms"]]))
     # ±25 %: the profiler's own overhead around next()
     assert cause["dataloader_wait_ms"]["after"] == pytest.approx(measured, rel=0.25)
     assert cause["dataloader_wait_ms"]["before"] < 0.25 * cause["dataloader_wait_ms"]["after"]
+    for index, other in points.items():
+        if index != first_slow:
+            _not_the_loader(other, index, first_slow, measured)
 
     prefix = tmp_path / "prefix" / "series"
     prefix.mkdir(parents=True)
@@ -328,9 +338,18 @@ def test_a_series_of_separate_processes_changes_exactly_where_the_loader_slowed(
         shutil.copy2(torch_processes.series_dir() / c["file"], prefix / c["file"])
     same = cli("trend", str(prefix.parent), "--run", "series", "--format", "json",
                "--fail-on-regression", "20")
-    assert same.returncode == 0, same.stderr
+    assert same.returncode in (0, 1), same.stderr
     assert len(json.loads(same.stdout)["series"][0]["captures"]) == first_slow
-    assert _significant(same) == []
+    for other in _significant(same):
+        _not_the_loader(other, other["index"], first_slow, measured)
+
+
+def _not_the_loader(point: dict, index: int, first_slow: int, slow_wait_ms: float) -> None:
+    """A change among the fast-loader captures: the machine's, never the loader's."""
+    assert index < first_slow, point
+    assert point["cause"]["category"] != "input", point["cause"]
+    wait = point["cause"]["dataloader_wait_ms"]
+    assert max(wait["before"], wait["after"]) < 0.05 * slow_wait_ms, point["cause"]
 
 
 def test_pairwise_diff_of_real_same_config_captures_is_uniform():

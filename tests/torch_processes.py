@@ -11,6 +11,8 @@ ROOT/manifest.json:
            each, one after the other. The slow loader sleeps SERIES_ITEM_SLEEP_S per sample (64 ms
            a batch of 16): far above the step's compute (a few ms) and above what another busy
            process on the machine can add to it, so the change is the loader's on any machine.
+           Three slow captures: the change stays judged against the spread between them even when
+           the machine's load moved the last fast capture into a change of its own.
            manifest["series"]: per capture, in the order taken, its file, configuration and what
            Python measured around next(iterator).
   ranks    RANK_JOBS jobs of WORLD processes each (torch.distributed, gloo, DistributedDataParallel
@@ -36,7 +38,7 @@ from typing import Any, Dict, List
 import torch_traces as tt
 
 SERIES = "series"
-SERIES_SAME, SERIES_SLOW = 5, 2
+SERIES_SAME, SERIES_SLOW = 5, 3
 SERIES_ITEM_SLEEP_S = 0.004
 RANKS = "ranks"
 RANK_JOBS, WORLD = 2, 2
