@@ -12,7 +12,8 @@ from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
 from tb_plugin_advisor.diff import explain, rules
 from tb_plugin_advisor.diff import stats as diff_stats
 from tb_plugin_advisor.diff.compare import diff_reports, is_regression
-from tb_plugin_advisor.diff.stats import shift_test
+from tb_plugin_advisor.diff.stats import STEP_TESTS, decide, shift_test, smallest_rank_p
+from tb_plugin_advisor.diff.tdist import t_two_sided_quantile
 from tb_plugin_advisor.formatting import format_pct, pct_number
 
 MINUS = "\u2212"
@@ -96,6 +97,89 @@ def test_no_steps_means_no_test():
 
 
 # ---------------------------------------------------------------------------------------------------
+# Few steps: the test by sample size (STEP_TESTS)
+
+
+def _decided(base, cand):
+    base, cand = np.asarray(base, dtype=float), np.asarray(cand, dtype=float)
+    test = shift_test(base, cand)
+    return test, decide(test, base.size, cand.size, float(np.median(base)), float(cand.mean() - base.mean()))
+
+
+@pytest.mark.parametrize("n1, n2, test", [
+    (5, 5, "mann_whitney_exact"), (5, 40, "mann_whitney_exact"), (4, 40, "welch_log"), (4, 4, "welch_log"),
+    (3, 3, "welch_log"), (2, 9, "mann_whitney_exact"),
+])
+def test_step_tests_min_steps_choose_the_test(n1, n2, test):
+    assert [(r["test"], r["min_steps"]) for r in STEP_TESTS] == [("mann_whitney", 5), ("welch", 3)]
+    rng = np.random.default_rng(n1 * 100 + n2)
+    assert shift_test(rng.normal(100, 2, n1), rng.normal(100, 2, n2)).test == test
+
+
+def test_three_and_three_steps_far_apart_are_significant_by_welch_on_logs():
+    """The exact rank test cannot go below p = 0.1 with 3 and 3 steps, however far apart."""
+    assert smallest_rank_p(3, 3) == pytest.approx(0.1) and smallest_rank_p(4, 4) == pytest.approx(2 / 70)
+    test, decision = _decided([100.0, 104.0, 98.0], [210.0, 201.0, 205.0])
+    assert test.test == "welch_log" and test.p_value < 1e-3
+    assert decision.significant and decision.code == "significant"
+    assert test.shift == pytest.approx(math.exp(np.mean(np.log([210, 201, 205]))) - math.exp(np.mean(
+        np.log([100, 104, 98]))), rel=1e-9)  # the geometric means' difference
+    assert test.ci[0] < test.shift < test.ci[1]
+
+
+def test_welch_matches_scipy_and_its_quantile_inverts_the_tail():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    base, cand = [100.0, 104.0, 98.0, 120.0], [210.0, 201.0, 205.0]
+    test = shift_test(base, cand)
+    expected = scipy_stats.ttest_ind(np.log(cand), np.log(base), equal_var=False)
+    assert test.p_value == pytest.approx(expected.pvalue, rel=1e-6)
+    for df in (1.5, 4.0, 30.0):
+        assert t_two_sided_quantile(0.01, df) == pytest.approx(scipy_stats.t.ppf(0.995, df), rel=1e-9)
+    with_zero = shift_test([0.0, 1.0, 2.0], [5.0, 6.0, 7.0])  # a category can be 0 ms: on the values
+    assert with_zero.test == "welch" and with_zero.shift == pytest.approx(5.0)
+    raw = scipy_stats.ttest_ind([5.0, 6.0, 7.0], [0.0, 1.0, 2.0], equal_var=False)
+    assert with_zero.p_value == pytest.approx(raw.pvalue, rel=1e-6)
+
+
+@pytest.mark.parametrize("factor, significant", [(1.45, False), (1.55, True), (1 / 1.45, False),
+                                                 (1 / 1.55, True)])
+def test_step_tests_min_effect_pct_of_the_few_step_test_is_a_factor_either_way(factor, significant):
+    assert STEP_TESTS[1]["min_effect_pct"] == 50.0
+    base = [100.0, 100.5, 99.5, 100.2]
+    test, decision = _decided(base, [v * factor for v in base])
+    assert test.test == "welch_log" and test.p_value < 1e-4  # real, by the test
+    assert decision.significant is significant
+    if not significant:
+        assert decision.code == "below_min_effect" and "below the 50 % change that 4 and 4 steps" in (
+            decision.reason)
+
+
+def test_fewer_steps_than_any_test_needs_say_so_with_the_smallest_p():
+    test, decision = _decided([100.0, 101.0], [300.0, 301.0, 299.0, 302.0])
+    assert test.test == "mann_whitney_exact" and test.p_value == pytest.approx(2 / 15)
+    assert not decision.significant and decision.code == "too_few_steps"
+    assert decision.reason.startswith("too few steps to test (2 and 4; the smallest p a rank test can "
+                                      "give with them is 0.13")
+    assert "noise" not in decision.reason
+
+
+def test_same_config_pairs_of_four_steps_are_rarely_significant():
+    """300 simulated pairs of same-configuration 4-step captures: each capture at its own level
+    (±5 % between captures, the machine's drift) with steps ±1 % around it. Welch's p alone would
+    call most of them changed; the minimum effect keeps them quiet. Seeded: the same figure always."""
+    rng = np.random.default_rng(32)
+    significant = by_p_alone = 0
+    for _ in range(300):
+        base, cand = (100.0 * math.exp(rng.normal(0, 0.05)) * np.exp(rng.normal(0, 0.01, 4))
+                      for _ in range(2))
+        test, decision = _decided(base, cand)
+        significant += decision.significant
+        by_p_alone += test.p_value < diff_stats.SIGNIFICANCE["alpha"]
+    assert significant <= 3
+    assert by_p_alone > 150  # what the minimum effect holds back (216 with this seed)
+
+
+# ---------------------------------------------------------------------------------------------------
 # Known deltas
 
 
@@ -170,16 +254,41 @@ def test_same_distribution_is_not_significant_and_says_how_noisy():
     assert "device compute" not in diff["summary"]  # noise is not narrated
 
 
-def test_few_steps_are_never_significant_however_large_the_change():
+def test_four_steps_a_run_call_a_twofold_change_and_name_the_test():
     base = make_report("a", steps(4, wobble=1.0, device_compute=100.0))
     cand = make_report("b", steps(4, wobble=1.0, device_compute=50.0))
     diff = diff_reports(base, cand)
     st = diff["step_time"]
     assert abs(st["delta_pct"] + 50.0) <= 0.01
-    assert st["significant"] is False
-    assert "too few steps" in st["reason"]
-    assert "too few steps to call it significant" in diff["summary"]
-    assert "Only 4 and 4 steps were profiled" in diff["summary"]
+    assert st["significant"] is True and st["test"] == "welch_log" and st["reason_code"] == "significant"
+    assert st["min_effect_pct"] == 50.0
+    assert diff["summary"].startswith(f"Step time {MINUS}50 % (100 \u2192 50.0 ms, significant)")
+    assert "Only 4 and 4 steps" not in diff["summary"]
+
+
+def test_four_steps_a_run_do_not_call_a_smaller_change_and_say_why():
+    base = make_report("a", steps(4, wobble=1.0, device_compute=100.0))
+    cand = make_report("b", steps(4, wobble=1.0, device_compute=80.0))
+    diff = diff_reports(base, cand)
+    st = diff["step_time"]
+    assert st["significant"] is False and st["p_value"] < 0.01 and st["reason_code"] == "below_min_effect"
+    assert "below the 50 % so few steps can call" in diff["summary"]
+    assert ("Only 4 and 4 steps were profiled: a change below 50 % cannot be told from the drift between "
+            "runs; profile at least 5 steps per run to judge smaller ones.") in diff["summary"]
+    assert "noise" not in diff["summary"]
+
+
+def test_two_steps_are_too_few_to_test_however_large_the_change():
+    base = make_report("a", steps(2, wobble=1.0, device_compute=100.0))
+    cand = make_report("b", steps(2, wobble=1.0, device_compute=50.0))
+    diff = diff_reports(base, cand)
+    st = diff["step_time"]
+    assert st["significant"] is False and st["reason_code"] == "too_few_steps"
+    assert st["reason"].startswith("too few steps to test (2 and 2; the smallest p a rank test can give "
+                                   "with them is 0.33")
+    assert "too few steps to test)" in diff["summary"]
+    assert "Only 2 and 2 steps were profiled: too few to test" in diff["summary"]
+    assert "noise" not in diff["summary"]
 
 
 def test_a_tiny_but_consistent_shift_is_real_yet_not_called_significant():

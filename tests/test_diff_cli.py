@@ -61,7 +61,9 @@ def logdir(tmp_path_factory) -> Path:
     add_run(root, "bf16_prefetch", gpu_profile(8, 2, BF16_GEMM, 30, "model_1/dense_1/MatMul:MatMul"))
     add_run(root, "fp32_slower", gpu_profile(8, 0.8, FP32_GEMM, 80, "model/dense/MatMul:MatMul"))
     add_run(root, "fp32_fast", gpu_profile(8, 0.8, FP32_GEMM, 60, "model/dense/MatMul:MatMul"))
-    add_run(root, "few", gpu_profile(3, 0.8, FP32_GEMM, 100, "model/dense/MatMul:MatMul"))
+    add_run(root, "few", gpu_profile(3, 0.8, FP32_GEMM, 75, "model/dense/MatMul:MatMul"))
+    add_run(root, "few_slow", gpu_profile(3, 0.8, FP32_GEMM, 150, "model/dense/MatMul:MatMul"))
+    add_run(root, "two", gpu_profile(2, 0.8, FP32_GEMM, 150, "model/dense/MatMul:MatMul"))
     add_run(root, XSS, gpu_profile(8, 0.8, FP32_GEMM, 60, "model/<b>dense</b>/MatMul:MatMul"))
     two = "two_hosts"
     add_run(root, two, gpu_profile(8, 0.8, FP32_GEMM, 60, "model/dense/MatMul:MatMul"), host="host-a")
@@ -164,13 +166,32 @@ def test_gate_passes_a_faster_candidate(capsys, logdir):
     assert code == 0
 
 
-def test_gate_does_not_fail_on_too_few_steps_but_says_why(capsys, logdir):
+def test_gate_does_not_fail_on_a_change_few_steps_cannot_call_but_says_why(capsys, logdir):
+    """3 steps: Welch's t, which only calls a change of 50 % or more (+23 % here, steps tight)."""
     code, out, err = run_cli(
         capsys, logdir, f"fp32_fast/{SESSION}", f"few/{SESSION}", "--fail-if-slower", "5"
     )
     assert code == 0
-    assert "too few steps" in err and "the gate passes" in err
-    assert "Only 8 and 3 steps were profiled" in out
+    assert "below the 50 % change that 8 and 3 steps can tell" in err and "the gate passes" in err
+    assert "Only 8 and 3 steps were profiled: a change below 50 % cannot be told" in " ".join(out.split())
+    assert "test: Welch's t on log step times" in out
+
+
+def test_gate_fails_a_large_slowdown_measured_on_three_steps(capsys, logdir):
+    code, out, err = run_cli(
+        capsys, logdir, f"fp32_fast/{SESSION}", f"few_slow/{SESSION}", "--fail-if-slower", "5"
+    )
+    assert code == 1 and "regression" in err
+    assert "test: Welch's t on log step times" in out and "significant)" in out
+
+
+def test_gate_does_not_fail_on_too_few_steps_to_test_but_says_why(capsys, logdir):
+    code, out, err = run_cli(
+        capsys, logdir, f"fp32_fast/{SESSION}", f"two/{SESSION}", "--fail-if-slower", "5"
+    )
+    assert code == 0
+    assert "too few steps to test (8 and 2" in err and "the gate passes" in err
+    assert "Only 8 and 2 steps were profiled: too few to test" in " ".join(out.split())
 
 
 # ---------------------------------------------------------------------------------------------------

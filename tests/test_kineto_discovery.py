@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 import uuid
 from pathlib import Path
+from typing import List
 
 import pytest
 from synth import XSpaceBuilder
 from synth_kineto import training_trace
 
 from tb_plugin_advisor.sources.discovery import scan_logdir
-from tb_plugin_advisor.sources.kineto_runs import capture_label, group_captures
+from tb_plugin_advisor.sources.kineto_captures import capture_label, group_captures
+from tb_plugin_advisor.sources.kineto_runs import looks_like_kineto
 from tb_plugin_advisor.sources.markers import missing_markers
 from tb_plugin_advisor.sources.runs import find_run, load_run
 from tb_plugin_advisor.views.cli.main import main
@@ -125,3 +129,23 @@ def test_remote_logdir_with_a_pytorch_run_is_found_and_read():
         assert len(profiles.profiles[0].step_markers) == 3
     finally:
         fs.rm(base, recursive=True)
+
+
+# -- the sniff of traces under other names ---------------------------------------------------------------
+
+
+def test_sniffing_a_trace_under_another_name_goes_through_the_guarded_reads(tmp_path):
+    """`prof.export_chrome_trace` output is recognised from its first 4 KiB, plain or gzip; a FIFO
+    put where the listing saw a file is refused at once, not waited on (a plain open blocks)."""
+    plain = training_trace(steps=2).write(tmp_path / "trace.json")
+    packed = training_trace(steps=2).write(tmp_path / "trace.json.gz")
+    (tmp_path / "other.json").write_text('{"a": 1}')
+    assert looks_like_kineto(str(plain)) and looks_like_kineto(str(packed))
+    assert not looks_like_kineto(str(tmp_path / "other.json"))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    answers: List[bool] = []
+    sniff = threading.Thread(target=lambda: answers.append(looks_like_kineto(str(fifo))), daemon=True)
+    sniff.start()
+    sniff.join(timeout=30)
+    assert answers == [False]

@@ -11,8 +11,9 @@ ROOT/logdir and writes ROOT/manifest.json with what Python measured while they r
                 the optimiser depends on how fast the CPU's bf16 matmuls are, and falls below half
                 on a CPU with AMX; pure bf16 keeps bf16 dominant on any CPU
   no_step       the same loop without prof.step(): no ProfilerStep# markers, steps must be inferred
-  series        one directory of captures in time order, for the trend: the fast_loader configuration
-                SERIES_SAME times, then the slow_loader one SERIES_SLOW times (manifest: which is which)
+
+Captures made the way users make a series, one `python` run each (and the ranks of a job), are
+tests/torch_processes.py's; it reuses the loop and the datasets below.
 
 The truth for the DataLoader share (DESIGN §10: torch-tb-profiler shows 0 % on current traces) is
 measured around `next(iterator)` with time.perf_counter for each recorded step: manifest
@@ -35,7 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 CACHE_ENV = "TB_ADVISOR_TORCH_TRACES_CACHE"
 MANIFEST = "manifest.json"
@@ -45,8 +46,6 @@ NAMES = ("slow_loader", "fast_loader", "bf16", "no_step")
 WAIT, WARMUP, ACTIVE = 1, 1, 6
 BATCH, FEATURES, HIDDEN = 16, 256, 512
 SLOW_ITEM_SLEEP_S = 0.0006  # per sample: ~10 ms per batch of 16, about as long as the step's compute
-SERIES = "series"
-SERIES_SAME, SERIES_SLOW = 5, 2
 
 
 @dataclasses.dataclass
@@ -73,14 +72,6 @@ class TorchTraces:
     def measured(self, name: str) -> Dict[str, Any]:
         return self.manifest["runs"][name]["measured"]
 
-    def series_dir(self) -> Path:
-        """The directory of the series' captures (one run of SERIES_SAME + SERIES_SLOW trace files)."""
-        return self.logdir / SERIES
-
-    def series_captures(self) -> List[Dict[str, Any]]:
-        """Per capture in the order taken: its trace file's name, its configuration, what Python measured."""
-        return self.manifest[SERIES]
-
 
 # ---------------------------------------------------------------------------------------------------
 # Loading / caching (pytest side: no torch import here)
@@ -93,8 +84,8 @@ def torch_version() -> Optional[str]:
         return None
 
 
-def cache_key() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+def cache_key(script: Path = Path(__file__)) -> str:
+    return hashlib.sha256(Path(script).read_bytes()).hexdigest()[:16]
 
 
 def _cached_is_current(root: Path) -> bool:
@@ -106,20 +97,21 @@ def _cached_is_current(root: Path) -> bool:
     return installed is None or manifest.get("torch_dist") == installed
 
 
-def generate_in_subprocess(root: Path, timeout_s: float = 300.0) -> TorchTraces:
+def generate_in_subprocess(root: Path, timeout_s: float = 300.0, script: Path = Path(__file__)) -> None:
+    """`python SCRIPT generate ROOT` in a child process (pytest never imports torch)."""
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")  # CPU traces on any machine
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "generate", str(root)],
+        [sys.executable, str(Path(script).resolve()), "generate", str(root)],
         env=env, capture_output=True, text=True, timeout=timeout_s,
     )
     if proc.returncode != 0:
         tail = (proc.stdout[-3000:] + "\n" + proc.stderr[-6000:]).strip()
         raise RuntimeError(f"capturing PyTorch traces under {root} failed (exit {proc.returncode}):\n{tail}")
-    return TorchTraces.load(root)
 
 
-def load_or_generate(fresh_root: Path) -> TorchTraces:
-    """Fresh traces under fresh_root, or the cached copy when TB_ADVISOR_TORCH_TRACES_CACHE is set."""
+def generated_root(fresh_root: Path, script: Path = Path(__file__), timeout_s: float = 300.0) -> Path:
+    """Where SCRIPT's traces are: written fresh under fresh_root, or the cached copy when
+    TB_ADVISOR_TORCH_TRACES_CACHE is set (keyed by SCRIPT's content and the torch version)."""
     cache = os.environ.get(CACHE_ENV)
     if not cache:
         if torch_version() is None:
@@ -127,10 +119,11 @@ def load_or_generate(fresh_root: Path) -> TorchTraces:
                 "torch is not installed: it writes the real-trace fixtures (pip install -e '.[test]'), "
                 f"or point {CACHE_ENV} at traces written elsewhere"
             )
-        return generate_in_subprocess(fresh_root)
-    keyed = Path(cache) / f"torch_traces-{cache_key()}"
+        generate_in_subprocess(fresh_root, timeout_s, script)
+        return fresh_root
+    keyed = Path(cache) / f"{Path(script).stem}-{cache_key(script)}"
     if _cached_is_current(keyed):
-        return TorchTraces.load(keyed)
+        return keyed
     if torch_version() is None:
         raise RuntimeError(
             f"{CACHE_ENV}={cache} holds no traces for this generator ({keyed.name}) and torch is not "
@@ -138,20 +131,25 @@ def load_or_generate(fresh_root: Path) -> TorchTraces:
         )
     keyed.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=keyed.parent))
-    generate_in_subprocess(staging)
+    generate_in_subprocess(staging, timeout_s, script)
     shutil.rmtree(keyed, ignore_errors=True)
     try:
         staging.rename(keyed)
     except OSError:  # another session won the race
         shutil.rmtree(staging, ignore_errors=True)
-    return TorchTraces.load(keyed)
+    return keyed
+
+
+def load_or_generate(fresh_root: Path) -> TorchTraces:
+    """Fresh traces under fresh_root, or the cached copy when TB_ADVISOR_TORCH_TRACES_CACHE is set."""
+    return TorchTraces.load(generated_root(fresh_root))
 
 
 # ---------------------------------------------------------------------------------------------------
 # Generation (child process: imports torch)
 
 
-def _datasets(torch):
+def _datasets(torch, item_sleep_s: float = SLOW_ITEM_SLEEP_S):
     class SlowDataset(torch.utils.data.Dataset):
         """Decoding made deliberately costly: each sample sleeps (independent of the CPU's speed)."""
 
@@ -162,7 +160,7 @@ def _datasets(torch):
             return self.n
 
         def __getitem__(self, i: int):
-            time.sleep(SLOW_ITEM_SLEEP_S)
+            time.sleep(item_sleep_s)
             g = torch.Generator().manual_seed(i)
             return torch.randn(FEATURES, generator=g), torch.randint(0, 10, (), generator=g)
 
@@ -184,8 +182,10 @@ def _datasets(torch):
     return SlowDataset, FastDataset
 
 
-def _capture(torch, out: Path, name: str, dataset, *, bf16: bool = False, mark_steps: bool = True):
-    """Train a small MLP for the scheduled steps; measure the wait in next(iterator) of each step."""
+def _capture(torch, out: Path, name: str, dataset, *, bf16: bool = False, mark_steps: bool = True,
+             worker_name: Optional[str] = "worker0", wrap: Optional[Callable[[Any], Any]] = None):
+    """Train a small MLP for the scheduled steps; measure the wait in next(iterator) of each step.
+    `worker_name` None: the handler's own, `<host>_<pid>`; `wrap`: applied to the model (DDP)."""
     from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
 
     torch.manual_seed(0)
@@ -195,13 +195,15 @@ def _capture(torch, out: Path, name: str, dataset, *, bf16: bool = False, mark_s
     )
     if bf16:
         model = model.to(torch.bfloat16)
+    if wrap is not None:
+        model = wrap(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loader = torch.utils.data.DataLoader(dataset, batch_size=BATCH, num_workers=0)
     total = WAIT + WARMUP + ACTIVE
     waits: List[float] = []
     steps: List[float] = []
     run_dir = out / name
-    handler = tensorboard_trace_handler(str(run_dir), worker_name="worker0")
+    handler = tensorboard_trace_handler(str(run_dir), worker_name=worker_name)
     kwargs: Dict[str, Any] = {
         "activities": [ProfilerActivity.CPU], "record_shapes": True, "on_trace_ready": handler,
     }
@@ -249,16 +251,7 @@ def generate(root: Path) -> None:
         "bf16": _capture(torch, logdir, "bf16", fast_dataset(n), bf16=True),
         "no_step": _capture(torch, logdir, "no_step", slow_dataset(n), mark_steps=False),
     }
-    series = []
-    for config in ["fast_loader"] * SERIES_SAME + ["slow_loader"] * SERIES_SLOW:
-        before = set((logdir / SERIES).glob("*.pt.trace.json*"))
-        dataset = (fast_dataset if config == "fast_loader" else slow_dataset)(n)
-        measured = _capture(torch, logdir, SERIES, dataset)
-        (written,) = set((logdir / SERIES).glob("*.pt.trace.json*")) - before
-        series.append({"file": written.name, "config": config, "measured": measured})
-        time.sleep(0.05)  # distinct file times: the trend orders captures by them
-    manifest = {"torch_dist": torch_version(), "runs": {k: {"measured": v} for k, v in runs.items()},
-                SERIES: series}
+    manifest = {"torch_dist": torch_version(), "runs": {k: {"measured": v} for k, v in runs.items()}}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1))
 
 

@@ -33,16 +33,23 @@ export function sortOpsByChange(ops: readonly DiffOp[] | undefined): DiffOp[] {
   });
 }
 
+/**
+ * Why a step-time change is not significant, in a few words: "within noise" only where a test found
+ * the steps overlapping (reason_code "noise", or a server that sends no code); too few steps to test,
+ * and a real change below what the test may call, say so instead. The reason itself is shown below.
+ */
+function notSignificant(st: NonNullable<Diff["step_time"]>): string {
+  const code = st.reason_code;
+  if (code === "too_few_steps") return ", too few steps to test";
+  if (code !== undefined && code !== null && code !== "noise") return ", not significant";
+  const noise = num(st.noise_pct ?? undefined);
+  return `, within noise${noise !== undefined ? ` (±${formatDeltaPct(noise).replace(/^\+/, "")})` : ""}`;
+}
+
 export function stepTimeLine(diff: Diff): string | null {
   const st = diff.step_time;
   if (!st || (num(st.baseline_ms) === undefined && num(st.candidate_ms) === undefined)) return null;
-  const noise = num(st.noise_pct ?? undefined);
-  const sig =
-    st.significant === undefined
-      ? ""
-      : st.significant
-        ? ", significant"
-        : `, within noise${noise !== undefined ? ` (±${formatDeltaPct(noise).replace(/^\+/, "")})` : ""}`;
+  const sig = st.significant === undefined ? "" : st.significant ? ", significant" : notSignificant(st);
   return `Step time ${formatMs(st.baseline_ms)} → ${formatMs(st.candidate_ms)} (${formatDeltaPct(st.delta_pct)}${sig})`;
 }
 

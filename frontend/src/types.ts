@@ -292,6 +292,12 @@ export interface Diff {
     candidate_steps?: number;
     p_value?: number | null;
     reason?: string;
+    /** The test the step counts chose: mann_whitney_exact | mann_whitney_normal | welch_log | welch | none. */
+    test?: string;
+    /** significant | no_steps | too_few_steps | noise | below_min_effect | opposite_directions | uniform */
+    reason_code?: string | null;
+    /** The smallest change the chosen test may call significant, % either way (null: no test). */
+    min_effect_pct?: number | null;
   };
   /** Per category: both sides' share of the step, so verdicts can quote a percentage. */
   breakdown?: Record<string, { baseline_pct?: number | null; candidate_pct?: number | null; significant?: boolean }>;

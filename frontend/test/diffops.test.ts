@@ -39,6 +39,17 @@ describe("step time", () => {
     expect(
       stepTimeLine({ baseline: "a", candidate: "b", step_time: { baseline_ms: 100, candidate_ms: 101, delta_pct: 1, significant: false, noise_pct: 3 } }),
     ).toBe("Step time 100 ms → 101 ms (+1 %, within noise (±3 %))");
+    expect(
+      stepTimeLine({ baseline: "a", candidate: "b", step_time: { baseline_ms: 100, candidate_ms: 101, delta_pct: 1, significant: false, noise_pct: 3, reason_code: "noise" } }),
+    ).toBe("Step time 100 ms → 101 ms (+1 %, within noise (±3 %))");
+  });
+  it("says too few steps to test, never within noise, where no test could decide", () => {
+    expect(
+      stepTimeLine({ baseline: "a", candidate: "b", step_time: { baseline_ms: 210, candidate_ms: 46.9, delta_pct: -77.7, significant: false, noise_pct: null, reason_code: "too_few_steps" } }),
+    ).toBe("Step time 210 ms → 46.9 ms (-78 %, too few steps to test)");
+    expect(
+      stepTimeLine({ baseline: "a", candidate: "b", step_time: { baseline_ms: 100, candidate_ms: 80, delta_pct: -20, significant: false, noise_pct: 4, reason_code: "below_min_effect" } }),
+    ).toBe("Step time 100 ms → 80 ms (-20 %, not significant)");
     expect(stepTimeLine({ baseline: "a", candidate: "b" })).toBeNull();
   });
   it("classifies the change", () => {

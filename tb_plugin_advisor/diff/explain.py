@@ -19,7 +19,7 @@ from tb_plugin_advisor.diff.rules import (
     SIXTEEN_BIT,
     SLOWER_16BIT,
 )
-from tb_plugin_advisor.diff.stats import SIGNIFICANCE
+from tb_plugin_advisor.diff.stats import STEP_TESTS
 from tb_plugin_advisor.formatting import fixed, format_bytes
 
 # ---------------------------------------------------------------------------------------------------
@@ -105,14 +105,15 @@ def _step_sentence(diff: Dict[str, Any]) -> str:
             + ("the baseline has no steps" if b is None else "the candidate has no steps")
             + "."
         )
+    code = st.get("reason_code")
     if st["significant"]:
         quality = "significant"
     elif st.get("uniform"):
         quality = f"not significant: {st['uniform']['reason']}"
-    elif (
-        st["baseline_steps"] < SIGNIFICANCE["min_steps"] or st["candidate_steps"] < SIGNIFICANCE["min_steps"]
-    ):
-        quality = "too few steps to call it significant"
+    elif code == "too_few_steps":
+        quality = "too few steps to test"
+    elif code == "below_min_effect" and _few_steps(st):
+        quality = f"not significant: below the {fmt_share(st['min_effect_pct'])} % so few steps can call"
     elif st["noise_pct"] is not None:
         quality = f"not significant, noise ±{fmt_share(st['noise_pct'])} %"
     else:
@@ -283,14 +284,22 @@ def explain(diff: Dict[str, Any]) -> str:
         sentences += _ops_sentence(diff, "ops", "op")  # op moves are only worth naming behind a real change
     sentences.append(_memory_sentence(diff))
     sentences += deep_sentences(diff)
-    if diff.get("significant_change") is False and min(st["baseline_steps"], st["candidate_steps"]) >= (
-        SIGNIFICANCE["min_steps"]
-    ):
+    enough = STEP_TESTS[0]["min_steps"]
+    if diff.get("significant_change") is False and not _few_steps(st):
         sentences.append("No significant change in any section.")
     fewest = min(st["baseline_steps"], st["candidate_steps"])
-    if 0 < fewest < SIGNIFICANCE["min_steps"]:
-        sentences.append(
-            f"Only {st['baseline_steps']} and {st['candidate_steps']} steps were profiled; "
-            f"profile at least {SIGNIFICANCE['min_steps']} steps per run to judge a change."
-        )
+    if 0 < fewest < enough and not st["significant"]:
+        profiled = f"Only {st['baseline_steps']} and {st['candidate_steps']} steps were profiled"
+        if st.get("reason_code") == "too_few_steps":
+            sentences.append(f"{profiled}: too few to test; profile at least {enough} steps per run to "
+                             "judge a change.")
+        else:
+            smallest = fmt_share(st.get("min_effect_pct") or STEP_TESTS[-1]["min_effect_pct"])
+            sentences.append(f"{profiled}: a change below {smallest} % cannot be told from the drift between "
+                             f"runs; profile at least {enough} steps per run to judge smaller ones.")
     return " ".join(s for s in sentences if s)
+
+
+def _few_steps(st: Dict[str, Any]) -> bool:
+    """Fewer steps on a side than the rank test needs: only large changes can be called."""
+    return min(st["baseline_steps"], st["candidate_steps"]) < STEP_TESTS[0]["min_steps"]

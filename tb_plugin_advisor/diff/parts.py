@@ -16,7 +16,7 @@ from tb_plugin_advisor.diff.rules import (
     PRECISIONS,
     REPORT_LIST_LIMIT,
 )
-from tb_plugin_advisor.diff.stats import _significant, shift_test
+from tb_plugin_advisor.diff.stats import decide, shift_test
 
 # ---------------------------------------------------------------------------------------------------
 # Reading report dicts defensively (reports from older versions or other hosts may lack keys)
@@ -89,7 +89,7 @@ def step_time_part(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]
     c_mean, c_median = _mean_median(cand, ct)
     delta = _sub(c_mean, b_mean)
     test = shift_test(bt, ct)
-    significant, reason = _significant(test, len(bt), len(ct), b_median, delta)
+    decision = decide(test, len(bt), len(ct), b_median, delta)
     noise = None
     if test.ci is not None and b_median:
         noise = 100.0 * (test.ci[1] - test.ci[0]) / 2.0 / b_median
@@ -108,8 +108,10 @@ def step_time_part(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]
         "noise_pct": noise,
         "p_value": test.p_value,
         "test": test.test,
-        "significant": significant,
-        "reason": reason,
+        "significant": decision.significant,
+        "reason": decision.reason,
+        "reason_code": decision.code,
+        "min_effect_pct": test.rule["min_effect_pct"] if test.rule else None,
     }
 
 
@@ -124,7 +126,7 @@ def breakdown_part(
         b, c = (b or 0.0), (c or 0.0)
         bs, cs = _category_series(base, key), _category_series(cand, key)
         test = shift_test(bs, cs)
-        significant, reason = _significant(test, len(bs), len(cs), scale, c - b)
+        decision = decide(test, len(bs), len(cs), scale, c - b)
         out[key] = {
             "baseline_ms": b,
             "candidate_ms": c,
@@ -133,8 +135,10 @@ def breakdown_part(
             "baseline_pct": number((base.get("breakdown_pct") or {}).get(key)),
             "candidate_pct": number((cand.get("breakdown_pct") or {}).get(key)),
             "p_value": test.p_value,
-            "significant": significant,
-            "reason": reason,
+            "test": test.test,
+            "significant": decision.significant,
+            "reason": decision.reason,
+            "reason_code": decision.code,
         }
     return out
 

@@ -73,7 +73,9 @@ def apply_uniform_guard(diff: Dict[str, Any]) -> None:
         return
     st["significant"] = False
     st["reason"] = uniform["reason"]
+    st["reason_code"] = "uniform"
     for row in (diff.get("breakdown") or {}).values():
         if row.get("significant"):
             row["significant"] = False
             row["reason"] = uniform["reason"]
+            row["reason_code"] = "uniform"

@@ -266,6 +266,24 @@ def read_whole(source: str, limits: ReadLimits) -> bytes:
     return inflate(data, source, limits)
 
 
+def read_head(source: str, size: int, limits: Optional[ReadLimits] = None) -> bytes:
+    """At most `size` bytes of a local profile's text from its start, inflated when gzip, reading at
+    most `size` bytes of the file: what a look at many files needs (discovery reads where a trace's
+    events start) without the cost of a whole read. Under `read_whole`'s checks: only a regular
+    file, within the size cap. A gzip stream cut off by the head is expected here, not an error; a
+    corrupt one is. Remote sources are not read in part (ProfileReadError)."""
+    if "://" in source:
+        raise ProfileReadError(source, "only local files are read in part")
+    with ProfileFile(source, limits or current()) as handle:
+        data = handle.read(0, min(handle.size, size))
+    if data[:2] != GZIP_MAGIC:
+        return data
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, size)
+    except zlib.error as exc:
+        raise ProfileReadError(source, f"gzip data is corrupt ({exc})") from exc
+
+
 def read_pieces(source: str, limits: ReadLimits, size: int = INFLATE_CHUNK) -> Iterator[bytes]:
     """A profile's bytes (inflated when gzip) a piece of at most `size` bytes at a time, under
     `read_whole`'s checks and errors: a reader that decodes the pieces as they come never holds the

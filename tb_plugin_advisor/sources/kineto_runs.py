@@ -2,106 +2,31 @@
 
 `torch.profiler.tensorboard_trace_handler(dir)` writes `dir/<worker>.<timestamp>.pt.trace.json[.gz]`
 once per worker (host or rank) and per capture. A directory is a run directory; its captures are
-the sessions the Advisor lists, one per capture:
-
-- files are taken in timestamp order and a capture collects one file per worker; the next file of a
-  worker already in the capture starts a new capture (ranks of one capture write their files within
-  moments of each other, and a worker never writes two files for one capture);
-- the capture is named after its first file's timestamp, as UTC `YYYY_MM_DD_HH_MM_SS.mmm` (xprof
-  names sessions the same way, so runs of both kinds sort newest first together); the run name is
-  `<directory relative to the logdir>/<capture>`, or `<capture>` at the logdir's root;
-- files without a timestamp (`worker0.pt.trace.json`, hand-named exports) form one capture, `trace`.
+the sessions the Advisor lists, one per capture (which files are one capture:
+sources/kineto_captures.py). The run name is `<directory relative to the logdir>/<capture>`, or
+`<capture>` at the logdir's root.
 """
 
 from __future__ import annotations
 
 import time
-import zlib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.readers.guarded_io import read_head
 from tb_plugin_advisor.readers.kineto.tables import (
     JSON_SUFFIXES,
     is_trace_file,
     split_trace_name,
     worker_from_filename,
 )
+from tb_plugin_advisor.sources.kineto_captures import STARTS, group_captures
 from tb_plugin_advisor.sources.session import EVENTS_TAG, KINETO_FORMAT, HostFile, RunDir, Session
-from tb_plugin_advisor.sources.walk import join
-
-UNSTAMPED_CAPTURE = "trace"
+from tb_plugin_advisor.sources.walk import is_remote, join
 
 
 def has_kineto_traces(names: Sequence[str]) -> bool:
     return any(is_trace_file(name) for name in names)
-
-
-def capture_label(stamp: str) -> str:
-    """A handler timestamp (ms, µs or ns since the epoch) → `YYYY_MM_DD_HH_MM_SS.mmm` (UTC)."""
-    if not stamp:
-        return UNSTAMPED_CAPTURE
-    value = int(stamp)
-    digits = len(stamp)
-    ms = value // 10 ** max(0, digits - 13)  # 13 digits = ms since the epoch (2001–2286)
-    seconds, millis = divmod(ms, 1000)
-    try:
-        return time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime(seconds)) + f".{millis:03d}"
-    except (OverflowError, OSError, ValueError):
-        return stamp
-
-
-def group_captures(names: Sequence[str]) -> List[Tuple[str, List[Tuple[str, str]]]]:
-    """Trace file names → [(capture label, [(worker, file name), …]), …], in time order."""
-    stamped: List[Tuple[int, str, str]] = []
-    unstamped: List[Tuple[str, str]] = []
-    for name in names:
-        parts = split_trace_name(name) if is_trace_file(name) else None
-        if parts is None:
-            continue
-        worker, stamp = parts
-        if stamp:
-            stamped.append((_as_ms(stamp), worker, name))
-        else:
-            unstamped.append((worker, name))
-    captures: List[Tuple[str, List[Tuple[str, str]]]] = []
-    current: Dict[str, str] = {}
-    first_stamp: Optional[str] = None
-    for _, worker, name in sorted(stamped):
-        if worker in current:
-            captures.append((capture_label(first_stamp or ""), sorted(current.items())))
-            current = {}
-        if not current:
-            first_stamp = split_trace_name(name)[1]
-        current[worker] = name
-    if current:
-        captures.append((capture_label(first_stamp or ""), sorted(current.items())))
-    if unstamped:
-        captures.append((UNSTAMPED_CAPTURE, sorted(_unique_workers(unstamped))))
-    return _unique_labels(captures)
-
-
-def _as_ms(stamp: str) -> int:
-    return int(stamp) // 10 ** max(0, len(stamp) - 13)
-
-
-def _unique_workers(pairs: List[Tuple[str, str]]) -> List[Tuple[str, str]]:
-    """`w.pt.trace.json` and `w.pt.trace.json.gz` side by side: both kept, told apart by name."""
-    seen: Dict[str, int] = {}
-    result = []
-    for worker, name in sorted(pairs, key=lambda p: p[1]):
-        count = seen.get(worker, 0)
-        seen[worker] = count + 1
-        result.append((worker if count == 0 else f"{worker}~{count + 1}", name))
-    return result
-
-
-def _unique_labels(captures):
-    seen: Dict[str, int] = {}
-    result = []
-    for label, files in captures:
-        count = seen.get(label, 0)
-        seen[label] = count + 1
-        result.append((label if count == 0 else f"{label}~{count + 1}", files))
-    return result
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -115,13 +40,11 @@ def is_json_name(name: str) -> bool:
 
 
 def looks_like_kineto(path: str) -> bool:
-    """Whether a local `.json[.gz]` file starts like a Kineto trace (reads at most 4 KiB of it)."""
+    """Whether a local `.json[.gz]` file starts like a Kineto trace (reads at most 4 KiB of it,
+    through the readers' guarded I/O: a file swapped for a FIFO since the listing is not waited on)."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-        if head[:2] == b"\x1f\x8b":
-            head = zlib.decompressobj(wbits=31).decompress(head, SNIFF_BYTES)
-    except (OSError, zlib.error):
+        head = read_head(path, SNIFF_BYTES)
+    except (ProfileReadError, OSError):
         return False
     return head.lstrip()[:1] == b"{" and b'"schemaVersion"' in head
 
@@ -145,7 +68,7 @@ def kineto_sessions(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -
     rel = "/".join(parts)
     files = tuple(sorted(by_name))
     sessions = []
-    for label, workers in group_captures(files):
+    for label, workers in group_captures(files, file_starts(path, by_name)):
         hosts = tuple(
             HostFile(worker, join(path, name), by_name[name].size, by_name[name].mtime_ns)
             for worker, name in workers
@@ -154,6 +77,20 @@ def kineto_sessions(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -
         session = Session(run, path, path, rel, label, KINETO_FORMAT, hosts, files, framework="pytorch")
         sessions.append(session)
     return sessions
+
+
+def file_starts(path: str, by_name: Dict[str, Any]) -> Dict[str, Optional[int]]:
+    """When each stamped trace of a local run directory starts (read from its head, once per file
+    version); nothing for a remote one, whose files are grouped by name alone (a read per file
+    there is a request per file)."""
+    if is_remote(path):
+        return {}
+    starts = {}
+    for name, entry in by_name.items():
+        parts = split_trace_name(name) if is_trace_file(name) else None
+        if parts is not None and parts[1]:
+            starts[name] = STARTS.start(join(path, name), entry.size, entry.mtime_ns)
+    return starts
 
 
 def loose_kineto_traces(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -> List[Session]:

@@ -24,8 +24,8 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from tb_plugin_advisor.diff.stats import shift_test
+from tb_plugin_advisor.diff.tdist import t_two_sided_p
 from tb_plugin_advisor.trend.rules import CHANGE
-from tb_plugin_advisor.trend.tdist import t_two_sided_p
 
 
 @dataclass

@@ -9,18 +9,20 @@ of the series and also against the steps' own spread.
 
 from __future__ import annotations
 
-from tb_plugin_advisor.diff.stats import SIGNIFICANCE
+from tb_plugin_advisor.diff.stats import SIGNIFICANCE, STEP_TESTS
 
 CHANGE = {
     # Family-wise level of the capture-level t-test on log medians, Bonferroni-corrected over the
     # split positions tried in a segment (searching for the best split would otherwise find one).
     "alpha_captures": 0.02,
-    # Level of the rank test on the pooled per-step times of both sides (the diff's level).
+    # Level of the test on the pooled per-step times of both sides (the diff's level and test:
+    # Mann–Whitney, or Welch's t on log times where a side pools fewer steps than it needs).
     "alpha_steps": SIGNIFICANCE["alpha"],
     # Captures needed for a between-capture noise estimate: two sides and one degree of freedom.
     "min_captures": 3,
-    # Steady steps needed on each side (pooled over its captures) for the rank test.
-    "min_steps_side": 4,
+    # Steady steps needed on each side (pooled over its captures): the fewest any test of the diff's
+    # can decide with (Welch's t), so a newest capture of 3 steps (`active=3`) can still be a change.
+    "min_steps_side": STEP_TESTS[-1]["min_steps"],
     # A shift below this % of the step before is never a change point, whatever the p-values say.
     "min_effect_pct": 2.0,
     # The between-capture noise is never taken below this % (identical medians are no evidence that

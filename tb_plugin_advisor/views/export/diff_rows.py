@@ -18,6 +18,8 @@ TABLE_NAME_CHARS = 120  # op/kernel names in text and Markdown tables (HTML show
 TEST_NAMES = {
     "mann_whitney_exact": "Mann\u2013Whitney U (exact)",
     "mann_whitney_normal": "Mann\u2013Whitney U (normal approximation)",
+    "welch_log": "Welch's t on log step times",
+    "welch": "Welch's t",
     "none": "none (no per-step times)",
 }
 

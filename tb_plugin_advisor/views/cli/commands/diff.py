@@ -34,8 +34,11 @@ Run names are those `tb-advisor doctor LOGDIR` lists (e.g. `train/2024_05_01_12_
 prefix of one, or the run's directory name (`run1_naive`), will do. Give the same
 run twice with --baseline-host/--candidate-host to compare two hosts of one run.
 
-A change is "significant" when a Mann-Whitney U test on the per-step times gives p < {alpha}, each
-run has at least {min_steps} steps, and the shift is at least {min_effect_pct} % of the baseline step.
+A change is "significant" when a test on the per-step times gives p < {alpha} and the shift is at
+least {rank_effect} % of the baseline step: Mann-Whitney U when each run has at least {rank_steps} steps;
+Welch's t on the log step times with {welch_steps} to {few_steps} steps, which then only calls a change
+of at least {welch_effect} % either way (two runs of one configuration drift apart by tens of percent,
+and so few steps cannot tell that from a change); with fewer steps no test can decide.
 
 exit status: 0 diff made (gate passed); 1 --fail-if-slower tripped; 2 unknown run or host, or a
 profile that cannot be read.
@@ -43,9 +46,14 @@ profile that cannot be read.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tb_plugin_advisor.diff.stats import SIGNIFICANCE
+    from tb_plugin_advisor.diff.stats import SIGNIFICANCE, STEP_TESTS
 
-    parser.epilog = EPILOG.format(**{k: plain(v) for k, v in SIGNIFICANCE.items()})
+    rank, welch = STEP_TESTS
+    parser.epilog = EPILOG.format(
+        alpha=plain(SIGNIFICANCE["alpha"]), rank_steps=rank["min_steps"],
+        rank_effect=plain(rank["min_effect_pct"]), welch_steps=welch["min_steps"],
+        few_steps=rank["min_steps"] - 1, welch_effect=plain(welch["min_effect_pct"]),
+    )
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "logdir", metavar="LOGDIR",

@@ -1,6 +1,7 @@
-"""Student's t distribution's two-sided tail, for the capture-level test (numpy only: scipy is not a
-dependency). The regularized incomplete beta function by Lentz's continued fraction, as in
-Numerical Recipes §6.4; tests/test_trend.py holds it to scipy where scipy is installed."""
+"""Student's t distribution's two-sided tail and its inverse, for Welch's test on few steps
+(diff/stats.py) and the trend's capture-level test (numpy only: scipy is not a dependency). The
+regularized incomplete beta function by Lentz's continued fraction, as in Numerical Recipes §6.4;
+tests/test_trend.py and tests/test_diff.py hold it to scipy where scipy is installed."""
 
 from __future__ import annotations
 
@@ -54,3 +55,22 @@ def t_two_sided_p(t: float, df: float) -> float:
     if math.isinf(t):
         return 0.0
     return min(1.0, max(0.0, incomplete_beta(df / 2.0, 0.5, df / (df + t * t))))
+
+
+def t_two_sided_quantile(p: float, df: float) -> float:
+    """The t ≥ 0 with P(|T| ≥ t) = p for Student's t with `df` degrees of freedom (bisection on the
+    tail, which falls monotonically in t), for confidence intervals at level 1 − p."""
+    if not 0.0 < p < 1.0 or df <= 0:
+        raise ValueError(f"need 0 < p < 1 and df > 0, not p={p!r}, df={df!r}")
+    low, high = 0.0, 1.0
+    while t_two_sided_p(high, df) > p:
+        low, high = high, high * 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if t_two_sided_p(middle, df) > p:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * max(1.0, high):
+            break
+    return (low + high) / 2.0

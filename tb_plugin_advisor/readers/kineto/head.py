@@ -1,0 +1,49 @@
+"""When a trace's events start, read from the first bytes of its file only.
+
+Discovery lists every trace of a run directory and must stay cheap however large the traces are, so
+this reads a bounded head (guarded_io.read_head: at most HEAD_BYTES of the file, and of its text when
+gzip) and frames the whole events in it the way the reader does (stream.EventStream), never the
+rest of the file. The answer is the earliest start of a complete (`X`) event among them, in ns since
+the epoch: `baseTimeNanoseconds` plus the event's `ts` where the trace has a base time (written
+before the events by current torch), else `ts` itself (2021 traces write µs since the epoch). A trace
+whose base time comes only after its events (ROCm) gives its relative `ts` here: whoever uses the
+answer must check it is plausible (sources/kineto_captures.py holds it to the file's handler stamp).
+
+None when the head holds no whole `X` event, is not a trace, or cannot be read.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.readers.guarded_io import read_head
+from tb_plugin_advisor.readers.kineto.load import TIME_LIMIT_NS, micros_to_ns
+from tb_plugin_advisor.readers.kineto.stream import Declined, EventStream
+
+# Bytes of the file read (and of text inflated): the top-level fields before traceEvents are ~3 KB
+# for eight GPUs' deviceProperties, and an event ~300 bytes, so a head holds a hundred events or more.
+HEAD_BYTES = 64 << 10
+
+
+def first_event_ns(source: str, head_bytes: int = HEAD_BYTES) -> Optional[int]:
+    """The earliest start of a complete event in the first `head_bytes` of a local trace file, in ns
+    (since the epoch when the trace's times are), or None (see the module docstring)."""
+    try:
+        text = read_head(source, head_bytes)
+    except (ProfileReadError, OSError):
+        return None
+    stream = EventStream(iter([bytes(text)]))
+    try:
+        base = stream.head().baseTimeNanoseconds
+        _, events, _ = next(stream.batches())
+    except (Declined, StopIteration):
+        return None
+    finally:
+        stream.close()
+    starts = [micros_to_ns(e.ts) for e in events if e.ph == "X" and e.ts]
+    known = [s for s in starts if s is not None]
+    if not known:
+        return None
+    earliest = min(known) + (base if isinstance(base, int) and base > 0 else 0)
+    return earliest if -TIME_LIMIT_NS < earliest < TIME_LIMIT_NS else None
