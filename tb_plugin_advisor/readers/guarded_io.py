@@ -26,7 +26,12 @@ import zlib
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, Tuple, Union
 
-from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
+from tb_plugin_advisor.errors import (
+    ProfileChangedError,
+    ProfileMissingError,
+    ProfileReadError,
+    ProfileTooLargeError,
+)
 from tb_plugin_advisor.formatting import fixed
 
 MB = 1 << 20
@@ -115,9 +120,9 @@ def file_kind(mode: int) -> Optional[str]:
     return "not a regular file"
 
 
-def too_big(source: str, size: int, limits: ReadLimits) -> ProfileReadError:
+def too_big(source: str, size: int, limits: ReadLimits) -> ProfileTooLargeError:
     cap = describe_bytes(limits.max_profile_bytes)
-    return ProfileReadError(
+    return ProfileTooLargeError(
         source,
         f"the profile is {describe_bytes(size)}, over the limit of {cap}"
         + RAISE_HINT,
@@ -127,10 +132,17 @@ def too_big(source: str, size: int, limits: ReadLimits) -> ProfileReadError:
 class ProfileFile:
     """A regular file opened for positioned reads; `close()` (or `with`) releases it."""
 
-    def __init__(self, path: str, limits: ReadLimits):
+    def __init__(self, path: str, limits: ReadLimits, follow_links: bool = True):
+        """`follow_links=False` refuses a symbolic link at `path` itself (O_NOFOLLOW): for files the
+        Advisor wrote and names, where a link can only have been put there by someone else."""
         self.path = path
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        if not follow_links:
+            flags |= getattr(os, "O_NOFOLLOW", 0)
         try:
-            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+            self._fd = os.open(path, flags)
+        except FileNotFoundError as exc:
+            raise ProfileMissingError(path, "cannot open file (No such file or directory)") from exc
         except OSError as exc:
             raise ProfileReadError(path, f"cannot open file ({exc.strerror or exc})") from exc
         try:
@@ -251,7 +263,7 @@ def inflate_pieces(compressed: Compressed, source: str, limits: ReadLimits, size
                     if total + len(chunk) > cap:
                         limit = describe_bytes(cap)
                         problem = f"the gzip data inflates to more than {limit}, the profile size limit"
-                        raise ProfileReadError(source, problem + RAISE_HINT)
+                        raise ProfileTooLargeError(source, problem + RAISE_HINT)
                     total += len(chunk)
                     if chunk:
                         yield chunk
@@ -286,6 +298,60 @@ def read_remote(source: str, limits: ReadLimits) -> bytes:
     if len(data) > limits.max_profile_bytes and data[:2] != GZIP_MAGIC:
         raise too_big(source, len(data), limits)
     return data
+
+
+class RemoteFile:
+    """A remote file (gs://, s3://, any fsspec scheme) read in pieces through TensorBoard's file layer,
+    under the cap: what a caller that streams a file needs when there is no descriptor. Each
+    `pieces()` call opens it anew (object stores have no links to swap; a changed object is caught
+    by its size)."""
+
+    def __init__(self, source: str, limits: ReadLimits):
+        from tensorboard.compat.tensorflow_stub.io import gfile
+
+        self.path = source
+        self._gfile = gfile
+        self._limits = limits
+        try:
+            self.size = int(gfile.stat(source).length)
+        except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
+            raise ProfileReadError(source, f"cannot open file ({exc})") from exc
+        if self.size > limits.max_profile_bytes:
+            raise too_big(source, self.size, limits)
+
+    def __enter__(self) -> RemoteFile:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing stays open between `pieces()` calls."""
+
+    def changed(self) -> bool:
+        return False
+
+    def changed_error(self) -> ProfileChangedError:
+        return ProfileChangedError(self.path, "the file changed while it was read; read again next time")
+
+    def pieces(self, size: int = INFLATE_CHUNK) -> Iterator[bytes]:
+        """The file's bytes from the start, `size` at a time; ProfileChangedError when it holds more
+        or fewer bytes than its size said."""
+        got = 0
+        try:
+            with self._gfile.GFile(self.path, "rb") as handle:
+                while got <= self.size:
+                    piece = handle.read(min(size, self.size + 1 - got))
+                    if not piece:
+                        break
+                    got += len(piece)
+                    yield piece
+        except ProfileReadError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the file layer's own error types, as in read_remote
+            raise ProfileReadError(self.path, f"cannot read file ({exc})") from exc
+        if got != self.size:
+            raise self.changed_error()
 
 
 def read_whole(source: str, limits: ReadLimits) -> bytes:
