@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Context, Decimal
-from typing import Optional
+from typing import Any, Optional
 
 DASH = "–"
 # toFixed writes numbers from 1e21 up as Number.toString does (an exponent), not digit by digit.
@@ -147,6 +147,20 @@ def rounded(value: Optional[float], digits: int = 4) -> Optional[float]:
         return None
     number = _as_float(value)
     return round(number, digits) if math.isfinite(number) else None
+
+
+def finite_json(value: Any) -> Any:
+    """A JSON value (dicts, lists, numbers, strings) with every number that is not finite replaced
+    by None, as `rounded` does one at a time: figures derived from hostile inputs (a difference of
+    two values near the float maximum, a share of a value near zero) must not fail the whole answer,
+    and null already means "unknown" in every contract."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite_json(v) for v in value]
+    return value
 
 
 BINARY_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
