@@ -14,7 +14,7 @@ from typing import Any, Dict
 from tensorboard.plugins import base_plugin
 
 from tb_plugin_advisor.readers import guarded_io
-from tb_plugin_advisor.report.disk_cache import configure_dir
+from tb_plugin_advisor.report.disk_cache import choose_directory, configure_dir
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
 from tb_plugin_advisor.views.server.analysis_service import AnalysisService
@@ -191,7 +191,11 @@ class AdvisorPlugin(base_plugin.TBPlugin):
             logger.warning("advisor: --advisor_max_profile_mb ignored: %s", exc)
         self.markers = MarkerWriter(enabled=bool(_flag(context, "advisor_write_markers")))
         # before the analysis service starts its workers: they inherit the directory
-        self.cache_dir = configure_dir(str(_flag(context, "advisor_cache_dir") or ""))
+        self.cache_dir, note, memory = choose_directory(
+            configure_dir(str(_flag(context, "advisor_cache_dir") or "")), [self.logdir])
+        for said in (note, memory):
+            if said:  # once, here: the workers find the same directory without a word
+                logger.warning("advisor: %s", said)
         self.discovery = LiveDiscovery(
             self.logdir,
             interval_s=float(_flag(context, "advisor_reload_interval")),
