@@ -90,3 +90,22 @@ def test_a_trace_is_checked_on_its_head_only_and_a_gzip_sized_by_inflating(tmp_p
     checked = open_checked(str(path), "kineto", ReadLimits())
     checked.close()
     assert checked.gzipped and checked.inflated == len(gzip.decompress(path.read_bytes()))
+
+
+def test_a_remote_file_is_checked_and_streamed_through_the_file_layer():
+    """gs://, s3:// and other fsspec paths go through TensorBoard's file layer (here fsspec's
+    in-memory file system): the same check, and the served bytes read a piece at a time."""
+    fsspec = pytest.importorskip("fsspec")
+    memory = fsspec.filesystem("memory")
+    data = training_trace(steps=2).to_bytes()
+    with memory.open("/check/run/w.1.pt.trace.json.gz", "wb") as f:
+        f.write(gzip.compress(data))
+    with memory.open("/check/key/w.1.pt.trace.json", "wb") as f:
+        f.write(b"-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    with memory.open("/check/run/w.1.pt.trace.json.gz", "rb") as f:
+        stored = f.read()
+    checked = open_checked("memory:///check/run/w.1.pt.trace.json.gz", "kineto", ReadLimits())
+    assert checked.gzipped and checked.inflated == len(data) and checked.size == len(stored)
+    assert b"".join(checked.file.pieces(1000)) == stored
+    with pytest.raises(ProfileReadError, match="not a PyTorch profiler trace"):
+        open_checked("memory:///check/key/w.1.pt.trace.json", "kineto", ReadLimits())
