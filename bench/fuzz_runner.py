@@ -44,8 +44,11 @@ def last_package_frame(exc: BaseException) -> str:
     return f"{Path(frame.filename).relative_to(ROOT)}:{frame.lineno} in {frame.name}"
 
 
-def fuzz_main(description: str, make_case: MakeCase, run_case: RunCase, refusals: str) -> int:
-    """Parse the command line, run the cases, print the summary; 1 when anything broke."""
+def fuzz_main(description: str, make_case: MakeCase, run_case: RunCase, refusals: str,
+              more_figures: Callable[[], Sequence[str]] = tuple) -> int:
+    """Parse the command line, run the cases, print the summary; 1 when anything broke.
+    `more_figures()` gives lines the summary ends with (a server's peak RSS, when the cases talk to
+    one: this process's RSS is then not the figure that matters)."""
     parser = argparse.ArgumentParser(
         description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=100_000)
@@ -98,4 +101,6 @@ def fuzz_main(description: str, make_case: MakeCase, run_case: RunCase, refusals
             print("         " + text.rstrip().replace("\n", "\n         "))
     print(f"hangs (> {args.timeout_s} s): {len(hangs)}" + (f" seeds {hangs[:10]}" if hangs else ""))
     print(f"max RSS: {max_rss_mb:.0f} MB")
+    for line in more_figures():
+        print(line)
     return 1 if failures or hangs else 0

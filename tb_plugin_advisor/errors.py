@@ -22,3 +22,11 @@ class ProfileChangedError(ProfileReadError):
 
     Callers must not cache this answer: the next read (of the finished file) may well succeed.
     """
+
+
+class ProfileTooLargeError(ProfileReadError):
+    """The file (or what its gzip inflates to) is over the profile size cap: HTTP 413, not 422."""
+
+
+class ProfileMissingError(ProfileReadError):
+    """The file is not there (any more): HTTP 404, not 422."""

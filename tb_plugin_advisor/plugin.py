@@ -14,11 +14,12 @@ from typing import Any, Dict
 from tensorboard.plugins import base_plugin
 
 from tb_plugin_advisor.readers import guarded_io
-from tb_plugin_advisor.report.disk_cache import configure_dir
+from tb_plugin_advisor.report.disk_cache import choose_directory, configure_dir
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
 from tb_plugin_advisor.views.server.analysis_service import AnalysisService
 from tb_plugin_advisor.views.server.api import AdvisorApi
+from tb_plugin_advisor.views.server.trace_route import LIMITS as TRACE_LIMITS
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,8 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_dask_scheduler": "",
     "advisor_analysis_timeout": 600.0,
     "advisor_cache_dir": "",
+    "advisor_trace_downloads": TRACE_LIMITS.downloads,
+    "advisor_trace_stall": TRACE_LIMITS.stall_s,
 }
 
 
@@ -150,6 +153,23 @@ class AdvisorLoader(base_plugin.TBLoader):
             "$TB_ADVISOR_CACHE_DIR, else $XDG_CACHE_HOME/tb-plugin-advisor (never the logdir).",
         )
 
+        group.add_argument(
+            "--advisor_trace_downloads",
+            type=int,
+            default=DEFAULTS["advisor_trace_downloads"],
+            metavar="N",
+            help="Profile files the tab's trace route serves at once (default 4); more requests are "
+            "answered 503 with Retry-After. Each costs a 256 KB buffer, whatever the file's size.",
+        )
+        group.add_argument(
+            "--advisor_trace_stall",
+            type=float,
+            default=DEFAULTS["advisor_trace_stall"],
+            metavar="SECONDS",
+            help="A trace download whose client takes no byte for this long is dropped, freeing its "
+            "place (default 60).",
+        )
+
     def load(self, context: base_plugin.TBContext) -> AdvisorPlugin:
         return AdvisorPlugin(context)
 
@@ -171,7 +191,11 @@ class AdvisorPlugin(base_plugin.TBPlugin):
             logger.warning("advisor: --advisor_max_profile_mb ignored: %s", exc)
         self.markers = MarkerWriter(enabled=bool(_flag(context, "advisor_write_markers")))
         # before the analysis service starts its workers: they inherit the directory
-        self.cache_dir = configure_dir(str(_flag(context, "advisor_cache_dir") or ""))
+        self.cache_dir, note, memory = choose_directory(
+            configure_dir(str(_flag(context, "advisor_cache_dir") or "")), [self.logdir])
+        for said in (note, memory):
+            if said:  # once, here: the workers find the same directory without a word
+                logger.warning("advisor: %s", said)
         self.discovery = LiveDiscovery(
             self.logdir,
             interval_s=float(_flag(context, "advisor_reload_interval")),
@@ -186,7 +210,9 @@ class AdvisorPlugin(base_plugin.TBPlugin):
             scheduler=str(_flag(context, "advisor_dask_scheduler") or "") or None,
             task_timeout_s=float(_flag(context, "advisor_analysis_timeout")),
         )
-        self.api = AdvisorApi(self.discovery, self.service, logdir=self.logdir)
+        downloads = TRACE_LIMITS.with_flags(int(_flag(context, "advisor_trace_downloads")),
+                                            float(_flag(context, "advisor_trace_stall")))
+        self.api = AdvisorApi(self.discovery, self.service, logdir=self.logdir, downloads=downloads)
         if self.logdir:
             self.discovery.start()
             self.discovery.wait_ready(FIRST_SCAN_WAIT_S)

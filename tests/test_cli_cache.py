@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tb_plugin_advisor.report.disk_cache import HEADER, encode_entry
+
 H200 = Path(__file__).resolve().parent / "captures" / "h200"
 SMALL = "mlp_host_sync"
 
@@ -33,12 +35,11 @@ def test_report_is_served_from_the_cache_with_the_same_output(tmp_path):
     fresh = cli("report", str(H200), "--run", SMALL, "--cache-dir", str(cache)).stdout
     [entry] = entries(cache)
     assert cli("report", str(H200), "--run", SMALL, "--cache-dir", str(cache)).stdout == fresh
-    # what the second call prints comes from the entry: mark it and ask again
-    with gzip.open(entry, "rt", encoding="utf-8") as f:
-        stored = json.load(f)
+    # what the second call prints comes from the entry: mark it (with a valid header) and ask again
+    data = entry.read_bytes()
+    stored = json.loads(gzip.decompress(data[HEADER.size:]))
     stored["report"]["served_from"] = "cache"
-    with gzip.open(entry, "wt", encoding="utf-8") as f:
-        json.dump(stored, f)
+    entry.write_bytes(encode_entry(stored["key"], stored["report"]))
     again = cli("report", str(H200), "--run", SMALL, "--format", "json", "--cache-dir", str(cache)).stdout
     assert json.loads(again)["served_from"] == "cache"
 

@@ -1,6 +1,7 @@
 """The exports round like the tab: the same table of cases backs format.ts and formatting.py."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,11 @@ from tb_plugin_advisor.formatting import (
     format_number,
     format_pct,
     plain,
+    rounded,
     scientific,
     signed,
     significant,
+    trace_micros,
 )
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "frontend/test/format_cases.json").read_text())
@@ -73,3 +76,27 @@ def test_sizes_in_binary_units(x, digits, text):
 
 def test_plain_writes_counts_and_constants_without_noise():
     assert (plain(3.0), plain(0.05), plain(12.0)) == ("3", "0.05", "12")
+
+
+HOSTILE = [2**41 * 1e35, 4.2e47, 1e21, -1e21, 1.7976931348623157e308, -1.7976931348623157e308, 5e-324,
+           -5e-324, 1e-300, float("nan"), float("inf"), float("-inf"), 10**400, -(10**400), 2**1024 - 1]
+
+
+@pytest.mark.parametrize("x", HOSTILE, ids=repr)
+def test_no_formatter_raises_on_a_huge_tiny_or_non_finite_value(x):
+    """A profile can hold any number (a shape of 2^41 gave an MFU of 1e47 %, and the exports died in
+    decimal.quantize); every function a person's text goes through answers something."""
+    texts = [format_pct(x), format_number(x), format_ms(x), format_bytes(x), plain(x), trace_micros(x)]
+    texts += [fixed(x, d) for d in (0, 1, 3)] + [signed(x, 1), significant(x, 2), scientific(x, 1)]
+    assert all(isinstance(t, str) and t for t in texts)
+    assert rounded(x) is None or math.isfinite(rounded(x))
+
+
+def test_huge_values_are_written_as_tofixed_writes_them():
+    assert fixed(4.2e47, 1) == "4.2e+47" and fixed(-1e21, 0) == "-1e+21"
+    assert fixed(float("nan"), 1) == "NaN" and fixed(float("-inf"), 1) == "-Infinity"
+    assert fixed(10**400, 0) == "Infinity"  # past the float range, as JavaScript would read it
+    assert format_number(1.5e300) == "1.5e+300"  # the exponent's zeros are not decimals to trim
+    assert format_pct(10**400) == format_number(float("nan")) == "–"
+    assert significant(1.7976931348623157e308, 2) == "1.8e+308"  # rounding up past the largest float
+    assert rounded(float("inf")) is None and rounded(10**400) is None and rounded(2.5e300) == 2.5e300

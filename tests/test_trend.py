@@ -400,20 +400,30 @@ def test_second_trend_is_served_by_the_cache_and_nothing_lands_in_the_logdir(ser
     assert len(list((tmp_path / "c" / "reports").iterdir())) == 8
 
 
+GOLDEN_REPORT = Path(__file__).resolve().parent / "golden" / "synthetic__report.torch_current_w0.json.gz"
+
+
+def real_report(run: str, **extra) -> dict:
+    """A real report (the cache keeps only what has the report's shape), named `run`."""
+    text = gzip.decompress(GOLDEN_REPORT.read_bytes()).decode().split("\n--- exit")[0]
+    return dict(json.loads(text), run=run, **extra)
+
+
 def test_cache_ignores_corrupt_and_foreign_entries(tmp_path):
+    from tb_plugin_advisor.report.disk_cache import encode_entry
+
     cache = ReportCache(str(tmp_path))
     s = session("a/1")
-    cache.put(s, None, {"run": "a/1"})
+    cache.put(s, None, real_report("a/1"))
     [entry] = list((tmp_path / "reports").iterdir())
-    assert ReportCache(str(tmp_path)).get(s) == {"run": "a/1"}
+    assert ReportCache(str(tmp_path)).get(s) == real_report("a/1")
     entry.write_bytes(b"\x1f\x8bnot really gzip")
     assert ReportCache(str(tmp_path)).get(s) is None
-    with gzip.open(entry, "wt") as f:  # someone else's key under this name
-        json.dump({"key": ["other"], "report": {"run": "x"}}, f)
+    entry.write_bytes(encode_entry(["other"], real_report("x")))  # someone else's key under this name
     fresh = ReportCache(str(tmp_path))
     assert fresh.get(s) is None and fresh.ignored == 1
-    fresh.put(s, None, {"run": "a/1"})
-    assert ReportCache(str(tmp_path)).get(s) == {"run": "a/1"}
+    fresh.put(s, None, real_report("a/1"))
+    assert ReportCache(str(tmp_path)).get(s) == real_report("a/1")
     # a rewritten file (new size or mtime) is a new key
     assert entry_key(session("a/1", size=11), None) != entry_key(s, None)
     assert entry_key(session("a/1", mtime=None), None) is None  # unknown mtime: never cached
@@ -426,9 +436,9 @@ def test_an_entry_past_the_size_bound_is_ignored_not_read_whole(tmp_path, monkey
 
     cache = ReportCache(str(tmp_path))
     s = session("a/1")
-    cache.put(s, None, {"run": "a/1", "pad": "0" * 5000})
+    cache.put(s, None, real_report("a/1", pad="0" * 50_000))
     assert ReportCache(str(tmp_path)).get(s) is not None
-    monkeypatch.setattr(disk_cache, "MAX_ENTRY_BYTES", 4000)
+    monkeypatch.setattr(disk_cache, "MAX_ENTRY_BYTES", 40_000)
     bounded = ReportCache(str(tmp_path))
     assert bounded.get(s) is None and bounded.ignored == 1
 
@@ -439,24 +449,28 @@ def test_an_unwritable_cache_directory_falls_back_to_memory(tmp_path):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("x")
     cache = ReportCache(str(blocker / "cache"))
-    cache.put(session("a/1"), None, {"run": "a/1"})
+    cache.put(session("a/1"), None, real_report("a/1"))
     assert cache.degraded and "memory" in cache.degraded
-    assert cache.get(session("a/1")) == {"run": "a/1"}
+    assert cache.get(session("a/1")) == real_report("a/1")
 
 
 def test_cache_is_bounded_oldest_evicted(tmp_path):
-    cache = ReportCache(str(tmp_path), limit_bytes=3000)
-    for i in range(6):
-        cache.put(session(f"a/{i}"), None, {"run": f"a/{i}", "pad": os.urandom(600).hex()})
+    cache = ReportCache(str(tmp_path))
+    cache.put(session("a/0"), None, real_report("a/0", pad=os.urandom(600).hex()))
+    [first] = list((tmp_path / "reports").iterdir())
+    cache.limit_bytes = 3 * first.stat().st_size  # room for about three entries
+    for i in range(1, 6):
+        cache.put(session(f"a/{i}"), None, real_report(f"a/{i}", pad=os.urandom(600).hex()))
     files = list((tmp_path / "reports").iterdir())
-    assert sum(f.stat().st_size for f in files) <= 3000 + max(f.stat().st_size for f in files)
+    assert 1 < len(files) < 6
+    assert sum(f.stat().st_size for f in files) <= cache.limit_bytes + max(f.stat().st_size for f in files)
     assert cache.get(session("a/5")) is not None and cache.get(session("a/0")) is None
 
 
 def _writer(directory: str, worker: int) -> None:
     cache = ReportCache(directory)
     for i in range(30):
-        cache.put(session(f"a/{i % 10}"), None, {"run": f"a/{i % 10}", "by": worker, "pad": "y" * 5000})
+        cache.put(session(f"a/{i % 10}"), None, real_report(f"a/{i % 10}", by=worker, pad="y" * 5000))
 
 
 def test_two_processes_writing_at_once(tmp_path):

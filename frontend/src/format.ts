@@ -22,7 +22,8 @@ export function formatNumber(x: number | null | undefined): string {
   else if (a < 10) s = x.toFixed(2);
   else if (a < 100) s = x.toFixed(1);
   else s = x.toFixed(0);
-  if (s.includes(".")) s = s.replace(/0+$/, "").replace(/\.$/, "");
+  // trailing zeros of the decimals only: from 1e21 up toFixed writes "1.5e+300", whose zeros stay
+  if (s.includes(".") && !s.includes("e")) s = s.replace(/0+$/, "").replace(/\.$/, "");
   if (s === "-0") s = "0";
   return groupThousands(s);
 }
@@ -85,6 +86,6 @@ export function formatPValue(x: number | null | undefined): string {
 export function formatTraceTime(us: number | null | undefined): string {
   if (!finite(us)) return "–";
   let s = us.toFixed(3);
-  if (s.includes(".")) s = s.replace(/0+$/, "").replace(/\.$/, "");
+  if (s.includes(".") && !s.includes("e")) s = s.replace(/0+$/, "").replace(/\.$/, "");
   return `${s} µs`;
 }

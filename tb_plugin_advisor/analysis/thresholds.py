@@ -167,6 +167,16 @@ ROOFLINE_TOP_OPS = 200
 LOW_MFU_PCT = 20.0  # model FLOPs utilisation below this on a GPU/TPU: say so (informational) …
 ROOFLINE_MIN_COSTED_PCT = 50.0  # … when at least half the compute time has known FLOPs (else MFU is a
 #                                 lower bound only: ResNet convolutions without with_flops, say)
+# Sanity of the FLOPs counted. No device runs faster than its fastest peak: the highest of its
+# precisions' dense peaks, doubled for 2:4 structured sparsity (an MFU over 100 % of the dominant
+# precision's peak alone can be real: fp32 tensors on TF32 Tensor Cores). A rate above it means the
+# recorded shapes or FLOP counts are wrong: flagged and left out (no rate, no MFU), not shown as
+# 4e47 %. Without a known peak (a CPU, an unknown model) the bound is 1 EFLOP/s per device, 50x the
+# fastest accelerator's sparse fp4 peak. A tensor beyond 2^40 elements (4 TiB at fp32, more than any
+# device holds) is a broken `Input Dims`, not a shape: the op is left uncosted.
+PEAK_SPARSITY_FACTOR = 2.0
+MAX_DEVICE_FLOPS = 1e18
+MAX_TENSOR_ELEMENTS = 1 << 40
 # Matrix kernels (cuBLAS, cuDNN, flash attention) trade occupancy for large tiles on purpose: low
 # occupancy there is no finding.
 LIBRARY_TILED_FAMILIES = ("gemm", "conv", "attention")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.diff.parts import number
-from tb_plugin_advisor.formatting import format_ms, format_pct
+from tb_plugin_advisor.formatting import format_ms, format_pct, rounded
 
 # A change is named in the diff's summary only past these (the tables show every number).
 COLLECTIVES_EXPLAIN = {
@@ -22,8 +22,8 @@ SUMMARY_KEYS = ("per_step_ms", "exposed_per_step_ms", "hidden_pct", "exposed_ste
 
 def _pair(b: Any, c: Any) -> Dict[str, Optional[float]]:
     b, c = number(b), number(c)
-    delta = None if b is None or c is None else round(c - b, 4)
-    pct = None if delta is None or not b else round(100.0 * delta / b, 2)
+    delta = None if b is None or c is None else rounded(c - b, 4)
+    pct = None if delta is None or not b else rounded(100.0 * delta / b, 2)
     return {"baseline": b, "candidate": c, "delta": delta, "delta_pct": pct}
 
 

@@ -45,6 +45,7 @@ from tb_plugin_advisor.diff.parts import (
 )
 from tb_plugin_advisor.diff.uniform import apply_uniform_guard
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.formatting import finite_json
 from tb_plugin_advisor.model import RunProfiles
 
 SCHEMA = "tb-advisor/diff/1"
@@ -115,6 +116,7 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
     if per_host is not None:
         diff["per_host"] = per_host
     diff["recommendation_outcomes"] = recommendation_outcomes(baseline, candidate, step_time)
+    diff = finite_json(diff)  # a figure derived from extreme inputs is unknown, not inf
     diff["summary"] = " ".join([explain(diff), *outcome_sentences(diff["recommendation_outcomes"], baseline)])
     return diff
 

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.diff.collectives import collectives_diff, collectives_sentence
 from tb_plugin_advisor.diff.parts import number
-from tb_plugin_advisor.formatting import fixed, format_bytes
+from tb_plugin_advisor.formatting import fixed, format_bytes, rounded
 
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
                        "distinct")
@@ -30,8 +30,8 @@ ROOFLINE_SUMMARY_KEYS = ("mfu_pct", "achieved_tflops", "model_flops_per_step", "
 
 def _pair(b: Any, c: Any, digits: int = 3) -> Dict[str, Optional[float]]:
     b, c = number(b), number(c)
-    delta = None if b is None or c is None else round(c - b, digits)
-    pct = None if delta is None or not b else round(100.0 * delta / b, 2)
+    delta = None if b is None or c is None else rounded(c - b, digits)
+    pct = None if delta is None or not b else rounded(100.0 * delta / b, 2)
     return {"baseline": b, "candidate": c, "delta": delta, "delta_pct": pct}
 
 

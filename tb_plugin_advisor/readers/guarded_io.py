@@ -24,9 +24,14 @@ import os
 import stat
 import zlib
 from dataclasses import dataclass
-from typing import Iterator, Optional, Tuple
+from typing import Iterable, Iterator, Optional, Tuple, Union
 
-from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
+from tb_plugin_advisor.errors import (
+    ProfileChangedError,
+    ProfileMissingError,
+    ProfileReadError,
+    ProfileTooLargeError,
+)
 from tb_plugin_advisor.formatting import fixed
 
 MB = 1 << 20
@@ -91,7 +96,9 @@ def describe_bytes(count: int) -> str:
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+Compressed = Union[bytes, bytearray, memoryview, Iterable[bytes]]  # gzip data, whole or in pieces
 INFLATE_CHUNK = 16 * MB  # inflated a piece at a time, so the cap is checked as the data grows
+SIZING_CHUNK = 1 * MB  # pieces read and inflated while a gzip file is only sized (nothing is kept)
 RAISE_HINT = " (raise it with --advisor_max_profile_mb in TensorBoard or --max-profile-mb in tb-advisor)"
 
 _KINDS = (
@@ -113,9 +120,9 @@ def file_kind(mode: int) -> Optional[str]:
     return "not a regular file"
 
 
-def too_big(source: str, size: int, limits: ReadLimits) -> ProfileReadError:
+def too_big(source: str, size: int, limits: ReadLimits) -> ProfileTooLargeError:
     cap = describe_bytes(limits.max_profile_bytes)
-    return ProfileReadError(
+    return ProfileTooLargeError(
         source,
         f"the profile is {describe_bytes(size)}, over the limit of {cap}"
         + RAISE_HINT,
@@ -125,10 +132,17 @@ def too_big(source: str, size: int, limits: ReadLimits) -> ProfileReadError:
 class ProfileFile:
     """A regular file opened for positioned reads; `close()` (or `with`) releases it."""
 
-    def __init__(self, path: str, limits: ReadLimits):
+    def __init__(self, path: str, limits: ReadLimits, follow_links: bool = True):
+        """`follow_links=False` refuses a symbolic link at `path` itself (O_NOFOLLOW): for files the
+        Advisor wrote and names, where a link can only have been put there by someone else."""
         self.path = path
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        if not follow_links:
+            flags |= getattr(os, "O_NOFOLLOW", 0)
         try:
-            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+            self._fd = os.open(path, flags)
+        except FileNotFoundError as exc:
+            raise ProfileMissingError(path, "cannot open file (No such file or directory)") from exc
         except OSError as exc:
             raise ProfileReadError(path, f"cannot open file ({exc.strerror or exc})") from exc
         try:
@@ -171,6 +185,12 @@ class ProfileFile:
             self.path, "the file changed while it was read (it is being written?); it is read again next time"
         )
 
+    def pieces(self, size: int = INFLATE_CHUNK) -> Iterator[bytes]:
+        """The file's bytes from the start, `size` at a time (short reads: ProfileReadError or
+        ProfileChangedError, as `read`)."""
+        for start in range(0, self.size, size):
+            yield self.read(start, min(self.size, start + size))
+
     def read(self, start: int, end: int) -> bytes:
         """Bytes [start, end) of the file; a short read means the file shrank under us."""
         wanted = end - start
@@ -193,41 +213,68 @@ class ProfileFile:
 def inflate(data: bytes, source: str, limits: ReadLimits) -> bytes:
     """Gunzip (every member, as `gzip -c a b` writes them, and the zero padding some tools add) with
     the size cap applied while inflating: a few KB of gzip can expand to GBs, and that never reaches
-    memory. Data that is not gzip passes as it is, within the same cap."""
+    memory. The size is found by inflating once without keeping anything (`inflated_size`), then the
+    data is inflated into a buffer of exactly that size: a bomb is refused holding one piece, and a
+    profile under the cap costs its own size, not the twice its size a growing buffer's copies took.
+    Data that is not gzip passes as it is, within the same cap."""
     if data[:2] != GZIP_MAGIC:
         if len(data) > limits.max_profile_bytes:
             raise too_big(source, len(data), limits)
         return data
-    pieces = bytearray()  # grown in place: no second copy of the whole profile when done
-    for chunk in inflate_pieces(data, source, limits):
-        pieces += chunk
-    return pieces
+    out = bytearray(inflated_size(data, source, limits))
+    at = 0
+    with memoryview(out) as view:
+        for chunk in inflate_pieces(data, source, limits):
+            view[at:at + len(chunk)] = chunk
+            at += len(chunk)
+    return out
 
 
-def inflate_pieces(data: bytes, source: str, limits: ReadLimits, size: int = INFLATE_CHUNK
+def inflated_size(compressed: Compressed, source: str, limits: ReadLimits) -> int:
+    """How many bytes the gzip `compressed` inflates to, found by inflating it (a piece at a time,
+    nothing kept), never from its trailer: ISIZE is the last member's size mod 2^32, which a writer
+    can set to anything and which says nothing of the members before it. ProfileReadError past the
+    cap, as soon as the cap is passed."""
+    return sum(len(chunk) for chunk in inflate_pieces(compressed, source, limits, SIZING_CHUNK))
+
+
+def inflate_pieces(compressed: Compressed, source: str, limits: ReadLimits, size: int = INFLATE_CHUNK
                    ) -> Iterator[bytes]:
-    """The gzip `data` inflated a piece of at most `size` bytes at a time, with `inflate`'s checks and
-    errors: a reader that consumes the pieces as they come never holds the inflated whole."""
+    """The gzip `compressed` (bytes, or its pieces in order) inflated a piece of at most `size` bytes
+    at a time, with `inflate`'s checks and errors: a reader that consumes the pieces as they come
+    never holds the inflated whole, and never more than one byte past the cap is inflated."""
     cap = limits.max_profile_bytes
     total = 0
-    rest = data
+    inflater = None  # None between members, where zero padding may stand
+    pieces = (compressed,) if isinstance(compressed, (bytes, bytearray, memoryview)) else compressed
     try:
-        while rest:
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            chunk = inflater.decompress(rest, size)
-            while True:
-                if total + len(chunk) > cap:
-                    limit = describe_bytes(cap)
-                    problem = f"the gzip data inflates to more than {limit}, the profile size limit"
-                    raise ProfileReadError(source, problem + RAISE_HINT)
-                total += len(chunk)
-                yield chunk
-                if inflater.eof or not inflater.unconsumed_tail:
-                    break
-                chunk = inflater.decompress(inflater.unconsumed_tail, size)
-            if not inflater.eof:
-                raise ProfileReadError(source, "gzip data is truncated or corrupt (incomplete stream)")
-            rest = inflater.unused_data.lstrip(b"\x00")  # concatenated members, zero padding
+        for piece in pieces:
+            rest = bytes(piece)
+            while rest:
+                if inflater is None:
+                    rest = rest.lstrip(b"\x00")  # zero padding between or after members
+                    if not rest:
+                        break
+                    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                while True:
+                    most = min(size, cap - total + 1)
+                    chunk = inflater.decompress(rest, most)
+                    rest = inflater.unconsumed_tail
+                    if total + len(chunk) > cap:
+                        limit = describe_bytes(cap)
+                        problem = f"the gzip data inflates to more than {limit}, the profile size limit"
+                        raise ProfileTooLargeError(source, problem + RAISE_HINT)
+                    total += len(chunk)
+                    if chunk:
+                        yield chunk
+                    # a full piece may leave output inside zlib: ask again until a piece comes short
+                    if inflater.eof or (not rest and len(chunk) < most):
+                        break
+                if inflater.eof:
+                    rest = inflater.unused_data  # the next member (or padding)
+                    inflater = None
+        if inflater is not None:
+            raise ProfileReadError(source, "gzip data is truncated or corrupt (incomplete stream)")
     except zlib.error as exc:
         raise ProfileReadError(source, f"gzip data is truncated or corrupt ({exc})") from exc
 
@@ -251,6 +298,60 @@ def read_remote(source: str, limits: ReadLimits) -> bytes:
     if len(data) > limits.max_profile_bytes and data[:2] != GZIP_MAGIC:
         raise too_big(source, len(data), limits)
     return data
+
+
+class RemoteFile:
+    """A remote file (gs://, s3://, any fsspec scheme) read in pieces through TensorBoard's file layer,
+    under the cap: what a caller that streams a file needs when there is no descriptor. Each
+    `pieces()` call opens it anew (object stores have no links to swap; a changed object is caught
+    by its size)."""
+
+    def __init__(self, source: str, limits: ReadLimits):
+        from tensorboard.compat.tensorflow_stub.io import gfile
+
+        self.path = source
+        self._gfile = gfile
+        self._limits = limits
+        try:
+            self.size = int(gfile.stat(source).length)
+        except Exception as exc:  # the stub raises its own NotFoundError / UnimplementedError types
+            raise ProfileReadError(source, f"cannot open file ({exc})") from exc
+        if self.size > limits.max_profile_bytes:
+            raise too_big(source, self.size, limits)
+
+    def __enter__(self) -> RemoteFile:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing stays open between `pieces()` calls."""
+
+    def changed(self) -> bool:
+        return False
+
+    def changed_error(self) -> ProfileChangedError:
+        return ProfileChangedError(self.path, "the file changed while it was read; read again next time")
+
+    def pieces(self, size: int = INFLATE_CHUNK) -> Iterator[bytes]:
+        """The file's bytes from the start, `size` at a time; ProfileChangedError when it holds more
+        or fewer bytes than its size said."""
+        got = 0
+        try:
+            with self._gfile.GFile(self.path, "rb") as handle:
+                while got <= self.size:
+                    piece = handle.read(min(size, self.size + 1 - got))
+                    if not piece:
+                        break
+                    got += len(piece)
+                    yield piece
+        except ProfileReadError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the file layer's own error types, as in read_remote
+            raise ProfileReadError(self.path, f"cannot read file ({exc})") from exc
+        if got != self.size:
+            raise self.changed_error()
 
 
 def read_whole(source: str, limits: ReadLimits) -> bytes:
@@ -287,29 +388,27 @@ def read_head(source: str, size: int, limits: Optional[ReadLimits] = None) -> by
 def read_pieces(source: str, limits: ReadLimits, size: int = INFLATE_CHUNK) -> Iterator[bytes]:
     """A profile's bytes (inflated when gzip) a piece of at most `size` bytes at a time, under
     `read_whole`'s checks and errors: a reader that decodes the pieces as they come never holds the
-    whole text. A local file that is not gzip is read with pread a piece at a time (and checked for a
-    rewrite after its last piece); a gzip file or a remote one is read whole and inflated piecewise."""
+    whole text. A local file is read with pread a piece at a time (and checked for a rewrite after
+    its last piece); a gzip one is first sized by inflating it (nothing kept), so a bomb is refused
+    before a reader decodes anything. A remote file is read whole (under the cap) first."""
     if "://" in source:
-        data = read_remote(source, limits)
-    else:
-        with ProfileFile(source, limits) as handle:
-            if handle.size < 2 or handle.read(0, 2) == GZIP_MAGIC:
-                data = handle.read(0, handle.size) if handle.size else b""
-                if handle.changed():
-                    raise handle.changed_error()
-            else:
-                for start in range(0, handle.size, size):
-                    yield handle.read(start, min(handle.size, start + size))
-                if handle.changed():
-                    raise handle.changed_error()
-                return
-    yield from pieces_of(data, source, limits, size)
+        yield from pieces_of(read_remote(source, limits), source, limits, size)
+        return
+    with ProfileFile(source, limits) as handle:
+        if handle.size >= 2 and handle.read(0, 2) == GZIP_MAGIC:
+            inflated_size(handle.pieces(SIZING_CHUNK), source, limits)
+            yield from inflate_pieces(handle.pieces(), source, limits, size)
+        else:
+            yield from handle.pieces(size)
+        if handle.changed():
+            raise handle.changed_error()
 
 
 def pieces_of(data: bytes, source: str, limits: ReadLimits, size: int = INFLATE_CHUNK) -> Iterator[bytes]:
     """Profile bytes held in memory, inflated when gzip, a piece of at most `size` bytes at a time
     under `inflate`'s cap and errors."""
     if data[:2] == GZIP_MAGIC:
+        inflated_size(data, source, limits)  # a bomb is refused before a reader decodes a piece
         yield from inflate_pieces(data, source, limits, size)
         return
     if len(data) > limits.max_profile_bytes:

@@ -223,6 +223,10 @@ def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any
     rate = sum((r["achieved_tflops"] or 0.0) * r["devices"] for _, r in active)
     achieved = rate / devices if devices else None
     peak = first.get("peak_tflops")
+    # each host left out a rate above its device's fastest peak; their mean is then no figure either
+    impossible = any(r.get("mfu_impossible") for _, r in active)
+    if impossible:
+        achieved = None
     out.update({
         "devices": devices,
         "hosts": len(active),
@@ -230,6 +234,7 @@ def merged_roofline(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any
         "hardware_flops": rounded(sum(r["hardware_flops"] or 0.0 for _, r in active), 0),
         "achieved_tflops": rounded(achieved, 6),
         "mfu_pct": rounded(100.0 * achieved / peak if achieved is not None and peak else None, 4),
+        "mfu_impossible": impossible,
         "ops": sorted([dict(op, host=h) for h, r in active for op in r["ops"]],
                       key=lambda op: -op["total_ms"])[: ROOFLINE_TOP_OPS],
         "uncosted_ops": sorted([dict(op, host=h) for h, r in active for op in r.get("uncosted_ops") or []],

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tb_plugin_advisor.formatting import rounded
+from tb_plugin_advisor.formatting import finite_json, rounded
 from tb_plugin_advisor.trend.cause import attribute
 from tb_plugin_advisor.trend.changes import Split, find_changes, outlier_mask
 from tb_plugin_advisor.trend.rules import CHANGE
@@ -116,11 +116,11 @@ def analyse_series(series: SeriesInput) -> Dict[str, Any]:
 
 def build_trend(series: Sequence[SeriesInput]) -> Dict[str, Any]:
     """The trend JSON over every series."""
-    return {
+    return finite_json({  # a figure derived from extreme inputs is unknown, not inf
         "schema": SCHEMA,
         "series": [analyse_series(s) for s in series],
         "rules": {k: v for k, v in CHANGE.items()},
-    }
+    })
 
 
 def is_regression(trend: Dict[str, Any], threshold_pct: float) -> List[Dict[str, Any]]:

@@ -51,3 +51,9 @@ CAUSE = {
     # An op must have moved by at least this % of the step before to be named.
     "op_min_pct": 1.0,
 }
+
+SELECT = {
+    # Longest series pattern accepted (characters): a run name a person types is far shorter, and the
+    # trend route takes the pattern from a request.
+    "max_pattern_chars": 256,
+}

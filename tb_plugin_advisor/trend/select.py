@@ -1,16 +1,18 @@
 """Which captures form a series, and their order. Without a pattern every run directory is a series
 (PyTorch captures in one directory, TF/JAX sessions of one run); a pattern picks runs by name (the
 path-component rules of sources/runs.py's match_runs) or by a shell glob (`'ctl*'`) across
-directories, and all of one pattern's captures form one series."""
+directories, and all of one pattern's captures form one series. Patterns are bounded in length
+(rules.SELECT) and globs matched by run_glob.py, which keeps nothing between calls."""
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Dict, List, Sequence, Tuple
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.sources.runs import known_runs, match_runs
 from tb_plugin_advisor.sources.session import Session
+from tb_plugin_advisor.trend.rules import SELECT
+from tb_plugin_advisor.trend.run_glob import glob_match
 from tb_plugin_advisor.trend.series import capture_time
 
 GLOB_CHARS = "*?["
@@ -28,12 +30,14 @@ def _by_time(sessions: Sequence[Session]) -> List[Session]:
 
 def match_pattern(sessions: Sequence[Session], pattern: str) -> List[Session]:
     """The sessions `pattern` names: a glob over run names and run directories, or match_runs."""
+    if len(pattern) > SELECT["max_pattern_chars"]:
+        raise AdvisorError(f"the run pattern is {len(pattern):,} characters long; at most "
+                           f"{SELECT['max_pattern_chars']} are accepted")
     if any(ch in pattern for ch in GLOB_CHARS):
         pat = pattern.rstrip("/")
         return [
             s for s in sessions
-            if fnmatch.fnmatchcase(s.run, pat) or fnmatch.fnmatchcase(s.run_dir_rel, pat)
-            or fnmatch.fnmatchcase(s.run, pat + "/*")
+            if glob_match(s.run, pat) or glob_match(s.run_dir_rel, pat) or glob_match(s.run, pat + "/*")
         ]
     return match_runs(sessions, pattern)
 

@@ -20,6 +20,7 @@ MFU, since no CPU peak is known. AMD devices are identified by gfx target, CUs a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -93,6 +94,14 @@ class Roofline:
     def peaks(self) -> Optional[DevicePeaks]:
         return self.identity.peaks
 
+    @property
+    def fastest_peak(self) -> Optional[float]:
+        """The most FLOP/s the device can run at all (its fastest precision, sparse): no rate above
+        it is real."""
+        if not self.peaks or not self.peaks.flops:
+            return None
+        return max(self.peaks.flops.values()) * th.PEAK_SPARSITY_FACTOR
+
     def peak(self, precision: str) -> Tuple[Optional[float], str]:
         return peak_flops(self.peaks, precision) if self.peaks else (None, precision)
 
@@ -101,6 +110,9 @@ class Roofline:
         bw = self.peaks.bandwidth if self.peaks else None
         n = max(self.devices, 1)
         achieved = self.span_flops / n / (self.span_ns / 1e9) if self.span_ns else None
+        impossible = impossible_rate(achieved, self.fastest_peak)
+        if impossible:  # the shapes or FLOP counts are wrong: no rate, no MFU, and the JSON says why
+            achieved = None
         rows = [self._op_json(op) for op in sorted(self.ops, key=lambda o: (-o.time_ns, o.name))]
         uncosted = sorted(self.uncosted, key=lambda o: (-o.time_ns, o.name))
         costed = sum(op.time_ns for op in self.ops)
@@ -127,12 +139,8 @@ class Roofline:
             "hardware_flops": _r(self.hardware_flops, 0),
             "achieved_tflops": _r(achieved / 1e12 if achieved is not None else None, 6),
             "mfu_pct": _r(100.0 * achieved / peak if achieved is not None and peak else None, 4),
-            "per_step": [
-                {"step": s, "model_flops": _r(f, 0), "ms": _r(ns / 1e6),
-                 "achieved_tflops": _r(f / n / (ns / 1e9) / 1e12, 6) if ns else None,
-                 "mfu_pct": _r(100.0 * f / n / (ns / 1e9) / peak, 4) if ns and peak else None}
-                for s, f, ns in self.per_step
-            ],
+            "mfu_impossible": impossible,
+            "per_step": [self._step_json(s, f, ns, peak) for s, f, ns in self.per_step],
             "ops_with_flops": sum(op.calls for op in self.ops),
             "sources": sorted({op.source for op in self.ops}),
             "costed_time_pct": _r(coverage, 2),
@@ -142,6 +150,15 @@ class Roofline:
             "uncosted_ops": [self._uncosted_json(op) for op in uncosted[: th.ROOFLINE_TOP_OPS]],
         }
         return out
+
+    def _step_json(self, step: Optional[int], flops: float, ns: float,
+                   peak: Optional[float]) -> Dict[str, Any]:
+        rate = flops / max(self.devices, 1) / (ns / 1e9) if ns else None
+        if impossible_rate(rate, self.fastest_peak):
+            rate = None
+        return {"step": step, "model_flops": _r(flops, 0), "ms": _r(ns / 1e6),
+                "achieved_tflops": _r(rate / 1e12, 6) if rate is not None else None,
+                "mfu_pct": _r(100.0 * rate / peak, 4) if rate is not None and peak else None}
 
     def _device_label(self) -> Optional[str]:
         """The peaks' device, or an AMD product named more precisely than its peaks entry."""
@@ -174,6 +191,10 @@ class Roofline:
         peak, used = self.peak(op.precision)
         bw = self.peaks.bandwidth if self.peaks else None
         bound = roof = pct = None
+        rate = op.flops / seconds if seconds else None
+        impossible = impossible_rate(rate, self.fastest_peak)
+        if impossible:  # wrong shapes or FLOP counts: no rate and no place on the roofline
+            rate = intensity = None
         if intensity is not None and peak and bw and seconds:
             ridge = peak / bw
             bound = "memory" if intensity < ridge else "compute"
@@ -190,13 +211,25 @@ class Roofline:
             "flops": _r(op.flops, 0),
             "bytes": _r(nbytes, 0),
             "intensity": _r(intensity, 3),
-            "achieved_tflops": _r(op.flops / seconds / 1e12 if seconds else None, 4),
+            "achieved_tflops": _r(rate / 1e12 if rate is not None else None, 4),
             "achieved_gbps": _r(nbytes / seconds / 1e9 if nbytes and seconds else None, 3),
             "roof_tflops": _r(roof / 1e12 if roof else None, 4),
             "ridge_flops_per_byte": _r(peak / bw if peak and bw else None, 2),
             "bound": bound,
             "roof_pct": _r(pct, 2),
+            "impossible": impossible,
         }
+
+
+def impossible_rate(flops_per_s: Optional[float], fastest_peak: Optional[float]) -> bool:
+    """Whether a device's achieved FLOP/s cannot be: above its fastest peak, above 1 EFLOP/s when no
+    peak is known, or not a finite number. Such a rate comes from wrong shapes or FLOP counts (an
+    `Input Dims` of 2^41), never from the device, so no figure is built on it."""
+    if flops_per_s is None:
+        return False
+    if not math.isfinite(flops_per_s):
+        return True
+    return flops_per_s > (fastest_peak or th.MAX_DEVICE_FLOPS)
 
 
 def roofline(profile: Profile, steps: Optional[Steps] = None) -> Roofline:

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from tb_plugin_advisor.analysis.thresholds import MAX_TENSOR_ELEMENTS
+
 Dims = List[List[int]]
 
 
@@ -180,7 +182,9 @@ def _prod(dims: Sequence[int]) -> int:
 
 
 def _is_shape(value: object) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(x, int) and x >= 0 for x in value)
+    """A tensor shape a device can hold: non-negative ints, at most MAX_TENSOR_ELEMENTS elements."""
+    return (isinstance(value, list) and bool(value) and all(isinstance(x, int) and x >= 0 for x in value)
+            and _prod(value) <= MAX_TENSOR_ELEMENTS)
 
 
 def _flag(concrete: Optional[Sequence[str]], position: Union[int, bool]) -> Optional[bool]:

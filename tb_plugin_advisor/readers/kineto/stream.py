@@ -98,30 +98,32 @@ class EventStream:
             self._buffer = parts[0] if len(parts) == 1 else b"".join(parts)
         return added > 0
 
-    def _skip_whitespace(self, at: int) -> int:
-        """The first position at or after `at` that is not whitespace, reading more as needed; the
-        buffer's length at the end of the text."""
+    def _skip_whitespace(self, at: int, within: int = LONGEST_EVENT) -> int:
+        """The first position at or after `at` that is not whitespace, reading more as needed (up to
+        `within` bytes of buffer); the buffer's length at the end of the text or of that bound."""
         while True:
             at = _skip(self._buffer, at)
-            if at < len(self._buffer) or self._eof or not self._more(len(self._buffer)):
+            if (at < len(self._buffer) or self._eof or len(self._buffer) > within
+                    or not self._more(len(self._buffer))):
                 return at
 
     # -- the head ---------------------------------------------------------------------------------
 
-    def head(self) -> KinetoTrace:
-        """The top-level fields written before traceEvents (baseTimeNanoseconds among them)."""
+    def head(self, within: int = LONGEST_EVENT) -> KinetoTrace:
+        """The top-level fields written before traceEvents (baseTimeNanoseconds among them); Declined
+        unless the array starts within about `within` bytes of text."""
         searched = 0
         while True:
             at = self._buffer.find(KEY, max(0, searched - len(KEY)))
             if at >= 0:
                 break
             searched = len(self._buffer)
-            if searched > LONGEST_EVENT or not self._more(searched):
+            if searched > within or not self._more(searched):
                 raise Declined("no traceEvents key")
-        colon = self._skip_whitespace(at + len(KEY))
+        colon = self._skip_whitespace(at + len(KEY), within)
         if colon >= len(self._buffer) or self._buffer[colon] != ord(":"):
             raise Declined("traceEvents is not followed by a value")
-        bracket = self._skip_whitespace(colon + 1)
+        bracket = self._skip_whitespace(colon + 1, within)
         if bracket >= len(self._buffer) or self._buffer[bracket] != ord("["):
             raise Declined("traceEvents is not an array")
         self._head = self._buffer[:bracket]

@@ -81,7 +81,7 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
     for c in DISPLAY_ORDER:
         if pct[c] < 0.05 and ms[c] <= 0:
             continue
-        bar = "#" * int(round(pct[c] / 100 * bar_width))
+        bar = "#" * round(min(max(pct[c], 0.0), 100.0) / 100 * bar_width)  # a share: 0 to 100 %
         out.append(f"  {LABELS[c]:<26} {format_ms(ms[c]):>12} {format_pct(pct[c]):>7}  {bar}")
     pipeline = report.get("input_pipeline") or {}
     if shows_input_section(report):

@@ -5,6 +5,7 @@ Tensor Cores and op names, all rounded by the shared rule (formatting.py)."""
 from __future__ import annotations
 
 import functools
+import math
 import textwrap
 from typing import Any, Dict, List, Optional
 from urllib.parse import urlencode
@@ -141,7 +142,8 @@ def span_lines(advice: Dict[str, Any], run: str = "") -> List[str]:
 
 def _ms_text(value: float) -> str:
     """Milliseconds for a URL, to the ns, as the tab writes them."""
-    return repr(max(0, round(value * 1e6)) / 1e6)
+    ns = value * 1e6
+    return repr(max(0, round(ns)) / 1e6) if math.isfinite(ns) else "0"
 
 
 def trace_viewer_query(run: str, span: Dict[str, Any]) -> str:

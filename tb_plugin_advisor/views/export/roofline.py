@@ -80,7 +80,13 @@ def summary(r: Dict[str, Any]) -> Optional[str]:
              f"{_f(r.get('costed_time_pct'), 0)} % of {what}", _peaks(r)]
     if r.get("achieved_tflops") is not None:
         parts.append(_achieved(r))
+    elif r.get("mfu_impossible"):
+        parts.append(IMPOSSIBLE)
     return "; ".join(parts)
+
+
+IMPOSSIBLE = ("no FLOP rate or MFU: the FLOPs counted would run the device above its fastest peak, which "
+              "is impossible (the recorded shapes or FLOP counts are wrong)")
 
 
 def uncosted_line(r: Dict[str, Any]) -> Optional[str]:
@@ -97,7 +103,8 @@ def rows(r: Dict[str, Any]) -> List[List[str]]:
     return [[str(op["name"]), str(op.get("source", "")), str(op.get("precision", "")),
              str(op.get("calls", "")),
              _f(op.get("total_ms"), 3), _f(op.get("time_pct"), 1), _f(op.get("intensity"), 2),
-             _f(op.get("achieved_tflops"), 3), _f(op.get("achieved_gbps"), 1), op.get("bound") or "—",
+             _f(op.get("achieved_tflops"), 3), _f(op.get("achieved_gbps"), 1),
+             op.get("bound") or ("impossible" if op.get("impossible") else "—"),
              _f(op.get("roof_pct"), 1)] for op in (r.get("ops") or [])[:TOP_OPS]]
 
 

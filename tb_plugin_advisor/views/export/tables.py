@@ -35,7 +35,7 @@ def findings_of(section: Dict[str, Any]) -> List[Dict[str, Any]]:
 def text_table(headers: Sequence[str], rows: List[List[str]], name_width: int) -> List[str]:
     """First column clipped to name_width (its end kept), the others right-aligned."""
     clipped = [[clip(r[0], name_width)] + r[1:] for r in rows]
-    widths = [max(len(str(h)), *(len(r[i]) for r in clipped)) for i, h in enumerate(headers)]
+    widths = [max([len(str(h))] + [len(r[i]) for r in clipped]) for i, h in enumerate(headers)]
     widths[0] = min(widths[0], name_width)
 
     def row(cells: Sequence[str]) -> str:

@@ -10,10 +10,12 @@ Routes (served by TensorBoard under /data/plugin/advisor/, ARCHITECTURE.md §2 "
   index.js, other static files looked up by exact name in the package's static/ directory
 
 Only GET and HEAD are answered (405 with `Allow` otherwise). Every answer is JSON; failures are
-`{"error": "..."}` with 400 (missing/bad parameter), 404 (unknown run, host or file), 422 (the
-profile cannot be read or analysed), 503 (a worker process died) or 500 (a bug in the Advisor:
-`{"error": ..., "error_id": ...}`, the id logged with the traceback). A run name is only looked up
-among discovered runs, never joined into a path; no answer carries an absolute server path.
+`{"error": "..."}` with 400 (missing/bad parameter), 404 (unknown run, host or file), 413 (a trace
+over the size cap), 422 (the profile cannot be read or analysed, or a trace file is not a profile),
+503 (a worker process died, or every trace download slot is taken: Retry-After) or 500 (a bug in
+the Advisor: `{"error": ..., "error_id": ...}`, the id logged with the traceback). A run name is
+only looked up among discovered runs, never joined into a path; no answer carries an absolute
+server path.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from tb_plugin_advisor.views.server.http_errors import (
     log_internal_error,
 )
 from tb_plugin_advisor.views.server.progress_board import ProgressBoard
-from tb_plugin_advisor.views.server.trace_route import trace_response
+from tb_plugin_advisor.views.server.trace_route import LIMITS as DOWNLOAD_LIMITS
+from tb_plugin_advisor.views.server.trace_route import DownloadLimits, DownloadSlots, trace_response
 from tb_plugin_advisor.views.server.trend_route import trend_route
 
 JSON = "application/json"
@@ -129,6 +132,7 @@ class AdvisorApi:
         service: AnalysisService,
         static_dir: str = STATIC_DIR,
         logdir: str = "",
+        downloads: DownloadLimits = DOWNLOAD_LIMITS,
     ):
         self.discovery = discovery
         self.service = service
@@ -141,6 +145,7 @@ class AdvisorApi:
         self._progress = ProgressBoard()  # running reports' progress, for 202 answers
         # per trend being gathered, the report bodies already answered (trend_route.py says why)
         self.trend_parts = BoundedDict(4)
+        self.downloads = DownloadSlots(downloads)  # trace files being served (trace_route.py)
 
     def apps(self) -> Dict[str, Callable]:
         routes = {
@@ -172,7 +177,9 @@ class AdvisorApi:
             try:
                 return method(request)
             except ApiError as e:
-                return self._error(request, e.status, e.message)
+                response = self._error(request, e.status, e.message)
+                response.headers.extend(getattr(e, "headers", None) or {})
+                return response
             except WorkerCrashed as e:
                 log_internal_error(request.path, e)
                 return self._error(request, 503, str(e))

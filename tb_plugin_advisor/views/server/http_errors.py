@@ -3,7 +3,8 @@
 4xx: the request or the profile is at fault (`ApiError`, a message that says what and where).
 500: the Advisor is at fault; the answer carries only a short error id, and the same id is logged
 with the traceback, so a user can quote it and a maintainer can find it.
-503: a worker process died (killed, out of memory); the pool is rebuilt and a retry may work.
+503: a worker process died (killed, out of memory); the pool is rebuilt and a retry may work. Also
+all trace downloads busy, with Retry-After.
 504: an analysis ran past its time budget (a hung file system); its worker was replaced.
 No answer names an absolute server path: `PathMapper` rewrites the logdir prefix to relative paths
 in every JSON body, including messages that readers raise with the file's full path.
@@ -15,7 +16,7 @@ import logging
 import os
 import re
 import secrets
-from typing import Any
+from typing import Any, Dict, Optional
 
 logger = logging.getLogger("tb_plugin_advisor")
 
@@ -23,14 +24,17 @@ logger = logging.getLogger("tb_plugin_advisor")
 class ApiError(Exception):
     """A client-facing failure: becomes `{"error": message}` with `status`.
 
-    `retry` marks an answer that must not be cached (a file changed while it was read).
+    `retry` marks an answer that must not be cached (a file changed while it was read); `headers` go
+    on the answer (a 503's Retry-After).
     """
 
-    def __init__(self, status: int, message: str, retry: bool = False):
+    def __init__(self, status: int, message: str, retry: bool = False,
+                 headers: Optional[Dict[str, str]] = None):
         super().__init__(status, message, retry)  # args survive pickling from a worker process
         self.status = status
         self.message = message
         self.retry = retry
+        self.headers = dict(headers or {})
 
     def __str__(self) -> str:
         return self.message

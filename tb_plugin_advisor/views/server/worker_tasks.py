@@ -86,7 +86,7 @@ def report_answer(
     try:
         # the host was validated by the route; a report analysed before (this or another process,
         # before a restart) comes from the persistent cache (report/disk_cache.py)
-        report, _cached = cached_report(open_cache(), session, host, lambda: to_jsonable(
+        report, _cached = cached_report(open_cache(logdirs=[logdir]), session, host, lambda: to_jsonable(
             build_session_report(session, host, scheduler=scheduler, on_progress=on_progress)))
     except ProfileChangedError as e:  # being written: say so, and read again on the next request
         message = f"cannot read the profile of run '{session.run}' now: {e}"
@@ -102,7 +102,7 @@ def cached_answer(session: Session, host: Optional[str], logdir: str) -> Optiona
     a restart then costs a cache read, not a worker started for it."""
     from tb_plugin_advisor.report.disk_cache import open_cache
 
-    report = open_cache().get(session, host)
+    report = open_cache(logdirs=[logdir]).get(session, host)
     return None if report is None else encode(PathMapper(logdir).json(report))
 
 

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         return find_run(scan, name, role)
 
     # each side from the analysis cache when `report`, `trend`, TensorBoard or an earlier diff read it
-    cache = open_cli_cache(args)
+    cache = open_cli_cache(args, args.logdir, args.baseline, args.candidate)
     bar = ProgressBar()  # both runs' progress, one after the other; only when stderr is a terminal
     sides = []
     try:

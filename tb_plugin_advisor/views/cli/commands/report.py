@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
@@ -92,17 +93,23 @@ def add_cache_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-cache", action="store_true", help="read every profile, keep nothing")
 
 
-def open_cli_cache(args: argparse.Namespace) -> ReportCache:
-    """The analysis cache the command's --cache-dir / --no-cache / environment choose."""
+def open_cli_cache(args: argparse.Namespace, *inputs: Optional[str]) -> ReportCache:
+    """The analysis cache the command's --cache-dir / --no-cache / environment choose, never inside
+    the logdir or the directory of a profile file given instead (`inputs`)."""
     from tb_plugin_advisor.report.disk_cache import ReportCache, open_cache
+    from tb_plugin_advisor.sources.runs import is_profile_file
 
     if getattr(args, "no_cache", False):
         return ReportCache(None)
-    return open_cache(getattr(args, "cache_dir", None))
+    roots = [os.path.dirname(os.path.abspath(p)) if is_profile_file(p) else p for p in inputs if p]
+    cache = open_cache(getattr(args, "cache_dir", None), logdirs=roots)
+    if cache.note:  # where the cache went instead of a directory that holds others' files
+        print(f"tb-advisor: note: {cache.note}", file=sys.stderr)
+    return cache
 
 
 def cache_note(cache: ReportCache, command: str) -> None:
-    """Say on stderr when the cache directory could not be written (entries then live in memory)."""
+    """Say on stderr when the cache directory could not be used (entries then live in memory)."""
     if cache.degraded:
         print(f"tb-advisor {command}: note: {cache.degraded}", file=sys.stderr)
 
@@ -131,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     check_parallel_arguments(args)
     if is_profile_file(args.logdir) and not args.list:
         return _emit(_build(session_for_file(args.logdir), args.host, args.scheduler, args.workers,
-                            open_cli_cache(args)), args)
+                            open_cli_cache(args, args.logdir)), args)
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
     sessions = [s for s in scan.sessions if s.format in READERS]
@@ -157,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
             )
     else:
         session = resolve_run(sessions, args.run, args.logdir)
-    return _emit(_build(session, args.host, args.scheduler, args.workers, open_cli_cache(args)), args)
+    cache = open_cli_cache(args, args.logdir)
+    return _emit(_build(session, args.host, args.scheduler, args.workers, cache), args)
 
 
 def _emit(report, args: argparse.Namespace) -> int:

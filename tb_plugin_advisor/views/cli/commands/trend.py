@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
     series = select_series(scan.sessions, args.run, args.order, args.logdir)
-    cache = open_cli_cache(args)
+    cache = open_cli_cache(args, args.logdir)
     sessions = list({s.run: s for _, group in series for s in group}.values())
     bar = ProgressBar()
     try:

@@ -1,0 +1,115 @@
+"""Shell-glob matching of run names (`'resnet50_*'`, `'ctl[0-9]?'`), with fnmatch.fnmatchcase's meaning
+and nothing kept between calls.
+
+fnmatch compiles each distinct pattern into a regular expression and keeps it in a process-wide cache
+of 32,768 entries: the trend route takes its pattern from the request, so 3,000 long patterns grew
+TensorBoard by 169 MB. Here a pattern is parsed per call into tokens (a character, `?`, a class, `*`)
+and matched segment by segment: the pieces between stars have a fixed length, so the leftmost place
+each fits is the right one, and a piece of plain characters is found by str.find.
+
+Classes follow fnmatch exactly: `[!…]` negates, a `]` right after `[` or `[!` is a member, `a-z` is
+a range and `-` first or last a member, a reversed range (`z-a`) holds nothing, and a `[` without
+its `]` is a plain character.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple, Union
+
+# A class: (negated, members, ranges as (low, high) pairs).
+Class = Tuple[bool, str, Tuple[Tuple[str, str], ...]]
+Token = Union[str, Class, None]  # a plain character, a class, or None for `?`
+Piece = List[Token]  # the tokens between two stars: they match exactly len(piece) characters
+
+
+def _class_at(pattern: str, start: int) -> Tuple[Optional[Class], int]:
+    """The class whose `[` is at `start - 1` and the position after its `]`; (None, start) when the
+    `[` has no `]` (then it is a plain character), as fnmatch.translate decides."""
+    end = start
+    if end < len(pattern) and pattern[end] == "!":
+        end += 1
+    if end < len(pattern) and pattern[end] == "]":
+        end += 1
+    end = pattern.find("]", end)
+    if end < 0:
+        return None, start
+    body = pattern[start:end]
+    negated = body.startswith("!")
+    if negated:
+        body = body[1:]
+    members: List[str] = []
+    ranges: List[Tuple[str, str]] = []
+    at = 0
+    while at < len(body):
+        if at + 2 < len(body) and body[at + 1] == "-":
+            if body[at] <= body[at + 2]:  # a reversed range holds nothing
+                ranges.append((body[at], body[at + 2]))
+            at += 3
+        else:
+            members.append(body[at])
+            at += 1
+    return (negated, "".join(members), tuple(ranges)), end + 1
+
+
+def _pieces(pattern: str) -> List[Piece]:
+    """The pattern cut at its stars: `a*b?*[cd]` → [['a'], ['b', None], [class]]."""
+    pieces: List[Piece] = [[]]
+    at = 0
+    while at < len(pattern):
+        ch = pattern[at]
+        at += 1
+        if ch == "*":
+            if pieces[-1] or len(pieces) == 1:  # a run of stars is one
+                pieces.append([])
+        elif ch == "?":
+            pieces[-1].append(None)
+        elif ch == "[":
+            found, at = _class_at(pattern, at)
+            pieces[-1].append(found if found is not None else "[")
+        else:
+            pieces[-1].append(ch)
+    return pieces
+
+
+def _matches(token: Token, ch: str) -> bool:
+    if token is None:
+        return True
+    if isinstance(token, str):
+        return token == ch
+    negated, members, ranges = token
+    inside = ch in members or any(low <= ch <= high for low, high in ranges)
+    return inside != negated
+
+
+def _fits(piece: Piece, name: str, at: int) -> bool:
+    return all(_matches(token, name[at + i]) for i, token in enumerate(piece))
+
+
+def _find(piece: Piece, name: str, start: int, stop: int) -> int:
+    """The first position in [start, stop] where `piece` fits, else -1."""
+    if all(isinstance(t, str) for t in piece):
+        return name.find("".join(piece), start, stop + len(piece))  # type: ignore[arg-type]
+    for at in range(start, stop + 1):
+        if _fits(piece, name, at):
+            return at
+    return -1
+
+
+def glob_match(name: str, pattern: str) -> bool:
+    """Whether `name` matches the shell glob `pattern` (case-sensitive; `*` and `?` also match `/`)."""
+    pieces = _pieces(pattern)
+    first, last = pieces[0], pieces[-1]
+    if len(pieces) == 1:
+        return len(name) == len(first) and _fits(first, name, 0)
+    if len(first) + len(last) > len(name) or not _fits(first, name, 0):
+        return False
+    end = len(name) - len(last)
+    if not _fits(last, name, end):
+        return False
+    at = len(first)
+    for piece in pieces[1:-1]:
+        found = _find(piece, name, at, end - len(piece))
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
