@@ -149,9 +149,19 @@ def _welch(x: np.ndarray, y: np.ndarray, alpha: float, rule: Dict[str, Any]) -> 
     if not logs:
         return ShiftTest("welch", p_value, difference, (difference - half, difference + half), rule)
     centre = float(np.exp(a.mean()))  # the baseline's geometric mean
-    shift = centre * math.expm1(difference)
-    ci = (centre * math.expm1(difference - half), centre * math.expm1(difference + half))
+    shift = _scaled_change(centre, difference)
+    low, high = _scaled_change(centre, difference - half), _scaled_change(centre, difference + half)
+    ci = (low, high) if low is not None and high is not None else None
     return ShiftTest("welch_log", p_value, shift, ci, rule)
+
+
+def _scaled_change(centre: float, log_ratio: float) -> Optional[float]:
+    """centre × (e^log_ratio − 1), or None past what a float holds (a hostile report's 1e308 ms)."""
+    try:
+        value = centre * math.expm1(log_ratio)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _rank_test(x: np.ndarray, y: np.ndarray, alpha: float) -> ShiftTest:

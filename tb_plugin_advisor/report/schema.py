@@ -161,8 +161,6 @@ class DataLoader(Shape):
     wait_pct: float
     calls_per_step: float
     longest_waits: List[Wait]
-    exposed_wait_ms_per_step: Optional[float] = None
-    exposed_wait_pct: Optional[float] = None
     main_process_ms_per_step: MainProcess
     main_process_ops: List[NamedTime]
     pinned_memory: Optional[bool]
@@ -171,6 +169,8 @@ class DataLoader(Shape):
     h2d_copies: H2dCopies
     pin_memory_ops_per_step: float
     host_alloc: HostAlloc
+    exposed_wait_ms_per_step: Optional[float] = None  # (absent in reports from before it was measured)
+    exposed_wait_pct: Optional[float] = None
 
 
 class Annotations(Shape):
