@@ -129,3 +129,11 @@ def test_what_passes_the_shape_renders(seed):
                     for i, r in enumerate((base, report, base))]
         assert _finite(build_trend([SeriesInput("x", captures)]))
     assert passed > 20  # the mutations that keep the shape are exercised, not only refused
+
+
+def test_an_integer_past_float_range_is_refused_with_its_path_named():
+    """msgspec before 0.19 lets such an integer escape as SystemError; the shape check names it either way."""
+    report = copy.deepcopy(REPORTS[0][1])
+    report["steps"]["median_ms"] = 10 ** 400
+    error = shape_error(report)
+    assert error is not None and "$.steps.median_ms" in error, error

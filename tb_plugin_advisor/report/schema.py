@@ -648,4 +648,30 @@ def shape_error(report: Any) -> Optional[str]:
         msgspec.convert(report, Report)
     except msgspec.ValidationError as exc:
         return str(exc)
+    except (OverflowError, SystemError):
+        # msgspec before 0.19 lets an integer past float range escape as SystemError instead of
+        # a ValidationError; say where it is, as msgspec would have.
+        return f"Number out of float range - at `{_huge_int_path(report, '$') or '$'}`"
     return None
+
+
+def _huge_int_path(value: Any, path: str) -> Optional[str]:
+    """The path of the first integer a float cannot hold, None when there is none."""
+    if _is_huge_int(value):
+        return path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _huge_int_path(item, f"{path}.{key}" if isinstance(value, dict) else f"{path}[{key}]")
+        if found is not None:
+            return found
+    return None
+
+
+def _is_huge_int(value: Any) -> bool:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
