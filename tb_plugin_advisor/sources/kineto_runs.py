@@ -3,58 +3,23 @@
 `torch.profiler.tensorboard_trace_handler(dir)` writes `dir/<worker>.<timestamp>.pt.trace.json[.gz]`
 once per worker (host or rank) and per capture. A directory is a run directory; its captures are
 the sessions the Advisor lists, one per capture (which files are one capture:
-sources/kineto_captures.py). The run name is `<directory relative to the logdir>/<capture>`, or
+readers/kineto/captures.py). The run name is `<directory relative to the logdir>/<capture>`, or
 `<capture>` at the logdir's root.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.readers.guarded_io import read_head
-from tb_plugin_advisor.readers.kineto.tables import (
-    JSON_SUFFIXES,
-    is_trace_file,
-    split_trace_name,
-    worker_from_filename,
-)
-from tb_plugin_advisor.sources.kineto_captures import STARTS, group_captures
+from tb_plugin_advisor.readers.kineto.captures import capture_start, group_captures
+from tb_plugin_advisor.readers.kineto.head import looks_like_trace
+from tb_plugin_advisor.readers.kineto.tables import is_json_name, is_trace_file, worker_from_filename
 from tb_plugin_advisor.sources.session import EVENTS_TAG, KINETO_FORMAT, HostFile, RunDir, Session
 from tb_plugin_advisor.sources.walk import is_remote, join
 
 
 def has_kineto_traces(names: Sequence[str]) -> bool:
     return any(is_trace_file(name) for name in names)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Traces outside the handler's naming (prof.export_chrome_trace writes any name)
-
-SNIFF_BYTES = 4096  # Kineto writes `"schemaVersion"` first; 4 KiB of head is plenty
-
-
-def is_json_name(name: str) -> bool:
-    return name.endswith(JSON_SUFFIXES) and not is_trace_file(name)
-
-
-def looks_like_kineto(path: str) -> bool:
-    """Whether a local `.json[.gz]` file starts like a Kineto trace (reads at most 4 KiB of it,
-    through the readers' guarded I/O: a file swapped for a FIFO since the listing is not waited on)."""
-    try:
-        head = read_head(path, SNIFF_BYTES)
-    except (ProfileReadError, OSError):
-        return False
-    return head.lstrip()[:1] == b"{" and b'"schemaVersion"' in head
-
-
-def handler_name(name: str, mtime_ns: Optional[int]) -> str:
-    """The name tensorboard_trace_handler would have given a file: `<stem>.<ms>.pt.trace.json[.gz]`."""
-    gz = name.endswith(".gz")
-    stem = name[: -len(".json.gz")] if gz else name[: -len(".json")] if name.endswith(".json") else name
-    stamp = (mtime_ns or int(time.time() * 1e9)) // 1_000_000
-    return f"{stem}.{stamp}.pt.trace.json{'.gz' if gz else ''}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -85,12 +50,8 @@ def file_starts(path: str, by_name: Dict[str, Any]) -> Dict[str, Optional[int]]:
     there is a request per file)."""
     if is_remote(path):
         return {}
-    starts = {}
-    for name, entry in by_name.items():
-        parts = split_trace_name(name) if is_trace_file(name) else None
-        if parts is not None and parts[1]:
-            starts[name] = STARTS.start(join(path, name), entry.size, entry.mtime_ns)
-    return starts
+    return {name: capture_start(name, join(path, name), entry.size, entry.mtime_ns)
+            for name, entry in by_name.items()}
 
 
 def loose_kineto_traces(parts: Tuple[str, ...], path: str, entries: Sequence[Any]) -> List[Session]:
@@ -99,7 +60,7 @@ def loose_kineto_traces(parts: Tuple[str, ...], path: str, entries: Sequence[Any
 
     found = [
         e for e in entries
-        if not e.is_dir and is_json_name(e.name) and looks_like_kineto(join(path, e.name))
+        if not e.is_dir and is_json_name(e.name) and looks_like_trace(join(path, e.name))
     ]
     if not found:
         return []

@@ -7,7 +7,7 @@ rest of the file. The answer is the earliest start of a complete (`X`) event amo
 the epoch: `baseTimeNanoseconds` plus the event's `ts` where the trace has a base time (written
 before the events by current torch), else `ts` itself (2021 traces write µs since the epoch). A trace
 whose base time comes only after its events (ROCm) gives its relative `ts` here: whoever uses the
-answer must check it is plausible (sources/kineto_captures.py holds it to the file's handler stamp).
+answer must check it is plausible (captures.py holds it to the file's handler stamp).
 
 None when the head holds no whole `X` event, is not a trace, or cannot be read.
 """
@@ -24,6 +24,19 @@ from tb_plugin_advisor.readers.kineto.stream import Declined, EventStream
 # Bytes of the file read (and of text inflated): the top-level fields before traceEvents are ~3 KB
 # for eight GPUs' deviceProperties, and an event ~300 bytes, so a head holds a hundred events or more.
 HEAD_BYTES = 64 << 10
+# Bytes read to tell a trace saved under another name (`prof.export_chrome_trace`) from other JSON:
+# Kineto writes `"schemaVersion"` first, so 4 KiB of head is plenty.
+SNIFF_BYTES = 4096
+
+
+def looks_like_trace(path: str) -> bool:
+    """Whether a local `.json[.gz]` file starts like a Kineto trace (reads at most SNIFF_BYTES of it,
+    through the readers' guarded I/O: a file swapped for a FIFO since the listing is not waited on)."""
+    try:
+        head = read_head(path, SNIFF_BYTES)
+    except (ProfileReadError, OSError):
+        return False
+    return head.lstrip()[:1] == b"{" and b'"schemaVersion"' in head
 
 
 def first_event_ns(source: str, head_bytes: int = HEAD_BYTES) -> Optional[int]:

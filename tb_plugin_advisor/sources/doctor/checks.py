@@ -12,9 +12,9 @@ from typing import Callable, Dict, List, Sequence
 
 import numpy as np
 
+from tb_plugin_advisor.readers.kineto.tables import handler_name
 from tb_plugin_advisor.sources.doctor.findings import STEP_SOURCE_ORDER
 from tb_plugin_advisor.sources.doctor.results import HostCheck, SessionReport
-from tb_plugin_advisor.sources.kineto_runs import handler_name
 from tb_plugin_advisor.sources.session import Session
 
 # Host runtime calls that start GPU work: seeing them without device events means the GPU tracer
