@@ -120,6 +120,9 @@ PROCESS_NAME = "process_name"
 THREAD_NAME = "thread_name"
 PROCESS_LABELS = "process_labels"
 
+# Profile.format and Session.format of a Kineto trace (readers/formats/kineto.py).
+FORMAT_ID = "kineto"
+
 # File names.
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 _HANDLER_NAME = re.compile(r"^(?P<worker>.+)\.(?P<stamp>\d{10,20})\.pt\.trace\.json(?:\.gz)?$")
