@@ -132,8 +132,9 @@ def check_parallel_arguments(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tb_plugin_advisor.readers.formats.registry import is_analysed
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import READERS, is_profile_file, resolve_run, session_for_file
+    from tb_plugin_advisor.sources.runs import is_profile_file, resolve_run, session_for_file
 
     check_parallel_arguments(args)
     if is_profile_file(args.logdir) and not args.list:
@@ -141,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
                             open_cli_cache(args, args.logdir)), args)
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
-    sessions = [s for s in scan.sessions if s.format in READERS]
+    sessions = [s for s in scan.sessions if is_analysed(s.format)]
     if args.list:
         for session in sessions:
             line = f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes"
