@@ -146,3 +146,16 @@ def test_files_outside_the_layout_are_found_as_the_format_says(tmp_path):
     assert outside.host_of("exported.json") == "exported" and outside.host_of("x.pb") is None
     assert outside.sniff(str(trace)) and not outside.sniff(str(tmp_path / "other.json"))
     assert LEGACY.outside_layout is None
+
+
+def test_every_doctor_check_a_format_names_exists_and_every_check_is_named():
+    from tb_plugin_advisor.sources.doctor.checks import FORMAT_CHECKS
+    from tb_plugin_advisor.sources.doctor.findings import FINDINGS
+
+    named = set()
+    for f in FORMATS:
+        checks = list(f.doctor_checks) + ([f.outside_layout.finding] if f.outside_layout else [])
+        assert len(set(checks)) == len(checks), f.id
+        named.update(checks)
+    assert named == set(FORMAT_CHECKS)  # no check without a format, no format naming a missing check
+    assert named <= set(FINDINGS)  # each check adds the finding of its name (words in findings.py)
