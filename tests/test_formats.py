@@ -159,3 +159,28 @@ def test_every_doctor_check_a_format_names_exists_and_every_check_is_named():
         named.update(checks)
     assert named == set(FORMAT_CHECKS)  # no check without a format, no format naming a missing check
     assert named <= set(FINDINGS)  # each check adds the finding of its name (words in findings.py)
+
+
+def test_fix_logdir_names_the_files_outside_their_layout_in_each_formats_words(tmp_path, capsys):
+    from tb_plugin_advisor.views.cli.main import main
+
+    _xspace(tmp_path / "stray" / "h.xplane.pb")
+    training_trace(steps=2).write(tmp_path / "exports" / "run.json")
+    assert main(["fix-logdir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert ("note: 1 directory holds .xplane.pb files outside plugins/profile/<session>/; "
+            "`tb-advisor doctor` shows how to move them.") in out
+    assert ("note: 1 directory holds PyTorch traces not named <worker>.<timestamp>.pt.trace.json; "
+            "`tb-advisor doctor` shows how to rename them.") in out
+
+
+def test_a_run_of_a_format_that_is_not_read_is_refused_with_the_formats_reason(tmp_path):
+    from tb_plugin_advisor.sources.discovery import scan_logdir
+
+    session = tmp_path / "plugins" / "profile" / "2020_01_01_00_00_00"
+    session.mkdir(parents=True)
+    (session / "h.overview_page.pb").write_bytes(b"x")
+    (scan,) = scan_logdir(str(tmp_path)).sessions
+    assert scan.format == "legacy" and scan.host_names == ["h"] and scan.framework == "tensorflow"
+    reason = LEGACY.not_read_because.format(files=", ".join(scan.files))
+    assert reason.startswith("only older-format profiler files (h.overview_page.pb)")

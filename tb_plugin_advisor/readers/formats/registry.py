@@ -40,6 +40,14 @@ def claiming(name: str) -> Optional[ProfileFormat]:
     return None
 
 
+def spans_of(format_id: str) -> SpanCoordinates:
+    """How the evidence spans of a profile read from this format address its events. A Profile no
+    reader made (format "") has only its own plane and line ids on its own time base, which are
+    XSpace's coordinates: the Profile mirrors an XSpace."""
+    fmt = _BY_ID.get(format_id)
+    return fmt.spans if fmt is not None and fmt.spans is not None else XSPACE.spans
+
+
 def span_coordinates(label: str) -> Optional[SpanCoordinates]:
     """How the spans a report labels `label` (their `format`) address their events; None for a label
     no format writes (an older or foreign report)."""
