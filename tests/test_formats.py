@@ -24,6 +24,7 @@ from tb_plugin_advisor.readers.formats.registry import (
     FORMATS,
     claiming,
     file_format,
+    file_patterns,
     format_named,
     is_analysed,
     span_coordinates,
@@ -101,7 +102,10 @@ def test_only_formats_with_a_reader_are_analysed():
     for f in FORMATS:
         if f.analysed:
             assert f.reads_what in what_the_advisor_reads() and f.where_written in where_profiles_live()
+            assert f.file_pattern in file_patterns()
             assert f.check_content is not None and f.spans is not None
+        else:
+            assert f.file_pattern not in file_patterns()
 
 
 def test_each_reader_reads_its_format_and_says_so(tmp_path):

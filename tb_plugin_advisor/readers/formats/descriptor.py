@@ -78,6 +78,7 @@ class ProfileFormat:
     names: Callable[[str], bool]  # is this file name one of its files, as its writer names them
     layout: str  # SESSION_DIRECTORY | RUN_DIRECTORY
     where_written: str  # where its files lie, for people ("<logdir>/**/…")
+    file_pattern: str  # its files' names as a person would glob them ("*.xplane.pb")
     # SESSION_DIRECTORY: a file name → its host.
     host_of: Optional[Callable[[str], str]] = None
     # RUN_DIRECTORY: the directory's file names and when each starts (ns; absent or None: unknown)

@@ -42,6 +42,7 @@ KINETO = ProfileFormat(
     names=is_trace_file,
     layout=RUN_DIRECTORY,
     where_written="<logdir>/**/<worker>.<timestamp>.pt.trace.json[.gz] (PyTorch)",
+    file_pattern="*.pt.trace.json[.gz]",
     group=group_captures,
     capture_start=capture_start,
     read=_read,

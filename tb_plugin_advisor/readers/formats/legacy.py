@@ -49,6 +49,7 @@ LEGACY_TOOLS = ProfileFormat(
     names=_is_legacy,
     layout=SESSION_DIRECTORY,
     where_written="<logdir>/**/plugins/profile/<session>/<host>.trace.json.gz and other tool files",
+    file_pattern="*.trace.json.gz, *.overview_page.pb, …",
     host_of=_host,
     not_read_because=(
         "only older-format profiler files ({files}); the Advisor reads <host>.xplane.pb files: capture "

@@ -81,6 +81,11 @@ def what_the_advisor_reads() -> str:
     return _listed([f.reads_what for f in FORMATS if f.analysed], ", and ")
 
 
+def file_patterns() -> str:
+    """"*.a, *.b": the names of the files the Advisor reads, for help texts and errors."""
+    return ", ".join(f.file_pattern for f in FORMATS if f.analysed)
+
+
 def where_profiles_live() -> str:
     """"A or B": where every analysed format's files lie."""
     return _listed([f.where_written for f in FORMATS if f.analysed], " or ")

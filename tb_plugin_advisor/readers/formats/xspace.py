@@ -38,6 +38,7 @@ XSPACE = ProfileFormat(
     names=_is_xspace,
     layout=SESSION_DIRECTORY,
     where_written="<logdir>/**/plugins/profile/<session>/<host>.xplane.pb (TensorFlow, JAX)",
+    file_pattern="*.xplane.pb",
     host_of=_host,
     read=_read,
     reads_what="XSpace profiles written by TensorFlow >= 2.2 or JAX",
