@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Optional
 from tensorboard.backend import http_util
 from werkzeug import wrappers
 
-from tb_plugin_advisor.readers.formats.registry import format_named
+from tb_plugin_advisor.readers.formats.registry import file_patterns, format_named
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.session import Session
 from tb_plugin_advisor.views.server import worker_tasks
@@ -210,7 +210,7 @@ class AdvisorApi:
             files = ", ".join(session.files[:4])
             raise ApiError(422, f"run '{run}' holds " + fmt.not_read_because.format(files=files))
         if not session.hosts:
-            raise ApiError(422, f"run '{run}' holds no <host>.xplane.pb file")
+            raise ApiError(422, f"run '{run}' holds no profile file the Advisor reads ({file_patterns()})")
         return session
 
     def _report_future(self, session: Session, host: Optional[str]) -> concurrent.futures.Future:
