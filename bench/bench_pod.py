@@ -113,7 +113,7 @@ def child(mode: str, logdir: str, endpoint: str, moto_pid: int) -> dict:
         base = sampler.rss()
         start = time.perf_counter()
         with sampler:
-            hostpool.analyze_host_file(first.path, first.host)
+            hostpool.analyze_host_file(first.path, first.host, session.format)
         wall = time.perf_counter() - start
         return {"wall_s": wall, "base_rss": base, "peak_rss": sampler.peak, "file_bytes": first.size_bytes}
     if mode == "sequential":

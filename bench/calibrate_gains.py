@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 from tb_plugin_advisor.diff.compare import diff_reports  # noqa: E402
 from tb_plugin_advisor.formatting import format_number  # noqa: E402
 from tb_plugin_advisor.model import RunProfiles  # noqa: E402
+from tb_plugin_advisor.readers.formats.registry import is_analysed  # noqa: E402
 from tb_plugin_advisor.report.hostpool import build_session_report  # noqa: E402
 from tb_plugin_advisor.sources.discovery import scan_logdir  # noqa: E402
-from tb_plugin_advisor.sources.runs import READERS  # noqa: E402
 
 H200_PAIRS = [
     ("resnet50_fp32_workers0", "resnet50_fp32_workers8"),
@@ -48,7 +48,7 @@ def _reports(logdir: Path) -> Dict[str, Dict]:
     """The report of every run of a logdir, by the run's first path component."""
     out: Dict[str, Dict] = {}
     for session in scan_logdir(str(logdir)).sessions:
-        if session.format not in READERS:
+        if not is_analysed(session.format):
             continue
         report = build_session_report(session, None)
         key = session.run.split("/")[0]

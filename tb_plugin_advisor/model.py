@@ -364,6 +364,10 @@ class Profile:
     errors: List[str] = field(default_factory=list)  # recorded by the profiler itself (XSpace.errors)
     warnings: List[str] = field(default_factory=list)  # XSpace.warnings plus the reader's own notes
     framework: str = ""  # "pytorch" for Kineto traces; "" for XSpace (TensorFlow or JAX)
+    # The id of the on-disk format it was read from (readers/formats/registry.py), set by its reader:
+    # what to ask about the file itself (how its events are addressed), where `framework` says who
+    # wrote the program. "" for a Profile built by hand.
+    format: str = ""
     properties: Dict[str, Any] = field(default_factory=dict)  # format-specific facts (rank, schema…)
 
     @property

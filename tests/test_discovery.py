@@ -236,13 +236,10 @@ def test_hook_that_changes_the_logdir_gets_one_more_walk(tmp_path: Path):
     assert scan.run_dirs[0].has_marker and live.scan is scan and live.ready
 
 
-def test_cache_and_legacy_tables_are_what_discovery_uses():
+def test_the_xprof_cache_table_is_what_discovery_ignores():
     assert discovery.is_xprof_cache(".cached_tools.json")
     assert discovery.is_xprof_cache("cache_version.txt")
     assert discovery.is_xprof_cache("ALL_HOSTS.op_stats_v2.pb")
     assert discovery.is_xprof_cache("jit_f(3).hlo_proto.pb")
     assert discovery.is_xprof_cache("host.SSTABLE")
     assert not discovery.is_xprof_cache("host.xplane.pb")
-    for suffix in discovery.LEGACY_SUFFIXES:
-        assert discovery.legacy_host("10.1.2.3" + suffix) == "10.1.2.3"
-    assert discovery.legacy_host("host.xplane.pb") is None

@@ -297,11 +297,11 @@ def test_memo_reads_each_unchanged_file_once(logdir: Path):
         return read_xplane(path)
 
     memo: dict = {}
-    first = doctor.diagnose_scan(scan_logdir(str(logdir)), read=counting_read, memo=memo)
+    first = doctor.diagnose_scan(scan_logdir(str(logdir)), readers={"xplane": counting_read}, memo=memo)
     count = len(reads)
     assert count == 16  # every xplane host file once (the stray one included)
     host_profile("keras3").write(logdir / "good/plugins/profile/s/h.xplane.pb")  # rewritten: new key
-    second = doctor.diagnose_scan(scan_logdir(str(logdir)), read=counting_read, memo=memo)
+    second = doctor.diagnose_scan(scan_logdir(str(logdir)), readers={"xplane": counting_read}, memo=memo)
     assert reads[count:] == [str(logdir / "good/plugins/profile/s/h.xplane.pb")]
     assert by_run(first)["good/s"]["findings"] == []
     assert by_run(second)["good/s"]["findings"] == ["keras3_markers_only"]

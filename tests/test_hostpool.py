@@ -94,7 +94,7 @@ def test_pool_size_follows_cores_hosts_and_memory():
 def test_hosts_start_only_while_their_memory_estimate_fits(pod, monkeypatch):
     """With RAM for one host at a time the pool runs them one by one and still merges the same run."""
     session = session_of(pod)
-    tasks = [hostpool.HostTask(f.host, f.path, f.size_bytes) for f in session.hosts]
+    tasks = [hostpool.HostTask(f.host, f.path, f.size_bytes, session.format) for f in session.hosts]
     peaks = [hostpool.estimated_peak_bytes(t.size_bytes) for t in tasks]
     started, running, most = [], set(), [0]
     real_submit = hostpool.ProcessPoolExecutor.submit

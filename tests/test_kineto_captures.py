@@ -1,5 +1,5 @@
 """Which PyTorch trace files are one capture: the ranks of one job (their traces overlap in time) and
-not the separate runs of a script that wrote into one directory (sources/kineto_captures.py), on
+not the separate runs of a script that wrote into one directory (readers/kineto/captures.py), on
 captures made by real processes of this test session and on synthetic traces whose times are exact."""
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ from typing import List, Optional
 import pytest
 from synth_kineto import BASE_NS, training_trace
 
-from tb_plugin_advisor.readers.kineto.head import HEAD_BYTES, first_event_ns
-from tb_plugin_advisor.sources import kineto_captures
-from tb_plugin_advisor.sources.discovery import scan_logdir
-from tb_plugin_advisor.sources.kineto_captures import (
+from tb_plugin_advisor.readers.kineto import captures as kineto_captures
+from tb_plugin_advisor.readers.kineto.captures import (
     CAPTURE_SPANS,
     STARTS,
     StartCache,
     capture_label,
     group_captures,
 )
+from tb_plugin_advisor.readers.kineto.head import HEAD_BYTES, first_event_ns
+from tb_plugin_advisor.sources.discovery import scan_logdir
 
 S = 1_000_000_000  # ns
 T0 = BASE_NS + 10 * S  # the first capture's first event

@@ -13,9 +13,9 @@ import pytest
 from synth import XSpaceBuilder
 from synth_kineto import training_trace
 
+from tb_plugin_advisor.readers.kineto.captures import capture_label, group_captures
+from tb_plugin_advisor.readers.kineto.head import looks_like_trace
 from tb_plugin_advisor.sources.discovery import scan_logdir
-from tb_plugin_advisor.sources.kineto_captures import capture_label, group_captures
-from tb_plugin_advisor.sources.kineto_runs import looks_like_kineto
 from tb_plugin_advisor.sources.markers import missing_markers
 from tb_plugin_advisor.sources.runs import find_run, load_run
 from tb_plugin_advisor.views.cli.main import main
@@ -140,12 +140,12 @@ def test_sniffing_a_trace_under_another_name_goes_through_the_guarded_reads(tmp_
     plain = training_trace(steps=2).write(tmp_path / "trace.json")
     packed = training_trace(steps=2).write(tmp_path / "trace.json.gz")
     (tmp_path / "other.json").write_text('{"a": 1}')
-    assert looks_like_kineto(str(plain)) and looks_like_kineto(str(packed))
-    assert not looks_like_kineto(str(tmp_path / "other.json"))
+    assert looks_like_trace(str(plain)) and looks_like_trace(str(packed))
+    assert not looks_like_trace(str(tmp_path / "other.json"))
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
     answers: List[bool] = []
-    sniff = threading.Thread(target=lambda: answers.append(looks_like_kineto(str(fifo))), daemon=True)
+    sniff = threading.Thread(target=lambda: answers.append(looks_like_trace(str(fifo))), daemon=True)
     sniff.start()
     sniff.join(timeout=30)
     assert answers == [False]

@@ -36,7 +36,7 @@ def test_a_fifo_named_like_a_profile_is_skipped_and_reported(tmp_path):
         opened.append(path)
         return read_xplane(path, host=host)
 
-    report = doctor.diagnose_scan(scan, read=recording_read)
+    report = doctor.diagnose_scan(scan, readers={"xplane": recording_read})
     assert time.monotonic() - began < 5
     assert not any("pipe" in p for p in opened), "doctor must never open the FIFO"
     assert scan.run("s1").host_names == ["good"], "only the regular file is a host"

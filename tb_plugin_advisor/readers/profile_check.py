@@ -6,10 +6,10 @@ able to write into the logdir may have linked to `/etc/passwd` or `~/.ssh/id_rsa
 descriptor; the size cap), then reads its content once, a piece at a time, inflating a gzip file as
 it goes (that also sizes it: by inflating, under the cap, never from its trailer):
 
-- a Kineto trace must be a JSON object whose `traceEvents` array starts within KINETO_HEAD bytes
-  (the fields before it decoded as the reader decodes them: kineto/stream.py). The largest head in
-  the corpus is 23 KB (TraceLens' MI300 traces); text, keys and other JSON have no such array;
-- an XSpace must have XSpace's shape from its first byte to its last (xplane/signature.py).
+what the format's descriptor says a real file of it is (readers/formats/: a Kineto trace is a JSON
+object whose `traceEvents` array starts within its first MB, kineto/head.py; an XSpace has XSpace's
+shape from its first byte to its last, xplane/signature.py). A format with no content check is
+never served.
 
 The descriptor stays open and is returned with what was learnt: the caller serves the bytes it
 checked from that same descriptor, so a link swapped after the check changes nothing, and a file
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Iterator, Union
 
 from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.readers.formats.registry import format_named
 from tb_plugin_advisor.readers.guarded_io import (
     GZIP_MAGIC,
     SIZING_CHUNK,
@@ -31,10 +32,6 @@ from tb_plugin_advisor.readers.guarded_io import (
     RemoteFile,
     inflate_pieces,
 )
-from tb_plugin_advisor.readers.kineto.stream import Declined, EventStream
-from tb_plugin_advisor.readers.xplane.signature import XSpaceShape
-
-KINETO_HEAD = 1 << 20  # bytes of text within which a trace's traceEvents array must start
 
 Opened = Union[ProfileFile, RemoteFile]
 
@@ -66,8 +63,8 @@ class _Counted:
 
 
 def open_checked(path: str, fmt: str, limits: ReadLimits) -> CheckedProfile:
-    """The file at `path`, open, once its bytes are known to be a profile of format `fmt` ("kineto"
-    or "xplane"); ProfileReadError (ProfileTooLargeError, ProfileMissingError, ProfileChangedError
+    """The file at `path`, open, once its bytes are known to be a profile of format `fmt` (a format
+    id: Session.format); ProfileReadError (ProfileTooLargeError, ProfileMissingError, ProfileChangedError
     among them) saying why not."""
     opened: Opened = RemoteFile(path, limits) if "://" in path else ProfileFile(path, limits)
     try:
@@ -97,18 +94,7 @@ def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def _check_content(fmt: str, pieces: Iterator[bytes], path: str) -> None:
-    if fmt == "kineto":
-        try:
-            EventStream(pieces).head(within=KINETO_HEAD)
-        except Declined as exc:
-            problem = (f"not a PyTorch profiler trace: no JSON object with a traceEvents array in its "
-                       f"first {KINETO_HEAD >> 20} MB ({exc})")
-            raise ProfileReadError(path, problem) from None
-        return
-    if fmt == "xplane":
-        shape = XSpaceShape(path)
-        for piece in pieces:
-            shape.feed(piece)
-        shape.finish()
-        return
-    raise ProfileReadError(path, f"no check for the format '{fmt}': not served")
+    known = format_named(fmt)
+    if known is None or known.check_content is None:
+        raise ProfileReadError(path, f"no check for the format '{fmt}': not served")
+    known.check_content(pieces, path)

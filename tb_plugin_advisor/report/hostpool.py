@@ -22,12 +22,12 @@ from multiprocessing import get_context
 from typing import Callable, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.errors import AdvisorError, ProfileReadError
-from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.readers.formats.registry import format_named
 from tb_plugin_advisor.report.analyze import analyze_profile
 from tb_plugin_advisor.report.host import HostReport
 from tb_plugin_advisor.report.run import Report
 from tb_plugin_advisor.sources.remote import explain
-from tb_plugin_advisor.sources.runs import READERS, host_files
+from tb_plugin_advisor.sources.runs import host_files
 
 # Peak resident memory of reading + analysing one host, per byte of its .xplane.pb. bench/bench_pod.py
 # measured the RSS growth of a fresh process: 89 MB for a 24 MB make_profile.py host (3.6 ×) and
@@ -52,19 +52,19 @@ class HostTask:
     host: str
     path: str
     size_bytes: int
-    format: str = "xplane"  # discovery's format: "xplane" or "kineto" (PyTorch)
+    format: str  # Session.format: the format id whose reader reads it (readers/formats/)
 
 
 def analyze_host_file(
-    path: str, host: str, fmt: str = "xplane", on_progress: Optional[RunProgress] = None
+    path: str, host: str, fmt: str, on_progress: Optional[RunProgress] = None
 ) -> HostReport:
-    """The worker's job: read one host file and keep only its analysed result."""
-    reader = READERS.get(fmt, read_xplane)
+    """The worker's job: read one host file of format `fmt` (a format id) and keep only its analysed
+    result."""
+    reader = format_named(fmt)
+    if reader is None or not reader.analysed:
+        raise AdvisorError(f"{path}: no reader for the format '{fmt}'")
     try:
-        if on_progress is not None and reader is read_xplane:
-            profile = read_xplane(path, host=host, on_progress=on_progress)
-        else:
-            profile = reader(path, host=host)
+        profile = reader.read(path, host, on_progress)
     except ProfileReadError as exc:
         reason = explain(path, exc.__cause__) if exc.__cause__ is not None else None
         if reason is None:

@@ -13,9 +13,11 @@ import threading
 import time
 from typing import Callable, Dict, Optional
 
+from tb_plugin_advisor.readers.formats.descriptor import RUN_DIRECTORY
+from tb_plugin_advisor.readers.formats.registry import format_named
 from tb_plugin_advisor.sources.discovery import looks_like_profile, scan_logdir, session_of
-from tb_plugin_advisor.sources.kineto_runs import kineto_sessions
-from tb_plugin_advisor.sources.session import EMPTY_SCAN, KINETO_FORMAT, Scan, Session
+from tb_plugin_advisor.sources.run_directories import capture_sessions
+from tb_plugin_advisor.sources.session import EMPTY_SCAN, Scan, Session
 from tb_plugin_advisor.sources.walk import LocalLister, WalkReport, is_remote
 
 logger = logging.getLogger(__name__)
@@ -132,9 +134,11 @@ class LiveDiscovery:
         except OSError:
             return session  # gone: the next walk drops it
         s = session
-        if s.format == KINETO_FORMAT:  # a PyTorch run directory: its captures are regrouped by name
+        fmt = format_named(s.format)
+        if fmt is not None and fmt.layout == RUN_DIRECTORY:  # a run directory: its captures are regrouped
             parts = tuple(p for p in s.run_dir_rel.split("/") if p)
-            fresh = next((k for k in kineto_sessions(parts, s.path, entries) if k.run == s.run), session)
+            fresh = next((k for k in capture_sessions(fmt, parts, s.path, entries) if k.run == s.run),
+                         session)
         else:
             fresh = session_of(entries, s.path, s.run, s.run_dir, s.run_dir_rel, s.name)
         if fresh == session:

@@ -11,14 +11,9 @@ from typing import Callable, Iterable, List, Optional, Sequence
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.model import RunProfiles
-from tb_plugin_advisor.readers.kineto.reader import read_kineto
-from tb_plugin_advisor.readers.kineto.tables import JSON_SUFFIXES, worker_from_filename
-from tb_plugin_advisor.readers.xplane import XPLANE_SUFFIX
-from tb_plugin_advisor.readers.xplane.reader import read_xplane
-from tb_plugin_advisor.sources.session import KINETO_FORMAT, HostFile, Scan, Session
-
-# Formats the Advisor analyses, and the reader of each.
-READERS = {"xplane": read_xplane, KINETO_FORMAT: read_kineto}
+from tb_plugin_advisor.readers.formats.descriptor import ProfileFormat
+from tb_plugin_advisor.readers.formats.registry import file_format, format_named, what_the_advisor_reads
+from tb_plugin_advisor.sources.session import HostFile, Scan, Session
 
 _SHOWN = 30
 
@@ -93,17 +88,28 @@ def resolve_run(sessions: Sequence[Session], query: str, where: str, role: str =
 
 def find_run(scan: Scan, run: str, role: str = "") -> Session:
     """The session `run` names (a full run name, a unique prefix, or its run directory's name) that
-    holds profiles the Advisor reads (XSpace or Kineto); AdvisorError saying what exists otherwise."""
+    holds profiles the Advisor reads (a format with a reader); AdvisorError saying what exists
+    otherwise."""
     label = f"{role} run" if role else "run"
     session = resolve_run(scan.sessions, run, scan.logdir, role)
-    if session.format not in READERS:
+    fmt = format_named(session.format)
+    if fmt is None or not fmt.analysed:
         raise AdvisorError(
-            f"{label} '{session.run}' holds no .xplane.pb profile "
+            f"{label} '{session.run}' holds no profile the Advisor reads "
             f"(found: {', '.join(session.files) or 'nothing'}); "
-            "the Advisor reads XSpace profiles written by TensorFlow >= 2.2 or JAX, and PyTorch profiler "
-            "traces (*.pt.trace.json[.gz])"
+            f"the Advisor reads {what_the_advisor_reads()}"
         )
     return session
+
+
+def reader_of(session: Session) -> ProfileFormat:
+    """The analysed format of the session's files; AdvisorError for a format the Advisor does not read
+    (find_run and the routes turn those away first)."""
+    fmt = format_named(session.format)
+    if fmt is None or not fmt.analysed:
+        raise AdvisorError(f"run '{session.run}' holds no profile the Advisor reads; "
+                           f"the Advisor reads {what_the_advisor_reads()}")
+    return fmt
 
 
 # on_progress(done_bytes, total_bytes) over all of a run's files: what progress bars show.
@@ -131,18 +137,17 @@ def load_run(
     `on_progress` sees bytes read over all files (XSpace files report as they are read, traces once
     each is read)."""
     files = host_files(session, host, role)
-    reader = READERS.get(session.format, read_xplane)
+    fmt = reader_of(session)
     total = sum(f.size_bytes for f in files)
     profiles = []
     before = 0
     for f in files:
-        if on_progress is not None and reader is read_xplane:
+        file_progress = None
+        if on_progress is not None:
             def file_progress(done: int, _size: int, before: int = before) -> None:
                 on_progress(min(total, before + done), total)
 
-            profiles.append(read_xplane(f.path, host=f.host, on_progress=file_progress))
-        else:
-            profiles.append(reader(f.path, host=f.host))
+        profiles.append(fmt.read(f.path, f.host, file_progress))
         before += f.size_bytes
         if on_progress is not None:
             on_progress(min(total, before), total)
@@ -150,23 +155,22 @@ def load_run(
 
 
 def is_profile_file(path: str) -> bool:
-    """A path the CLI may be given instead of a logdir: one trace or XSpace file."""
-    name = os.path.basename(path)
-    return os.path.isfile(path) and (name.endswith(XPLANE_SUFFIX) or name.endswith(JSON_SUFFIXES))
+    """A path the CLI may be given instead of a logdir: one file of a format the Advisor reads."""
+    return os.path.isfile(path) and file_format(os.path.basename(path)) is not None
 
 
 def session_for_file(path: str) -> Session:
     """A one-host session for a profile file named on the command line (CLI only: the server never
-    opens a path it is given). `*.xplane.pb` is XSpace; any `.json[.gz]` is read as a Kineto trace,
-    since `export_chrome_trace` writes them under any name."""
+    opens a path it is given), of the format its name says (registry.file_format: `*.xplane.pb` is
+    XSpace; any `.json[.gz]` is read as a Kineto trace, since `export_chrome_trace` writes them under
+    any name)."""
     path = os.path.abspath(path)
     name = os.path.basename(path)
-    if name.endswith(XPLANE_SUFFIX):
-        fmt, host, framework = "xplane", name[: -len(XPLANE_SUFFIX)], ""
-    else:
-        fmt, host, framework = KINETO_FORMAT, worker_from_filename(name), "pytorch"
+    found = file_format(name)
+    if found is None:
+        raise AdvisorError(f"{path} is no profile the Advisor reads; it reads {what_the_advisor_reads()}")
+    fmt, host = found
     stat = os.stat(path)
     directory = os.path.dirname(path)
     hosts = (HostFile(host, path, stat.st_size, stat.st_mtime_ns),)
-    return Session(name, directory, directory, "", name, fmt, hosts, (name,), layout="file",
-                   framework=framework)
+    return Session(name, directory, directory, "", name, fmt.id, hosts, (name,), layout="file")

@@ -1,6 +1,7 @@
-"""What a scan of a logdir finds, as plain types: the runs (sessions) with their hosts' files, the
-directories TensorBoard's run list must see, and the names of the formats. Discovery (discovery.py,
-kineto_runs.py) makes them; everything after it reads them.
+"""What a scan of a logdir finds, as plain types: the runs (sessions) with their hosts' files and the
+directories TensorBoard's run list must see. Discovery (discovery.py, run_directories.py) makes them;
+everything after it reads them. A session's format is a format id (readers/formats/), asked of the
+registry, never compared by name.
 """
 
 from __future__ import annotations
@@ -9,20 +10,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.readers.formats.registry import format_named
+
 PLUGINS_DIR = "plugins"
 PROFILE_DIR = "profile"
 # TensorBoard's run list: directories that directly hold a file with this in its name.
 EVENTS_TAG = "tfevents"
 MARKER_SUFFIX = ".profile-empty"
 
-KINETO_FORMAT = "kineto"
-FORMATS = ("xplane", "legacy", KINETO_FORMAT, "unknown")
-FRAMEWORK_OF_FORMAT = {"legacy": "tensorflow", KINETO_FORMAT: "pytorch"}  # xplane: TF or JAX, unknown
+# Session.format of a session directory holding no file of any format (doctor says what it holds).
+UNRECOGNISED = "unknown"
 
 
 @dataclass(frozen=True)
 class HostFile:
-    """One host's file of a session: `<host>.xplane.pb` (or a legacy tool file)."""
+    """One host's file of a session: `<host>.xplane.pb`, a worker's trace, a legacy tool file."""
 
     host: str
     path: str
@@ -37,10 +39,12 @@ class HostFile:
 
 @dataclass(frozen=True)
 class Session:
-    """One profile capture: a `plugins/profile/<session>/` directory (layout "session").
+    """One profile capture: a `plugins/profile/<session>/` directory, or one capture of a run
+    directory's traces (layout "session"); one file named on the command line (layout "file").
 
-    Doctor also reports `*.xplane.pb` files lying outside that layout (layout "loose"): no tab lists
-    them, and saying so is the fix people need.
+    Doctor also reports files lying outside their format's layout (layout "loose": `*.xplane.pb`
+    outside a session directory, traces saved under other names): no tab lists them, and saying so
+    is the fix people need.
     """
 
     run: str
@@ -48,11 +52,17 @@ class Session:
     run_dir: str  # the directory holding `plugins/` (TensorBoard's run directory)
     run_dir_rel: str  # run_dir relative to the logdir, "" at the root
     name: str
-    format: str  # one of FORMATS
+    format: str  # a format id (readers/formats/registry.py), or UNRECOGNISED
     hosts: Tuple[HostFile, ...]
     files: Tuple[str, ...]  # every non-cache file name in the session directory
     layout: str = "session"
-    framework: str = ""  # "pytorch" / "tensorflow" where the format says; "" when unknown
+
+    @property
+    def framework(self) -> Optional[str]:
+        """The framework every file of the session's format comes from; None where it varies (XSpace:
+        TensorFlow or JAX) or the format is unknown."""
+        fmt = format_named(self.format)
+        return fmt.framework if fmt is not None else None
 
     @property
     def size_bytes(self) -> int:
@@ -79,7 +89,7 @@ class Session:
             "hosts": self.host_names,
             "format": self.format,
             "size_bytes": self.size_bytes,
-            "framework": self.framework or FRAMEWORK_OF_FORMAT.get(self.format),
+            "framework": self.framework,
         }
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from tb_plugin_advisor.errors import AdvisorError, ProfileReadError
+from tb_plugin_advisor.readers.formats.registry import is_analysed
 from tb_plugin_advisor.report.disk_cache import ReportCache
 from tb_plugin_advisor.report.hostpool import HostTask, analyze_hosts, build_session_report
 from tb_plugin_advisor.report.run import Report
-from tb_plugin_advisor.sources.runs import READERS
 from tb_plugin_advisor.sources.session import Session
 from tb_plugin_advisor.trend.build import SeriesInput, build_trend
 from tb_plugin_advisor.trend.select import captured_at
@@ -56,7 +56,7 @@ def collect_reports(
     missing: List[Session] = []
     from_cache = 0
     for s in sessions:
-        if s.format not in READERS or not s.hosts:
+        if not is_analysed(s.format) or not s.hosts:
             outcomes[s.run] = f"holds no profile the Advisor reads ({', '.join(s.files[:4]) or 'nothing'})"
             continue
         hit = cache.get(s, None)

@@ -17,6 +17,7 @@ from tb_plugin_advisor.analysis.intervals import in_windows, outermost
 from tb_plugin_advisor.analysis.step_time.breakdown import is_producer_line
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.model import Line, Plane, Profile
+from tb_plugin_advisor.readers.formats.registry import spans_of
 
 # Spans kept per kind: enough to compare a few instances, few enough to read.
 PER_KIND = 3
@@ -25,17 +26,19 @@ _Candidate = Tuple[Plane, Line, int, int]
 
 
 class TraceCoordinates:
-    """Where a Profile's line and time are in the file it was read from. Kineto: the (pid, tid) the
-    line's events were written with and the trace's base time (the reader's `trace_ids`, `base_ns`
-    properties); XSpace: the plane and line ids, times on the profile's own (epoch) base."""
+    """Where a Profile's line and time are in the file it was read from, as its format's descriptor
+    says (readers/formats/: SpanCoordinates). Written ids (Kineto): the (pid, tid) the line's events
+    were written with and the file's base time (the reader's `trace_ids`, `base_ns` properties);
+    otherwise (XSpace) the plane and line ids, times on the profile's own (epoch) base."""
 
     def __init__(self, profile: Profile):
-        self.kineto = profile.framework == "pytorch"
+        self.spans = spans_of(profile.format)
+        written = self.spans.as_written
         self.ids: Dict[Tuple[int, int], Tuple[Any, Any]] = profile.properties.get("trace_ids") or {}
-        self.base_ns = int(profile.properties.get("base_ns") or 0) if self.kineto else 0
+        self.base_ns = int(profile.properties.get("base_ns") or 0) if written else 0
 
     def ids_of(self, plane: Plane, line: Line) -> Optional[Tuple[Any, Any]]:
-        if not self.kineto:
+        if not self.spans.as_written:
             return plane.id, line.id
         return self.ids.get((plane.id, line.id))
 
@@ -241,7 +244,7 @@ def _span(kind: str, candidate: _Candidate, profile: Profile, steps: Steps,
         name=line.name_of(index),
         step=_step_of(steps, start, host=plane.kind == "host"),
         thread=line.label,
-        format="kineto" if where.kineto else "xspace",
+        format=where.spans.label,
     )
 
 

@@ -29,7 +29,7 @@ class EvidenceSpan:
     name: str
     step: Optional[int]  # the step (number) the span starts in; None outside the steps
     thread: str  # the line's name as the Advisor shows it ("python3 (1234)", "Stream #7")
-    format: str  # "kineto" | "xspace"
+    format: str  # the label of the file's span coordinates (readers/formats/): kineto, xspace
 
     def to_json(self) -> Dict[str, Any]:
         return {

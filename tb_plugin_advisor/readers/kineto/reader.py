@@ -388,6 +388,7 @@ class _TraceConverter:
             errors=[],
             warnings=self.warnings,
             framework="pytorch",
+            format=tables.FORMAT_ID,
             properties=self._properties(properties),
         )
 

@@ -7,6 +7,7 @@ case-insensitively and by role, so that one spelling change never silently drops
 from __future__ import annotations
 
 import re
+import time
 from typing import Dict, Optional
 
 # Roles: where an event goes in the Profile.
@@ -119,6 +120,9 @@ PROCESS_NAME = "process_name"
 THREAD_NAME = "thread_name"
 PROCESS_LABELS = "process_labels"
 
+# Profile.format and Session.format of a Kineto trace (readers/formats/kineto.py).
+FORMAT_ID = "kineto"
+
 # File names.
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 _HANDLER_NAME = re.compile(r"^(?P<worker>.+)\.(?P<stamp>\d{10,20})\.pt\.trace\.json(?:\.gz)?$")
@@ -148,6 +152,20 @@ def split_trace_name(name: str) -> Optional[tuple]:
     if match:
         return match.group("worker"), ""
     return None
+
+
+def is_json_name(name: str) -> bool:
+    """A JSON file that is not named as the handler names traces: a trace saved by
+    `prof.export_chrome_trace` may be one, under any name."""
+    return name.endswith(JSON_SUFFIXES) and not is_trace_file(name)
+
+
+def handler_name(name: str, mtime_ns: Optional[int]) -> str:
+    """The name tensorboard_trace_handler would have given a file: `<stem>.<ms>.pt.trace.json[.gz]`."""
+    gz = name.endswith(".gz")
+    stem = name[: -len(".json.gz")] if gz else name[: -len(".json")] if name.endswith(".json") else name
+    stamp = (mtime_ns or int(time.time() * 1e9)) // 1_000_000
+    return f"{stem}.{stamp}.pt.trace.json{'.gz' if gz else ''}"
 
 
 def worker_from_filename(path: str) -> str:

@@ -23,7 +23,7 @@ from tb_plugin_advisor.model import Plane, Profile, StringTable
 from tb_plugin_advisor.readers import guarded_io
 from tb_plugin_advisor.readers.devices import build_device, step_markers
 from tb_plugin_advisor.readers.guarded_io import GZIP_MAGIC, ProfileFile, ReadLimits, inflate, too_big
-from tb_plugin_advisor.readers.xplane import XPLANE_SUFFIX, event_columns
+from tb_plugin_advisor.readers.xplane import FORMAT_ID, XPLANE_SUFFIX, event_columns
 from tb_plugin_advisor.readers.xplane.line_windows import LineRange
 from tb_plugin_advisor.readers.xplane.lines import EventBudget, read_line
 from tb_plugin_advisor.readers.xplane.metadata_ids import DenseIds
@@ -271,4 +271,5 @@ def _assemble(
         hostnames=hostnames,
         errors=errors,
         warnings=notes,
+        format=FORMAT_ID,
     )

@@ -12,7 +12,7 @@ file's size: only field headers and each plane's head are kept.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Iterator, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileReadError
 
@@ -109,3 +109,12 @@ class XSpaceShape:
             raise self._refuse(f"the bytes end inside a field, at byte {self.at}")
         if not self.planes:
             raise self._refuse("no plane")
+
+
+def check_xspace(pieces: Iterator[bytes], source: str) -> None:
+    """None when the bytes (a piece at a time) have XSpace's shape from first to last; ProfileReadError
+    naming what is not an XSpace otherwise. The XSpace format's content check (readers/formats/)."""
+    shape = XSpaceShape(source)
+    for piece in pieces:
+        shape.feed(piece)
+    shape.finish()

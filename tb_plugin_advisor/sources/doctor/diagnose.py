@@ -20,26 +20,30 @@ Doctor reads files (the Advisor's readers) but writes nothing; fix-logdir writes
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, MutableMapping, Optional, Tuple
+from typing import Callable, Mapping, MutableMapping, Optional, Tuple
 
-from tb_plugin_advisor.readers.kineto.reader import read_kineto
-from tb_plugin_advisor.readers.xplane.reader import read_xplane
+from tb_plugin_advisor.model import Profile
+from tb_plugin_advisor.readers.formats.registry import format_named
 from tb_plugin_advisor.sources.discovery import scan_logdir
 from tb_plugin_advisor.sources.doctor.checks import check_host, session_findings
 from tb_plugin_advisor.sources.doctor.results import DoctorReport, HostCheck, SessionReport
 from tb_plugin_advisor.sources.markers import refused_marker_writes
-from tb_plugin_advisor.sources.session import KINETO_FORMAT, Scan
+from tb_plugin_advisor.sources.session import Scan
+
+ReadFile = Callable[[str], Profile]
 
 
 def diagnose_scan(
-    scan: Scan, read: Optional[Callable] = None, memo: Optional[MutableMapping[Tuple, HostCheck]] = None
+    scan: Scan,
+    readers: Optional[Mapping[str, ReadFile]] = None,
+    memo: Optional[MutableMapping[Tuple, HostCheck]] = None,
 ) -> DoctorReport:
     """Doctor over an existing scan (the plugin passes its cached one).
 
-    `memo` maps HostFile.cache_key -> HostCheck across calls, so a server re-reads only files that
-    are new or changed when the logdir grows.
+    Each host file is read by its format's reader (readers/formats/), or by `readers[format id]`
+    where given (tests count the reads). `memo` maps HostFile.cache_key -> HostCheck across calls, so
+    a server re-reads only files that are new or changed when the logdir grows.
     """
-    readers: Dict[str, Callable] = {"xplane": read or read_xplane, KINETO_FORMAT: read_kineto}
     started = time.monotonic()
     reports = []
     for session in list(scan.sessions) + list(scan.loose):
@@ -49,7 +53,7 @@ def diagnose_scan(
             visible=bool(run_dir and run_dir.visible_in_tensorboard),
             has_marker=bool(run_dir and run_dir.has_marker),
         )
-        reader = readers.get(session.format)
+        reader = _reader(session.format, readers or {})
         if reader is not None:
             for h in session.hosts:
                 check = memo.get(h.cache_key) if memo is not None else None
@@ -64,5 +68,16 @@ def diagnose_scan(
     return DoctorReport(scan.logdir, reports, scan.errors, time.monotonic() - started, walk_problems)
 
 
-def diagnose(logdir: str, read: Optional[Callable] = None) -> DoctorReport:
-    return diagnose_scan(scan_logdir(logdir), read)
+def _reader(format_id: str, given: Mapping[str, ReadFile]) -> Optional[ReadFile]:
+    """What reads a host file of the format for doctor; None for a format the Advisor does not read."""
+    if format_id in given:
+        return given[format_id]
+    fmt = format_named(format_id)
+    if fmt is None or fmt.read is None:
+        return None
+    read = fmt.read
+    return lambda path: read(path, None, None)
+
+
+def diagnose(logdir: str, readers: Optional[Mapping[str, ReadFile]] = None) -> DoctorReport:
+    return diagnose_scan(scan_logdir(logdir), readers)

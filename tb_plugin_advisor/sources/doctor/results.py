@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.readers.formats.registry import is_analysed, where_profiles_live
 from tb_plugin_advisor.sources.doctor.findings import FINDINGS, STEP_SOURCE_ORDER
-from tb_plugin_advisor.sources.session import FRAMEWORK_OF_FORMAT, KINETO_FORMAT, Session
+from tb_plugin_advisor.sources.session import Session
 
 SCHEMA = "tb-advisor/doctor/1"
 
@@ -72,7 +73,7 @@ class SessionReport:
     @property
     def step_markers(self) -> str:
         readable = any(not h.error for h in self.hosts)
-        if self.session.format not in ("xplane", KINETO_FORMAT) or not readable:
+        if not is_analysed(self.session.format) or not readable:
             return "unknown"
         present = {s for h in self.hosts for s in h.step_sources}
         for source in STEP_SOURCE_ORDER:
@@ -99,7 +100,7 @@ class SessionReport:
             "fix": "\n".join(self.fixes),
             # additions (DESIGN §2: add keys freely)
             "layout": s.layout,
-            "framework": s.framework or FRAMEWORK_OF_FORMAT.get(s.format),
+            "framework": s.framework,
             "size_bytes": s.size_bytes,
             "devices": self.devices,
             "step_count": sum(h.step_count for h in self.hosts) if self.step_markers != "unknown" else None,
@@ -131,9 +132,7 @@ class DoctorReport:
             return problems
         where = f" ({self.scan_errors[0]})" if self.scan_errors else ""
         return problems + [
-            f"no profile sessions under {self.logdir}{where}: profiles live in "
-            "<logdir>/**/plugins/profile/<session>/<host>.xplane.pb (TensorFlow, JAX) or "
-            "<logdir>/**/<worker>.<timestamp>.pt.trace.json[.gz] (PyTorch)"
+            f"no profile sessions under {self.logdir}{where}: profiles live in {where_profiles_live()}"
         ]
 
     @property

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import List
 
 from tb_plugin_advisor.formatting import format_bytes
+from tb_plugin_advisor.readers.formats.registry import is_analysed
 from tb_plugin_advisor.sources.doctor.diagnose import DoctorReport
-from tb_plugin_advisor.sources.session import FRAMEWORK_OF_FORMAT
 
 
 def render_text(report: DoctorReport) -> str:
@@ -22,10 +22,10 @@ def render_text(report: DoctorReport) -> str:
         parts = [s.format, hosts, format_bytes(s.size_bytes)]
         if r.devices:
             parts.append(r.devices)
-        if s.format in ("xplane", "kineto"):
+        if is_analysed(s.format):
             parts.append(f"steps: {r.step_markers}")
-        if FRAMEWORK_OF_FORMAT.get(s.format):
-            parts.insert(0, FRAMEWORK_OF_FORMAT[s.format])
+        if s.framework:
+            parts.insert(0, s.framework)
         if s.layout == "loose":
             parts.append("loose file, not in a session directory")
         else:

@@ -13,6 +13,8 @@ from urllib.parse import urlencode
 from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
 from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format_pct, pct_number, trace_micros
+from tb_plugin_advisor.readers.formats.descriptor import PERFETTO, TRACE_VIEWER
+from tb_plugin_advisor.readers.formats.registry import span_coordinates
 
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
 TOP_ROWS = 15
@@ -127,14 +129,16 @@ def span_lines(advice: Dict[str, Any], run: str = "") -> List[str]:
     out = []
     for s in spans:
         step = "outside the steps" if s.get("step") is None else f"step {s['step']}"
-        ids = (f"plane {s.get('pid')}, line {s.get('tid')}" if s.get("format") == "xspace"
-               else f"pid {s.get('pid')}, tid {s.get('tid')}")
+        coordinates = span_coordinates(s.get("format") or "")  # None: a label no format writes
+        pid_name, tid_name = coordinates.id_names if coordinates else ("pid", "tid")
+        ids = f"{pid_name} {s.get('pid')}, {tid_name} {s.get('tid')}"
         duration = format_ms((s.get("dur_us") or 0) / 1000)
         out.append(f"{s.get('name', '')}: {step}, at {trace_micros(s.get('ts_us'))}, {duration}, "
                    f"{s.get('thread', '')} ({ids}) [{s.get('host', '')}]")
-        if s.get("format") == "xspace" and run:
+        if coordinates and coordinates.viewer == TRACE_VIEWER and run:
             out.append(f"  open: <tensorboard>/{trace_viewer_query(run, s)}")
-    if spans and spans[0].get("format") == "kineto":
+    first = span_coordinates(spans[0].get("format") or "") if spans else None
+    if first and first.viewer == PERFETTO:
         out.append('open: the Advisor tab\'s "Open in Perfetto", or load the trace file in '
                    "https://ui.perfetto.dev and find the pid, tid and ts above")
     return out

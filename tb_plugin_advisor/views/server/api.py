@@ -32,6 +32,7 @@ from typing import Any, Callable, Dict, Optional
 from tensorboard.backend import http_util
 from werkzeug import wrappers
 
+from tb_plugin_advisor.readers.formats.registry import file_patterns, format_named
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.session import Session
 from tb_plugin_advisor.views.server import worker_tasks
@@ -204,15 +205,12 @@ class AdvisorApi:
         if host is not None and session.host(host) is None:
             known = ", ".join(session.host_names) or "none"
             raise ApiError(404, f"run '{run}' has no host '{host}' (hosts: {known})")
-        if session.format == "legacy":
-            raise ApiError(
-                422,
-                f"run '{run}' holds only older-format profiler files ({', '.join(session.files[:4])}); "
-                "the Advisor reads <host>.xplane.pb files: capture the profile again with a current "
-                "TensorFlow/JAX profiler",
-            )
+        fmt = format_named(session.format)
+        if fmt is not None and not fmt.analysed:  # listed, never read: the format says why
+            files = ", ".join(session.files[:4])
+            raise ApiError(422, f"run '{run}' holds " + fmt.not_read_because.format(files=files))
         if not session.hosts:
-            raise ApiError(422, f"run '{run}' holds no <host>.xplane.pb file")
+            raise ApiError(422, f"run '{run}' holds no profile file the Advisor reads ({file_patterns()})")
         return session
 
     def _report_future(self, session: Session, host: Optional[str]) -> concurrent.futures.Future:

@@ -31,12 +31,12 @@ def trend_answer(series: List[Tuple[str, List[Any]]], bodies: Dict[str, Any]) ->
 def trend_route(api: Any, request: Any, param: Any) -> Tuple[bool, Any, Dict[str, Any]]:
     """(ready, Answer, running info) for a trend request; `api` is the AdvisorApi."""
     from tb_plugin_advisor.errors import AdvisorError
-    from tb_plugin_advisor.sources.runs import READERS
+    from tb_plugin_advisor.readers.formats.registry import is_analysed
     from tb_plugin_advisor.trend.select import select_series
 
     pattern = param(request, "run")
     order = param(request, "order", required=False) or "time"
-    sessions = [s for s in api.discovery.scan.sessions if s.format in READERS and s.hosts]
+    sessions = [s for s in api.discovery.scan.sessions if is_analysed(s.format) and s.hosts]
     try:
         series = select_series(sessions, [pattern], order, "the logdir")
     except AdvisorError as e:

@@ -19,6 +19,7 @@ import sys
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.formatting import plain, signed
+from tb_plugin_advisor.readers.formats.registry import file_patterns
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.cli.commands.report import (
     add_cache_arguments,
@@ -60,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the directory you pass to tensorboard --logdir (leave it out to compare two files)")
     parser.add_argument(
         "baseline", metavar="BASELINE",
-        help="the run to compare against: a run name, or a profile file (*.pt.trace.json[.gz], *.xplane.pb)")
+        help=f"the run to compare against: a run name, or a profile file ({file_patterns()})")
     parser.add_argument(
         "candidate", metavar="CANDIDATE", nargs="?",
         help="the run to judge: a run name or a profile file")
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             return session_for_file(name)
         if args.logdir is None:
             raise AdvisorError(
-                f"{role} '{name}' is not a profile file (*.pt.trace.json[.gz], *.xplane.pb); to compare "
+                f"{role} '{name}' is not a profile file ({file_patterns()}); to compare "
                 "runs, give the LOGDIR first: tb-advisor diff LOGDIR BASELINE CANDIDATE")
         if scan is None:
             require_logdir(args.logdir)

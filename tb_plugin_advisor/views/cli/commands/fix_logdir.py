@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 
+from tb_plugin_advisor.readers.formats.registry import FORMATS
 from tb_plugin_advisor.sources.discovery import join, scan_logdir
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.export.markup import terminal_safe
@@ -47,17 +48,10 @@ def run(args: argparse.Namespace) -> int:
             print(terminal_safe(f"cannot write a marker into {run_dir.path}: {e}"), file=sys.stderr)
             continue
         print(terminal_safe(f"wrote {path}  ({sessions})"))
-    loose_xplane = [s for s in scan.loose if s.format != "kineto"]
-    loose_torch = len(scan.loose) - len(loose_xplane)
-    if loose_xplane:
-        print(
-            f"note: {len(loose_xplane)} director{'ies hold' if len(loose_xplane) != 1 else 'y holds'} "
-            ".xplane.pb "
-            "files outside plugins/profile/<session>/; `tb-advisor doctor` shows how to move them."
-        )
-    if loose_torch:
-        print(
-            f"note: {loose_torch} director{'ies hold' if loose_torch != 1 else 'y holds'} PyTorch traces not "
-            "named <worker>.<timestamp>.pt.trace.json; `tb-advisor doctor` shows how to rename them."
-        )
+    for fmt in FORMATS:  # files no tab lists where they lie: the format says what they are
+        outside = fmt.outside_layout
+        count = sum(1 for s in scan.loose if s.format == fmt.id)
+        if outside is not None and count:
+            print(f"note: {count} director{'ies hold' if count != 1 else 'y holds'} {outside.what}; "
+                  f"`tb-advisor doctor` shows how to {outside.fix} them.")
     return 1 if failed else 0

@@ -30,6 +30,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.readers.formats.registry import file_patterns, is_analysed
 from tb_plugin_advisor.report.deep import SECTIONS
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.export.markup import terminal_line, terminal_safe
@@ -41,8 +42,7 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "logdir", metavar="LOGDIR",
-        help="the directory you pass to tensorboard --logdir, or one profile file (*.pt.trace.json[.gz], "
-        "*.xplane.pb)")
+        help=f"the directory you pass to tensorboard --logdir, or one profile file ({file_patterns()})")
     parser.add_argument(
         "--run", metavar="RUN",
         help="the run to report: its name, a unique prefix, or its directory name (default: the newest)")
@@ -133,7 +133,7 @@ def check_parallel_arguments(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.sources.runs import READERS, is_profile_file, resolve_run, session_for_file
+    from tb_plugin_advisor.sources.runs import is_profile_file, resolve_run, session_for_file
 
     check_parallel_arguments(args)
     if is_profile_file(args.logdir) and not args.list:
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                             open_cli_cache(args, args.logdir)), args)
     require_logdir(args.logdir)
     scan = scan_logdir(args.logdir)
-    sessions = [s for s in scan.sessions if s.format in READERS]
+    sessions = [s for s in scan.sessions if is_analysed(s.format)]
     if args.list:
         for session in sessions:
             line = f"{session.run}\t{', '.join(session.host_names)}\t{session.size_bytes} bytes"
@@ -149,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not sessions:
         others = [s.run for s in scan.sessions]
-        hint = f" (runs without .xplane.pb: {', '.join(others)})" if others else ""
+        hint = f" (runs it cannot read: {', '.join(others)})" if others else ""
         raise AdvisorError(
-            f"no profile (.xplane.pb or .pt.trace.json[.gz]) found under {args.logdir}{hint}; "
+            f"no profile ({file_patterns()}) found under {args.logdir}{hint}; "
             f"try `tb-advisor doctor {args.logdir}`"
         )
     if args.run is None:

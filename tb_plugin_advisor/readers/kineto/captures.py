@@ -26,6 +26,10 @@ The rule:
 
 Discovery runs on every live rescan, so each file's start is read once per (path, size, mtime) and
 kept (StartCache).
+
+This is what the handler's names and times mean, so it lives with the Kineto reader; discovery
+(sources/) reaches it through the format's descriptor (readers/formats/kineto.py) and decides only
+whether a directory may be read at all (a remote one is grouped by name alone).
 """
 
 from __future__ import annotations
@@ -184,3 +188,12 @@ class StartCache:
 
 
 STARTS = StartCache(int(CAPTURE_SPANS["cache_entries"]))
+
+
+def capture_start(name: str, path: str, size: int, mtime_ns: Optional[int]) -> Optional[int]:
+    """When the events of the trace file `name` (at `path`) start, for group_captures; None without
+    reading anything for a name with no handler stamp, which joins its capture by name alone."""
+    parts = split_trace_name(name) if is_trace_file(name) else None
+    if parts is None or not parts[1]:
+        return None
+    return STARTS.start(path, size, mtime_ns)
