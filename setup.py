@@ -38,8 +38,8 @@ setup(
         # PyTorch Kineto traces: typed JSON decoding that skips unused fields (memory ≈ file size).
         "msgspec>=0.18",
         # Every protobuf major that tensorboard accepts; the XSpace schema is built at runtime. Not
-        # 4.21/4.22: their upb parser segfaults on some corrupt XSpace plane headers (tests/test_fuzz.py
-        # found it after other tests had run; 4.23.4 passes the same sequence).
+        # 4.21/4.22: their upb parser segfaults on some corrupt XSpace plane headers
+        # (tests/readers/test_fuzz.py found it after other tests had run; 4.23.4 passes the same sequence).
         "protobuf>=4.23,<8",
         # Columnar event storage: per-event Python objects cost ~2 us each on 1 M-event files.
         "numpy>=1.21",

@@ -2,8 +2,9 @@
 
     python bench/bench_kernels.py [--kernels 1000000] [--repeat 3]
 
-Builds the same 64-name GPU profile as tests/test_tensor_cores.py (the reader's output form, so no
-file is read) and prints the best wall time of each analysis. The reference is a plain numpy pass
+Builds the same 64-name GPU profile as tests/analysis/precision/test_tensor_cores.py (the
+reader's output form, so no file is read) and prints the best wall time of each analysis. The
+reference is a plain numpy pass
 over the same columns (a grouped sum of durations by name), measured in the same run: the analyses
 should stay within a small multiple of it. Not a test: CI does not run it.
 """

@@ -10,7 +10,7 @@ cache folders (TB_ADVISOR_TF_PROFILES_CACHE / TB_ADVISOR_TORCH_TRACES_CACHE from
 the real TF custom loop and PyTorch DataLoader pairs the tests capture. Prints one row per
 recommendation acted on: rule, pair, predicted ms per step, realized, the verdict with the
 diff's noise allowance, and how often each rule's interval held. Not a test: the tests assert the
-pairs that must hold (tests/test_gains.py); this shows the whole picture to tune the intervals.
+pairs that must hold (tests/advice/test_gains.py); this shows the whole picture to tune the intervals.
 """
 
 from __future__ import annotations

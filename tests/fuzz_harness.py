@@ -1,6 +1,6 @@
 """Fuzzing the reader and the analyses: mutations of valid profiles, and profiles of random content.
 
-Shared by tests/test_fuzz.py (hypothesis, a bounded number of inputs in CI) and bench/fuzz.py
+Shared by tests/readers/test_fuzz.py (hypothesis, a bounded number of inputs in CI) and bench/fuzz.py
 (100,000 inputs from a seeded generator). One input = bytes; `run_case` reads them and builds the
 full report as the server would. A ProfileReadError (a clear "cannot read" answer) is a pass;
 any other exception is a bug.

@@ -1,6 +1,6 @@
 """Fuzzing the PyTorch profiler (Kineto) reader and the analyses with mutated windows of real traces.
 
-Shared by tests/test_fuzz_kineto.py (hypothesis, a bounded number of inputs in CI) and
+Shared by tests/readers/test_fuzz_kineto.py (hypothesis, a bounded number of inputs in CI) and
 bench/fuzz_kineto.py (many inputs from a seeded generator). Random JSON rarely gets past the first
 type check, so the inputs start from real traces (the committed H200 captures, plus the public corpus
 in ../shared/corpus when it is there) and are mutated where the reader makes decisions: numbers,

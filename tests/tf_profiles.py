@@ -48,7 +48,7 @@ Fixture API (tests/fixtures_tf.py, session scope) — `tf_profiles` is a frozen 
     .manifest            dict  everything above as written (TF version, seconds, attempts per run).
     .copy_to(dst)        TFProfiles  the same runs copied under dst (a fresh, writable logdir).
 
-Guaranteed by generation (checked in tests/test_tf_profiles.py): loop_input_bound waits >= 30 % of its
+Guaranteed by generation (checked in tests/sources/test_tf_profiles.py): loop_input_bound waits >= 30 % of its
 step time in the iterator get-next (>= 20 % in every single step), loop_fixed < 10 % (< 20 % in every
 step but one), both measured in Python and in the xplane. The images are sized per machine so that the
 sequential map costs about one train step (the `calibration` entry of the manifest). The generator

@@ -1,6 +1,6 @@
 // The step-time categories and precision kinds, in display order, with labels and chart colours.
 // One table each: tables, charts and the verdict text all read from here. The step-time table is
-// tb_plugin_advisor/analysis/step_time/categories.py's, word for word (tests/test_categories.py).
+// tb_plugin_advisor/analysis/step_time/categories.py's, word for word (tests/analysis/step_time/test_categories.py).
 
 export interface CategoryInfo {
   key: string;

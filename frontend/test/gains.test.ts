@@ -3,7 +3,7 @@ import cases from "./gain_cases.json";
 import { gainText } from "../src/verdict";
 import type { ExpectedGain } from "../src/types";
 
-// The same cases are checked against the exports' wording in tests/test_gains.py.
+// The same cases are checked against the exports' wording in tests/advice/test_gains.py.
 describe("gainText", () => {
   it.each(cases)("writes $text", ({ gain, text }) => {
     expect(gainText(gain as ExpectedGain)).toBe(text);

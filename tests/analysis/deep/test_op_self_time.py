@@ -1,0 +1,108 @@
+"""Op tables count each microsecond once: host ops nest (`aten::conv2d` > `aten::convolution` >
+`aten::_convolution` > `aten::mkldnn_convolution`), so a row's `time_ms` is its self time, `total_ms`
+its inclusive time and `within` the outermost op it runs inside. Checked on a trace whose nesting is
+known exactly, on real PyTorch captures made in the test session and on the corpus' CPU traces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from paths import CORPUS
+from synth_kineto import BASE_NS, KinetoTrace
+
+from tb_plugin_advisor.diff.compare import diff_reports
+from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.readers.kineto.reader import read_kineto, read_kineto_bytes
+from tb_plugin_advisor.report.run import build_report
+
+MS = 1_000_000
+
+
+def _report(path: Path) -> Dict:
+    return build_report(RunProfiles(run=path.name, profiles=[read_kineto(str(path))])).to_json()
+
+
+def _report_of_bytes(data: bytes) -> Dict:
+    return build_report(RunProfiles(run="t", profiles=[read_kineto_bytes(data, "t.pt.trace.json")])).to_json()
+
+
+def _convolution_steps(steps: int = 3) -> bytes:
+    """CPU-only steps of 20 ms: a 10 ms conv2d chain nested four deep, then a 4 ms relu."""
+    trace = KinetoTrace(devices=[])
+    t = BASE_NS + 1_000_000_000
+    for n in range(steps):
+        s = t + n * 20 * MS
+        trace.step(n + 1, s, 20 * MS - 1_000)
+        for depth, (name, length) in enumerate((("aten::conv2d", 10 * MS), ("aten::convolution", 9 * MS),
+                                                ("aten::_convolution", 8_500_000),
+                                                ("aten::mkldnn_convolution", 8 * MS))):
+            trace.op(name, s + 1 * MS + depth * 250_000, length, ["float"], [[8, 3, 32, 32]])
+        trace.op("aten::relu", s + 12 * MS, 4 * MS, ["float"], [[8, 16, 32, 32]])
+    return trace.to_bytes()
+
+
+def test_nested_ops_report_self_time_total_time_and_the_enclosing_op():
+    ops = {op["name"]: op for op in _report_of_bytes(_convolution_steps())["ops"]}
+    expected_self = {"aten::conv2d": 1.0, "aten::convolution": 0.5, "aten::_convolution": 0.5,
+                     "aten::mkldnn_convolution": 8.0, "aten::relu": 4.0}
+    for name, self_ms in expected_self.items():
+        assert ops[name]["time_ms"] == pytest.approx(self_ms, abs=1e-6), (name, ops[name])
+    assert ops["aten::conv2d"]["total_ms"] == pytest.approx(10.0)
+    assert ops["aten::mkldnn_convolution"]["total_ms"] == pytest.approx(8.0)
+    assert ops["aten::mkldnn_convolution"]["within"] == "aten::conv2d"
+    assert "within" not in ops["aten::conv2d"] and "within" not in ops["aten::relu"]
+    assert sum(op["time_ms"] for op in ops.values()) == pytest.approx(14.0)  # the 14 ms of op work
+
+
+def _rows_add_up_to_at_most_the_step(report: Dict) -> None:
+    ops: List[Dict] = report["ops"]
+    assert any("total_ms" in op for op in ops), "host op rows carry their inclusive time"
+    for op in ops:
+        assert op["total_ms"] >= op["time_ms"] - 1e-9, op
+    step_ms = report["steps"]["mean_ms"]
+    assert sum(op["time_ms"] for op in ops) <= step_ms * 1.001, (sum(op["time_ms"] for op in ops), step_ms)
+
+
+@pytest.mark.needs_torch
+@pytest.mark.parametrize("name", ["slow_loader", "fast_loader", "bf16"])
+def test_self_times_of_real_captures_add_up_to_at_most_the_step(torch_traces, name):
+    _rows_add_up_to_at_most_the_step(_report(torch_traces.trace(name)))
+
+
+@pytest.mark.needs_torch
+def test_the_diff_of_a_slow_and_a_fast_loader_lists_each_op_change_once(torch_traces):
+    reports = {name: _report(torch_traces.trace(name)) for name in ("slow_loader", "fast_loader")}
+    within = {op["name"]: op.get("within") for r in reports.values() for op in r["ops"]}
+    rows = [r for r in diff_reports(reports["slow_loader"], reports["fast_loader"])["ops"]
+            if abs(r["delta_ms"]) > 0.05][:20]
+    assert rows
+    for a in rows:
+        for b in rows:
+            if a is not b and within.get(a["name"]) == b["name"]:
+                # a nested op and its enclosing op may both change, but never by the same time
+                assert abs(a["delta_ms"] - b["delta_ms"]) > 0.02 * abs(b["delta_ms"]), (a, b)
+
+
+PYTORCH_FOLDERS = ("kineto", "hta", "tracelens")
+CORPUS_TRACES = sorted(
+    p for folder in PYTORCH_FOLDERS if (CORPUS / folder).is_dir()
+    for p in (CORPUS / folder).rglob("*.json*") if p.name.endswith((".json", ".json.gz")))
+
+
+@pytest.mark.sweep
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not present at {CORPUS}")
+def test_corpus_host_op_rows_add_up_to_at_most_the_step():
+    checked = 0
+    for path in CORPUS_TRACES:
+        try:
+            profile = read_kineto(str(path))
+        except Exception:  # noqa: BLE001 - corpus files that are refused are tested elsewhere
+            continue
+        report = build_report(RunProfiles(run=path.name, profiles=[profile])).to_json()
+        if not report["ops"] or "total_ms" not in report["ops"][0] or not report["steps"].get("mean_ms"):
+            continue
+        _rows_add_up_to_at_most_the_step(report)
+        checked += 1
+    assert checked >= 1, "no corpus trace with host op rows"
