@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
+from tb_plugin_advisor.analysis.classify.patterns import LOW_PRECISION_FLOATS
 from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.formatting import format_number
 
@@ -21,7 +22,6 @@ OUTCOME_NOISE_SHARE = 0.10
 SIGNAL_LEFT_SHARE = 0.5
 # … or, for precision, when the share of compute in the target types rose by this many points.
 PRECISION_POINTS = 20.0
-SIXTEEN_BIT = ("bf16", "fp16", "fp8")
 # Launch-bound fixes: the launches per step fell by this share, or the launch and idle time by this one.
 LAUNCHES_FELL_SHARE = 0.25
 LAUNCH_GAPS_FELL_SHARE = 0.20
@@ -70,8 +70,8 @@ SIGNALS: Dict[str, tuple] = {
     "input.dataloader_workers": ("input", _category_fell("input")),
     "input.preprocessing": ("input", _category_fell("input")),
     "input.pin_memory": ("memcpy", _category_fell("memcpy")),
-    "precision.mixed": ("device_compute", _share_rose(SIXTEEN_BIT)),
-    "precision.tf32": ("device_compute", _share_rose(("tf32",) + SIXTEEN_BIT)),
+    "precision.mixed": ("device_compute", _share_rose(LOW_PRECISION_FLOATS)),
+    "precision.tf32": ("device_compute", _share_rose(("tf32",) + LOW_PRECISION_FLOATS)),
     "precision.cpu_16bit": ("host_compute", _share_rose(("fp32",))),
     "host.sync": ("idle", _category_fell("idle")),
     "compile.torch": ("kernel_launch", _launches_fell),
