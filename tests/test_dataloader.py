@@ -16,7 +16,7 @@ import pytest
 from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 from tb_plugin_advisor.advice.facts import Facts
-from tb_plugin_advisor.advice.rules import pytorch as torch_rules
+from tb_plugin_advisor.advice.rules.input_pipeline import dataloader_workers
 from tb_plugin_advisor.analysis.step_time.dataloader import DATALOADER_NAMES, ITERATOR_WORKERS
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.kineto.reader import read_kineto
@@ -317,5 +317,5 @@ def test_every_iterator_class_is_read_from_a_real_name(iterator, workers, tmp_pa
 ])
 def test_dataloader_workers_evidence_says_what_the_loop_waits_in(changes, words):
     facts = Facts(framework="pytorch", input_bound="high", breakdown_pct={"input": 40.0}, **changes)
-    severity, evidence = torch_rules.dataloader_workers(facts)
+    ((severity, evidence, *_),) = dataloader_workers(facts)
     assert severity == "high" and words in evidence

@@ -9,6 +9,7 @@ import pytest
 from tb_plugin_advisor.formatting import (
     fixed,
     format_bytes,
+    format_memory,
     format_ms,
     format_number,
     format_pct,
@@ -74,6 +75,15 @@ def test_sizes_in_binary_units(x, digits, text):
     assert format_bytes(x, digits) == text
 
 
+@pytest.mark.parametrize(
+    "x, text",
+    [(2**30, "1.00 GiB"), (1.5 * 2**40, "1536.00 GiB"), (2**30 - 1, "1024.0 MiB"), (512 * 1024, "0.5 MiB"),
+     (0, "0.0 MiB"), (None, "–"), (float("inf"), "–")],
+)
+def test_memory_sizes_of_the_findings_in_gib_or_mib(x, text):
+    assert format_memory(x) == text
+
+
 def test_plain_writes_counts_and_constants_without_noise():
     assert (plain(3.0), plain(0.05), plain(12.0)) == ("3", "0.05", "12")
 
@@ -86,7 +96,8 @@ HOSTILE = [2**41 * 1e35, 4.2e47, 1e21, -1e21, 1.7976931348623157e308, -1.7976931
 def test_no_formatter_raises_on_a_huge_tiny_or_non_finite_value(x):
     """A profile can hold any number (a shape of 2^41 gave an MFU of 1e47 %, and the exports died in
     decimal.quantize); every function a person's text goes through answers something."""
-    texts = [format_pct(x), format_number(x), format_ms(x), format_bytes(x), plain(x), trace_micros(x)]
+    texts = [format_pct(x), format_number(x), format_ms(x), format_bytes(x), format_memory(x), plain(x),
+             trace_micros(x)]
     texts += [fixed(x, d) for d in (0, 1, 3)] + [signed(x, 1), significant(x, 2), scientific(x, 1)]
     assert all(isinstance(t, str) and t for t in texts)
     assert rounded(x) is None or math.isfinite(rounded(x))

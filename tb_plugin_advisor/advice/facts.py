@@ -1,13 +1,12 @@
-"""What the advice engine sees and produces: `Facts` (numbers the analyses computed), a `Rule` (one
-entry of the table in recommend.py), the one severity list, and the one advice type,
-`Recommendation`, which the recommendation rules and the deeper views' finding rules (findings.py)
-both write. Kept apart from the rules so the rule modules and the table import the types, not each
-other."""
+"""What the advice engine sees and produces: `Facts` (numbers the analyses computed), the one
+severity list, and the one advice type, `Recommendation`, which the recommendation rules and the
+deeper views' finding rules both write (the rule record is in rule.py). Kept apart from the rules so
+the rule modules and the engine import the types, not each other."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.advice.expected_gain import ExpectedGain
 from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
@@ -137,17 +136,3 @@ class Recommendation:
         if self.snippet:
             out["snippet"] = self.snippet
         return out
-
-
-# A rule's check returns (severity, evidence) when it fires, else None.
-Check = Callable[[Facts], Optional[Tuple[str, str]]]
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    title: str
-    message: str
-    check: Check
-    snippet: str = ""
-    snippet_jax: str = ""
