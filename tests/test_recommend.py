@@ -249,6 +249,7 @@ CASES = [
         {"step_count": 0, "step_source": "none"},
     ),
     ("profile.step_markers", {"step_source": "inferred"}, "low", {"step_source": "keras3_marker"}),
+    ("profile.cut_off_step", {"cut_off_steps": ["step 5"]}, "low", {"cut_off_steps": []}),
     (
         "input.dataloader_workers",
         {**INPUT_HIGH, "framework": "pytorch"},

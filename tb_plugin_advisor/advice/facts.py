@@ -44,6 +44,8 @@ class Facts:
     step_source: str = "none"
     early_step_numbers: List[int] = field(default_factory=list)
     warmup_steps: int = 0  # leading steps left out of the averages
+    # steps whose device work the capture's end cut off, named ("step 5"); out of the averages
+    cut_off_steps: List[str] = field(default_factory=list)
     # tf.data
     dominant_stage: str = "unknown"
     sequential_map: Optional[bool] = None

@@ -1,6 +1,6 @@
 """Rules about the capture itself rather than the training step: warm-up steps in the profiled range,
-too few steps to average, and no step markers. Their fixes improve the measurement, not the step, so
-none estimates a gain. Each check reads only `Facts`."""
+too few steps to average, no step markers, and a last step the capture's end cut off. Their fixes
+improve the measurement, not the step, so none estimates a gain. Each check reads only `Facts`."""
 
 from __future__ import annotations
 
@@ -94,5 +94,47 @@ STEP_MARKERS = Rule(
     ),
 )
 
+
+def cut_off_step(f: Facts) -> Iterator[Fired]:
+    if f.cut_off_steps:
+        plural = len(f.cut_off_steps) > 1
+        yield Fired("low", (
+            f"The capture ended before the device finished {' and '.join(f.cut_off_steps)}: the device "
+            f"work of {'those steps was' if plural else 'that step was'} cut off, so "
+            f"{'they are' if plural else 'it is'} left out of the averages."
+        ))
+
+
+CUT_OFF_STEP = Rule(
+    id="profile.cut_off_step",
+    title="Let the last profiled step finish before the capture ends",
+    message="The last profiled step's device work was cut off by the end of the capture, so that step "
+    "is left out of the averages, which rest on fewer steps. Close the profiled range at a step "
+    "boundary: in PyTorch call prof.step() after the last step inside the profiler's context so its "
+    "schedule closes it; when stopping by hand, synchronise the device first; in TF and JAX, stop the "
+    "trace after the last step's outputs are ready.",
+    check=cut_off_step,
+    gain=gains.measurement_only,
+    evidence=("worst_step",),
+    snippets=Snippets(
+        tf="for step in range(10):\n"
+        "    with tf.profiler.experimental.Trace('train', step_num=step, _r=1):\n"
+        "        loss = train_step(x, y)\n"
+        "float(loss)  # the last step's outputs are ready: the device has finished it\n"
+        "tf.profiler.experimental.stop()",
+        jax="for step in range(10):\n"
+        "    with jax.profiler.StepTraceAnnotation('train', step_num=step):\n"
+        "        state, metrics = train_step(state, next(batches))\n"
+        "jax.block_until_ready((state, metrics))  # the device has finished the last step\n"
+        "jax.profiler.stop_trace()",
+        pytorch="with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=2, active=5),\n"
+        "                            on_trace_ready=...) as prof:\n"
+        "    for x, y in loader:\n"
+        "        train_step(x, y)\n"
+        "        prof.step()  # after every step, the last one too: the schedule closes it\n"
+        "# stopping by hand instead: torch.cuda.synchronize() before prof.stop()",
+    ),
+)
+
 # Registration order is the tie order among advice of equal severity and gain (advice/registry.py).
-RULES: Tuple[Rule[Facts], ...] = (WARMUP_STEP, FEW_STEPS, STEP_MARKERS)
+RULES: Tuple[Rule[Facts], ...] = (WARMUP_STEP, FEW_STEPS, STEP_MARKERS, CUT_OFF_STEP)
