@@ -1,8 +1,11 @@
 """The exports round like the tab: the same table of cases backs format.ts and formatting.py."""
 
+import ast
 import json
 import math
+import re
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -111,3 +114,42 @@ def test_huge_values_are_written_as_tofixed_writes_them():
     assert format_pct(10**400) == format_number(float("nan")) == "–"
     assert significant(1.7976931348623157e308, 2) == "1.8e+308"  # rounding up past the largest float
     assert rounded(float("inf")) is None and rounded(10**400) is None and rounded(2.5e300) == 2.5e300
+
+
+NUMBER_SPEC = re.compile(r"[,_]|[eEfFgGn%]$")  # a float presentation type or thousands grouping
+PERCENT_SPEC = re.compile(r"%[-+ 0#]*\d*(\.\d+)?[dieEfFgG]")  # "%.2f" % x
+PACKAGE = Path(__file__).resolve().parents[1] / "tb_plugin_advisor"
+
+
+def _percent_spec(node: ast.AST) -> bool:
+    text = node.value if isinstance(node, ast.Constant) else None
+    return isinstance(text, str) and bool(PERCENT_SPEC.search(text))
+
+
+def _number_formats(source: str) -> List[str]:
+    """Every place in `source` that writes a number itself: an f-string or format() spec with a float
+    type or grouping ("{x:.1f}", "{n:,}"), or %-formatting of a number ("%.2f" % x)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+            spec = "".join(str(v.value) for v in node.format_spec.values if isinstance(v, ast.Constant))
+            if NUMBER_SPEC.search(spec):
+                found.append(f"line {node.lineno}: {{…:{spec}}}")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "format" and len(node.args) == 2:
+            found.append(f"line {node.lineno}: format(…)")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _percent_spec(node.left):
+            found.append(f"line {node.lineno}: '…' % …")
+    return found
+
+
+def test_no_number_is_written_outside_formatting():
+    """Every number a person reads goes through formatting.py (half up, as the tab's toFixed)."""
+    found = {str(path.relative_to(PACKAGE)): _number_formats(path.read_text(encoding="utf-8"))
+             for path in PACKAGE.rglob("*.py") if path.name != "formatting.py"}
+    assert {path: where for path, where in found.items() if where} == {}
+
+
+def test_the_scan_sees_each_way_of_writing_a_number():
+    source = 'a = f"{x:.1f} ms"\nb = f"{n:,}"\nc = "%.2f" % x\nd = format(x, "g")\ne = f"{s:<12} {t:>{w}}"\n'
+    lines = sorted(where.split(":")[0] for where in _number_formats(source))
+    assert lines == ["line 1", "line 2", "line 3", "line 4"]  # widths and alignment are no number
