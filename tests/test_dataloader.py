@@ -17,7 +17,7 @@ from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 from tb_plugin_advisor.advice.facts import Facts
 from tb_plugin_advisor.advice.rules.input_pipeline import dataloader_workers
-from tb_plugin_advisor.analysis.step_time.dataloader import DATALOADER_NAMES, ITERATOR_WORKERS
+from tb_plugin_advisor.analysis.classify.torch_names import ITERATOR_WORKERS
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.kineto.reader import read_kineto
 from tb_plugin_advisor.report.run import build_report
@@ -269,36 +269,6 @@ def test_a_worker_loader_is_told_apart_in_the_panel_and_the_advice(tmp_path):
 
 # ---------------------------------------------------------------------------------------------------
 # Tables and rule wording
-
-
-NAME_CASES = [
-    ("next", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", True),
-    ("next", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", True),
-    ("next", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__iter__", False),
-    ("h2d_copy", "Memcpy HtoD (Pinned -> Device)", True),
-    ("h2d_copy", "Memcpy HtoD (Pageable -> Device)", True),
-    ("h2d_copy", "Memcpy DtoH (Device -> Pageable)", False),
-    ("copy_op", "aten::copy_", True),
-    ("copy_op", "aten::_copy_from", False),
-    ("pin_op", "aten::pin_memory", True),
-    ("pin_op", "aten::_pin_memory", True),
-    ("pin_op", "aten::is_pinned", False),
-    ("host_alloc", "cudaHostAlloc", True),
-    ("host_alloc", "hipHostMalloc", True),
-    ("host_alloc", "cudaMalloc", False),
-    ("collate", "aten::stack", True),
-    ("collate", "aten::cat", True),
-    ("collate", "aten::div", False),
-]
-
-
-@pytest.mark.parametrize("key, name, matches", NAME_CASES)
-def test_dataloader_name_table(key, name, matches):
-    assert bool(DATALOADER_NAMES[key].match(name)) == matches
-
-
-def test_every_name_table_entry_has_a_real_name_that_matches():
-    assert {key for key, _, matches in NAME_CASES if matches} == set(DATALOADER_NAMES)
 
 
 @pytest.mark.parametrize("iterator, workers", sorted(ITERATOR_WORKERS.items()))

@@ -11,7 +11,6 @@ from synth_kineto import BASE_NS, training_trace
 
 from tb_plugin_advisor.advice.facts import Facts
 from tb_plugin_advisor.advice.rules import input_pipeline, optimizer
-from tb_plugin_advisor.analysis.step_time.torch_signals import TORCH_PATTERNS
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.kineto.reader import read_kineto
 from tb_plugin_advisor.report.run import build_report
@@ -73,16 +72,3 @@ def test_every_pytorch_rule_has_a_pytorch_snippet(rule):
     assert rule.snippets_for(Facts(framework="pytorch")).pytorch.strip(), rule.id
 
 
-@pytest.mark.parametrize("key, name, matches", [
-    ("dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", True),
-    ("dataloader_multi", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", True),
-    ("dataloader_single", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", False),
-    ("pageable_h2d", "Memcpy HtoD (Pageable -> Device)", True),
-    ("pageable_h2d", "Memcpy HtoD (Pinned -> Device)", False),
-    ("zero_grad", "Optimizer.zero_grad#SGD.zero_grad", True),
-    ("zero_fill", "aten::zero_", True),
-    ("zero_fill", "aten::fill_", True),
-    ("zero_fill", "aten::zeros", False),
-])
-def test_torch_pattern_table(key, name, matches):
-    assert bool(TORCH_PATTERNS[key].search(name)) == matches
