@@ -176,3 +176,14 @@ def format_bytes(x: Optional[float], digits: int = 1) -> str:
         if abs(x) >= size:
             return f"{fixed(x / size, digits)} {unit}"
     return f"{fixed(x, 0)} B"
+
+
+def format_memory(x: Optional[float]) -> str:
+    """A memory size as the deeper views' findings write it: GiB with two decimals from 1 GiB up,
+    else MiB with one ("0.5 MiB" for a small message: one unit below the GiB, never KiB or bytes); a
+    dash for a missing or non-finite value."""
+    if not _finite(x):
+        return DASH
+    x = _as_float(x)
+    gib, mib = dict(BINARY_UNITS)["GiB"], dict(BINARY_UNITS)["MiB"]
+    return f"{fixed(x / gib, 2)} GiB" if x >= gib else f"{fixed(x / mib, 1)} MiB"

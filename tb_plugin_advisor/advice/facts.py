@@ -1,13 +1,12 @@
-"""What the advice engine sees and produces: `Facts` (numbers the analyses computed), a `Rule` (one
-entry of the table in recommend.py), the one severity list, and the one advice type,
-`Recommendation`, which the recommendation rules and the deeper views' finding rules (findings.py)
-both write. Kept apart from the rules so the rule modules and the table import the types, not each
-other."""
+"""What the advice engine sees and produces: `Facts` (numbers the analyses computed), the one
+severity list, and the one advice type, `Recommendation`, which the recommendation rules and the
+deeper views' finding rules both write (the rule record is in rule.py). Kept apart from the rules so
+the rule modules and the engine import the types, not each other."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.advice.expected_gain import ExpectedGain
 from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
@@ -45,6 +44,8 @@ class Facts:
     step_source: str = "none"
     early_step_numbers: List[int] = field(default_factory=list)
     warmup_steps: int = 0  # leading steps left out of the averages
+    # steps whose device work the capture's end cut off, named ("step 5"); out of the averages
+    cut_off_steps: List[str] = field(default_factory=list)
     # tf.data
     dominant_stage: str = "unknown"
     sequential_map: Optional[bool] = None
@@ -137,17 +138,3 @@ class Recommendation:
         if self.snippet:
             out["snippet"] = self.snippet
         return out
-
-
-# A rule's check returns (severity, evidence) when it fires, else None.
-Check = Callable[[Facts], Optional[Tuple[str, str]]]
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    title: str
-    message: str
-    check: Check
-    snippet: str = ""
-    snippet_jax: str = ""

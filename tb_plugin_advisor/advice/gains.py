@@ -5,8 +5,9 @@ Every estimate is a bound, not a forecast: the high end is the time the fix remo
 fully (the wait it hides, the idle it fills, the speed-up the device's peak table allows), the low
 end keeps what the fix cannot remove (work that stays in the training process, the share of the step
 where the device is not the limiter, memory-bound time that 16-bit math does not shorten). One
-function per rule, one table (GAINS); the diff checks the intervals against what a change bought
-(diff/outcomes.py) and bench/calibrate_gains.py shows how often they held.
+function per kind of fix, named by the `gain` of each rule's record (advice/rules/: several rules
+share one where their fixes remove the same time); the diff checks the intervals against what a
+change bought (diff/outcomes.py) and bench/calibrate_gains.py shows how often they held.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def _device_critical(f: Facts) -> float:
 # -- input --------------------------------------------------------------------------------------------
 
 
-def _parallel_producer(f: Facts) -> ExpectedGain:
+def parallel_producer(f: Facts) -> ExpectedGain:
     """Batches made in parallel workers (DataLoader workers, a parallel map, a background thread)."""
     wait = _ms(f, "input")
     if wait <= 0 or f.step_ms <= 0:
@@ -86,7 +87,7 @@ def _parallel_producer(f: Facts) -> ExpectedGain:
                      "kept as the workers' own costs (IPC, copies)")
 
 
-def _already_parallel(f: Facts) -> ExpectedGain:
+def already_parallel(f: Facts) -> ExpectedGain:
     wait = _ms(f, "input")
     if wait <= 0:
         return _none(f, "no input wait in the steady steps")
@@ -94,7 +95,7 @@ def _already_parallel(f: Facts) -> ExpectedGain:
                      "parallel, so what it buys depends on free cores and the slowest stage")
 
 
-def _prefetch(f: Facts) -> ExpectedGain:
+def prefetch_overlap(f: Facts) -> ExpectedGain:
     wait = _ms(f, "input")
     if wait <= 0:
         return _none(f, "no input wait in the steady steps")
@@ -104,20 +105,20 @@ def _prefetch(f: Facts) -> ExpectedGain:
                      f"making with the {fixed(rest, 1)} ms of the step; the producer shares the host's cores")
 
 
-def _cache(f: Facts) -> ExpectedGain:
+def cache_reads(f: Facts) -> ExpectedGain:
     wait = _ms(f, "input")
     return _part_of(f, wait, "no input wait in the steady steps", f"reading and decoding leave the "
                     f"{fixed(wait, 1)} ms input wait after the first epoch; work after the cache stays")
 
 
-def _pin_memory(f: Facts) -> ExpectedGain:
+def pinned_copies(f: Facts) -> ExpectedGain:
     copies = f.torch_pageable_h2d_ms
     return _part_of(f, copies, "no pageable host-to-device copies measured", f"the {fixed(copies, 2)} ms "
                     "of pageable copies per step stop blocking the host; the bytes still move, overlapped "
                     "with compute")
 
 
-def _preprocessing(f: Facts) -> ExpectedGain:
+def preprocessing_moved(f: Facts) -> ExpectedGain:
     wait = _ms(f, "input")
     work = f.preprocessing_step_threads_ms + min(wait, f.preprocessing_input_threads_ms)
     return _part_of(f, work, "no preprocessing time on the step's critical path", f"the {fixed(work, 1)} "
@@ -146,7 +147,7 @@ def _matrix_speedup(f: Facts, work: Dict[str, float], target: str, basis: str) -
         saved=fixed(saved, 1), target=target, device=peaks.label, critical=fixed(100 * share, 0)))
 
 
-def _mixed_precision(f: Facts) -> ExpectedGain:
+def mixed_precision_speedup(f: Facts) -> ExpectedGain:
     target = sixteen_bit_type(f.compute_capability) or "bf16"
     return _matrix_speedup(
         f, {"fp32": f.matrix_fp32_ms, "tf32": f.matrix_tf32_ms}, target,
@@ -155,14 +156,14 @@ def _mixed_precision(f: Facts) -> ExpectedGain:
         "the step ({critical} %)")
 
 
-def _tf32(f: Facts) -> ExpectedGain:
+def tf32_speedup(f: Facts) -> ExpectedGain:
     return _matrix_speedup(
         f, {"fp32": f.matrix_fp32_ms}, "tf32",
         "fp32 matmuls and convolutions at the {device}'s {target} peak save {saved} ms of device time "
         "per step; the low end counts half of it and only where the device limits the step ({critical} %)")
 
 
-def _cpu_16bit(f: Facts) -> ExpectedGain:
+def cpu_16bit_unknown(f: Facts) -> ExpectedGain:
     """No estimate: going back to float32 saves time only where the CPU emulates 16-bit math, and is
     slower where it runs it natively; a profile without native kernels cannot say which (a bf16 run on
     a CPU with avx512_bf16 measured 27.5 ms per step against 29.3 ms in fp32)."""
@@ -183,7 +184,7 @@ def _cpu_16bit(f: Facts) -> ExpectedGain:
 # -- device and host ----------------------------------------------------------------------------------
 
 
-def _launch_bound(f: Facts) -> ExpectedGain:
+def launch_gaps(f: Facts) -> ExpectedGain:
     launch, idle = _ms(f, "kernel_launch"), _ms(f, "idle")
     if launch + idle <= 0:
         return _none(f, "no launch or idle time in the steady steps")
@@ -192,7 +193,7 @@ def _launch_bound(f: Facts) -> ExpectedGain:
                      "kernels still launch")
 
 
-def _host_sync(f: Facts) -> ExpectedGain:
+def host_sync_idle(f: Facts) -> ExpectedGain:
     if f.host_sync_idle_pct is not None:
         idle = f.host_sync_idle_pct * f.step_ms / 100.0
         return _interval(f, PARTIAL * idle, idle, f"the {fixed(idle, 2)} ms per step the device idles "
@@ -204,71 +205,39 @@ def _host_sync(f: Facts) -> ExpectedGain:
                      "synchronisations (the device's idle time is not known)")
 
 
-def _copies(f: Facts) -> ExpectedGain:
+def exposed_copies(f: Facts) -> ExpectedGain:
     copies = _ms(f, "memcpy")
     return _part_of(f, copies, "no copy time in the steady steps", f"the {fixed(copies, 1)} ms of exposed "
                     "copies per step; the data still has to move once")
 
 
-def _transpose(f: Facts) -> ExpectedGain:
-    transposes = _ms(f, "device_compute") * f.transpose_pct / 100.0
-    if transposes <= 0:
+def transposes(f: Facts) -> ExpectedGain:
+    moved = _ms(f, "device_compute") * f.transpose_pct / 100.0
+    if moved <= 0:
         return _none(f, "no layout transposes measured")
     share = _device_critical(f)
-    return _interval(f, share * transposes, transposes, f"the {fixed(transposes, 1)} ms of layout "
+    return _interval(f, share * moved, moved, f"the {fixed(moved, 1)} ms of layout "
                      f"transposes per step; at the low end only where the device limits the step "
                      f"({fixed(100 * share, 0)} %)")
 
 
-def _measurement(f: Facts) -> ExpectedGain:
+def measurement_only(f: Facts) -> ExpectedGain:
     return _none(f, "improves the measurement, not the step")
 
 
-def _zero_grad(f: Facts) -> ExpectedGain:
+def zero_grad_fills(f: Facts) -> ExpectedGain:
     return _none(f, "the zero-fills' own time is not separated from the optimizer's in this profile")
 
 
-Gain = Callable[[Facts], ExpectedGain]
-
-# rule id → its estimate. Every rule of advice/recommend.py has one (tests/test_gains.py).
-GAINS: Dict[str, Gain] = {
-    "input.parallel_map": _parallel_producer,
-    "input.prefetch": _prefetch,
-    "input.cache": _cache,
-    "input.interleave": _parallel_producer,
-    "input.preprocess_offline": _already_parallel,
-    "input.background_prefetch": _parallel_producer,
-    "input.dataloader_workers": _parallel_producer,
-    "input.pin_memory": _pin_memory,
-    "input.preprocessing": _preprocessing,
-    "precision.mixed": _mixed_precision,
-    "precision.tf32": _tf32,
-    "precision.cpu_16bit": _cpu_16bit,
-    "host.sync": _host_sync,
-    "compile.launch_bound_xla": _launch_bound,
-    "compile.xla": _launch_bound,
-    "compile.torch": _launch_bound,
-    "host.tf_function": _launch_bound,
-    "device.copy_bound": _copies,
-    "layout.transpose": _transpose,
-    "device.no_kernels": _measurement,
-    "profile.warmup_step": _measurement,
-    "profile.few_steps": _measurement,
-    "profile.step_markers": _measurement,
-    "optimizer.zero_grad_set_to_none": _zero_grad,
-}
-
-
-def expected_gain(rule_id: str, facts: Facts) -> ExpectedGain:
-    """The estimate of a rule that fired on `facts`."""
-    estimate = GAINS.get(rule_id)
-    return estimate(facts) if estimate is not None else _none(facts, "no estimate for this rule")
-
-
 def fixed_interval(step_ms: float, low: float, high: float, basis: str) -> ExpectedGain:
-    """An estimate made outside the rules (the deeper views' findings), held to the same bounds."""
+    """An estimate made outside the Facts (the deeper views' findings), held to the same bounds."""
     return _interval(Facts(step_ms=step_ms), low, high, basis)
 
 
 def no_estimate(step_ms: float, why: str) -> ExpectedGain:
     return ExpectedGain(None, None, step_ms, why)
+
+
+def without_estimate(why: str) -> Callable[[object], ExpectedGain]:
+    """The gain of a rule that never estimates one: always none, and why (most findings)."""
+    return lambda _subject: no_estimate(0.0, why)

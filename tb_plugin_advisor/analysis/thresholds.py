@@ -118,7 +118,7 @@ LAUNCH_BOUND_MAX_MEDIAN_US = 20.0
 LAUNCH_BOUND_MIN_IDLE_PCT = 20.0
 
 # ---------------------------------------------------------------------------------------------------
-# PyTorch rules (advice/rules/pytorch.py)
+# PyTorch rules (advice/rules/: input_pipeline.py, optimizer.py)
 
 # Copies from pageable host memory at least this share of the step: recommend pin_memory.
 TORCH_PAGEABLE_COPY_PCT = 1.0
@@ -140,7 +140,7 @@ STRAGGLER_INPUT_POINTS = INPUT_MODERATE_PCT
 
 
 # ---------------------------------------------------------------------------------------------------
-# Deeper views (kernels, memory, collectives, roofline) and their findings (advice/findings.py)
+# Deeper views (kernels, memory, collectives, roofline) and their findings (advice/rules/)
 
 KERNEL_STATS_TOP = 200  # kernel names listed in the report (the rest are counted in the totals)
 TINY_KERNEL_US = 10.0  # a launch costs ~5 µs of host time: kernels shorter than ~2 launches are "tiny"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from tb_plugin_advisor.analysis.classify.patterns import SIXTEEN_BIT
 from tb_plugin_advisor.analysis.step_time.categories import in_words
 from tb_plugin_advisor.diff.deep import deep_sentences
 from tb_plugin_advisor.diff.parts import number
@@ -16,7 +17,6 @@ from tb_plugin_advisor.diff.rules import (
     INPUT_INTERPRETATIONS,
     MINUS,
     SENTENCE_NAME_CHARS,
-    SIXTEEN_BIT,
     SLOWER_16BIT,
 )
 from tb_plugin_advisor.diff.stats import STEP_TESTS

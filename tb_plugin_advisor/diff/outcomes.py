@@ -2,8 +2,10 @@
 whether the step time it bought falls inside the interval the baseline predicted.
 
 A fix is "acted on" when the signal its rule targets moved (the input wait mostly gone, the 16-bit
-share up, fewer launches…) or the rule no longer fires. The realized gain is measured on the step
-time (baseline mean − candidate mean) and on the breakdown category the rule targets. The verdict
+share up, fewer launches…) or the rule no longer fires. Which signal, and which breakdown category
+the gain shows in, each rule's record says (advice/rule.py: `Outcome`); this module reads each kind
+of signal off two report JSONs. The realized gain is measured on the step time (baseline mean −
+candidate mean) and on the breakdown category the rule targets. The verdict
 widens the predicted interval by OUTCOME_NOISE_SHARE of the baseline step for run-to-run noise:
 "within", "below" (bought less than predicted) or "above" (more).
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
+from tb_plugin_advisor.advice.registry import rule_of
+from tb_plugin_advisor.advice.rule import CATEGORY_FELL, LAUNCHES_FELL, SHARE_ROSE, STOPS_FIRING, Outcome
 from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.formatting import format_number
 
@@ -21,7 +25,6 @@ OUTCOME_NOISE_SHARE = 0.10
 SIGNAL_LEFT_SHARE = 0.5
 # … or, for precision, when the share of compute in the target types rose by this many points.
 PRECISION_POINTS = 20.0
-SIXTEEN_BIT = ("bf16", "fp16", "fp8")
 # Launch-bound fixes: the launches per step fell by this share, or the launch and idle time by this one.
 LAUNCHES_FELL_SHARE = 0.25
 LAUNCH_GAPS_FELL_SHARE = 0.20
@@ -58,29 +61,24 @@ def _launches_fell(b: Report, c: Report) -> bool:
     return gaps(b) > 0 and gaps(c) <= (1 - LAUNCH_GAPS_FELL_SHARE) * gaps(b)
 
 
-# rule id → (the breakdown category its gain shows in, the signal that says it was acted on). Rules
-# not listed count as acted on when they no longer fire.
-SIGNALS: Dict[str, tuple] = {
-    "input.parallel_map": ("input", _category_fell("input")),
-    "input.prefetch": ("input", _category_fell("input")),
-    "input.cache": ("input", _category_fell("input")),
-    "input.interleave": ("input", _category_fell("input")),
-    "input.preprocess_offline": ("input", _category_fell("input")),
-    "input.background_prefetch": ("input", _category_fell("input")),
-    "input.dataloader_workers": ("input", _category_fell("input")),
-    "input.preprocessing": ("input", _category_fell("input")),
-    "input.pin_memory": ("memcpy", _category_fell("memcpy")),
-    "precision.mixed": ("device_compute", _share_rose(SIXTEEN_BIT)),
-    "precision.tf32": ("device_compute", _share_rose(("tf32",) + SIXTEEN_BIT)),
-    "precision.cpu_16bit": ("host_compute", _share_rose(("fp32",))),
-    "host.sync": ("idle", _category_fell("idle")),
-    "compile.torch": ("kernel_launch", _launches_fell),
-    "compile.xla": ("kernel_launch", _launches_fell),
-    "compile.launch_bound_xla": ("kernel_launch", _launches_fell),
-    "host.tf_function": ("kernel_launch", _launches_fell),
-    "device.copy_bound": ("memcpy", _category_fell("memcpy")),
-    "layout.transpose": ("device_compute", None),  # acted on when the transposes no longer fire it
+def _never(b: Report, c: Report) -> bool:
+    return False  # only the rule no longer firing in the candidate says it was acted on
+
+
+# Each signal a rule's record can name (advice/rule.py: Outcome.signal) → its test of two reports.
+SIGNAL_TESTS: Dict[str, Callable[[Outcome], Callable[[Report, Report], bool]]] = {
+    CATEGORY_FELL: lambda outcome: _category_fell(str(outcome.category)),
+    SHARE_ROSE: lambda outcome: _share_rose(outcome.precisions),
+    LAUNCHES_FELL: lambda outcome: _launches_fell,
+    STOPS_FIRING: lambda outcome: _never,
 }
+
+
+def outcome_of(rule_id: str) -> Outcome:
+    """The outcome a rule's record declares; an id no rule has counts as acted on when it no longer
+    fires."""
+    rule = rule_of(rule_id)
+    return rule.outcome if rule is not None else Outcome()
 
 
 def recommendation_outcomes(baseline: Report, candidate: Report, step_time: Dict[str, Any]
@@ -93,8 +91,9 @@ def recommendation_outcomes(baseline: Report, candidate: Report, step_time: Dict
     out = []
     for rec in baseline.get("recommendations") or []:
         rule = str(rec.get("id", ""))
-        category, signal = SIGNALS.get(rule, (None, None))
-        acted = rule not in fires_after or bool(signal and signal(baseline, candidate))
+        outcome = outcome_of(rule)
+        category = outcome.category
+        acted = rule not in fires_after or SIGNAL_TESTS[outcome.signal](outcome)(baseline, candidate)
         predicted = (rec.get("expected_gain") or {}).get("ms_per_step")
         out.append({
             "id": rule,

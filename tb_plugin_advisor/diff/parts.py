@@ -9,13 +9,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.diff.names import normalise_name
-from tb_plugin_advisor.diff.rules import (
-    EXPLAIN,
-    PRECISIONS,
-    REPORT_LIST_LIMIT,
-)
+from tb_plugin_advisor.diff.rules import EXPLAIN, REPORT_LIST_LIMIT
 from tb_plugin_advisor.diff.stats import decide, shift_test
 
 # ---------------------------------------------------------------------------------------------------

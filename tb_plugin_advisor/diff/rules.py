@@ -24,7 +24,6 @@ SLOWER_16BIT = (
     "AVX512-BF16 or AMX, GPUs Tensor Cores), so keep float32 here and use mixed precision where it is "
     "supported."
 )
-SIXTEEN_BIT = ("fp16", "bf16")
 
 SENTENCE_NAME_CHARS = 80  # op names in the summary are shortened to this (tables show more)
 
@@ -40,8 +39,6 @@ BOTTLENECK_LABELS = {
     "balanced": "balanced",
     "unknown": "unknown",
 }
-
-PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "unknown")
 
 INPUT_BOUND = ("high", "moderate")  # input_bound levels that put the input pipeline on the critical path
 

@@ -1,7 +1,8 @@
 """Did nearly every op move by the same factor as the step? Then the machine (clocks, other load,
 thermal state) changed between the captures, not the code: per-step samples inside each capture are
 tight, so the rank test calls such drift significant, and the diff must say what it is instead.
-Thresholds in trend/rules.py's UNIFORM are mirrored here as data (diff/ sits below trend/)."""
+The thresholds are the UNIFORM table below, their one place: the trend asks the same question of a
+change point through `uniform_change` (trend/cause.py; trend/ sits above diff/ and imports it)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from tb_plugin_advisor.advice.findings import (
     memory_findings,
     roofline_findings,
 )
+from tb_plugin_advisor.advice.rules.collectives import STRAGGLER
 from tb_plugin_advisor.analysis.deep.collectives import Collectives, analyze_collectives, skew_of
 from tb_plugin_advisor.analysis.deep.kernel_stats import KernelStats, kernel_stats
 from tb_plugin_advisor.analysis.deep.memory_timeline import MemoryTimeline, memory_timeline
@@ -184,7 +185,7 @@ def _merged_collectives(per_host: List[Tuple[str, Dict[str, Any]]]) -> Dict[str,
         "per_host": [dict(host=h, **_collective_summary(c)) for h, c in parts],
     }
     host_findings = [dict(f, host=h) for h, c in parts for f in c["findings"]
-                     if f["id"] != "collectives.straggler"]
+                     if f["id"] != STRAGGLER.id]
     run_straggler = [f.to_finding_json() for f in collective_findings({"skew": merged["skew"]})]
     merged["findings"] = host_findings + run_straggler
     return merged

@@ -45,6 +45,7 @@ def facts_of(report: HostReport) -> Facts:
             {n for n in steps.numbers if n is not None and n <= th.WARMUP_STEP_NUM_MAX}
         ),
         warmup_steps=int(steps.warmup.sum()),
+        cut_off_steps=steps.cut_off_names(),
         dominant_stage=pipeline.dominant_stage,
         sequential_map=pipeline.sequential_map,
         map_parallelism=pipeline.parallelism,

@@ -26,7 +26,7 @@ from typing import Callable, Iterator, List, Optional, Set, Tuple
 
 from tensorboard.compat.tensorflow_stub.io import gfile
 
-from tb_plugin_advisor.formatting import plain
+from tb_plugin_advisor.formatting import format_number, plain
 
 # A walk this large is almost surely a mistake (a logdir at / or $HOME); the budget keeps the
 # server's scanning thread from running for minutes.
@@ -171,7 +171,7 @@ def walk(
     listed = 0
     while stack:
         if listed > budget.max_entries or time.monotonic() > deadline:
-            limit = (f"{budget.max_entries:,} entries" if listed > budget.max_entries
+            limit = (f"{format_number(budget.max_entries)} entries" if listed > budget.max_entries
                      else f"{plain(budget.max_seconds)} s")
             report.truncated = (
                 f"the walk of the logdir stopped after {limit} (the scan budget) with {len(stack)} "

@@ -25,6 +25,7 @@ import numpy as np
 
 from tb_plugin_advisor.diff.stats import shift_test
 from tb_plugin_advisor.diff.tdist import t_two_sided_p
+from tb_plugin_advisor.formatting import plain
 from tb_plugin_advisor.trend.rules import CHANGE
 
 
@@ -120,7 +121,7 @@ def _decide(
         return False, (f"fewer than {CHANGE['min_captures']} captures: the noise between captures "
                        "cannot be estimated, so a change cannot be told from drift")
     if abs(delta_pct) < CHANGE["min_effect_pct"]:
-        return False, f"below {CHANGE['min_effect_pct']:g} % of the step"
+        return False, f"below {plain(CHANGE['min_effect_pct'])} % of the step"
     if p_captures >= CHANGE["alpha_captures"]:
         return False, "within the noise between captures of the same series"
     if min(n_left, n_right) < CHANGE["min_steps_side"]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Dict, List, Sequence, Tuple
 
 from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.formatting import format_number
 from tb_plugin_advisor.sources.runs import known_runs, match_runs
 from tb_plugin_advisor.sources.session import Session
 from tb_plugin_advisor.trend.rules import SELECT
@@ -31,7 +32,7 @@ def _by_time(sessions: Sequence[Session]) -> List[Session]:
 def match_pattern(sessions: Sequence[Session], pattern: str) -> List[Session]:
     """The sessions `pattern` names: a glob over run names and run directories, or match_runs."""
     if len(pattern) > SELECT["max_pattern_chars"]:
-        raise AdvisorError(f"the run pattern is {len(pattern):,} characters long; at most "
+        raise AdvisorError(f"the run pattern is {format_number(len(pattern))} characters long; at most "
                            f"{SELECT['max_pattern_chars']} are accepted")
     if any(ch in pattern for ch in GLOB_CHARS):
         pat = pattern.rstrip("/")

@@ -11,9 +11,9 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.classify.patterns import SIXTEEN_BIT
 from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.diff.parts import kernel_rows, number, step_times
-from tb_plugin_advisor.diff.rules import SIXTEEN_BIT
 from tb_plugin_advisor.formatting import rounded
 
 # `…/2026_11_27_09_22_42.672` (PyTorch captures, UTC) or `…/2024_05_01_12_00_00` (TF/JAX sessions):

@@ -28,11 +28,12 @@ def test_the_16_bit_type_follows_the_compute_capability(capability, kind):
 @pytest.mark.parametrize("framework", ["pytorch", "tf", "jax"])
 @pytest.mark.parametrize("capability,kind", [((7, 0), "fp16"), ((8, 0), "bf16")])
 def test_every_snippet_is_shown_for_its_framework_and_device(framework, capability, kind):
-    snippet, snippet_jax = mixed_precision_snippets(framework, capability)
+    facts = Facts(framework=framework, compute_capability=capability, **FP32_GPU)
+    mixed = next(r for r in recommend(facts) if r.id == "precision.mixed")
     if framework == "pytorch":
-        assert (snippet, snippet_jax) == (SNIPPETS[("pytorch", kind)], "")
+        assert (mixed.snippet, mixed.snippet_jax) == (SNIPPETS[("pytorch", kind)], "")
     else:
-        assert (snippet, snippet_jax) == (SNIPPETS[("tf", kind)], SNIPPETS[("jax", kind)])
+        assert (mixed.snippet, mixed.snippet_jax) == (SNIPPETS[("tf", kind)], SNIPPETS[("jax", kind)])
 
 
 @pytest.mark.parametrize("capability,expected,absent", [
@@ -50,5 +51,5 @@ def test_a_pytorch_run_gets_pytorch_code_for_its_gpu(capability, expected, absen
 
 
 def test_without_a_known_generation_the_generic_snippets_stay():
-    assert mixed_precision_snippets("pytorch", None) is None
-    assert mixed_precision_snippets("tf", (6, 1)) is None
+    assert mixed_precision_snippets(None) is None
+    assert mixed_precision_snippets((6, 1)) is None

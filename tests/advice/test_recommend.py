@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 from tb_plugin_advisor.advice.facts import SEVERITIES, Facts
-from tb_plugin_advisor.advice.recommend import RULE_IDS, RULES, recommend
+from tb_plugin_advisor.advice.recommend import RULE_IDS, recommend
+from tb_plugin_advisor.advice.registry import RECOMMENDATIONS, rule_of
 from tb_plugin_advisor.advice.rules.mixed_precision import mixed_precision_snippets
-from tb_plugin_advisor.advice.rules.pytorch import PYTORCH_RULES, PYTORCH_SNIPPETS
 from tb_plugin_advisor.analysis import thresholds as th
 
 DESIGN_IDS = (
@@ -249,6 +249,7 @@ CASES = [
         {"step_count": 0, "step_source": "none"},
     ),
     ("profile.step_markers", {"step_source": "inferred"}, "low", {"step_source": "keras3_marker"}),
+    ("profile.cut_off_step", {"cut_off_steps": ["step 5"]}, "low", {"cut_off_steps": []}),
     (
         "input.dataloader_workers",
         {**INPUT_HIGH, "framework": "pytorch"},
@@ -286,6 +287,11 @@ TF_JAX_ONLY = {
 }
 
 
+# Rules whose fix exists only in PyTorch (DataLoader, torch.compile, zero_grad): no TF/JAX snippet
+PYTORCH_ONLY = {"input.dataloader_workers", "compile.torch", "input.pin_memory",
+                "optimizer.zero_grad_set_to_none"}
+
+
 def facts(**changes) -> Facts:
     return dataclasses.replace(QUIET, **changes)
 
@@ -314,12 +320,14 @@ def test_every_rule_has_a_case_and_every_design_id_is_a_rule():
 
 
 def test_every_rule_has_a_tf_snippet_and_jax_snippets_where_they_apply():
-    for rule in RULES:
-        if rule.id in {r[0] for r in PYTORCH_RULES}:
-            continue  # PyTorch-only rules: checked below
-        assert rule.snippet.strip(), rule.id
+    for rule in RECOMMENDATIONS:
+        snippets = rule.snippets_for(QUIET)
+        if rule.id in PYTORCH_ONLY:
+            assert not snippets.tf and not snippets.jax, rule.id  # and a PyTorch one: checked below
+            continue
+        assert snippets.tf.strip(), rule.id
         if rule.id != "compile.xla":  # JAX always compiles with XLA
-            assert rule.snippet_jax.strip(), rule.id
+            assert snippets.jax.strip(), rule.id
 
 
 def test_recommendations_are_sorted_by_severity_and_serialise():
@@ -351,10 +359,10 @@ def test_recommendations_are_sorted_by_severity_and_serialise():
 
 
 def test_every_rule_that_applies_to_pytorch_has_a_pytorch_snippet():
-    assert set(PYTORCH_SNIPPETS) <= set(RULE_IDS)
-    for rule_id in RULE_IDS:
-        if rule_id not in TF_JAX_ONLY:
-            assert PYTORCH_SNIPPETS.get(rule_id, "").strip(), rule_id
+    assert not (PYTORCH_ONLY | TF_JAX_ONLY) - set(RULE_IDS)
+    for rule in RECOMMENDATIONS:
+        pytorch = rule.snippets_for(QUIET).pytorch
+        assert bool(pytorch.strip()) == (rule.id not in TF_JAX_ONLY), rule.id
 
 
 @pytest.mark.parametrize(("rule_id", "fire", "severity", "quiet"), CASES)
@@ -366,11 +374,11 @@ def test_a_pytorch_run_gets_pytorch_snippets_and_never_tf_ones(rule_id, fire, se
     assert rule_id in on, f"{rule_id} should fire on a PyTorch run too"
     advice = on[rule_id]
     assert advice.snippet_label == "PyTorch" and advice.snippet_jax == ""
-    device_specific = mixed_precision_snippets("pytorch", on_facts.compute_capability)
+    device_specific = mixed_precision_snippets(on_facts.compute_capability)
     if rule_id == "precision.mixed" and device_specific is not None:  # fp16 or bf16 by the GPU
-        assert advice.snippet == device_specific[0]
+        assert advice.snippet == device_specific.pytorch
     else:
-        assert advice.snippet == PYTORCH_SNIPPETS[rule_id]
+        assert advice.snippet == rule_of(rule_id).snippets_for(on_facts).pytorch
     assert "keras" not in advice.snippet and "tf." not in advice.snippet and "jax" not in advice.snippet
 
 
@@ -384,4 +392,4 @@ def test_tf_runs_keep_their_tf_and_jax_snippets():
 def test_pytorch_only_rules_stay_quiet_on_tf_and_jax_runs():
     for framework in ("tf", "jax", "unknown"):
         on = fired(facts(**INPUT_HIGH, framework=framework, kernels_per_step=10_000, mean_kernel_us=2.0))
-        assert not {r[0] for r in PYTORCH_RULES} & set(on), framework
+        assert not PYTORCH_ONLY & set(on), framework

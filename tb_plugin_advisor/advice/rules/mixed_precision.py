@@ -2,13 +2,16 @@
 
 A V100 or T4 has fp16 Tensor Cores and no bf16: there the remedy is float16 with loss scaling
 (PyTorch's GradScaler, Keras' LossScaleOptimizer); from Ampere on bf16 needs no scaling and is the
-default advice. Where the device's generation is unknown the rule's generic snippet (which names
-both) stays. One table: (framework, 16-bit type) → the code shown.
+default advice. Where the device's generation is unknown the rule's generic snippets (which name
+both) stay. One table: (framework, 16-bit type) → the code shown; the rule's record is in
+precision.py.
 """
 
 from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
+
+from tb_plugin_advisor.advice.rule import Snippets
 
 # Lowest compute capability with native Tensor Core support of each 16-bit type, newest first.
 SIXTEEN_BIT_FROM_CAPABILITY: Tuple[Tuple[Tuple[int, int], str], ...] = (((8, 0), "bf16"), ((7, 0), "fp16"))
@@ -56,14 +59,10 @@ def sixteen_bit_type(compute_capability: Optional[Tuple[int, int]]) -> Optional[
     return None
 
 
-def mixed_precision_snippets(framework: str, compute_capability: Optional[Tuple[int, int]]
-                             ) -> Optional[Tuple[str, str]]:
-    """(snippet, JAX snippet) for the run's framework and device, or None to keep the generic ones."""
+def mixed_precision_snippets(compute_capability: Optional[Tuple[int, int]]) -> Optional[Snippets]:
+    """The snippets for a device of this compute capability, or None to keep the generic ones."""
     kind = sixteen_bit_type(compute_capability)
     if kind is None:
         return None
-    if framework == "pytorch":
-        return SNIPPETS[("pytorch", kind)], ""
-    if framework == "jax":
-        return SNIPPETS[("tf", kind)], SNIPPETS[("jax", kind)]
-    return SNIPPETS[("tf", kind)], SNIPPETS[("jax", kind)]
+    return Snippets(tf=SNIPPETS[("tf", kind)], jax=SNIPPETS[("jax", kind)],
+                    pytorch=SNIPPETS[("pytorch", kind)])

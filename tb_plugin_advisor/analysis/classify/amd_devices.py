@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from tb_plugin_advisor.formatting import fixed
 from tb_plugin_advisor.model import Device
 
 
@@ -104,7 +105,8 @@ def identify_amd(model: str, version: Optional[Tuple[int, int]], cus: Optional[i
         rows = [p for p in AMD_PRODUCTS if p.cus == cus and (gfx is None or p.gfx == gfx)
                 and (memory is None or p.memory_gib[0] <= memory < p.memory_gib[1])]
         rows = [p for p in rows if p in named] or rows
-        how = ", ".join(filter(None, [gfx, f"{cus} CUs"])) + (f" and {memory:.0f} GiB" if memory else "")
+        how = ", ".join(filter(None, [gfx, f"{cus} CUs"]))
+        how += f" and {fixed(memory, 0)} GiB" if memory else ""
     if clock_khz and len(rows) > 1:
         mhz = clock_khz / 1000
         rows = [p for p in rows if abs(mhz - p.clock_mhz) <= CLOCK_TOLERANCE * p.clock_mhz] or rows

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -191,6 +191,13 @@ HOST_COMMUNICATION = (
     NamePattern("tf_collective_executor", r"^BaseCollectiveExecutor::", "TF's collective executor"),
 )
 
+# A PyTorch operator (`aten::addmm` …); also what the CPU precision and the FLOP counter read as an op.
+TORCH_ATEN_OP = NamePattern(
+    "torch_aten_op",
+    r"^aten::",
+    "a PyTorch operator (`aten::addmm` …): computes on the CPU, or launches kernels on a GPU run",
+)
+
 HOST_COMPUTE = (
     NamePattern(
         "tf_op",
@@ -207,11 +214,7 @@ HOST_COMPUTE = (
         r"^(EagerLocalExecute: |EagerKernelExecute$|KernelAndDeviceFunc::Run$)",
         "an eager op or a tf.function call being executed",
     ),
-    NamePattern(
-        "torch_aten_op",
-        r"^aten::",
-        "a PyTorch operator (`aten::addmm` …): computes on the CPU, or launches kernels on a GPU run",
-    ),
+    TORCH_ATEN_OP,
     NamePattern(
         "xla_cpu_execute",
         r"^(TfrtCpuExecutable::Execute\w*|PjRtCpu\w*::Execute\w*|"
@@ -244,6 +247,28 @@ DEVICE_COMMUNICATION = (
         "XLA collectives as HLO ops (`all-reduce`, `all-gather-start.1` …)",
     ),
 )
+
+# Which collective a kernel or HLO op is, from its name (first match wins, any case): NCCL/RCCL kernels
+# (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`), XLA HLO ops (`all-gather-start.1`).
+COLLECTIVE_TYPES: Tuple[Tuple[str, str], ...] = (
+    ("all_reduce", r"all[_-]?reduce"),
+    ("reduce_scatter", r"reduce[_-]?scatter"),
+    ("all_gather", r"all[_-]?gather"),
+    ("all_to_all", r"all[_-]?to[_-]?all"),
+    ("broadcast", r"broadcast|bcast"),
+    ("send_recv", r"send[_-]?recv|(?<![a-z])(?:send|recv)(?![a-z])|collective[_-]?permute|p2p"),
+    ("reduce", r"(?<![a-z])reduce(?![a-z_-]*scatter)"),
+)
+_COLLECTIVE_TYPE_RES = tuple((kind, re.compile(rx, re.IGNORECASE)) for kind, rx in COLLECTIVE_TYPES)
+
+
+def collective_type(name: str) -> str:
+    """The COLLECTIVE_TYPES kind of a collective's name; "other" when none matches."""
+    for kind, rx in _COLLECTIVE_TYPE_RES:
+        if rx.search(name):
+            return kind
+    return "other"
+
 
 DEVICE_MEMCPY = (
     NamePattern("xla_async_copy", r"^copy-(start|done)(\.\d+)?$", "XLA async copies (TPU host offload)"),
@@ -289,6 +314,29 @@ NOT_STEP_ROOTS = (
     NamePattern(
         "tf_function_run_root", r"^FunctionRun$", "tf.data/TF function runs, marked _r=1 for event grouping"
     ),
+)
+
+# A TF op event on a host thread, `scope/name:Type`, whatever the case of the type (custom ops'
+# lower-case types too): what the CPU precision reads as an op. HOST_COMPUTE's `tf_op` wants TF's own
+# capitalised types, as the breakdown counts them.
+TF_OP_EVENT = NamePattern("tf_op_event", r"^[^:\s]+:[A-Za-z_]\w*$", "a TF op event, `scope/name:Type`")
+
+# Substrings only TensorFlow, or only JAX, writes in event names: what tells the framework of a
+# profile that records none (XSpace planes carry no framework field).
+TF_NAME_HINTS = (
+    "EagerLocalExecute",
+    "ExecutorState::Process",
+    "__inference_",
+    "IteratorGetNext",
+    "Profiled batch",
+    "TraceContext",
+)
+JAX_NAME_HINTS = (
+    "PjitFunction(",
+    "PJRT_LoadedExecutable_Execute",
+    "PjRtStreamExecutorLoadedExecutable",
+    "TfrtTpuLoadedExecutable",
+    "XLA GPU module",
 )
 
 # Eager op executions (not a compiled function): many per step means no tf.function.

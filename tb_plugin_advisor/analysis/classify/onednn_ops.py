@@ -1,4 +1,5 @@
-"""oneDNN op names → the TensorFlow ops they stand for: the one table every analysis uses.
+"""oneDNN names: the TensorFlow ops its op names stand for (the one table every analysis uses), and
+the instruction set its kernel names say they ran on.
 
 With its oneDNN graph rewrite on (default on x86 CPUs with AVX512-VNNI / AVX512-BF16 / AMX, anywhere
 with TF_ENABLE_ONEDNN_OPTS=1) TensorFlow renames the ops it hands to oneDNN: `Conv2D` runs as
@@ -17,6 +18,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import Dict, Optional, Tuple
+
+# Kernel names in a profile that are native 16-bit math on the CPU that ran them: oneDNN names its
+# implementations after the instruction set (`brg:avx512_core_amx`, `jit:avx512_core_bf16`,
+# `brgconv:avx512_core_amx_fp16`); an AMX-FP16 CPU also has AMX-BF16.
+NATIVE_16BIT_KERNELS: Dict[str, re.Pattern] = {
+    "bf16": re.compile(r"avx512_core_amx|avx512_core_bf16|amx_bf16|avx512_bf16", re.I),
+    "fp16": re.compile(r"avx512_core_amx_fp16|avx512_core_fp16|amx_fp16|avx512_fp16", re.I),
+}
 
 # Op types the layout pass rewrites (`_Mkl<op>` and `_MklNative<op>`; `_FusedConv2D` → `_MklFusedConv2D`).
 REWRITTEN_OP_TYPES: Tuple[str, ...] = (

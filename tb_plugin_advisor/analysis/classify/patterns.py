@@ -23,9 +23,16 @@ from tb_plugin_advisor.analysis.classify.prefilter import holds, table_filter
 # ---------------------------------------------------------------------------------------------------
 # Vocabulary
 
+# The numeric types work is sorted into, in the order reports list them.
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "unknown")
+# The 16-bit floating types: what a report's or a trend's "16-bit share" adds up, and what the diff
+# checks when 16-bit work got slower (emulated on a CPU or a GPU without Tensor Cores).
 SIXTEEN_BIT = ("fp16", "bf16")
-LOW_PRECISION = ("fp16", "bf16", "fp8", "int8")  # what "mixed precision active" means
+# The floating types below 32 bits: where a mixed-precision fix moves matrix work (int8 is
+# quantisation, another fix), so the diff counts a rise in their share as that fix made.
+LOW_PRECISION_FLOATS = SIXTEEN_BIT + ("fp8",)
+# Every type below 32 bits: what "mixed precision active" means for the precision verdict.
+LOW_PRECISION = LOW_PRECISION_FLOATS + ("int8",)
 
 # Tensor Core verdicts a rule can give:
 #   yes / no            the name says so

@@ -12,31 +12,19 @@ definition), so it compares with the link's speed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import intervals as iv
+from tb_plugin_advisor.analysis.classify.event_names import collective_type
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.patterns import FAMILIES
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import Device, Profile
-
-# Collective type from the kernel/op name (first match wins), matched case-insensitively.
-COLLECTIVE_TYPES: Tuple[Tuple[str, str], ...] = (
-    ("all_reduce", r"all[_-]?reduce"),
-    ("reduce_scatter", r"reduce[_-]?scatter"),
-    ("all_gather", r"all[_-]?gather"),
-    ("all_to_all", r"all[_-]?to[_-]?all"),
-    ("broadcast", r"broadcast|bcast"),
-    ("send_recv", r"send[_-]?recv|(?<![a-z])(?:send|recv)(?![a-z])|collective[_-]?permute|p2p"),
-    ("reduce", r"(?<![a-z])reduce(?![a-z_-]*scatter)"),
-)
-_TYPE_RES = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in COLLECTIVE_TYPES)
 
 # nccl-tests' bus bandwidth factor for n ranks: busbw = algbw × factor(n).
 BUS_FACTORS = {
@@ -57,13 +45,6 @@ DTYPE_BYTES = {
     "bfloat16": 2, "bf16": 2, "int": 4, "int32": 4, "long": 8, "int64": 8, "int8": 1, "uint8": 1, "char": 1,
     "byte": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
 }
-
-
-def collective_type(name: str) -> str:
-    for kind, rx in _TYPE_RES:
-        if rx.search(name):
-            return kind
-    return "other"
 
 
 @dataclass

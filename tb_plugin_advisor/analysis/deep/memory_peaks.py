@@ -7,16 +7,15 @@ device peak is the largest value of a device allocator; host allocators are repo
 
 from __future__ import annotations
 
-import re
 from typing import Dict, Optional
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.classify.allocator_names import holds_host_memory
 from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import Profile
 
 MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
-_HOST_ALLOCATOR = re.compile(r"(?i)host|cpu")
 NO_ALLOCATOR = "device"  # TPU runtimes leave allocator_name out
 MAX_BYTES = float(1 << 62)  # no allocator peaks above this; larger values are corrupt
 
@@ -54,7 +53,7 @@ def peak_by_allocator(profile: Profile) -> Dict[str, int]:
 
 def device_peak_bytes(peaks: Dict[str, int]) -> Optional[int]:
     """The largest device-allocator peak (None when the profile records no device allocator)."""
-    device = [v for k, v in peaks.items() if not _HOST_ALLOCATOR.search(k)]
+    device = [v for k, v in peaks.items() if not holds_host_memory(k)]
     return max(device) if device else None
 
 

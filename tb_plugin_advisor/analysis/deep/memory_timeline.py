@@ -20,7 +20,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify.allocator_names import device_ordinal, holds_host_memory
 from tb_plugin_advisor.analysis.classify.enclosing_ops import LineOps, host_ops, op_at
+from tb_plugin_advisor.analysis.classify.torch_names import TORCH_ALLOCATING_OPS
 from tb_plugin_advisor.analysis.deep.memory_events import (
     MEMORY_EVENT_SIGNS,
     TF_DTYPE_NAMES,
@@ -32,11 +34,6 @@ from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.model import Device, Profile
-
-# Allocator names that hold host memory (TF: `cpu`, `gpu_host_bfc`, `bfc_cpu_allocator_for_gpu`,
-# `mklcpu`; Kineto: `CPU`); the number in a device allocator's name is its device ordinal.
-HOST_ALLOCATOR = re.compile(r"(?i)host|cpu")
-DEVICE_ORDINAL = re.compile(r"(?i)(?:gpu|tpu|xpu|mtia|device)[_: ]?(\d+)")
 
 
 @dataclass
@@ -159,12 +156,11 @@ def _origin(steps: Optional[Steps], records: List[MemoryRecords]) -> int:
 
 
 def _device_of(allocator: str, profile: Profile) -> Tuple[str, Optional[Device]]:
-    if HOST_ALLOCATOR.search(allocator):
+    if holds_host_memory(allocator):
         return "host", None
-    match = DEVICE_ORDINAL.search(allocator)
+    ordinal = device_ordinal(allocator)
     accelerators = [d for d in profile.devices if d.kind in ("gpu", "tpu", "device")]
-    if match:
-        ordinal = int(match.group(1))
+    if ordinal is not None:
         found = next((d for d in accelerators if d.ordinal == ordinal), None)
         return "device", found
     return "device", accelerators[0] if len(accelerators) == 1 else None
@@ -256,10 +252,6 @@ def _live_at(r: MemoryRecords, peak_i: int) -> Tuple[List[Dict[str, Any]], int, 
     return live, int(live_rows.size), int(sizes.sum()), dict(sorted(by_dtype.items(), key=lambda kv: -kv[1]))
 
 
-# The ops that only allocate: the tensor they make is described by their own arguments (sizes first,
-# then the dtype code), while the op around them is the one the allocation is for.
-TORCH_ALLOCATING_OPS = frozenset({"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::new_empty",
-                                  "aten::new_empty_strided"})
 _SIZES = re.compile(r"^\[\s*\d+(?:\s*,\s*\d+)*\s*\]$")
 
 

@@ -30,16 +30,17 @@ from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.classify.event_names import TORCH_ATEN_OP
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.classify.torch_names import TORCH_NAMES
 from tb_plugin_advisor.analysis.deep.shape_flops import (
-    CONV_BACKWARD_NODE,
     CONV_FORWARD,
     CONV_GRADIENT_CHILDREN,
     has_rule,
     shape_cost,
 )
-from tb_plugin_advisor.analysis.precision.cpu_torch import ATEN_OP, precision_of_input_types
+from tb_plugin_advisor.analysis.precision.cpu_torch import precision_of_input_types
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Device, Line, Profile
 
@@ -246,7 +247,7 @@ class _LineView:
         self.runtime = correlation.present if correlation is not None else np.zeros(len(line), dtype=bool)
         self.candidate = line.name_mask(has_rule) | (self.profile_flops > 0)
         self.conv_forward = line.name_mask(CONV_FORWARD.__contains__)
-        self.aten = line.name_mask(lambda n: bool(ATEN_OP.match(n)))
+        self.aten = line.name_mask(lambda n: bool(TORCH_ATEN_OP.compiled.match(n)))
         self.gradient = line.name_mask(lambda n: n.endswith(tuple(CONV_GRADIENT_CHILDREN)))
 
     def events(self, on_host: bool) -> np.ndarray:
@@ -323,7 +324,7 @@ def _conv_output_hints(profile: Profile) -> Dict[int, List[int]]:
         for line in plane.lines:
             if "sequence_number" not in line.stats or "input_dims" not in line.stats or not len(line):
                 continue
-            nodes = np.flatnonzero(line.name_mask(lambda n: bool(CONV_BACKWARD_NODE.search(n))))
+            nodes = np.flatnonzero(line.name_mask(_is_conv_backward_node))
             if not nodes.size:
                 continue
             for i in nodes.tolist():
@@ -563,3 +564,7 @@ def _uncosted_columns(walk: _TorchWalk, ext: np.ndarray, mask: np.ndarray, table
             start_ns=first, end_ns=last, duration_ns=total,
             host_ns=np.array([t for _, t in launch], dtype=np.int64), flops=0.0, model_flops=0.0,
             bytes=math.nan, precision=PRECISIONS.index("unknown"), source=UNCOSTED)
+
+
+def _is_conv_backward_node(name: str) -> bool:
+    return bool(TORCH_NAMES["conv_backward_node"].search(name))

@@ -23,7 +23,6 @@ argument positions differ from op to op and a wrong position would silently give
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -114,9 +113,6 @@ CONV_BACKWARD: Dict[str, ConvBackwardSignature] = {
 # Child ops that compute one gradient of a convolution backward (PyTorch ≤ 1.10 split cuDNN's and
 # MIOpen's backward in two): name suffix → which gradient (0: input, 1: weight).
 CONV_GRADIENT_CHILDREN: Dict[str, int] = {"_backward_input": 0, "_backward_weight": 1}
-# The autograd node of a convolution, whose only input is the forward's grad_output: it names the
-# forward's output size in traces that record no strides (its `Sequence number` is the forward's).
-CONV_BACKWARD_NODE = re.compile(r"(^|: )\w*Conv\w*Backward\d*$")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
-# What a span shows; the advice table (advice/evidence.py) picks spans by these names.
+# What a span shows; each rule's record (advice/rule.py: `evidence`) names the kinds that show it.
 KINDS = ("input_annotation", "input_wait", "host_sync", "worst_step", "early_step", "slowest_kernel",
          "transpose_kernel", "fp32_matmul", "longest_copy", "collective")
 

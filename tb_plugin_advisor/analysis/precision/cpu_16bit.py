@@ -15,11 +15,11 @@ fix whose sign it cannot know.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify.onednn_ops import NATIVE_16BIT_KERNELS
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.model import Profile
@@ -32,13 +32,6 @@ NATIVE_16BIT_FLAGS: Dict[str, Tuple[str, ...]] = {
 }
 LSCPU_CHECK = "lscpu | grep -o -w -E 'amx_bf16|avx512_bf16|amx_fp16|avx512_fp16'"
 
-# Kernel names in a profile that are native 16-bit math on the CPU that ran them: oneDNN names its
-# implementations after the instruction set (`brg:avx512_core_amx`, `jit:avx512_core_bf16`,
-# `brgconv:avx512_core_amx_fp16`); an AMX-FP16 CPU also has AMX-BF16.
-NATIVE_16BIT_KERNELS: Dict[str, re.Pattern] = {
-    "bf16": re.compile(r"avx512_core_amx|avx512_core_bf16|amx_bf16|avx512_bf16", re.I),
-    "fp16": re.compile(r"avx512_core_amx_fp16|avx512_core_fp16|amx_fp16|avx512_fp16", re.I),
-}
 KERNELS_SHOWN = 5
 
 # Who a flag claim is about, said wherever the local flags are quoted.

@@ -5,20 +5,17 @@ decides the verdict for every kind of profile."""
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Tuple
 
 import numpy as np
 
-from tb_plugin_advisor.analysis.classify.event_names import INPUT_PRODUCER_LINES, first_match
+from tb_plugin_advisor.analysis.classify.event_names import INPUT_PRODUCER_LINES, TF_OP_EVENT, first_match
 from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS, classify_op, precision_of_tf_data_type
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.lookup import unique_codes
 
-# A TF op event on a host thread: "scope/name:Type".
-TF_OP_EVENT = re.compile(r"^[^:\s]+:[A-Za-z_]\w*$")
 ALLOCATION_EVENT = "MemoryAllocation"
 MAX_TOP_FP32_OPS = 10
 
@@ -43,7 +40,7 @@ def host_precision(result: PrecisionResult, profile) -> None:
         for line in plane.lines:
             if len(line) == 0:
                 continue
-            ops = line.name_mask(lambda n: bool(TF_OP_EVENT.match(n)))
+            ops = line.name_mask(lambda n: bool(TF_OP_EVENT.compiled.match(n)))
             # tf.data's producer threads run preprocessing beside the step (reported as input work);
             # the precision question is about the model's compute.
             if ops.any() and first_match(INPUT_PRODUCER_LINES, line.name) is None:

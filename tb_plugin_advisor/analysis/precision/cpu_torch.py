@@ -9,10 +9,12 @@ time minus its nested ops') so `aten::linear` → `aten::addmm` is counted once.
 from __future__ import annotations
 
 import json
-import re
 from typing import Dict, List, Optional
 
 import numpy as np
+
+from tb_plugin_advisor.analysis.classify.event_names import TORCH_ATEN_OP
+from tb_plugin_advisor.analysis.classify.torch_names import TORCH_NAMES
 
 # Kineto `Input type` dtype strings → precision bucket (PRECISIONS of patterns.py)
 TORCH_DTYPES: Dict[str, str] = {
@@ -30,15 +32,6 @@ TORCH_DTYPES: Dict[str, str] = {
     "c10::complex<float>": "fp32",
     "c10::complex<double>": "fp64",
 }
-
-# aten ops that could run on matrix units (Tensor Cores / AMX / matrix cores): one table
-TORCH_MATRIX_OP = re.compile(
-    r"^aten::(mm|addmm|bmm|baddbmm|addbmm|matmul|linear|_addmm_activation|"
-    r"conv\w*|_convolution\w*|convolution\w*|cudnn_convolution\w*|miopen_convolution\w*|mkldnn_convolution|"
-    r"scaled_dot_product_attention|_scaled_dot_product_\w+|_flash_attention_\w+|_efficient_attention_\w+|"
-    r"_scaled_mm|_int_mm|einsum)$"
-)
-ATEN_OP = re.compile(r"^aten::")
 
 
 def precision_of_input_types(text: Optional[str]) -> Optional[str]:
@@ -79,7 +72,7 @@ def torch_host_precision(result, profile) -> bool:
         for line in plane.lines:
             if len(line) == 0 or "input_type" not in line.stats:
                 continue
-            aten = line.name_mask(lambda n: bool(ATEN_OP.match(n)))
+            aten = line.name_mask(lambda n: bool(TORCH_ATEN_OP.compiled.match(n)))
             if not aten.any():
                 continue
             rows = np.nonzero(aten)[0]
@@ -92,7 +85,7 @@ def torch_host_precision(result, profile) -> bool:
                 typed = True
                 name = line.name_of(row)
                 result.time_ns[precision] += ns
-                if TORCH_MATRIX_OP.match(name):
+                if TORCH_NAMES["matrix_op"].match(name):
                     result.matrix_time_ns[precision] += ns
                 if precision == "fp32":
                     fp32_ops[name] = fp32_ops.get(name, 0) + ns

@@ -17,7 +17,6 @@ effective behaviour are reported apart.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -25,35 +24,17 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.torch_names import (
+    ITERATOR_WORKERS,
+    TORCH_NAMES,
+    copy_source,
+    dataloader_iterator,
+)
 from tb_plugin_advisor.analysis.intervals import intersect, outermost, total, union, union_all
 from tb_plugin_advisor.analysis.step_time.windows import StepWindows
 from tb_plugin_advisor.formatting import fixed, format_bytes, format_ms, format_pct
 from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.model import Line, Profile
-
-# What each DataLoader iterator class means (torch.utils.data.dataloader). A class not listed (a
-# subclass, torchdata) is reported by name with the worker count unknown.
-ITERATOR_WORKERS: Dict[str, str] = {
-    "_SingleProcessDataLoaderIter": "none",  # num_workers=0: batches are made in the training process
-    "_MultiProcessingDataLoaderIter": "processes",  # num_workers > 0 (the count is not in the trace)
-}
-
-# Event names the panel reads, each with why (tests/test_dataloader.py backs each with a real name).
-DATALOADER_NAMES: Dict[str, re.Pattern] = {
-    # next() on a DataLoader iterator; the class says how batches are loaded
-    "next": re.compile(r"^enumerate\(DataLoader\)#(?P<iterator>_?\w*DataLoaderIter)\.__next__$"),
-    # a host-to-device copy on a GPU stream; its source memory is Pinned or Pageable
-    "h2d_copy": re.compile(r"^Memcpy HtoD \((?P<source>\w+) -> Device\)$"),
-    # the op whose `Concrete Inputs` hold non_blocking: copy_(self, src, non_blocking)
-    "copy_op": re.compile(r"^aten::copy_$"),
-    # pinning a batch (DataLoader(pin_memory=True) runs it on its pin-memory thread)
-    "pin_op": re.compile(r"^aten::_?pin_memory$"),
-    # page-locked host allocations: the pinned-memory allocator growing
-    "host_alloc": re.compile(r"^(cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cuMemAllocHost(_v2)?|"
-                             r"hipHostMalloc|hipHostAlloc)$"),
-    # default_collate stacks the samples into one batch tensor
-    "collate": re.compile(r"^aten::(stack|cat|_cat)$"),
-}
 
 # Host calls after which the host has waited for the copy (HOST_SYNC entries of event_names.py).
 _SYNC_IDS = ("cuda_sync", "hip_sync")
@@ -219,7 +200,7 @@ def analyze_dataloader(profile: Profile, windows: StepWindows, device_windows: O
     waits: Dict[str, int] = {}
     found: List[Tuple[Line, np.ndarray]] = []
     for plane in profile.host_planes:
-        iterators = [_iterator_of(n) for n in plane.event_names]
+        iterators = [dataloader_iterator(n) for n in plane.event_names]
         if not any(iterators):
             continue
         is_next = np.array([bool(i) for i in iterators] + [False])
@@ -262,11 +243,6 @@ def _exposed(profile: Profile, found: List[Tuple[Line, np.ndarray]]) -> Optional
     return total(waits) - total(intersect(waits, busy))
 
 
-def _iterator_of(name: str) -> str:
-    match = DATALOADER_NAMES["next"].match(name) if "DataLoader" in name else None
-    return match.group("iterator") if match else ""
-
-
 def _longest(found: List[Tuple[Line, np.ndarray]], windows: StepWindows) -> List[Tuple[Optional[int], int]]:
     calls = [(int(line.duration_ns[i]), int(line.start_ns[i])) for line, rows in found for i in rows.tolist()]
     calls.sort(key=lambda c: (-c[0], c[1]))
@@ -290,7 +266,7 @@ def _inside_next(found: List[Tuple[Line, np.ndarray]]) -> Tuple[Dict[str, int], 
             covered = 0
             for meta, ns in zip(line.metadata_index[kids].tolist(), line.duration_ns[kids].tolist()):
                 name = table[meta]
-                inside["collate" if DATALOADER_NAMES["collate"].match(name) else "dataset"] += int(ns)
+                inside["collate" if TORCH_NAMES["collate"].match(name) else "dataset"] += int(ns)
                 ops[name] = ops.get(name, 0) + int(ns)
                 covered += int(ns)
             inside["python"] += max(end - start - covered, 0)
@@ -304,7 +280,7 @@ def _copies(profile: Profile, windows: StepWindows) -> CopyStats:
     wanted: Dict[int, Tuple[str, int]] = {}  # correlation id → (source, device ns)
     for device in profile.devices:
         table = device.plane.event_names
-        sources = [_copy_source(n) for n in table]
+        sources = [copy_source(n) for n in table]
         if not any(sources):
             continue
         is_copy = np.array([bool(s) for s in sources] + [False])
@@ -330,11 +306,6 @@ def _copies(profile: Profile, windows: StepWindows) -> CopyStats:
     return stats
 
 
-def _copy_source(name: str) -> str:
-    match = DATALOADER_NAMES["h2d_copy"].match(name) if name.startswith("Memcpy") else None
-    return match.group("source").lower() if match else ""
-
-
 def _issue_calls(profile: Profile, wanted: Dict[int, Tuple[str, int]], stats: CopyStats) -> int:
     """Find the host call of each copy (same correlation id) and how the host waited for it."""
     if not wanted:
@@ -344,7 +315,7 @@ def _issue_calls(profile: Profile, wanted: Dict[int, Tuple[str, int]], stats: Co
     for plane in profile.host_planes:
         sync = _pattern_mask(names.HOST_SYNC, _SYNC_IDS, plane.event_names)
         sync_copy = _pattern_mask(names.HOST_SYNC, (_SYNC_COPY_ID,), plane.event_names)
-        copy_op = np.array([bool(DATALOADER_NAMES["copy_op"].match(n)) for n in plane.event_names] + [False])
+        copy_op = np.array([bool(TORCH_NAMES["copy_op"].match(n)) for n in plane.event_names] + [False])
         for line in plane.lines:
             column = line.stats.get("correlation_id")
             if column is None or column.kind != "int" or not len(line):
@@ -420,8 +391,8 @@ def _pinning(profile: Profile, windows: StepWindows) -> Tuple[int, int, int]:
     """Pin-memory ops and page-locked allocations in the steady steps (any thread)."""
     pins = allocs = alloc_ns = 0
     for plane in profile.host_planes:
-        pin = np.array([bool(DATALOADER_NAMES["pin_op"].match(n)) for n in plane.event_names] + [False])
-        alloc = np.array([bool(DATALOADER_NAMES["host_alloc"].match(n)) for n in plane.event_names] + [False])
+        pin = np.array([bool(TORCH_NAMES["pin_op"].match(n)) for n in plane.event_names] + [False])
+        alloc = np.array([bool(TORCH_NAMES["host_alloc"].match(n)) for n in plane.event_names] + [False])
         if not (pin.any() or alloc.any()):
             continue
         for line in plane.lines:

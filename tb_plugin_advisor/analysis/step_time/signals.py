@@ -17,22 +17,6 @@ from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.lookup import sums_by_code
 from tb_plugin_advisor.model import Profile
 
-_TF_HINTS = (
-    "EagerLocalExecute",
-    "ExecutorState::Process",
-    "__inference_",
-    "IteratorGetNext",
-    "Profiled batch",
-    "TraceContext",
-)
-_JAX_HINTS = (
-    "PjitFunction(",
-    "PJRT_LoadedExecutable_Execute",
-    "PjRtStreamExecutorLoadedExecutable",
-    "TfrtTpuLoadedExecutable",
-    "XLA GPU module",
-)
-
 
 @dataclass
 class Signals:
@@ -80,8 +64,8 @@ def _framework(profile: Profile) -> str:
     for plane in profile.host_planes:
         # one search per hint over all the names joined (no hint holds the separator)
         joined = "\n".join(plane.event_names)
-        tf = tf or any(h in joined for h in _TF_HINTS)
-        jax = jax or any(h in joined for h in _JAX_HINTS)
+        tf = tf or any(h in joined for h in names.TF_NAME_HINTS)
+        jax = jax or any(h in joined for h in names.JAX_NAME_HINTS)
     if jax and not tf:
         return "jax"
     if tf:

@@ -90,6 +90,12 @@ class Steps:
             "max_ms": float(times.max()),
         }
 
+    def cut_off_names(self) -> List[str]:
+        """The steps whose device work the end of the capture cut off, as a person names them: "step 5",
+        or "step #4" (its index) where the step has no number."""
+        return [f"step {self.numbers[i] if self.numbers[i] is not None else f'#{i}'}"
+                for i in np.flatnonzero(self.cut_off).tolist()]
+
     def hold_a_step(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """Which host events span a whole step's host range: the step marker itself and outer frames
         (a Python training loop, a `load_and_train` annotation), which are no work of one step."""
@@ -502,8 +508,7 @@ def _add_clock_notes(steps: Steps) -> None:
             "Steps are timed on the device's clock: each ends when the device has finished the work it "
             f"launched, not when the host has queued it{lead}.")
     if steps.cut_off.any():
-        cut = [f"step {steps.numbers[i] if steps.numbers[i] is not None else f'#{i}'}"
-               for i in np.flatnonzero(steps.cut_off).tolist()]
+        cut = steps.cut_off_names()
         plural = len(cut) > 1
         steps.notes.append(
             f"The end of the capture cut off the device work of {' and '.join(cut)}: "

@@ -2,34 +2,28 @@
 which DataLoader iterator fed the loop (num_workers 0 or more), copies from pageable host memory
 (no `pin_memory`), and `zero_grad` filling gradients with zeros instead of dropping them.
 
-Kineto names these the same way from 2021 to today (checked on the corpus traces); the patterns
-live in this one table and tests/test_torch_signals.py backs each entry with a real name.
+Kineto names these the same way from 2021 to today (checked on the corpus traces); what each name
+means is read from analysis/classify/torch_names.py, the one table of PyTorch's names.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.classify.torch_names import (
+    ITERATOR_WORKERS,
+    TORCH_NAMES,
+    copy_source,
+    dataloader_iterator,
+)
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.analysis.step_time.windows import StepWindows
 from tb_plugin_advisor.model import Profile
-
-TORCH_PATTERNS: Dict[str, re.Pattern] = {
-    # next() on a DataLoader iterator: the class says how batches are loaded
-    "dataloader_single": re.compile(r"^enumerate\(DataLoader\)#_SingleProcessDataLoaderIter\.__next__$"),
-    "dataloader_multi": re.compile(r"^enumerate\(DataLoader\)#_MultiProcessingDataLoaderIter\.__next__$"),
-    # a device copy from pageable host memory: staged through a bounce buffer, never asynchronous
-    "pageable_h2d": re.compile(r"^Memcpy HtoD \(Pageable -> Device\)$"),
-    # Optimizer.zero_grad and the zero-filling kernels it runs when set_to_none=False
-    "zero_grad": re.compile(r"^Optimizer\.zero_grad#"),
-    "zero_fill": re.compile(r"^aten::(zero_|fill_)$"),
-}
 
 
 @dataclass
@@ -41,9 +35,18 @@ class TorchSignals:
     zero_grad_fills: float = 0.0  # zero-filling ops inside Optimizer.zero_grad, per steady step
 
 
-def _matching(names: List[str], key: str) -> np.ndarray:
-    pattern = TORCH_PATTERNS[key]
-    return np.array([bool(pattern.search(n)) for n in names] + [False], dtype=bool)
+def _masks(names: List[str]) -> Dict[str, np.ndarray]:
+    """Per name (and a last False for padding rows), what the signals count: next() on a DataLoader
+    without workers or with worker processes, pageable host-to-device copies, zero_grad, zero fills."""
+    workers = [ITERATOR_WORKERS.get(dataloader_iterator(n)) for n in names]
+    masks = {
+        "dataloader_single": [w == "none" for w in workers],
+        "dataloader_multi": [w == "processes" for w in workers],
+        "pageable_h2d": [copy_source(n) == "pageable" for n in names],
+        "zero_grad": [bool(TORCH_NAMES["zero_grad"].match(n)) for n in names],
+        "zero_fill": [bool(TORCH_NAMES["zero_fill"].match(n)) for n in names],
+    }
+    return {key: np.array(mask + [False], dtype=bool) for key, mask in masks.items()}
 
 
 def collect_torch_signals(profile: Profile, breakdown: Breakdown, steps: Optional[Steps] = None
@@ -60,7 +63,7 @@ def collect_torch_signals(profile: Profile, breakdown: Breakdown, steps: Optiona
     waits = {"single": 0, "multi": 0}
     pageable_ns = fills = 0
     for plane in profile.planes:
-        masks = {key: _matching(plane.event_names, key) for key in TORCH_PATTERNS}
+        masks = _masks(plane.event_names)
         for line in plane.lines:
             if not len(line):
                 continue

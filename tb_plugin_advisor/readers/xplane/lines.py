@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from tb_plugin_advisor.errors import ProfileReadError
+from tb_plugin_advisor.formatting import format_number
 from tb_plugin_advisor.lookup import unique_codes, unique_inverse
 from tb_plugin_advisor.model import Line, Plane, StatColumn, StringTable, compact_ints
 from tb_plugin_advisor.readers.xplane import event_columns, schema
@@ -36,7 +37,8 @@ class EventBudget:
         self.left -= count
         if self.left < 0:
             raise ProfileReadError(
-                self.source, f"the profile holds more than {self.limit:,} events, the reader's limit"
+                self.source,
+                f"the profile holds more than {format_number(self.limit)} events, the reader's limit",
             )
 
 

@@ -17,6 +17,7 @@ from typing import Callable, List, Optional, Tuple, Union
 from google.protobuf.message import DecodeError
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
+from tb_plugin_advisor.formatting import format_number
 from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.heap import hands_back_memory, release_free_memory
 from tb_plugin_advisor.model import Plane, Profile, StringTable
@@ -141,8 +142,8 @@ def _read_space(data: ByteSource, host: str, progress: Progress, limits: ReadLim
         start, end = value
         if number == 1:
             if len(planes) >= limits.max_planes:
-                raise ProfileReadError(source, f"the profile holds more than {limits.max_planes:,} planes, "
-                                       "the reader's limit")
+                raise ProfileReadError(source, "the profile holds more than "
+                                       f"{format_number(limits.max_planes)} planes, the reader's limit")
             planes.append(_read_plane(data, start, end, progress, limits, budget))
         else:
             (errors, warnings, hostnames)[number - 2].append(utf8(data.read(start, end), source))
@@ -218,14 +219,16 @@ def _walk_plane(data: ByteSource, begin: int, finish: int,
             _copy_run(data, run, header_parts)
             line_slices.append(value)
             if len(line_slices) > limits.max_lines_per_plane:
-                raise ProfileReadError(source, f"a plane holds more than {limits.max_lines_per_plane:,} "
-                                       "lines, the reader's limit")
+                raise ProfileReadError(source, "a plane holds more than "
+                                       f"{format_number(limits.max_lines_per_plane)} lines, "
+                                       "the reader's limit")
             continue
         if wire_type != 0:
             metadata_entries += number in (4, 5)
             if metadata_entries > limits.max_metadata_per_plane:
-                raise ProfileReadError(source, f"a plane holds more than {limits.max_metadata_per_plane:,} "
-                                       "metadata entries, the reader's limit")
+                raise ProfileReadError(source, "a plane holds more than "
+                                       f"{format_number(limits.max_metadata_per_plane)} metadata entries, "
+                                       "the reader's limit")
         start = window.field_start
         if not run or run[1] != start:
             _copy_run(data, run, header_parts)

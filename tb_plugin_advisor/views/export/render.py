@@ -115,14 +115,14 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
             name_width = max(20, width - 50)
             for op in ops:
                 name = _clip(op_label(op), name_width)
-                times = f"{num(op.get('time_ms')):>10.3f} ms  total {num(op.get('total_ms')):>10.3f} ms"
+                times = f"{_op_ms(op.get('time_ms'))} ms  total {_op_ms(op.get('total_ms'))} ms"
                 out.append(f"  {times}  {str(op.get('category', '')):<15} {name}")
         else:
             out.append("Top ops (time per step):")
             name_width = max(20, width - 36)
             for op in ops:
                 name = _clip(op_label(op), name_width)
-                out.append(f"  {num(op.get('time_ms')):>10.3f} ms  {str(op.get('category', '')):<15} {name}")
+                out.append(f"  {_op_ms(op.get('time_ms'))} ms  {str(op.get('category', '')):<15} {name}")
     out += render_deep.text_sections(report, width)
     out += hosts_text(report)
     notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
@@ -132,6 +132,11 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
         for note in notes:
             out += wrap_words(str(note), width, initial_indent="  - ", subsequent_indent="    ")
     return terminal_output("\n".join(out))
+
+
+def _op_ms(value: Any) -> str:
+    """An op's ms per step in the text page's column: three decimals, as the Markdown table writes it."""
+    return fixed(num(value), 3).rjust(10)
 
 
 def _clip(text: str, width: int) -> str:

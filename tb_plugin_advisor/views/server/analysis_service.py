@@ -26,6 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
+from tb_plugin_advisor.formatting import plain
 from tb_plugin_advisor.views.server.http_errors import AnalysisTimedOut, ApiError, WorkerCrashed
 from tb_plugin_advisor.views.server.worker_tasks import encode, warm_up
 
@@ -160,7 +161,7 @@ class WorkerProcesses:
             except concurrent.futures.TimeoutError:
                 self._kill(pool)
                 raise AnalysisTimedOut(
-                    f"the analysis took longer than {self.timeout_s:g} s (a file on a hung file system, "
+                    f"the analysis took longer than {plain(self.timeout_s)} s (a file on a hung file system, "
                     "or a profile far larger than usual?); its worker was stopped and replaced. Raise "
                     "the budget with --advisor_analysis_timeout"
                 ) from None

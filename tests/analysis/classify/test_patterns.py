@@ -15,10 +15,13 @@ from tb_plugin_advisor.analysis.classify.patterns import (
     DTYPE_TOKEN_RULES,
     FAMILIES,
     FAMILY_RULES,
+    LOW_PRECISION,
+    LOW_PRECISION_FLOATS,
     NVJET_TYPE_CODES,
     OP_RULES,
     PRECISION_RULES,
     PRECISIONS,
+    SIXTEEN_BIT,
     TC_VERDICTS,
     TENSILE_TYPE_CODES,
     TENSOR_CORE_RULES,
@@ -389,3 +392,11 @@ def test_ops_eligible_answers_as_classify_op_does_one_by_one():
 def test_head_name_cuts_at_the_first_paren_outside_template_brackets(name, head):
     assert head_name(name) == head
 
+
+
+def test_the_precision_groups_are_nested_sets_of_known_types():
+    """16-bit floats ⊂ floats below 32 bits (what mixed precision moves to) ⊂ every type below 32 bits."""
+    assert set(SIXTEEN_BIT) == {"fp16", "bf16"}
+    assert set(LOW_PRECISION_FLOATS) - set(SIXTEEN_BIT) == {"fp8"}
+    assert set(LOW_PRECISION) - set(LOW_PRECISION_FLOATS) == {"int8"}
+    assert set(LOW_PRECISION) <= set(PRECISIONS) and "tf32" not in LOW_PRECISION

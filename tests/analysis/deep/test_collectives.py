@@ -10,7 +10,7 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.deep.collectives import collective_type
+from tb_plugin_advisor.analysis.classify.event_names import collective_type
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 
 T0 = 1_700_000_000_000_000_000

@@ -10,11 +10,11 @@ from math import prod
 
 import pytest
 
+from tb_plugin_advisor.analysis.classify.torch_names import TORCH_NAMES
 from tb_plugin_advisor.analysis.deep.shape_flops import (
     ATTENTION,
     ATTENTION_BACKWARD_FACTOR,
     CONV_BACKWARD,
-    CONV_BACKWARD_NODE,
     CONV_FORWARD,
     CONV_GRADIENT_CHILDREN,
     MATMUL_OPS,
@@ -136,10 +136,10 @@ def test_gradient_children_and_autograd_nodes_are_recognised():
     assert CONV_GRADIENT_CHILDREN == {"_backward_input": 0, "_backward_weight": 1}
     for node in ("CudnnConvolutionBackward", "ConvolutionBackward0", "MkldnnConvolutionBackward0",
                  "SlowConv2DBackward0", "CudnnConvolutionTransposeBackward0"):
-        assert CONV_BACKWARD_NODE.search(node), node
+        assert TORCH_NAMES["conv_backward_node"].search(node), node
     for other in ("CudnnBatchNormBackward", "autograd::engine::evaluate_function: ConvolutionBackward0",
                   "aten::convolution_backward"):
-        assert not CONV_BACKWARD_NODE.search(other) or other.startswith("autograd::"), other
+        assert not TORCH_NAMES["conv_backward_node"].search(other) or other.startswith("autograd::"), other
 
 
 # --- attention: q = k = v, B 2, H 4, S 32, D 16 → forward 4·B·H·S·S·D; backward 2.5×; causal half

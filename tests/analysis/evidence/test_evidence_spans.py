@@ -13,8 +13,8 @@ from typing import Any, Dict, List
 import pytest
 from paths import CORPUS, H200
 
-from tb_plugin_advisor.advice.evidence import EVIDENCE_FOR, FALLBACK, kinds_for, spans_for
-from tb_plugin_advisor.advice.recommend import RULE_IDS
+from tb_plugin_advisor.advice.evidence import FALLBACK, kinds_for, spans_for
+from tb_plugin_advisor.advice.registry import EVERY_RULE
 from tb_plugin_advisor.analysis.evidence.gather import gather_spans
 from tb_plugin_advisor.analysis.evidence.span import KINDS, EvidenceSpan
 from tb_plugin_advisor.analysis.step_time.steps import find_steps
@@ -162,9 +162,10 @@ def test_string_thread_ids_and_a_base_time_are_given_back_as_written():
 
 
 def test_every_rule_names_kinds_that_exist():
-    for advice_id in RULE_IDS:
-        assert set(kinds_for(advice_id)) <= set(KINDS)
-    assert all(set(kinds) <= set(KINDS) for kinds in EVIDENCE_FOR.values()) and set(FALLBACK) <= set(KINDS)
+    for rule in EVERY_RULE:
+        assert rule.evidence and set(rule.evidence) <= set(KINDS), rule.id
+        assert kinds_for(rule.id) == rule.evidence
+    assert set(FALLBACK) <= set(KINDS)
     assert kinds_for("host.sync")[0] == "host_sync" and kinds_for("input.prefetch")[0] == "input_annotation"
     assert kinds_for("unknown.rule") == FALLBACK
 

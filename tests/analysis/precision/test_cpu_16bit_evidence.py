@@ -11,7 +11,8 @@ from typing import Any, Dict
 import pytest
 from paths import SAMPLE_LOGDIR
 
-from tb_plugin_advisor.analysis.precision.cpu_16bit import LOCAL_CPU_ABOUT, NATIVE_16BIT_KERNELS
+from tb_plugin_advisor.analysis.classify.onednn_ops import NATIVE_16BIT_KERNELS
+from tb_plugin_advisor.analysis.precision.cpu_16bit import LOCAL_CPU_ABOUT
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.kineto.reader import read_kineto
 from tb_plugin_advisor.report import analyze

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tb_plugin_advisor.analysis.classify.torch_names import TORCH_NAMES
 from tb_plugin_advisor.analysis.precision.cpu_torch import (
     TORCH_DTYPES,
-    TORCH_MATRIX_OP,
     _self_time,
     precision_of_input_types,
 )
@@ -44,12 +44,12 @@ def test_every_dtype_entry_maps_to_a_known_precision():
                                   "aten::conv2d", "aten::cudnn_convolution", "aten::_convolution",
                                   "aten::scaled_dot_product_attention", "aten::_flash_attention_forward"])
 def test_matrix_ops_are_eligible(name):
-    assert TORCH_MATRIX_OP.match(name)
+    assert TORCH_NAMES["matrix_op"].match(name)
 
 
 @pytest.mark.parametrize("name", ["aten::add", "aten::relu", "aten::mm_backward_hook", "aten::t"])
 def test_other_ops_are_not(name):
-    assert not TORCH_MATRIX_OP.match(name)
+    assert not TORCH_NAMES["matrix_op"].match(name)
 
 
 def test_self_time_subtracts_direct_children_once():

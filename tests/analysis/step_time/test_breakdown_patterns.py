@@ -29,10 +29,15 @@ TABLES = {
     "XLA_MODULE_NAME": (names.XLA_MODULE_NAME,),
     "TRAIN_HINT": (names.TRAIN_HINT,),
     "EAGER_OP": (names.EAGER_OP,),
+    "TF_OP_EVENT": (names.TF_OP_EVENT,),
+    "TORCH_ATEN_OP": (names.TORCH_ATEN_OP,),
 }
 
 # (table, real name, id of the first entry that must match it)
 POSITIVE = [
+    ("TF_OP_EVENT", "sequential/dense/MatMul:MatMul", "tf_op_event"),
+    ("TF_OP_EVENT", "model/custom:my_custom_op", "tf_op_event"),
+    ("TORCH_ATEN_OP", "aten::addmm", "torch_aten_op"),
     ("HOST_INPUT", "IteratorGetNextOp::DoCompute", "get_next_op"),
     ("HOST_INPUT", "IteratorGetNextAsOptionalOp::DoCompute", "get_next_op"),
     ("HOST_INPUT", "IteratorGetNextAsOptional_4:IteratorGetNextAsOptional", "get_next_tf_op"),
@@ -115,6 +120,9 @@ POSITIVE = [
 ]
 
 NEGATIVE = [
+    ("TF_OP_EVENT", "ExecutorState::Process"),
+    ("TF_OP_EVENT", "EagerLocalExecute: MatMul"),
+    ("TORCH_ATEN_OP", "cudaLaunchKernel"),
     ("HOST_COMPUTE", "Iterator::Root"),
     ("HOST_COMPUTE", "RemoteCall: Instantiate: __inference__next_func_331 on /job:worker"),
     ("HOST_COMPUTE", "jit_forward_3d_conv:XLA GPU module"),

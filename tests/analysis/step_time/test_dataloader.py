@@ -17,8 +17,8 @@ from paths import CORPUS, H200
 from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 from tb_plugin_advisor.advice.facts import Facts
-from tb_plugin_advisor.advice.rules import pytorch as torch_rules
-from tb_plugin_advisor.analysis.step_time.dataloader import DATALOADER_NAMES, ITERATOR_WORKERS
+from tb_plugin_advisor.advice.rules.input_pipeline import dataloader_workers
+from tb_plugin_advisor.analysis.classify.torch_names import ITERATOR_WORKERS
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.kineto.reader import read_kineto
 from tb_plugin_advisor.report.run import build_report
@@ -271,36 +271,6 @@ def test_a_worker_loader_is_told_apart_in_the_panel_and_the_advice(tmp_path):
 # Tables and rule wording
 
 
-NAME_CASES = [
-    ("next", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", True),
-    ("next", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", True),
-    ("next", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__iter__", False),
-    ("h2d_copy", "Memcpy HtoD (Pinned -> Device)", True),
-    ("h2d_copy", "Memcpy HtoD (Pageable -> Device)", True),
-    ("h2d_copy", "Memcpy DtoH (Device -> Pageable)", False),
-    ("copy_op", "aten::copy_", True),
-    ("copy_op", "aten::_copy_from", False),
-    ("pin_op", "aten::pin_memory", True),
-    ("pin_op", "aten::_pin_memory", True),
-    ("pin_op", "aten::is_pinned", False),
-    ("host_alloc", "cudaHostAlloc", True),
-    ("host_alloc", "hipHostMalloc", True),
-    ("host_alloc", "cudaMalloc", False),
-    ("collate", "aten::stack", True),
-    ("collate", "aten::cat", True),
-    ("collate", "aten::div", False),
-]
-
-
-@pytest.mark.parametrize("key, name, matches", NAME_CASES)
-def test_dataloader_name_table(key, name, matches):
-    assert bool(DATALOADER_NAMES[key].match(name)) == matches
-
-
-def test_every_name_table_entry_has_a_real_name_that_matches():
-    assert {key for key, _, matches in NAME_CASES if matches} == set(DATALOADER_NAMES)
-
-
 @pytest.mark.parametrize("iterator, workers", sorted(ITERATOR_WORKERS.items()))
 def test_every_iterator_class_is_read_from_a_real_name(iterator, workers, tmp_path):
     trace = training_trace(steps=3, workers=1 if workers == "processes" else 0)
@@ -317,5 +287,5 @@ def test_every_iterator_class_is_read_from_a_real_name(iterator, workers, tmp_pa
 ])
 def test_dataloader_workers_evidence_says_what_the_loop_waits_in(changes, words):
     facts = Facts(framework="pytorch", input_bound="high", breakdown_pct={"input": 40.0}, **changes)
-    severity, evidence = torch_rules.dataloader_workers(facts)
+    ((severity, evidence, *_),) = dataloader_workers(facts)
     assert severity == "high" and words in evidence

@@ -138,6 +138,23 @@ def test_a_cut_off_last_step_is_left_out_and_named():
     assert steps.stats_ms()["median_ms"] == pytest.approx(30.0, abs=1e-6)
 
 
+def _advice(trace: KinetoTrace) -> dict:
+    profile = read_kineto_bytes(trace.to_bytes(), source="t.pt.trace.json")
+    report = build_report(RunProfiles(run="r", profiles=[profile])).to_json()
+    return {r["id"]: r for r in report["recommendations"]}
+
+
+def test_a_cut_off_last_step_is_advised_on_and_a_whole_one_is_not():
+    """profile.cut_off_step fires exactly where the capture's end cut the last step's kernels."""
+    cut = _advice(_gpu_bound(steps=5, last_kernels=1))["profile.cut_off_step"]
+    assert cut["severity"] == "low" and "finished step 5" in cut["evidence"]
+    assert cut["expected_gain"]["ms_per_step"] is None and "measurement" in cut["expected_gain"]["basis"]
+    assert "prof.step()" in cut["snippet"] and cut["snippet_label"] == "PyTorch"
+    assert cut["evidence_spans"] and {s["kind"] for s in cut["evidence_spans"]} == {"worst_step"}
+    assert "profile.cut_off_step" not in _advice(_gpu_bound(steps=5))
+    assert "profile.cut_off_step" not in _advice(_gpu_bound(steps=5, last_kernels=3))
+
+
 def test_trailing_steps_without_device_work_are_cut_off():
     trace = _gpu_bound(steps=4, kernel_ms=1.0, host_ms=5.0)
     t0 = BASE_NS + 1_000 * MS
