@@ -27,7 +27,7 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.report.deep import SECTIONS
@@ -114,14 +114,6 @@ def cache_note(cache: ReportCache, command: str) -> None:
         print(f"tb-advisor {command}: note: {cache.degraded}", file=sys.stderr)
 
 
-def cached_build(cache: ReportCache, session: Any, host: Optional[str],
-                 build: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
-    """The report of `session` from the cache, else `build()` stored for the next call."""
-    from tb_plugin_advisor.report.disk_cache import cached_report
-
-    return cached_report(cache, session, host, build)[0]
-
-
 def check_parallel_arguments(args: argparse.Namespace) -> None:
     if args.workers is not None and args.workers < 1:
         raise AdvisorError(f"--workers must be at least 1, not {args.workers}")
@@ -189,24 +181,17 @@ def newest(sessions):
     return max(sessions, key=key)
 
 
-def _build(session, host, scheduler=None, workers=None, cache: Optional[ReportCache] = None):
-    from tb_plugin_advisor.report.hostpool import build_session_report
+def _build(session, host, scheduler: Optional[str], workers: Optional[int], cache: ReportCache
+           ) -> Dict[str, Any]:
+    from tb_plugin_advisor.report.door import ReportDoor
     from tb_plugin_advisor.views.cli.progress import ProgressBar
 
-    def analyse() -> Dict[str, Any]:
-        bar = ProgressBar()  # draws only when stderr is a terminal
-        try:
-            report = build_session_report(
-                session, host, scheduler=scheduler, workers=workers,
-                on_progress=bar.callback(f"reading {session.run}"),
-            )
-        finally:
-            bar.close()
-        return report.to_json()
-
-    if cache is None:
-        return analyse()
-    report = cached_build(cache, session, host, analyse)
+    bar = ProgressBar()  # draws only when stderr is a terminal, and only while a profile is read
+    try:
+        report, _cached = ReportDoor(cache, scheduler, workers).report(
+            session, host, on_progress=bar.callback(f"reading {session.run}"))
+    finally:
+        bar.close()
     cache_note(cache, "report")
     return report
 
