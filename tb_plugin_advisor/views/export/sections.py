@@ -10,7 +10,7 @@ import json
 import shutil
 from typing import Any, Dict, List, Sequence
 
-from tb_plugin_advisor.report.deep import SECTIONS
+from tb_plugin_advisor.report.sections import VIEWS
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
@@ -37,7 +37,7 @@ def section_json(report: Dict[str, Any], names: Sequence[str]) -> Dict[str, Any]
     out = {k: report.get(k) for k in ("schema", "run", "hosts", "host")}
     out["sections"] = list(names)
     for name in names:
-        out[SECTIONS[name]] = report.get(SECTIONS[name])
+        out[VIEWS[name]] = report.get(VIEWS[name])
     return out
 
 

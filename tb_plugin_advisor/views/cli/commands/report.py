@@ -30,7 +30,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
-from tb_plugin_advisor.report.deep import SECTIONS
+from tb_plugin_advisor.report.sections import VIEWS
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.export.markup import terminal_line, terminal_safe
 
@@ -58,9 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--section",
         action="append",
-        choices=tuple(SECTIONS),
+        choices=tuple(VIEWS),
         metavar="NAME",
-        help=f"show only this deeper view ({', '.join(SECTIONS)}); repeat for several",
+        help=f"show only this deeper view ({', '.join(VIEWS)}); repeat for several",
     )
     add_parallel_arguments(parser)
     add_cache_arguments(parser)
