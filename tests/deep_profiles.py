@@ -88,16 +88,27 @@ def write_gpu_run(logdir: Path, run: str = "gpu_synthetic", host: str = "gpu-hos
 
 def deep_section(profile, key: str, steps=None):
     """One deeper view of `profile` as the report shows it (its JSON, ending with its findings):
-    the analysis, then the advice engine's findings over it (report/deep.py)."""
-    from tb_plugin_advisor.analysis.step_time.steps import find_steps
-    from tb_plugin_advisor.report.deep import analyze_deep, deep_json
+    the analysis, then the advice engine's findings over it (report/sections.py's table)."""
+    from tb_plugin_advisor.report.combine import Found, found_json
 
-    return deep_json(analyze_deep(profile, find_steps(profile) if steps is None else steps))[key]
+    section = _section(key)
+    view = getattr(_views(profile, steps), key)
+    return found_json(Found(view, section.findings(view)))
 
 
 def deep_findings(profile, key: str):
     """The findings (Finding objects) the advice engine draws from one deeper view of `profile`."""
-    from tb_plugin_advisor.analysis.step_time.steps import find_steps
-    from tb_plugin_advisor.report.deep import analyze_deep
+    return _section(key).findings(getattr(_views(profile), key))
 
-    return analyze_deep(profile, find_steps(profile)).findings[key]
+
+def _section(key: str):
+    from tb_plugin_advisor.report.sections import SECTIONS
+
+    return next(s for s in SECTIONS if s.key == key)
+
+
+def _views(profile, steps=None):
+    from tb_plugin_advisor.analysis.step_time.steps import find_steps
+    from tb_plugin_advisor.report.analyze import analyze_deep
+
+    return analyze_deep(profile, find_steps(profile) if steps is None else steps)

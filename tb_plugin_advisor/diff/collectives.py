@@ -1,14 +1,15 @@
 """What changed in the collectives between two reports: time per step, the exposed part (what
 lengthens the step), the hidden share, and per collective type its time and bus bandwidth. Inputs are
-report dicts (diff/compare.py works on what the user saw); diff_deep.py adds the result to the diff.
+reports read through report/document.py (diff/compare.py works on what the user saw); diff/deep.py
+adds the result to the diff.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.formatting import format_ms, format_pct, rounded
+from tb_plugin_advisor.report.document import CollectiveType, ReportDocument, number
 
 # A change is named in the diff's summary only past these (the tables show every number).
 COLLECTIVES_EXPLAIN = {
@@ -27,24 +28,25 @@ def _pair(b: Any, c: Any) -> Dict[str, Optional[float]]:
     return {"baseline": b, "candidate": c, "delta": delta, "delta_pct": pct}
 
 
-def collectives_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+def collectives_diff(base: ReportDocument, cand: ReportDocument) -> Dict[str, Any]:
     """Summary pairs and one row per collective type either run has ({} when neither has any)."""
-    b, c = base.get("collectives") or {}, cand.get("collectives") or {}
-    if not (b.get("calls") or c.get("calls")):
+    b, c = base.collectives, cand.collectives
+    if not (b.calls or c.calls):
         return {}
-    b_types = {t["type"]: t for t in b.get("types") or []}
-    c_types = {t["type"]: t for t in c.get("types") or []}
+    b_types = {t.type: t for t in b.types}
+    c_types = {t.type: t for t in c.types}
+    none = CollectiveType({})
     rows: List[Dict[str, Any]] = []
     for kind in sorted(set(b_types) | set(c_types)):
-        bt, ct = b_types.get(kind, {}), c_types.get(kind, {})
+        bt, ct = b_types.get(kind, none), c_types.get(kind, none)
         rows.append({
             "type": kind,
-            "per_step_ms": _pair(bt.get("per_step_ms"), ct.get("per_step_ms")),
-            "exposed_per_step_ms": _pair(bt.get("exposed_per_step_ms"), ct.get("exposed_per_step_ms")),
-            "busbw_gbps": _pair(bt.get("busbw_gbps"), ct.get("busbw_gbps")),
+            "per_step_ms": _pair(bt.per_step_ms, ct.per_step_ms),
+            "exposed_per_step_ms": _pair(bt.exposed_per_step_ms, ct.exposed_per_step_ms),
+            "busbw_gbps": _pair(bt.busbw_gbps, ct.busbw_gbps),
         })
     rows.sort(key=lambda r: -abs(r["exposed_per_step_ms"]["delta"] or 0.0))
-    out: Dict[str, Any] = {key: _pair(b.get(key), c.get(key)) for key in SUMMARY_KEYS}
+    out: Dict[str, Any] = {key: _pair(getattr(b, key), getattr(c, key)) for key in SUMMARY_KEYS}
     out["types"] = rows
     return out
 

@@ -2,8 +2,9 @@
 
 The diff works on report JSON dicts (`tb-advisor/report/1`, ARCHITECTURE.md §2) rather than
 on Profiles: the numbers a user compares are the ones the report showed them,
-and the core can be tested with report dicts built by hand. `diff_runs` is the thin wrapper that
-builds both reports first.
+and the core can be tested with report dicts built by hand. It reads them through
+report/document.py, which reads old, partial and other-host reports defensively. `diff_runs` is
+the thin wrapper that builds both reports first.
 
 Is a change real? Per-step times are skewed (a slow first step, a GC pause, an epoch boundary), so
 the test is rank-based, not a t-test on means:
@@ -35,18 +36,16 @@ from tb_plugin_advisor.diff.hosts import diff_hosts
 from tb_plugin_advisor.diff.outcomes import outcome_sentences, recommendation_outcomes
 from tb_plugin_advisor.diff.parts import (
     breakdown_part,
-    kernel_rows,
     match_by_name,
     memory_part,
-    number,
     shares_part,
     step_time_part,
-    step_times,
 )
 from tb_plugin_advisor.diff.uniform import apply_uniform_guard
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.formatting import finite_json
 from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.report.document import ReportDocument, number, read_report
 
 SCHEMA = "tb-advisor/diff/1"
 
@@ -56,54 +55,34 @@ SCHEMA = "tb-advisor/diff/1"
 
 def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[str, Any]:
     """Compare two report dicts (`tb-advisor/report/1`) → diff dict (`tb-advisor/diff/1`)."""
-    step_time = step_time_part(baseline, candidate)
+    base, cand = read_report(baseline), read_report(candidate)
+    step_time = step_time_part(base, cand)
     scale = step_time["baseline_median_ms"] or step_time["baseline_ms"]
-    breakdown = breakdown_part(baseline, candidate, scale)
-    shares = shares_part(baseline, candidate, breakdown)
-    memory = memory_part(baseline, candidate)
-    ops = match_by_name(baseline.get("ops") or [], candidate.get("ops") or [])
-    kernels = match_by_name(kernel_rows(baseline), kernel_rows(candidate))
-
-    warnings: List[str] = []
-    for side, report in (("baseline", baseline), ("candidate", candidate)):
-        schema = report.get("schema")
-        if schema and not str(schema).startswith("tb-advisor/report/"):
-            warnings.append(f"{side}: unexpected schema {schema!r}")
-        if not step_times(report):
-            warnings.append(f"{side}: the report has no per-step times; significance cannot be judged")
-        for w in report.get("warnings") or []:
-            warnings.append(f"{side}: {w}")
-    frameworks = {"baseline": baseline.get("framework") or "", "candidate": candidate.get("framework") or ""}
-    mixed = cross_framework_caveat(frameworks["baseline"], frameworks["candidate"])
-    if mixed:
-        warnings.insert(0, mixed)
-    clocks = [(report.get("steps") or {}).get("clock") for report in (baseline, candidate)]
-    if all(clocks) and clocks[0] != clocks[1]:
-        warnings.insert(0, (
-            f"the baseline's steps are timed on the {clocks[0]} clock and the candidate's on the {clocks[1]} "
-            "clock: a host-clock step ends when the host has queued it, a device-clock step when the device "
-            "has run it, so step times and shares are not measured alike"))
+    breakdown = breakdown_part(base, cand, scale)
+    shares = shares_part(base, cand, breakdown)
+    memory = memory_part(base, cand)
+    ops = match_by_name(base.ops, cand.ops)
+    kernels = match_by_name(base.kernel_rows, cand.kernel_rows)
+    warnings = _warnings(base, cand)
+    frameworks = {"baseline": base.framework, "candidate": cand.framework}
 
     diff = {
         "schema": SCHEMA,
-        "baseline": baseline.get("run", ""),
-        "candidate": candidate.get("run", ""),
-        "baseline_hosts": list(baseline.get("hosts") or []),
-        "candidate_hosts": list(candidate.get("hosts") or []),
+        "baseline": base.run,
+        "candidate": cand.run,
+        "baseline_hosts": base.hosts,
+        "candidate_hosts": cand.hosts,
         "step_time": step_time,
         "breakdown_delta_ms": {k: v["delta_ms"] for k, v in breakdown.items()},
         "breakdown": breakdown,
-        "verdict": {
-            "baseline": dict(baseline.get("verdict") or {}),
-            "candidate": dict(candidate.get("verdict") or {}),
-        },
+        "verdict": {"baseline": dict(base.verdict.raw), "candidate": dict(cand.verdict.raw)},
         **shares,
         "peak_memory_bytes": memory,
         "ops": ops,
         "kernels": kernels,
         "warnings": warnings,
         "frameworks": frameworks,
-        **deep_diff(baseline, candidate),  # memory, kernel_stats … (diff_deep.py)
+        **deep_diff(base, cand),  # memory, kernel_stats … (diff/deep.py)
     }
     apply_uniform_guard(diff)  # ops all moved with the step: the machine, not the code (diff/uniform.py)
     diff["significant_change"] = bool(
@@ -112,13 +91,36 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         or any(shares["precision_significant"].values())
         or shares["tensor_cores_significant"]
     )
-    per_host = diff_hosts(baseline, candidate)
+    per_host = diff_hosts(base, cand)
     if per_host is not None:
         diff["per_host"] = per_host
-    diff["recommendation_outcomes"] = recommendation_outcomes(baseline, candidate, step_time)
+    diff["recommendation_outcomes"] = recommendation_outcomes(base, cand, step_time)
     diff = finite_json(diff)  # a figure derived from extreme inputs is unknown, not inf
-    diff["summary"] = " ".join([explain(diff), *outcome_sentences(diff["recommendation_outcomes"], baseline)])
+    diff["summary"] = " ".join([explain(diff), *outcome_sentences(diff["recommendation_outcomes"], base)])
     return diff
+
+
+def _warnings(base: ReportDocument, cand: ReportDocument) -> List[str]:
+    """What the reader of the diff must know first: runs on different clocks or frameworks, reports
+    of another schema or without per-step times, and each report's own warnings."""
+    warnings: List[str] = []
+    for side, report in (("baseline", base), ("candidate", cand)):
+        schema = report.schema
+        if schema and not schema.startswith("tb-advisor/report/"):
+            warnings.append(f"{side}: unexpected schema {schema!r}")
+        if not report.steps.times:
+            warnings.append(f"{side}: the report has no per-step times; significance cannot be judged")
+        warnings += [f"{side}: {w}" for w in report.warnings]
+    mixed = cross_framework_caveat(base.framework, cand.framework)
+    if mixed:
+        warnings.insert(0, mixed)
+    clocks = [base.steps.clock, cand.steps.clock]
+    if all(clocks) and clocks[0] != clocks[1]:
+        warnings.insert(0, (
+            f"the baseline's steps are timed on the {clocks[0]} clock and the candidate's on the {clocks[1]} "
+            "clock: a host-clock step ends when the host has queued it, a device-clock step when the device "
+            "has run it, so step times and shares are not measured alike"))
+    return warnings
 
 
 def is_regression(diff: Dict[str, Any], threshold_pct: float) -> bool:
@@ -170,8 +172,7 @@ def diff_runs(
                     f"unknown {role} host '{host}' in run '{run.run}'; its hosts: {', '.join(run.hosts)}"
                 )
             run = RunProfiles(run=run.run, profiles=profiles)
-        report = build_report(run)
-        reports.append(report.to_json() if hasattr(report, "to_json") else report)
+        reports.append(build_report(run).to_json())
     return diff_reports(reports[0], reports[1])
 
 

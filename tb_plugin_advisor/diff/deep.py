@@ -1,15 +1,16 @@
 """What changed in the deeper views between two reports: memory, kernel statistics, collectives
-(diff/collectives.py), roofline (MFU, achieved FLOP/s). Inputs are report dicts, like diff/compare.py;
-diff.py adds `deep_diff`'s keys to the diff and `deep_sentences` to its summary.
+(diff/collectives.py), roofline (MFU, achieved FLOP/s). Inputs are reports read through
+report/document.py, like diff/compare.py's; compare.py adds `deep_diff`'s keys to the diff and
+explain.py `deep_sentences` to its summary.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.diff.collectives import collectives_diff, collectives_sentence
-from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.formatting import fixed, format_bytes, rounded
+from tb_plugin_advisor.report.document import Node, ReportDocument, number
 
 KERNEL_SUMMARY_KEYS = ("launches_per_step", "occupancy_pct", "tiny_launch_pct", "tensor_core_time_pct",
                        "distinct")
@@ -39,29 +40,22 @@ def _pair(b: Any, c: Any, digits: int = 3) -> Dict[str, Optional[float]]:
 # Memory
 
 
-def _main_allocator(report: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    allocators = (report.get("memory") or {}).get("allocators") or []
-    return allocators[0] if allocators else None
-
-
-def memory_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+def memory_diff(base: ReportDocument, cand: ReportDocument) -> Dict[str, Any]:
     """The main allocator of each run (largest device allocator, else host): peak and its make-up by dtype."""
-    b, c = _main_allocator(base), _main_allocator(cand)
+    b, c = base.memory.main, cand.memory.main
     out: Dict[str, Any] = {
-        "baseline_allocator": b["allocator"] if b else None,
-        "candidate_allocator": c["allocator"] if c else None,
-        "peak_bytes": _pair(b and b["peak_bytes"], c and c["peak_bytes"], 0),
-        "live_at_peak_bytes": _pair(b and b.get("live_at_peak_bytes"), c and c.get("live_at_peak_bytes"), 0),
-        "headroom_pct": _pair(b and b.get("headroom_pct"), c and c.get("headroom_pct"), 2),
+        "baseline_allocator": b.allocator if b else None,
+        "candidate_allocator": c.allocator if c else None,
+        "peak_bytes": _pair(b and b.peak_bytes, c and c.peak_bytes, 0),
+        "live_at_peak_bytes": _pair(b and b.live_at_peak_bytes, c and c.live_at_peak_bytes, 0),
+        "headroom_pct": _pair(b and b.headroom_pct, c and c.headroom_pct, 2),
         "by_dtype_delta_bytes": {},
     }
     if b and c:
-        bd, cd = b.get("live_at_peak_by_dtype") or {}, c.get("live_at_peak_by_dtype") or {}
-        deltas = {k: int(cd.get(k, 0)) - int(bd.get(k, 0)) for k in sorted(set(bd) | set(cd))}
+        bd, cd = b.live_at_peak_by_dtype, c.live_at_peak_by_dtype
+        deltas = {k: int(cd.at(k) or 0) - int(bd.at(k) or 0) for k in sorted(set(bd) | set(cd))}
         out["by_dtype_delta_bytes"] = dict(sorted(deltas.items(), key=lambda kv: -abs(kv[1])))
     return out
-
-
 
 
 def _signed_bytes(value: float) -> str:
@@ -94,23 +88,24 @@ def memory_sentence(diff: Dict[str, Any]) -> Optional[str]:
 # Kernel statistics
 
 
-def kernel_stats_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
-    b, c = base.get("kernel_stats") or {}, cand.get("kernel_stats") or {}
-    out: Dict[str, Any] = {
-        key: _pair(b.get(key), c.get(key), 2)
-        for key in KERNEL_SUMMARY_KEYS
-    }
-    b_rows = {k["name"]: k for k in b.get("kernels") or []}
+def _pairs(b: Node, c: Node, keys: Sequence[str], digits: int) -> Dict[str, Any]:
+    """Baseline / candidate / delta of the figures `keys` of one view in both reports."""
+    return {key: _pair(getattr(b, key), getattr(c, key), digits) for key in keys}
+
+
+def kernel_stats_diff(base: ReportDocument, cand: ReportDocument) -> Dict[str, Any]:
+    b, c = base.kernel_stats, cand.kernel_stats
+    out: Dict[str, Any] = _pairs(b, c, KERNEL_SUMMARY_KEYS, 2)
+    b_rows = {k.name: k for k in b.kernels}
     changes = []
-    for k in c.get("kernels") or []:
-        old = b_rows.get(k["name"])
-        if old is None or old.get("occupancy_pct") is None or k.get("occupancy_pct") is None:
+    for k in c.kernels:
+        old = b_rows.get(k.name)
+        if old is None or old.occupancy_pct is None or k.occupancy_pct is None:
             continue
-        delta = float(k["occupancy_pct"]) - float(old["occupancy_pct"])
+        delta = k.occupancy_pct - old.occupancy_pct
         if abs(delta) >= DEEP_EXPLAIN["occupancy_min_points"]:
-            changes.append({"name": k["name"], "baseline": old["occupancy_pct"],
-                            "candidate": k["occupancy_pct"], "delta": round(delta, 2),
-                            "time_ms": k.get("total_ms")})
+            changes.append({"name": k.name, "baseline": old.occupancy_pct, "candidate": k.occupancy_pct,
+                            "delta": round(delta, 2), "time_ms": k.total_ms})
     changes.sort(key=lambda r: -(r["time_ms"] or 0.0))
     out["occupancy_changes"] = changes[: DEEP_EXPLAIN["kernel_occupancy_top"]]
     return out
@@ -135,23 +130,24 @@ def kernel_sentence(diff: Dict[str, Any]) -> Optional[str]:
 # Roofline
 
 
-def roofline_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+def roofline_diff(base: ReportDocument, cand: ReportDocument) -> Dict[str, Any]:
     """MFU and achieved FLOP/s of the runs, and the ops (by name) whose achieved FLOP/s moved."""
-    b, c = base.get("roofline") or {}, cand.get("roofline") or {}
-    out: Dict[str, Any] = {key: _pair(b.get(key), c.get(key), 4) for key in ROOFLINE_SUMMARY_KEYS}
-    out["baseline_device"], out["candidate_device"] = b.get("device"), c.get("device")
-    out["peak_precision"] = {"baseline": b.get("peak_precision"), "candidate": c.get("peak_precision")}
-    b_ops = {(op["name"], op.get("precision")): op for op in b.get("ops") or []}
+    b, c = base.roofline, cand.roofline
+    out: Dict[str, Any] = _pairs(b, c, ROOFLINE_SUMMARY_KEYS, 4)
+    out["baseline_device"], out["candidate_device"] = b.written("device"), c.written("device")
+    out["peak_precision"] = {"baseline": b.written("peak_precision"),
+                             "candidate": c.written("peak_precision")}
+    b_ops = {(op.name, op.written("precision")): op for op in b.ops}
     changes = []
-    for op in c.get("ops") or []:
-        old = b_ops.get((op["name"], op.get("precision")))
+    for op in c.ops:
+        old = b_ops.get((op.name, op.written("precision")))
         if old is None:
             continue
-        pair = _pair(old.get("achieved_tflops"), op.get("achieved_tflops"), 4)
+        pair = _pair(old.achieved_tflops, op.achieved_tflops, 4)
         if pair["delta_pct"] is not None and abs(pair["delta_pct"]) >= DEEP_EXPLAIN["achieved_min_pct"]:
-            changes.append(dict(pair, name=op["name"], precision=op.get("precision"),
-                                roof_pct={"baseline": old.get("roof_pct"), "candidate": op.get("roof_pct")},
-                                time_ms=op.get("total_ms")))
+            changes.append(dict(pair, name=op.name, precision=op.written("precision"),
+                                roof_pct={"baseline": old.roof_pct, "candidate": op.roof_pct},
+                                time_ms=op.total_ms))
     changes.sort(key=lambda r: -(r["time_ms"] or 0.0))
     out["op_changes"] = changes[: DEEP_EXPLAIN["roofline_op_top"]]
     return out
@@ -174,7 +170,7 @@ def roofline_sentence(diff: Dict[str, Any]) -> Optional[str]:
 # The whole deeper-view diff
 
 
-def deep_diff(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
+def deep_diff(base: ReportDocument, cand: ReportDocument) -> Dict[str, Any]:
     return {
         "memory": memory_diff(base, cand),
         "kernel_stats": kernel_stats_diff(base, cand),

@@ -9,7 +9,6 @@ from typing import Any, Dict, List, Optional, Tuple
 from tb_plugin_advisor.analysis.classify.patterns import SIXTEEN_BIT
 from tb_plugin_advisor.analysis.step_time.categories import in_words
 from tb_plugin_advisor.diff.deep import deep_sentences
-from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.diff.rules import (
     ARROW,
     BOTTLENECK_LABELS,
@@ -21,6 +20,7 @@ from tb_plugin_advisor.diff.rules import (
 )
 from tb_plugin_advisor.diff.stats import STEP_TESTS
 from tb_plugin_advisor.formatting import fixed, format_bytes
+from tb_plugin_advisor.report.document import number
 
 # ---------------------------------------------------------------------------------------------------
 # The plain-words paragraph. Every clause is computed from the diff's numbers.

@@ -4,20 +4,20 @@ whether the step time it bought falls inside the interval the baseline predicted
 A fix is "acted on" when the signal its rule targets moved (the input wait mostly gone, the 16-bit
 share up, fewer launches…) or the rule no longer fires. Which signal, and which breakdown category
 the gain shows in, each rule's record says (advice/rule.py: `Outcome`); this module reads each kind
-of signal off two report JSONs. The realized gain is measured on the step time (baseline mean −
-candidate mean) and on the breakdown category the rule targets. The verdict
-widens the predicted interval by OUTCOME_NOISE_SHARE of the baseline step for run-to-run noise:
+of signal off two reports. The realized gain is measured on the step time (baseline mean −
+candidate mean) and on the breakdown category the rule targets. The verdict widens the predicted
+interval by OUTCOME_NOISE_SHARE of the baseline step for run-to-run noise:
 "within", "below" (bought less than predicted) or "above" (more).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from tb_plugin_advisor.advice.registry import rule_of
 from tb_plugin_advisor.advice.rule import CATEGORY_FELL, LAUNCHES_FELL, SHARE_ROSE, STOPS_FIRING, Outcome
-from tb_plugin_advisor.diff.parts import number
 from tb_plugin_advisor.formatting import format_number
+from tb_plugin_advisor.report.document import ReportDocument, number, read_report
 
 # Run-to-run noise allowed around a predicted interval: a share of the baseline step.
 OUTCOME_NOISE_SHARE = 0.10
@@ -29,13 +29,14 @@ PRECISION_POINTS = 20.0
 LAUNCHES_FELL_SHARE = 0.25
 LAUNCH_GAPS_FELL_SHARE = 0.20
 
-Report = Dict[str, Any]
+Report = ReportDocument
+AnyReport = Union[Dict[str, Any], ReportDocument]  # report JSON, or the document that reads it
 
 
 def _category_fell(category: str) -> Callable[[Report, Report], bool]:
     def fell(b: Report, c: Report) -> bool:
-        before = number((b.get("breakdown_ms") or {}).get(category)) or 0.0
-        after = number((c.get("breakdown_ms") or {}).get(category)) or 0.0
+        before = b.breakdown_ms.at(category) or 0.0
+        after = c.breakdown_ms.at(category) or 0.0
         return before > 0 and after <= SIGNAL_LEFT_SHARE * before
     return fell
 
@@ -43,7 +44,7 @@ def _category_fell(category: str) -> Callable[[Report, Report], bool]:
 def _share_rose(kinds: tuple) -> Callable[[Report, Report], bool]:
     def rose(b: Report, c: Report) -> bool:
         def share(r: Report) -> float:
-            return sum(number((r.get("precision_pct") or {}).get(k)) or 0.0 for k in kinds)
+            return sum(r.precision_pct.at(k) or 0.0 for k in kinds)
         return share(c) >= share(b) + PRECISION_POINTS
     return rose
 
@@ -51,13 +52,13 @@ def _share_rose(kinds: tuple) -> Callable[[Report, Report], bool]:
 def _launches_fell(b: Report, c: Report) -> bool:
     """Fewer launches, or less of the step spent launching and idle between kernels (a compiled
     forward pass still runs an eager backward: the launch count alone may barely move)."""
-    before = number((b.get("kernel_stats") or {}).get("launches_per_step"))
-    after = number((c.get("kernel_stats") or {}).get("launches_per_step"))
+    before = b.kernel_stats.launches_per_step
+    after = c.kernel_stats.launches_per_step
     if before is not None and after is not None and after <= (1 - LAUNCHES_FELL_SHARE) * before:
         return True
 
     def gaps(r: Report) -> float:
-        return sum(number((r.get("breakdown_ms") or {}).get(k)) or 0.0 for k in ("kernel_launch", "idle"))
+        return sum(r.breakdown_ms.at(k) or 0.0 for k in ("kernel_launch", "idle"))
     return gaps(b) > 0 and gaps(c) <= (1 - LAUNCH_GAPS_FELL_SHARE) * gaps(b)
 
 
@@ -81,20 +82,22 @@ def outcome_of(rule_id: str) -> Outcome:
     return rule.outcome if rule is not None else Outcome()
 
 
-def recommendation_outcomes(baseline: Report, candidate: Report, step_time: Dict[str, Any]
+def recommendation_outcomes(baseline: AnyReport, candidate: AnyReport, step_time: Dict[str, Any]
                             ) -> List[Dict[str, Any]]:
     """One outcome per recommendation of the baseline (see module docstring)."""
-    fires_after = {r.get("id") for r in candidate.get("recommendations") or []}
+    baseline, candidate = read_report(baseline), read_report(candidate)
+    fires_after = {r.id for r in candidate.recommendations}
     b_step, c_step = number(step_time.get("baseline_ms")), number(step_time.get("candidate_ms"))
     realized = None if b_step is None or c_step is None else b_step - c_step
     noise = OUTCOME_NOISE_SHARE * (b_step or 0.0)
     out = []
-    for rec in baseline.get("recommendations") or []:
-        rule = str(rec.get("id", ""))
+    for rec in baseline.recommendations:
+        rule = rec.id
         outcome = outcome_of(rule)
         category = outcome.category
         acted = rule not in fires_after or SIGNAL_TESTS[outcome.signal](outcome)(baseline, candidate)
-        predicted = (rec.get("expected_gain") or {}).get("ms_per_step")
+        interval = rec.expected_gain.ms_per_step
+        predicted = list(interval) if interval is not None else None
         out.append({
             "id": rule,
             "acted_on": acted,
@@ -120,15 +123,15 @@ def recommendation_outcomes(baseline: Report, candidate: Report, step_time: Dict
 def _category_gain(b: Report, c: Report, category: Optional[str]) -> Optional[float]:
     if category is None:
         return None
-    before = number((b.get("breakdown_ms") or {}).get(category))
-    after = number((c.get("breakdown_ms") or {}).get(category))
+    before, after = b.breakdown_ms.at(category), c.breakdown_ms.at(category)
     return None if before is None or after is None else round(before - after, 3)
 
 
-def combined_interval(judged: List[Dict[str, Any]], baseline: Report) -> tuple:
+def combined_interval(judged: List[Dict[str, Any]], baseline: AnyReport) -> tuple:
     """The interval of several fixes made together: fixes of one category (four tf.data fixes of one
     input wait) overlap, so within a category the lows' largest and the highs' sum capped at the
     category's time; across categories they add."""
+    baseline = read_report(baseline)
     by_category: Dict[Optional[str], List[Dict[str, Any]]] = {}
     for o in judged:
         by_category.setdefault(o["target_category"], []).append(o)
@@ -136,7 +139,7 @@ def combined_interval(judged: List[Dict[str, Any]], baseline: Report) -> tuple:
     for category, group in by_category.items():
         lows = [o["predicted_ms_per_step"][0] for o in group]
         highs = sum(o["predicted_ms_per_step"][1] for o in group)
-        cap = number((baseline.get("breakdown_ms") or {}).get(category)) if category else None
+        cap = baseline.breakdown_ms.at(category) if category else None
         if cap is not None and len(group) > 1:
             highs = min(highs, max(cap, max(o["predicted_ms_per_step"][1] for o in group)))
         low += max(lows) if category else sum(lows)
@@ -144,7 +147,7 @@ def combined_interval(judged: List[Dict[str, Any]], baseline: Report) -> tuple:
     return low, high
 
 
-def outcome_sentences(outcomes: List[Dict[str, Any]], baseline: Report) -> List[str]:
+def outcome_sentences(outcomes: List[Dict[str, Any]], baseline: AnyReport) -> List[str]:
     """"input.parallel_map: predicted 40–55 ms per step, realized 47 ms — within", for each fix acted on."""
     judged = [o for o in outcomes if o["verdict"] is not None]
     if not judged:

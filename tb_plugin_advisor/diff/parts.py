@@ -1,10 +1,9 @@
-"""The parts of a diff, each from two report dicts: step time, breakdown, precision and Tensor Core
-shares, memory, and op / kernel rows matched by name. Report dicts are read defensively (reports
-from older versions or other hosts may lack keys)."""
+"""The parts of a diff, each from two reports read through report/document.py (which reads old,
+partial and other-host reports defensively): step time, breakdown, precision and Tensor Core shares,
+memory, and op / kernel rows matched by name."""
 
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -14,51 +13,26 @@ from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.diff.names import normalise_name
 from tb_plugin_advisor.diff.rules import EXPLAIN, REPORT_LIST_LIMIT
 from tb_plugin_advisor.diff.stats import decide, shift_test
+from tb_plugin_advisor.report.document import OpRow, ReportDocument
 
 # ---------------------------------------------------------------------------------------------------
-# Reading report dicts defensively (reports from older versions or other hosts may lack keys)
+# What the parts read of a report
 
 
-def number(value: Any) -> Optional[float]:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
-
-
-def _steady_steps(report: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """The per-step entries the report's means are made of: warm-up steps left out (as the engine does)."""
-    per_step = [s for s in (report.get("steps") or {}).get("per_step") or [] if isinstance(s, dict)]
-    steady = [s for s in per_step if not s.get("warmup")]
-    return steady or per_step
-
-
-def step_times(report: Dict[str, Any]) -> List[float]:
-    steps = _steady_steps(report)
-    if steps:
-        times = [number(s.get("total_ms")) for s in steps]
-    else:
-        times = [number(t) for t in (report.get("steps") or {}).get("times_ms") or []]
-    return [t for t in times if t is not None]
-
-
-def _category_series(report: Dict[str, Any], category: str) -> List[float]:
+def _category_series(report: ReportDocument, category: str) -> List[float]:
     out = []
-    for step in _steady_steps(report):
-        value = number((step.get("breakdown_ms") or {}).get(category))
+    for step in report.steps.steady:
+        value = step.breakdown_ms.at(category)
         out.append(value if value is not None else 0.0)
     return out
 
 
-def _mean_median(report: Dict[str, Any], times: List[float]) -> Tuple[Optional[float], Optional[float]]:
+def _mean_median(report: ReportDocument, times: List[float]) -> Tuple[Optional[float], Optional[float]]:
     """The report's own mean/median (what the user saw), else computed from the per-step times."""
-    steps = report.get("steps") or {}
-    if steps.get("count") == 0 and not times:
+    steps = report.steps
+    if steps.count == 0 and not times:
         return None, None  # the engine writes 0.0 for "no steps"; that is not a step time
-    mean, median = number(steps.get("mean_ms")), number(steps.get("median_ms"))
+    mean, median = steps.mean_ms, steps.median_ms
     if mean is None and times:
         mean = float(np.mean(times))
     if median is None and times:
@@ -80,8 +54,8 @@ def _sub(a: Optional[float], b: Optional[float]) -> Optional[float]:
 # The parts of the diff
 
 
-def step_time_part(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
-    bt, ct = step_times(base), step_times(cand)
+def step_time_part(base: ReportDocument, cand: ReportDocument) -> Dict[str, Any]:
+    bt, ct = base.steps.times, cand.steps.times
     b_mean, b_median = _mean_median(base, bt)
     c_mean, c_median = _mean_median(cand, ct)
     delta = _sub(c_mean, b_mean)
@@ -113,14 +87,13 @@ def step_time_part(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]
 
 
 def breakdown_part(
-    base: Dict[str, Any], cand: Dict[str, Any], scale: Optional[float]
+    base: ReportDocument, cand: ReportDocument, scale: Optional[float]
 ) -> Dict[str, Dict[str, Any]]:
-    b_ms, c_ms = base.get("breakdown_ms") or {}, cand.get("breakdown_ms") or {}
+    b_ms, c_ms = base.breakdown_ms, cand.breakdown_ms
     keys = list(CATEGORIES) + sorted((set(b_ms) | set(c_ms)) - set(CATEGORIES))
     out = {}
     for key in keys:
-        b, c = number(b_ms.get(key)), number(c_ms.get(key))
-        b, c = (b or 0.0), (c or 0.0)
+        b, c = (b_ms.at(key) or 0.0), (c_ms.at(key) or 0.0)
         bs, cs = _category_series(base, key), _category_series(cand, key)
         test = shift_test(bs, cs)
         decision = decide(test, len(bs), len(cs), scale, c - b)
@@ -129,8 +102,8 @@ def breakdown_part(
             "candidate_ms": c,
             "delta_ms": c - b,
             "delta_pct": _pct(c - b, b),
-            "baseline_pct": number((base.get("breakdown_pct") or {}).get(key)),
-            "candidate_pct": number((cand.get("breakdown_pct") or {}).get(key)),
+            "baseline_pct": base.breakdown_pct.at(key),
+            "candidate_pct": cand.breakdown_pct.at(key),
             "p_value": test.p_value,
             "test": test.test,
             "significant": decision.significant,
@@ -140,77 +113,59 @@ def breakdown_part(
     return out
 
 
-def _share_significant(
-    delta: Optional[float], changed_verdict: bool, compute_row: Dict[str, Any]
-) -> bool:
+def _share_significant(delta: Optional[float], changed_verdict: bool, compute_moved: bool) -> bool:
     """A share is a ratio of times, so it moves with noise in any of them: it counts as a change only
     when it moved by at least EXPLAIN's minimum points AND the time it is a share of moved
     significantly (the rank test and minimum effect of the step times) or the verdict it drives changed.
     Two runs of the same configuration then diff to no change (fp32 81 → 71 % was reported before)."""
     if delta is None or abs(delta) < EXPLAIN["share_min_points"]:
         return False
-    return changed_verdict or bool(compute_row.get("significant"))
+    return changed_verdict or compute_moved
 
 
 def shares_part(
-    base: Dict[str, Any], cand: Dict[str, Any], breakdown: Dict[str, Dict[str, Any]]
+    base: ReportDocument, cand: ReportDocument, breakdown: Dict[str, Dict[str, Any]]
 ) -> Dict[str, Any]:
-    b_prec, c_prec = base.get("precision_pct") or {}, cand.get("precision_pct") or {}
+    b_prec, c_prec = base.precision_pct, cand.precision_pct
     keys = list(PRECISIONS) + sorted((set(b_prec) | set(c_prec)) - set(PRECISIONS))
     precision_delta = {}
     for key in keys:
-        b, c = number(b_prec.get(key)), number(c_prec.get(key))
+        b, c = b_prec.at(key), c_prec.at(key)
         if b is None and c is None:
             continue
         precision_delta[key] = (c or 0.0) - (b or 0.0)
-    b_tc = number((base.get("tensor_cores") or {}).get("device_time_pct"))
-    c_tc = number((cand.get("tensor_cores") or {}).get("device_time_pct"))
-    b_precision, c_precision = base.get("precision") or {}, cand.get("precision") or {}
-    b_pv, c_pv = b_precision.get("verdict"), c_precision.get("verdict")
-    bases = {b_precision.get("basis"), c_precision.get("basis")}
+    b_tc, c_tc = base.tensor_cores.device_time_pct, cand.tensor_cores.device_time_pct
+    b_pv, c_pv = base.precision.verdict, cand.precision.verdict
+    bases = {base.precision.basis, cand.precision.basis}
     rows = [r for r, basis in (("host_compute", "host"), ("device_compute", "device")) if basis in bases]
     # older reports do not say what the shares are of: either compute moving will do
     rows = rows or ["host_compute", "device_compute"]
-    compute_row = {"significant": any((breakdown.get(r) or {}).get("significant") for r in rows)}
-    b_tcv = (base.get("tensor_cores") or {}).get("verdict")
-    c_tcv = (cand.get("tensor_cores") or {}).get("verdict")
+    compute_moved = any(breakdown[r]["significant"] for r in rows if r in breakdown)
+    device_moved = bool("device_compute" in breakdown and breakdown["device_compute"]["significant"])
     tc_delta = _sub(c_tc, b_tc)
     return {
         "precision_delta_pct": precision_delta,
         "precision_significant": {
-            k: _share_significant(d, b_pv != c_pv, compute_row) for k, d in precision_delta.items()
+            k: _share_significant(d, b_pv != c_pv, compute_moved) for k, d in precision_delta.items()
         },
-        "precision_pct": {"baseline": dict(b_prec), "candidate": dict(c_prec)},
+        "precision_pct": {"baseline": dict(b_prec.raw), "candidate": dict(c_prec.raw)},
         "precision_verdict": {"baseline": b_pv, "candidate": c_pv},
         "tensor_cores_delta_pct": tc_delta,
-        "tensor_cores_significant": _share_significant(
-            tc_delta, b_tcv != c_tcv, breakdown.get("device_compute") or {}
-        ),
+        # (the Tensor Core share has no verdict of its own: only its compute moving counts)
+        "tensor_cores_significant": _share_significant(tc_delta, False, device_moved),
         "tensor_cores_pct": {"baseline": b_tc, "candidate": c_tc},
     }
 
 
-def memory_part(base: Dict[str, Any], cand: Dict[str, Any]) -> Dict[str, Any]:
-    b, c = base.get("peak_memory_bytes"), cand.get("peak_memory_bytes")
-    b = int(b) if number(b) is not None else None
-    c = int(c) if number(c) is not None else None
+def memory_part(base: ReportDocument, cand: ReportDocument) -> Dict[str, Any]:
+    b, c = base.peak_memory_bytes, cand.peak_memory_bytes
+    b = int(b) if b is not None else None
+    c = int(c) if c is not None else None
     delta = None if b is None or c is None else c - b
     return {"baseline": b, "candidate": c, "delta_bytes": delta, "delta_pct": _pct(delta, b)}
 
 
-def kernel_rows(report: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """The report's kernel table (per step); older reports only list kernels under tensor_cores."""
-    rows = report.get("kernels")
-    if rows is None:
-        rows = (report.get("tensor_cores") or {}).get("kernels") or []
-    return [
-        dict(k, category=k.get("category") or "kernel") for k in rows if isinstance(k, dict) and k.get("name")
-    ]
-
-
-def match_by_name(
-    baseline: Sequence[Dict[str, Any]], candidate: Sequence[Dict[str, Any]]
-) -> List[Dict[str, Any]]:
+def match_by_name(baseline: Sequence[OpRow], candidate: Sequence[OpRow]) -> List[Dict[str, Any]]:
     """Match op (or kernel) rows of two reports by normalised name; sorted by |Δ time per step|.
 
     Rows sharing a normalised name are one group per side. When both sides hold exactly the same raw
@@ -225,14 +180,12 @@ def match_by_name(
     groups: Dict[str, List[Dict[str, Dict[str, Any]]]] = {}
     for side, rows in ((0, baseline), (1, candidate)):
         for row in rows:
-            name = str(row.get("name", ""))
+            name = row.name
             key = normalise_name(name)
             group = groups.setdefault(key, [{}, {}])
-            entry = group[side].setdefault(
-                name, {"time_ms": 0.0, "count": 0.0, "category": row.get("category")}
-            )
-            entry["time_ms"] += number(row.get("time_ms")) or 0.0
-            entry["count"] += number(row.get("count")) or 0.0
+            entry = group[side].setdefault(name, {"time_ms": 0.0, "count": 0.0, "category": row.category})
+            entry["time_ms"] += row.time_ms or 0.0
+            entry["count"] += row.count or 0.0
 
     out = []
     for key, (b_rows, c_rows) in groups.items():
@@ -248,11 +201,11 @@ def match_by_name(
     return out
 
 
-def _list_floor(rows: Sequence[Dict[str, Any]]) -> Optional[float]:
+def _list_floor(rows: Sequence[OpRow]) -> Optional[float]:
     """The smallest listed time when the list is full (so it was cut), else None."""
     if len(rows) < REPORT_LIST_LIMIT:
         return None
-    return min((number(r.get("time_ms")) or 0.0) for r in rows)
+    return min((r.time_ms or 0.0) for r in rows)
 
 
 def _op_row(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Iterable, Optional, Tuple
 
-from tb_plugin_advisor.diff.parts import number
+from tb_plugin_advisor.report.document import number
 
 UNIFORM = {
     # At least this share of the compared op time moved by the step's own factor (within `spread`).

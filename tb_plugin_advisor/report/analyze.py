@@ -1,40 +1,38 @@
-"""Analysing one host's profile: every analysis of analysis/ run once (the slow ones beside the
-breakdown on a second thread), then the advice engine over their results.
+"""Analysing one host's profile: the results every section builds on (the slow ones beside the
+breakdown on a second thread), then each section's own analysis (report/sections.py's `analyse`
+column), then the advice engine over them: recommendations from the sections' facts, findings over
+the sections that have them, each with the trace events that show it.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Optional, Tuple
 
 from tb_plugin_advisor.advice import recommend as rec
 from tb_plugin_advisor.advice.evidence import with_evidence
-from tb_plugin_advisor.analysis.classify.amd_devices import amd_identity
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.launching_ops import attach_launching_ops
 from tb_plugin_advisor.analysis.classify.prefilter import release_batches
-from tb_plugin_advisor.analysis.deep.memory_peaks import peak_by_allocator
+from tb_plugin_advisor.analysis.deep.collectives import analyze_collectives
+from tb_plugin_advisor.analysis.deep.kernel_stats import kernel_stats
+from tb_plugin_advisor.analysis.deep.memory_timeline import memory_timeline
+from tb_plugin_advisor.analysis.deep.roofline import roofline
 from tb_plugin_advisor.analysis.evidence.gather import gather_spans
-from tb_plugin_advisor.analysis.precision.cpu_16bit import assess_cpu_16bit, native_16bit_kernels
 from tb_plugin_advisor.analysis.precision.device import analyze_precision
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.analysis.precision.tensor_cores import TensorCoreResult, analyze_tensor_cores
-from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown, compute_breakdown
-from tb_plugin_advisor.analysis.step_time.host_sync import analyze_host_sync
+from tb_plugin_advisor.analysis.step_time.breakdown import compute_breakdown
 from tb_plugin_advisor.analysis.step_time.inputs import analyze_input_pipeline
-from tb_plugin_advisor.analysis.step_time.ops import kernel_table, op_table
-from tb_plugin_advisor.analysis.step_time.preprocessing import analyze_preprocessing
 from tb_plugin_advisor.analysis.step_time.signals import collect_signals
 from tb_plugin_advisor.analysis.step_time.steps import Steps, find_steps
 from tb_plugin_advisor.analysis.step_time.torch_signals import collect_torch_signals
 from tb_plugin_advisor.analysis.step_time.verdict import decide_verdict
-from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.gc_pause import collector_paused
 from tb_plugin_advisor.heap import hands_back_memory
-from tb_plugin_advisor.model import Device, Profile
-from tb_plugin_advisor.report.deep import analyze_deep
-from tb_plugin_advisor.report.facts import facts_of
-from tb_plugin_advisor.report.host import HostReport
+from tb_plugin_advisor.model import Profile
+from tb_plugin_advisor.report.host import DeepViews, HostReport, Measured
+from tb_plugin_advisor.report.sections import SECTIONS, facts_of
 from tb_plugin_advisor.sources.local_cpu import LocalCpu, read_local_cpu
 
 
@@ -61,16 +59,16 @@ def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
         # of both), which keeps the two sides of about the same length.
         precision = second_core.submit(_precision_analyses, profile, steps)
         deep = second_core.submit(analyze_deep, profile, steps)
-        report = _main_analyses(profile, steps, local_cpu, precision)
-        report.deep = deep.result()
+        report = _main_analyses(profile, steps, local_cpu, precision, deep)
     # the events that show each piece of advice, found now: the report keeps no Profile
     annotations, tc = report.input_pipeline.annotations, report.tensor_core_result
     kernels = {"transpose_kernel": [name for name, _ in tc.transposes],
                "fp32_matmul": [n.kernel for n in tc.eligible_not_using]}
     spans = gather_spans(profile, steps, annotations.by_name if annotations is not None else (), kernels)
     report.recommendations = with_evidence(rec.recommend(facts_of(report)), spans)
-    if report.deep is not None:
-        report.deep.findings = {k: with_evidence(v, spans) for k, v in report.deep.findings.items()}
+    for section in SECTIONS:  # the findings over a section's analysis (the deeper views)
+        if section.findings is not None:
+            report.findings[section.key] = with_evidence(section.findings(section.analysed(report)), spans)
     return report
 
 
@@ -78,16 +76,29 @@ def _precision_analyses(profile: Profile, steps: Steps) -> Tuple[PrecisionResult
     return analyze_precision(profile, steps=steps.count), analyze_tensor_cores(profile, steps=steps.count)
 
 
+def analyze_deep(profile: Profile, steps: Optional[Steps]) -> DeepViews:
+    """The four deeper views (the advice engine's findings over them come later, with evidence)."""
+    return DeepViews(
+        kernel_stats=kernel_stats(profile, steps),
+        memory=memory_timeline(profile, steps),
+        collectives=analyze_collectives(profile, steps),
+        roofline=roofline(profile, steps),
+    )
+
+
 def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu,
-                   precision: Future[Tuple[PrecisionResult, TensorCoreResult]]) -> HostReport:
+                   precision: Future[Tuple[PrecisionResult, TensorCoreResult]], deep: Future[DeepViews]
+                   ) -> HostReport:
+    """The breakdown and what reads it, then each section's own analysis (report/sections.py), on
+    this thread; the precision analyses and the deeper views come from the second."""
     breakdown = compute_breakdown(profile, steps)
     signals = collect_signals(profile, steps, breakdown)
     pipeline = analyze_input_pipeline(profile, breakdown, steps)
     verdict = decide_verdict(breakdown, steps, pipeline, signals.device_kind)
-    ops, kernels = op_table(profile, breakdown), kernel_table(profile, breakdown)
-    peaks = peak_by_allocator(profile)
+    torch_signals = collect_torch_signals(profile, breakdown, steps)
     precision_result, tensor_core_result = precision.result()
-    precision_json = precision_result.to_json()
+    measured = Measured(profile, steps, breakdown, signals, precision_result, local_cpu)
+    values = {s.key: s.analyse(measured) for s in SECTIONS if s.analyse is not None}
     return HostReport(
         host=profile.host,
         path=profile.path,
@@ -99,45 +110,7 @@ def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu,
         signals=signals,
         precision_result=precision_result,
         tensor_core_result=tensor_core_result,
-        precision_pct=precision_json["precision_pct"],
-        precision=precision_json["precision"],
-        tensor_cores=tensor_core_result.to_json()["tensor_cores"],
-        recommendations=[],
-        ops=ops,
-        kernels=kernels,
-        devices=[_device_json(d, breakdown) for d in profile.devices],
-        memory_peaks=peaks,
-        warnings=_warnings(profile),
-        preprocessing=analyze_preprocessing(profile, breakdown),
-        host_sync=analyze_host_sync(profile, breakdown),
-        torch_signals=collect_torch_signals(profile, breakdown, steps),
-        cpu_16bit=assess_cpu_16bit(
-            precision_result, signals.device_kind, profile.host, local_cpu.hostname, local_cpu.flags,
-            native_16bit_kernels(profile),
-        ),
-        deep=None,
+        deep=deep.result(),
+        torch_signals=torch_signals,
+        values=values,
     )
-
-
-def _device_json(device: Device, breakdown: Breakdown) -> Dict[str, Any]:
-    cc = device.compute_capability
-    amd = amd_identity(device)  # ROCm's major.minor is no compute capability: the gfx target instead
-    return {
-        "name": device.name,
-        "kind": device.kind,
-        "vendor": device.vendor,
-        "model": device.model,
-        "compute_capability": f"{cc[0]}.{cc[1]}" if cc and amd is None else None,
-        "gfx_target": amd.gfx if amd else None,
-        "product": amd.product if amd else None,
-        "core_count": device.core_count,
-        "kernel_count": len(device.kernels),
-        "memcpy_count": len(device.memcpys),
-        "busy_pct": _r(breakdown.device_busy_pct.get(device.name, 0.0), 2),
-    }
-
-
-def _warnings(profile: Profile) -> List[str]:
-    out = [f"profiler error: {e}" for e in profile.errors]
-    out += list(profile.warnings)
-    return out

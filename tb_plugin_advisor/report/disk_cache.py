@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import msgspec
 
@@ -439,14 +439,3 @@ def open_cache(option: Optional[str] = None, logdirs: Sequence[str] = ()) -> Rep
     never inside one of `logdirs`."""
     return ReportCache(resolve_dir(option), logdirs=logdirs)
 
-
-def cached_report(
-    cache: ReportCache, session: Any, host: Optional[str], build: Callable[[], Dict[str, Any]]
-) -> Tuple[Dict[str, Any], bool]:
-    """The report of `session` from the cache, else built and stored; (report, came from cache)."""
-    hit = cache.get(session, host)
-    if hit is not None:
-        return hit, True
-    report = build()
-    cache.put(session, host, report)
-    return report, False

@@ -276,6 +276,7 @@ class OpRow(Shape):
     count: float
     total_ms: Optional[float] = None
     within: Optional[str] = None
+    onednn_op: Optional[str] = None  # the oneDNN op TensorFlow ran it as
 
 
 class Device(Shape):
@@ -557,6 +558,8 @@ class UncostedOp(Shape):
 class Roofline(Shape):
     device_model: Optional[str] = None
     device: Optional[str] = None
+    gfx_target: Optional[str] = None  # an AMD device's
+    peaks_source: Optional[str] = None  # the peak table entry's datasheet
     cpu_only: bool = False
     devices: float = 0
     peak_precision: Optional[str] = None

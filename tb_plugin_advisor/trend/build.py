@@ -1,19 +1,21 @@
 """A trend (`tb-advisor/trend/1`, docs/ARCHITECTURE.md §2): series of captures in capture order, each
-with its change points and their causes. Pure: captures in, JSON dict out (the views read the files
-and the cache)."""
+with its change points and their causes. Pure: the series' sessions and their reports (or why a
+capture could not be read) in, JSON dict out; the reports come from report/door.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from tb_plugin_advisor.formatting import finite_json, rounded
+from tb_plugin_advisor.sources.session import Session
 from tb_plugin_advisor.trend.cause import attribute
 from tb_plugin_advisor.trend.changes import Split, find_changes, outlier_mask
 from tb_plugin_advisor.trend.rules import CHANGE
-from tb_plugin_advisor.trend.series import Capture
+from tb_plugin_advisor.trend.select import captured_at
+from tb_plugin_advisor.trend.series import Capture, capture_from_report, failed_capture
 
 SCHEMA = "tb-advisor/trend/1"
 
@@ -121,6 +123,25 @@ def build_trend(series: Sequence[SeriesInput]) -> Dict[str, Any]:
         "series": [analyse_series(s) for s in series],
         "rules": {k: v for k, v in CHANGE.items()},
     })
+
+
+def trend_of(
+    series: Sequence[Tuple[str, Sequence[Session]]], outcomes: Dict[str, Union[Dict[str, Any], str]]
+) -> Dict[str, Any]:
+    """The trend JSON from the selected series (trend/select.py) and their reports by run name, each a
+    report dict or why that capture could not be read."""
+    inputs = []
+    for name, sessions in series:
+        captures: List[Capture] = []
+        for s in sessions:
+            value = outcomes.get(s.run, "not analysed")
+            when = captured_at(s)
+            if isinstance(value, dict):
+                captures.append(capture_from_report(s.run, when, value))
+            else:
+                captures.append(failed_capture(s.run, when, value))
+        inputs.append(SeriesInput(name, captures))
+    return build_trend(inputs)
 
 
 def is_regression(trend: Dict[str, Any], threshold_pct: float) -> List[Dict[str, Any]]:

@@ -1,6 +1,6 @@
 """One capture of a series, summarised from its report dict (`tb-advisor/report/1`): the figures a
-trend shows per capture, and the per-step samples its statistics need. Report dicts are read
-defensively, as the diff reads them (older versions or other hosts may lack keys)."""
+trend shows per capture, and the per-step samples its statistics need. Reports are read through
+report/document.py, as the diff reads them (older versions or other hosts may lack keys)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 
 from tb_plugin_advisor.analysis.classify.patterns import SIXTEEN_BIT
 from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
-from tb_plugin_advisor.diff.parts import kernel_rows, number, step_times
 from tb_plugin_advisor.formatting import rounded
+from tb_plugin_advisor.report.document import OpRow, number, read_report
 
 # `…/2026_11_27_09_22_42.672` (PyTorch captures, UTC) or `…/2024_05_01_12_00_00` (TF/JAX sessions):
 # the time the capture was taken, as its run is named.
@@ -35,17 +35,11 @@ def capture_time(run: str, mtime_ns: Optional[int]) -> str:
     return ""
 
 
-def _steady_steps(report: Dict[str, Any]) -> List[Dict[str, Any]]:
-    per_step = [s for s in (report.get("steps") or {}).get("per_step") or [] if isinstance(s, dict)]
-    steady = [s for s in per_step if not s.get("warmup")]
-    return steady or per_step
-
-
-def _per_name(rows: List[Dict[str, Any]]) -> Dict[str, float]:
+def _per_name(rows: List[OpRow]) -> Dict[str, float]:
     out: Dict[str, float] = {}
     for row in rows:
-        if isinstance(row, dict) and row.get("name"):
-            out[str(row["name"])] = out.get(str(row["name"]), 0.0) + (number(row.get("time_ms")) or 0.0)
+        if row.name:
+            out[row.name] = out.get(row.name, 0.0) + (row.time_ms or 0.0)
     return out
 
 
@@ -72,54 +66,51 @@ class Capture:
 
 def capture_from_report(run: str, captured_at: str, report: Dict[str, Any]) -> Capture:
     """Summarise one report dict for the trend."""
-    steps = report.get("steps") or {}
-    times = np.asarray(step_times(report), dtype=float)
-    median = number(steps.get("median_ms"))
+    doc = read_report(report)
+    steps = doc.steps
+    times = np.asarray(steps.times, dtype=float)
+    median = steps.median_ms
     if median is None and times.size:
         median = float(np.median(times))
     if not times.size:
         median = None
     p10 = float(np.percentile(times, 10)) if times.size else None
     p90 = float(np.percentile(times, 90)) if times.size else None
-    steady = _steady_steps(report)
+    steady = steps.steady
     categories = {
-        key: np.asarray(
-            [number((s.get("breakdown_ms") or {}).get(key)) or 0.0 for s in steady], dtype=float
-        )
-        for key in CATEGORIES
+        key: np.asarray([s.breakdown_ms.at(key) or 0.0 for s in steady], dtype=float) for key in CATEGORIES
     }
-    precision = {k: number(v) for k, v in (report.get("precision_pct") or {}).items()}
-    sixteen = sum((precision.get(k) or 0.0) for k in SIXTEEN_BIT) if precision else None
-    verdict = report.get("verdict") or {}
-    roofline = report.get("roofline") or {}
-    dataloader = (report.get("input_pipeline") or {}).get("dataloader") or {}
+    precision = dict(doc.precision_pct.items())
+    sixteen = sum((doc.precision_pct.at(k) or 0.0) for k in SIXTEEN_BIT) if precision else None
+    verdict = doc.verdict
+    dataloader = doc.input_pipeline.dataloader
     spread = (
         100.0 * (p90 - p10) / median if median and p10 is not None and p90 is not None else None
     )
     summary = {
         "run": run,
         "captured_at": captured_at,
-        "hosts": list(report.get("hosts") or []),
-        "framework": report.get("framework") or "",
+        "hosts": doc.hosts,
+        "framework": doc.framework,
         "steps": int(times.size),
-        "clock": steps.get("clock"),  # device | host | mixed (None: a report from before clocks)
+        "clock": steps.clock or None,  # device | host | mixed (None: a report from before clocks)
         "step_ms": rounded(median),
-        "mean_ms": rounded(number(steps.get("mean_ms")) if times.size else None),
+        "mean_ms": rounded(steps.mean_ms if times.size else None),
         "p10_ms": rounded(p10),
         "p90_ms": rounded(p90),
         "min_ms": rounded(float(times.min())) if times.size else None,
         "max_ms": rounded(float(times.max())) if times.size else None,
         "spread_pct": rounded(spread, 2),
-        "breakdown_ms": {k: rounded(number(v)) for k, v in (report.get("breakdown_ms") or {}).items()},
-        "breakdown_pct": {k: rounded(number(v), 2) for k, v in (report.get("breakdown_pct") or {}).items()},
+        "breakdown_ms": {k: rounded(v) for k, v in doc.breakdown_ms.items()},
+        "breakdown_pct": {k: rounded(v, 2) for k, v in doc.breakdown_pct.items()},
         "precision_pct": {k: rounded(v, 2) for k, v in precision.items()},
         "sixteen_bit_pct": rounded(sixteen, 2),
-        "tensor_cores_pct": rounded(number((report.get("tensor_cores") or {}).get("device_time_pct")), 2),
-        "mfu_pct": rounded(number(roofline.get("mfu_pct")), 3),
-        "bottleneck": verdict.get("bottleneck"),
-        "input_bound": verdict.get("input_bound"),
-        "verdict": verdict.get("summary") or "",
-        "warnings": [str(w) for w in (report.get("warnings") or [])][:5],
+        "tensor_cores_pct": rounded(doc.tensor_cores.device_time_pct, 2),
+        "mfu_pct": rounded(doc.roofline.mfu_pct, 3),
+        "bottleneck": verdict.written("bottleneck"),
+        "input_bound": verdict.written("input_bound"),
+        "verdict": verdict.summary,
+        "warnings": doc.warnings[:5],
         "error": None,
     }
     return Capture(
@@ -128,15 +119,12 @@ def capture_from_report(run: str, captured_at: str, report: Dict[str, Any]) -> C
         summary=summary,
         samples=times,
         categories=categories,
-        ops=_per_name(report.get("ops") or []),
-        kernels=_per_name(kernel_rows(report)),
-        op_categories={
-            str(r["name"]): str(r.get("category") or "")
-            for r in report.get("ops") or [] if isinstance(r, dict) and r.get("name")
-        },
-        dataloader_wait_ms=number(dataloader.get("wait_ms_per_step")),
-        dataloader_iterator=str(dataloader.get("iterator") or ""),
-        framework=str(report.get("framework") or ""),
+        ops=_per_name(doc.ops),
+        kernels=_per_name(doc.kernel_rows),
+        op_categories={row.name: row.category for row in doc.ops if row.name},
+        dataloader_wait_ms=dataloader.wait_ms_per_step,
+        dataloader_iterator=dataloader.iterator,
+        framework=doc.framework,
     )
 
 

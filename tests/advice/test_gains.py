@@ -20,6 +20,7 @@ from tb_plugin_advisor.diff.compare import diff_reports
 from tb_plugin_advisor.diff.outcomes import OUTCOME_NOISE_SHARE, combined_interval
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.kineto.reader import read_kineto, read_kineto_bytes
+from tb_plugin_advisor.report.document import Advice
 from tb_plugin_advisor.report.run import build_report
 from tb_plugin_advisor.views.cli.main import main as cli_main
 from tb_plugin_advisor.views.export.report_lines import gain_line
@@ -85,7 +86,7 @@ def test_every_rule_estimates_within_the_step_or_says_why_not(rule):
 
 @pytest.mark.parametrize("case", GAIN_CASES, ids=[c["text"] for c in GAIN_CASES])
 def test_the_exports_write_gains_as_the_tab_does(case):
-    assert gain_line({"expected_gain": case["gain"]}).capitalize() == case["text"]
+    assert gain_line(Advice({"expected_gain": case["gain"]})).capitalize() == case["text"]
 
 
 def _check_intervals(report: Dict) -> int:

@@ -12,6 +12,7 @@ from fixtures_server import TensorBoardServer, start_tensorboard
 from paths import H200
 from test_browser import browser_tools, diff_summary_steps, drive, final_json  # noqa: F401 (fixture)
 
+from tb_plugin_advisor.report.document import Advice
 from tb_plugin_advisor.views.export.report_lines import gain_line
 
 pytestmark = pytest.mark.browser
@@ -43,7 +44,7 @@ def test_recommendation_gains_and_diff_outcomes_in_the_tab(h200_tb, browser_tool
     steps = [
         {"do": "openAdvisor"},
         {"do": "selectRun", "run": slow},
-        {"do": "expectExactText", "text": gain_line(first).capitalize(),
+        {"do": "expectExactText", "text": gain_line(Advice(first)).capitalize(),
          "selector": '[data-rec-id="input.dataloader_workers"] [data-testid="rec-gain"]'},
         {"do": "expectText", "selector": '[data-rec-id="profile.few_steps"] [data-testid="rec-gain"]',
          "match": "^Not estimated: improves the measurement, not the step$"},

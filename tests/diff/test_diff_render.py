@@ -113,11 +113,12 @@ def test_unknown_format_is_refused():
 def test_no_internal_ids_in_what_people_read():
     """Step-source ids and the name-matching jargon stay in JSON; text, md and html use words."""
     from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
+    from tb_plugin_advisor.report.document import read_report
     from tb_plugin_advisor.views.export.report_lines import steps_line
 
     for source, words in STEP_SOURCE_WORDS.items():
         steps_json = {"count": 3, "source": source, "mean_ms": 1, "median_ms": 1, "p90_ms": 1}
-        line = steps_line({"steps": steps_json})
+        line = steps_line(read_report({"steps": steps_json}))
         assert words in line and f"({source})" not in line
     diff = _diff([_op("conv/Conv2D", 5.0)], [_op("conv/Conv2D", 7.0)])
     diff["ops"][0].update(match="normalised", instances={"baseline": 2, "candidate": 3})

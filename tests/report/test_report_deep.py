@@ -11,8 +11,8 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
-from tb_plugin_advisor.report.deep import SECTIONS
 from tb_plugin_advisor.report.run import build_report
+from tb_plugin_advisor.report.sections import VIEWS
 from tb_plugin_advisor.views.cli.main import main as cli_main
 from tb_plugin_advisor.views.export.render import render_html, render_markdown, render_text
 
@@ -113,12 +113,12 @@ def logdir(tmp_path: Path) -> Path:
     return tmp_path / "logs"
 
 
-@pytest.mark.parametrize("section", sorted(SECTIONS))
+@pytest.mark.parametrize("section", sorted(VIEWS))
 def test_cli_section_json_has_only_that_view(logdir, capsys, section):
     assert cli_main(["report", str(logdir), "--section", section, "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["sections"] == [section] and out["run"] == "runA/2024_01_01_00_00_00"
-    assert SECTIONS[section] in out and "verdict" not in out and "breakdown_pct" not in out
+    assert VIEWS[section] in out and "verdict" not in out and "breakdown_pct" not in out
 
 
 def test_cli_sections_in_text_md_and_html(logdir, capsys, tmp_path):

@@ -3,46 +3,34 @@ Markdown and HTML; render.py places it. Older reports without those columns stil
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Callable, List
 
 from tb_plugin_advisor.formatting import fixed
+from tb_plugin_advisor.report.document import HostRow, ReportDocument
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 
 
-def _num(value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return 0.0
-
-
-def _row(h: Dict[str, Any]) -> List[str]:
-    step = h.get("step_time_ms")
-    if step is None:
-        step = (h.get("steps") or {}).get("mean_ms")
-    input_pct = h.get("input_pct")
-    if input_pct is None:
-        input_pct = (h.get("breakdown_pct") or {}).get("input")
-    util = h.get("device_util_pct")
+def _row(h: HostRow) -> List[str]:
+    util = h.device_util_pct
     return [
-        str(h.get("host", "")),
-        f"{fixed(_num(step), 2)}",
-        f"{fixed(_num(input_pct), 1)}",
-        "-" if util is None else f"{fixed(_num(util), 1)}",
-        "STRAGGLER" if h.get("straggler") else "",
-        str((h.get("verdict") or {}).get("summary", "")),
+        h.host,
+        f"{fixed(h.step_ms or 0.0, 2)}",
+        f"{fixed(h.input_share_pct or 0.0, 1)}",
+        "-" if util is None else f"{fixed(util, 1)}",
+        "STRAGGLER" if h.straggler else "",
+        h.verdict.summary,
     ]
 
 
 HEADER = ["host", "step ms", "input %", "device %", "", "verdict"]
 
 
-def stragglers_lines(report: Dict[str, Any]) -> List[str]:
-    return [str(s.get("message", "")) for s in report.get("stragglers") or []]
+def stragglers_lines(report: ReportDocument) -> List[str]:
+    return [s.message for s in report.stragglers]
 
 
-def hosts_text(report: Dict[str, Any]) -> List[str]:
-    per_host = report.get("per_host") or []
+def hosts_text(report: ReportDocument) -> List[str]:
+    per_host = report.per_host
     if not per_host:
         return []
     rows = [_row(h) for h in per_host]
@@ -57,8 +45,8 @@ def hosts_text(report: Dict[str, Any]) -> List[str]:
     return out
 
 
-def hosts_markdown(report: Dict[str, Any], escape) -> List[str]:
-    per_host = report.get("per_host") or []
+def hosts_markdown(report: ReportDocument, escape: Callable[[str], str]) -> List[str]:
+    per_host = report.per_host
     if not per_host:
         return []
     out = [
@@ -76,8 +64,8 @@ def hosts_markdown(report: Dict[str, Any], escape) -> List[str]:
     return out
 
 
-def hosts_html(report: Dict[str, Any]) -> List[str]:
-    per_host = report.get("per_host") or []
+def hosts_html(report: ReportDocument) -> List[str]:
+    per_host = report.per_host
     if not per_host:
         return []
     e = esc

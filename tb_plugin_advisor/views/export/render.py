@@ -1,18 +1,19 @@
 """Report JSON → text (terminal), Markdown, or one self-contained HTML page.
 
-Views only format: everything comes from the report dict (`Report.to_json()`), so a saved JSON
-renders the same. Profile strings (run, host, op and kernel names, evidence) are untrusted: HTML
-escapes every one of them, Markdown escapes table cells, and the page has no script and loads
-nothing from the network.
+Views only format: everything comes from the report dict (`Report.to_json()`), read through
+report/document.py, so a saved JSON renders the same. Profile strings (run, host, op and kernel
+names, evidence) are untrusted: HTML escapes every one of them, Markdown escapes table cells, and
+the page has no script and loads nothing from the network.
 """
 
 from __future__ import annotations
 
 import shutil
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER, LABELS
 from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format_pct, plain
+from tb_plugin_advisor.report.document import ReportDocument, read_report
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.hosts import hosts_markdown, hosts_text
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
@@ -24,7 +25,6 @@ from tb_plugin_advisor.views.export.report_lines import (
     gain_line,
     has_total,
     ms_map,
-    num,
     op_label,
     pct_map,
     precision_line,
@@ -40,30 +40,34 @@ FORMATS = ("text", "md", "json", "html")
 # Text
 
 
-def _host_sync_line(report: Dict[str, Any]) -> Optional[str]:
-    sync = report.get("host_sync") or {}
-    if not sync.get("count_per_step"):
+Report = Union[Dict[str, Any], ReportDocument]  # report JSON, or the document that reads it
+
+
+def _host_sync_line(report: ReportDocument) -> Optional[str]:
+    sync = report.host_sync
+    count = sync.count_per_step
+    if not count:
         return None
-    idle = sync.get("device_idle_ms")
+    idle = sync.device_idle_ms
     idle_text = f", device idle {fixed(idle, 2)} ms meanwhile" if idle is not None else ""
-    calls = ", ".join(f"{c['name']} ×{plain(c['count'])}" for c in sync.get("calls") or [])
+    calls = ", ".join(f"{c.name} ×{plain(c.count or 0.0)}" for c in sync.calls)
     return (
-        f"{plain(sync['count_per_step'])} per step, {fixed(sync['time_ms'], 2)} ms "
-        f"({format_pct(sync['time_pct'])} of the step){idle_text}: {calls}"
+        f"{plain(count)} per step, {fixed(sync.time_ms or 0.0, 2)} ms "
+        f"({format_pct(sync.time_pct)} of the step){idle_text}: {calls}"
     )
 
 
-def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
+def render_text(report: Report, width: Optional[int] = None) -> str:
     """A terminal page: verdict first, then the numbers behind it and what to do."""
+    report = read_report(report)
     width = width or min(max(shutil.get_terminal_size((100, 24)).columns, 60), 120)
     out: List[str] = []
-    verdict = report.get("verdict") or {}
-    hosts = ", ".join(report.get("hosts") or [])
-    hosts = report.get("hosts") or []
+    verdict = report.verdict
+    hosts = report.hosts
     host_text = f" ({'host' if len(hosts) == 1 else 'hosts'} {', '.join(hosts)})" if hosts else ""
-    out.append(f"tb-advisor report — run {report.get('run', '')}{host_text}")
+    out.append(f"tb-advisor report — run {report.run}{host_text}")
     out.append("=" * min(width, 100))
-    out += wrap_words(str(verdict.get("summary", "")), width) or [""]
+    out += wrap_words(verdict.summary, width) or [""]
     out.append("")
     for label, text in (
         ("Steps:", steps_line(report)),
@@ -83,31 +87,30 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
             continue
         bar = "#" * round(min(max(pct[c], 0.0), 100.0) / 100 * bar_width)  # a share: 0 to 100 %
         out.append(f"  {LABELS[c]:<26} {format_ms(ms[c]):>12} {format_pct(pct[c]):>7}  {bar}")
-    pipeline = report.get("input_pipeline") or {}
     if shows_input_section(report):
         out.append("")
         out.append(f"{input_title(report)}:")
-        for line in pipeline.get("evidence") or []:
-            out += wrap_words(str(line), width, initial_indent="  - ", subsequent_indent="    ")
-    recommendations = report.get("recommendations") or []
+        for line in report.input_pipeline.evidence:
+            out += wrap_words(line, width, initial_indent="  - ", subsequent_indent="    ")
+    recommendations = report.recommendations
     out.append("")
     out.append(f"Recommendations ({len(recommendations)}):" if recommendations else "Recommendations: none")
     for r in recommendations:
-        out.append(f"  [{str(r.get('severity', '')).upper()}] {r.get('title', '')}  ({r.get('id', '')})")
-        for text in (r.get("message"), r.get("evidence"), gain_line(r).capitalize()):
+        out.append(f"  [{r.severity.upper()}] {r.title}  ({r.id})")
+        for text in (r.message, r.evidence, gain_line(r).capitalize()):
             if text:
-                out += wrap_words(str(text), width, initial_indent="      ", subsequent_indent="      ")
-        spans = span_lines(r, str(report.get("run") or ""))
+                out += wrap_words(text, width, initial_indent="      ", subsequent_indent="      ")
+        spans = span_lines(r, report.run)
         if spans:
             out.append("      In the trace:")
             out += [f"        {line}" for line in spans]
-        if r.get("snippet"):
-            out.append(f"      {r.get('snippet_label') or 'TF/Keras'}:")
-            out += ["        " + s for s in str(r["snippet"]).splitlines()]
-        if r.get("snippet_jax"):
+        if r.snippet:
+            out.append(f"      {r.snippet_label or 'TF/Keras'}:")
+            out += ["        " + s for s in r.snippet.splitlines()]
+        if r.snippet_jax:
             out.append("      JAX:")
-            out += ["        " + s for s in str(r["snippet_jax"]).splitlines()]
-    ops = (report.get("ops") or [])[:TOP_ROWS]
+            out += ["        " + s for s in r.snippet_jax.splitlines()]
+    ops = report.ops[:TOP_ROWS]
     if ops:
         out.append("")
         if has_total(ops):  # host ops nest: self time first, inclusive time beside it
@@ -115,28 +118,28 @@ def render_text(report: Dict[str, Any], width: Optional[int] = None) -> str:
             name_width = max(20, width - 50)
             for op in ops:
                 name = _clip(op_label(op), name_width)
-                times = f"{_op_ms(op.get('time_ms'))} ms  total {_op_ms(op.get('total_ms'))} ms"
-                out.append(f"  {times}  {str(op.get('category', '')):<15} {name}")
+                times = f"{_op_ms(op.time_ms)} ms  total {_op_ms(op.total_ms)} ms"
+                out.append(f"  {times}  {op.category:<15} {name}")
         else:
             out.append("Top ops (time per step):")
             name_width = max(20, width - 36)
             for op in ops:
                 name = _clip(op_label(op), name_width)
-                out.append(f"  {_op_ms(op.get('time_ms'))} ms  {str(op.get('category', '')):<15} {name}")
+                out.append(f"  {_op_ms(op.time_ms)} ms  {op.category:<15} {name}")
     out += render_deep.text_sections(report, width)
     out += hosts_text(report)
-    notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
+    notes = report.notes
     if notes:
         out.append("")
         out.append("Notes:")
         for note in notes:
-            out += wrap_words(str(note), width, initial_indent="  - ", subsequent_indent="    ")
+            out += wrap_words(note, width, initial_indent="  - ", subsequent_indent="    ")
     return terminal_output("\n".join(out))
 
 
-def _op_ms(value: Any) -> str:
+def _op_ms(value: Optional[float]) -> str:
     """An op's ms per step in the text page's column: three decimals, as the Markdown table writes it."""
-    return fixed(num(value), 3).rjust(10)
+    return fixed(value or 0.0, 3).rjust(10)
 
 
 def _clip(text: str, width: int) -> str:
@@ -148,12 +151,13 @@ def _clip(text: str, width: int) -> str:
 # Markdown
 
 
-def render_markdown(report: Dict[str, Any]) -> str:
-    verdict = report.get("verdict") or {}
-    out = [f"# Advisor report: {md(report.get('run', ''))}", ""]
-    out.append(f"**{md(verdict.get('summary', ''))}**")
+def render_markdown(report: Report) -> str:
+    report = read_report(report)
+    verdict = report.verdict
+    out = [f"# Advisor report: {md(report.run)}", ""]
+    out.append(f"**{md(verdict.summary)}**")
     out.append("")
-    out.append(f"- Hosts: {md(', '.join(report.get('hosts') or []))}")
+    out.append(f"- Hosts: {md(', '.join(report.hosts))}")
     out.append(f"- Steps: {md(steps_line(report))}")
     out.append(f"- Devices: {md(device_line(report))}")
     precision = precision_line(report)
@@ -166,29 +170,28 @@ def render_markdown(report: Dict[str, Any]) -> str:
     pct, ms = pct_map(report), ms_map(report)
     for c in DISPLAY_ORDER:
         out.append(f"| {LABELS[c]} | {format_number(ms[c])} | {format_pct(pct[c])} |")
-    evidence = verdict.get("evidence") or []
+    evidence = verdict.evidence
     if evidence:
         out += ["", "Evidence:", ""] + [f"- {md(e)}" for e in evidence]
-    pipeline = report.get("input_pipeline") or {}
     if shows_input_section(report):
-        out += ["", f"## {md(input_title(report))}", ""] + [f"- {md(e)}" for e in pipeline["evidence"]]
+        evidence = report.input_pipeline.evidence
+        out += ["", f"## {md(input_title(report))}", ""] + [f"- {md(e)}" for e in evidence]
     out += ["", "## Recommendations", ""]
-    recommendations = report.get("recommendations") or []
+    recommendations = report.recommendations
     if not recommendations:
         out.append("None.")
     for r in recommendations:
-        out.append(f"### {md(r.get('title', ''))} ({md(r.get('severity', ''))}, `{r.get('id', '')}`)")
-        out += ["", md(r.get("message", "")), "", f"Evidence: {md(r.get('evidence', ''))}", "",
+        out.append(f"### {md(r.title)} ({md(r.severity)}, `{r.id}`)")
+        out += ["", md(r.message), "", f"Evidence: {md(r.evidence)}", "",
                 f"Expected gain: {md(gain_line(r))}", ""]
-        spans = span_lines(r, str(report.get("run") or ""))
+        spans = span_lines(r, report.run)
         if spans:
             out += ["In the trace:", ""] + [f"- {md(line)}" for line in spans] + [""]
-        label_of_snippet = r.get("snippet_label") or "TF/Keras"
-        for label, key, lang in ((label_of_snippet, "snippet", "python"), ("JAX", "snippet_jax", "python")):
-            if r.get(key):
-                code = str(r[key]).replace("```", "'''")
-                out += [f"{label}:", "", f"```{lang}", code, "```", ""]
-    ops = (report.get("ops") or [])[:TOP_ROWS]
+        for label, snippet in ((r.snippet_label or "TF/Keras", r.snippet), ("JAX", r.snippet_jax)):
+            if snippet:
+                code = snippet.replace("```", "'''")
+                out += [f"{label}:", "", "```python", code, "```", ""]
+    ops = report.ops[:TOP_ROWS]
     if ops:
         if has_total(ops):
             out += ["## Top ops", "", "Self time: an op's own time, without the ops inside it (total).", "",
@@ -198,14 +201,14 @@ def render_markdown(report: Dict[str, Any]) -> str:
             out += ["## Top ops", "", "| op | category | ms per step | count per step |",
                     "|---|---|---:|---:|"]
         for op in ops:
-            total = f"{fixed(num(op.get('total_ms')), 3)} | " if has_total(ops) else ""
+            total = f"{fixed(op.total_ms or 0.0, 3)} | " if has_total(ops) else ""
             out.append(
-                f"| {md(op_label(op))} | {md(op.get('category', ''))} | "
-                f"{fixed(num(op.get('time_ms')), 3)} | {total}{fixed(num(op.get('count')), 1)} |"
+                f"| {md(op_label(op))} | {md(op.category)} | "
+                f"{fixed(op.time_ms or 0.0, 3)} | {total}{fixed(op.count or 0.0, 1)} |"
             )
     out += render_deep.md_sections(report)
     out += hosts_markdown(report, md)
-    notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
+    notes = report.notes
     if notes:
         out += ["", "## Notes", ""] + [f"- {md(n)}" for n in notes]
     return terminal_output("\n".join(out))

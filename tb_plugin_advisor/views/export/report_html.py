@@ -3,10 +3,11 @@ bundle (views/export/charts.py), every profile string escaped, nothing fetched."
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Union
 
 from tb_plugin_advisor.analysis.step_time.categories import COLORS, DISPLAY_ORDER, LABELS
 from tb_plugin_advisor.formatting import fixed, format_number, format_pct
+from tb_plugin_advisor.report.document import ReportDocument, read_report
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.charts import CHART_CSS, chart_canvas, chart_scripts, csp_meta
 from tb_plugin_advisor.views.export.hosts import hosts_html
@@ -18,7 +19,6 @@ from tb_plugin_advisor.views.export.report_lines import (
     gain_line,
     has_total,
     ms_map,
-    num,
     op_label,
     pct_map,
     precision_line,
@@ -53,37 +53,37 @@ INPUT_TITLES: Dict[str, str] = {
 }
 
 
-def input_title(report: Dict[str, Any]) -> str:
-    kind = str((report.get("input_pipeline") or {}).get("kind") or "tf.data")
-    return INPUT_TITLES.get(kind, "Input pipeline")
+def input_title(report: ReportDocument) -> str:
+    return INPUT_TITLES.get(report.input_pipeline.kind or "tf.data", "Input pipeline")
 
 
-def shows_input_section(report: Dict[str, Any]) -> bool:
+def shows_input_section(report: ReportDocument) -> bool:
     """A DataLoader or the user's input annotations are always described (what feeds the step, and
     whether the fix took); tf.data and "nothing found" only when the run waits for input."""
-    pipeline = report.get("input_pipeline") or {}
-    if not pipeline.get("evidence"):
+    pipeline = report.input_pipeline
+    if not pipeline.evidence:
         return False
-    if pipeline.get("kind") in ("dataloader", "annotations"):
+    if pipeline.kind in ("dataloader", "annotations"):
         return True
-    return (report.get("verdict") or {}).get("input_bound") in ("high", "moderate")
+    return report.verdict.input_bound in ("high", "moderate")
 
 
-def render_html(report: Dict[str, Any]) -> str:
+def render_html(report: Union[Dict[str, Any], ReportDocument]) -> str:
     """One standalone page: inline CSS, the tab's charts drawn by its embedded bundle
     (views/export/charts.py), every profile string escaped."""
-    verdict = report.get("verdict") or {}
-    level = verdict.get("input_bound")
+    report = read_report(report)
+    verdict = report.verdict
+    level = verdict.input_bound
     color = (
-        "#c62828" if verdict.get("bottleneck") == "input" else "#ef6c00" if level == "moderate" else "#2e7d32"
+        "#c62828" if verdict.bottleneck == "input" else "#ef6c00" if level == "moderate" else "#2e7d32"
     )
     pct, ms = pct_map(report), ms_map(report)
     body = [
-        f"<h1>Advisor report: {esc(report.get('run', ''))}</h1>",
-        f'<div class="muted">hosts: {esc(", ".join(report.get("hosts") or []))} · '
+        f"<h1>Advisor report: {esc(report.run)}</h1>",
+        f'<div class="muted">hosts: {esc(", ".join(report.hosts))} · '
         f"{esc(steps_line(report))} · "
         f"{esc(device_line(report))}</div>",
-        f'<div class="verdict" style="--c:{color}">{esc(verdict.get("summary", ""))}</div>',
+        f'<div class="verdict" style="--c:{color}">{esc(verdict.summary)}</div>',
         "<h2>Step time breakdown</h2>",
         '<table><tr><th>category</th><th class="n">ms per step</th><th class="n">% of step</th></tr>',
     ]
@@ -94,47 +94,47 @@ def render_html(report: Dict[str, Any]) -> str:
             f'<td class="n">{format_pct(pct[c])}</td></tr>'
         )
     body.append("</table>")
-    if (report.get("steps") or {}).get("per_step"):
+    if report.steps.per_step:
         body += ["<h2>Per step</h2>", chart_canvas("steps")]
-    evidence = verdict.get("evidence") or []
+    evidence = verdict.evidence
     if evidence:
         body.append("<ul>" + "".join(f"<li>{esc(e)}</li>" for e in evidence) + "</ul>")
-    pipeline = report.get("input_pipeline") or {}
-    if pipeline.get("evidence"):
+    pipeline_evidence = report.input_pipeline.evidence
+    if pipeline_evidence:
         body += [
             f"<h2>{esc(input_title(report))}</h2>",
-            "<ul>" + "".join(f"<li>{esc(e)}</li>" for e in pipeline["evidence"]),
+            "<ul>" + "".join(f"<li>{esc(e)}</li>" for e in pipeline_evidence),
         ]
         body.append("</ul>")
     precision, tensor_cores = precision_line(report), tensor_core_line(report)
     if precision or tensor_cores:
         body.append("<h2>Precision and Tensor Cores</h2>")
-        if report.get("precision_pct"):
+        if report.precision_pct:
             body.append(chart_canvas("precision"))
         body.append("<ul>")
         body += [f"<li>{esc(x)}</li>" for x in (precision, tensor_cores) if x]
         body.append("</ul>")
     body.append("<h2>Recommendations</h2>")
-    recommendations = report.get("recommendations") or []
+    recommendations = report.recommendations
     if not recommendations:
         body.append("<p>None.</p>")
     for r in recommendations:
-        c = SEVERITY_COLORS.get(str(r.get("severity")), "#546e7a")
+        c = SEVERITY_COLORS.get(r.severity, "#546e7a")
         body.append(
-            f'<div class="rec" style="--c:{c}"><span class="sev">{esc(r.get("severity", ""))}</span> '
-            f"<b>{esc(r.get('title', ''))}</b> <code>{esc(r.get('id', ''))}</code>"
-            f'<p>{esc(r.get("message", ""))}</p><p class="muted">{esc(r.get("evidence", ""))}</p>'
+            f'<div class="rec" style="--c:{c}"><span class="sev">{esc(r.severity)}</span> '
+            f"<b>{esc(r.title)}</b> <code>{esc(r.id)}</code>"
+            f'<p>{esc(r.message)}</p><p class="muted">{esc(r.evidence)}</p>'
             f'<p class="gain">{esc(gain_line(r).capitalize())}</p>'
         )
-        spans = span_lines(r, str(report.get("run") or ""))
+        spans = span_lines(r, report.run)
         if spans:
             body.append('<p class="muted">In the trace:</p><ul class="spans">'
                         + "".join(f"<li>{esc(line)}</li>" for line in spans) + "</ul>")
-        for label, key in ((r.get("snippet_label") or "TF/Keras", "snippet"), ("JAX", "snippet_jax")):
-            if r.get(key):
-                body.append(f"<div>{label}</div><pre><code>{esc(r[key])}</code></pre>")
+        for label, snippet in ((r.snippet_label or "TF/Keras", r.snippet), ("JAX", r.snippet_jax)):
+            if snippet:
+                body.append(f"<div>{label}</div><pre><code>{esc(snippet)}</code></pre>")
         body.append("</div>")
-    ops = (report.get("ops") or [])[: TOP_ROWS * 2]
+    ops = report.ops[: TOP_ROWS * 2]
     if ops:
         nested = has_total(ops)
         body.append(
@@ -144,14 +144,14 @@ def render_html(report: Dict[str, Any]) -> str:
             + '<th class="n">count per step</th></tr>'
         )
         for op in ops:
-            total = f'<td class="n">{fixed(num(op.get("total_ms")), 3)}</td>' if nested else ""
+            total = f'<td class="n">{fixed(op.total_ms or 0.0, 3)}</td>' if nested else ""
             body.append(
-                f'<tr><td class="name">{esc(op_label(op))}</td><td>{esc(op.get("category", ""))}</td>'
-                f'<td class="n">{fixed(num(op.get("time_ms")), 3)}</td>{total}'
-                f'<td class="n">{fixed(num(op.get("count")), 1)}</td></tr>'
+                f'<tr><td class="name">{esc(op_label(op))}</td><td>{esc(op.category)}</td>'
+                f'<td class="n">{fixed(op.time_ms or 0.0, 3)}</td>{total}'
+                f'<td class="n">{fixed(op.count or 0.0, 1)}</td></tr>'
             )
         body.append("</table>")
-    devices = report.get("devices") or []
+    devices = report.devices
     if devices:
         body.append(
             '<h2>Devices</h2><table><tr><th>host</th><th>device</th><th>model</th><th class="n">kernels</th>'
@@ -159,24 +159,24 @@ def render_html(report: Dict[str, Any]) -> str:
         )
         for d in devices:
             body.append(
-                f"<tr><td>{esc(d.get('host', ''))}</td><td>{esc(d.get('name', ''))}</td>"
-                f'<td>{esc(d.get("model", ""))}</td><td class="n">{int(num(d.get("kernel_count")))}</td>'
-                f'<td class="n">{fixed(num(d.get("busy_pct")), 1)}</td></tr>'
+                f"<tr><td>{esc(d.host)}</td><td>{esc(d.name)}</td>"
+                f'<td>{esc(d.model)}</td><td class="n">{int(d.kernel_count or 0)}</td>'
+                f'<td class="n">{fixed(d.busy_pct or 0.0, 1)}</td></tr>'
             )
         body.append("</table>")
     body += render_deep.html_sections(report, charts=True)
     body += hosts_html(report)
-    notes = list((report.get("steps") or {}).get("notes") or []) + list(report.get("warnings") or [])
+    notes = report.notes
     if notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         + csp_meta()
-        + f"<title>Advisor report: {esc(report.get('run', ''))}</title><style>{PAGE_CSS}{CHART_CSS}</style>"
+        + f"<title>Advisor report: {esc(report.run)}</title><style>{PAGE_CSS}{CHART_CSS}</style>"
         + "</head><body>"
         + "\n".join(body)
-        + chart_scripts({"report": report})
+        + chart_scripts({"report": report.raw})
         + "</body></html>\n"
     )
 

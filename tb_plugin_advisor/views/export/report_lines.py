@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import math
 import textwrap
-from typing import Any, Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 from urllib.parse import urlencode
 
 from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER
@@ -15,6 +15,7 @@ from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
 from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format_pct, pct_number, trace_micros
 from tb_plugin_advisor.readers.formats.descriptor import PERFETTO, TRACE_VIEWER
 from tb_plugin_advisor.readers.formats.registry import span_coordinates
+from tb_plugin_advisor.report.document import Advice, Device, OpRow, ReportDocument, Span
 
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#ef6c00", "low": "#546e7a"}
 TOP_ROWS = 15
@@ -23,121 +24,108 @@ TOP_ROWS = 15
 wrap_words = functools.partial(textwrap.wrap, break_long_words=False, break_on_hyphens=False)
 
 
-def num(value: Any, default: float = 0.0) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default
+def pct_map(report: ReportDocument) -> Dict[str, float]:
+    return {c: report.breakdown_pct.at(c) or 0.0 for c in DISPLAY_ORDER}
 
 
-def pct_map(report: Dict[str, Any]) -> Dict[str, float]:
-    return {c: num((report.get("breakdown_pct") or {}).get(c)) for c in DISPLAY_ORDER}
+def ms_map(report: ReportDocument) -> Dict[str, float]:
+    return {c: report.breakdown_ms.at(c) or 0.0 for c in DISPLAY_ORDER}
 
 
-def ms_map(report: Dict[str, Any]) -> Dict[str, float]:
-    return {c: num((report.get("breakdown_ms") or {}).get(c)) for c in DISPLAY_ORDER}
-
-
-def device_line(report: Dict[str, Any]) -> str:
-    active = [d for d in report.get("devices") or [] if d.get("kernel_count") or d.get("memcpy_count")]
+def device_line(report: ReportDocument) -> str:
+    devices = report.devices
+    active = [d for d in devices if d.kernel_count or d.memcpy_count]
     if not active:
-        return "CPU only" if not report.get("devices") else "no device activity recorded"
+        return "CPU only" if not devices else "no device activity recorded"
     kinds = sorted({device_label(d) for d in active})
     return f"{len(active)} active device{'s' if len(active) != 1 else ''}: {', '.join(kinds)}"
 
 
-def device_label(device: Dict[str, Any]) -> str:
+def device_label(device: Device) -> str:
     """"NVIDIA A100-SXM4-40GB (compute capability 8.0)"; an AMD device by product and gfx target."""
-    label = (
-        str(device.get("product") or device.get("model") or "")
-        or f"{device.get('vendor') or ''} {str(device.get('kind', '')).upper()}"
-    )
-    if device.get("gfx_target"):
-        label += f" ({device['gfx_target']})"
-    elif device.get("compute_capability"):
-        label += f" (compute capability {device['compute_capability']})"
+    label = device.product or device.model or f"{device.vendor} {device.kind.upper()}"
+    if device.gfx_target:
+        label += f" ({device.gfx_target})"
+    elif device.compute_capability:
+        label += f" (compute capability {device.compute_capability})"
     return label.strip()
 
 
-def steps_line(report: Dict[str, Any]) -> str:
-    steps = report.get("steps") or {}
-    count = int(num(steps.get("count")))
+def steps_line(report: ReportDocument) -> str:
+    steps = report.steps
+    count = int(steps.count or 0)
     if not count:
         return "no steps found"
-    source = STEP_SOURCE_WORDS.get(str(steps.get("source")), steps.get("source"))
+    source = STEP_SOURCE_WORDS.get(str(steps.source), steps.source)
     return (
-        f"{count} steps ({source}): mean {fixed(num(steps.get('mean_ms')), 1)} ms, "
-        f"median {fixed(num(steps.get('median_ms')), 1)} ms, p90 {fixed(num(steps.get('p90_ms')), 1)} ms"
+        f"{count} steps ({source}): mean {fixed(steps.mean_ms or 0.0, 1)} ms, "
+        f"median {fixed(steps.median_ms or 0.0, 1)} ms, p90 {fixed(steps.p90_ms or 0.0, 1)} ms"
     )
 
 
-def precision_line(report: Dict[str, Any]) -> Optional[str]:
-    precision = report.get("precision") or {}
-    if precision.get("summary"):
-        return str(precision["summary"])
-    shares = {k: num(v) for k, v in (report.get("precision_pct") or {}).items() if num(v) >= 0.5}
+def precision_line(report: ReportDocument) -> Optional[str]:
+    precision = report.precision
+    if precision.summary:
+        return precision.summary
+    shares = {k: v for k, v in report.precision_pct.items() if v is not None and v >= 0.5}
     if not shares:
         return None
     listed = ", ".join(f"{k} {format_pct(v)}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
-    return f"mixed precision {precision.get('verdict', 'unknown')} ({listed})"
+    verdict = precision.verdict if precision.verdict is not None else "unknown"
+    return f"mixed precision {verdict} ({listed})"
 
 
-def tensor_core_line(report: Dict[str, Any]) -> Optional[str]:
-    tc = report.get("tensor_cores") or {}
-    if not tc.get("kernels") and not num(tc.get("device_time_pct")):
+def tensor_core_line(report: ReportDocument) -> Optional[str]:
+    tc = report.tensor_cores
+    if not tc.kernels and not tc.device_time_pct:
         return None
     return (
-        f"{format_pct(num(tc.get('device_time_pct')))} of device time on Tensor Cores; "
-        f"{format_pct(num(tc.get('eligible_time_pct')))} in ops that could use them"
+        f"{format_pct(tc.device_time_pct or 0.0)} of device time on Tensor Cores; "
+        f"{format_pct(tc.eligible_time_pct or 0.0)} in ops that could use them"
     )
 
 
-
-
-def op_label(op: Dict[str, Any]) -> str:
+def op_label(op: OpRow) -> str:
     """The familiar op name, with the oneDNN op TensorFlow ran it as beside it (`… (oneDNN _MklMatMul)`)
     and the outermost op it runs inside, where ops nest (`aten::mkldnn_convolution (in aten::conv2d)`)."""
-    name = str(op.get("name", ""))
-    if op.get("onednn_op"):
-        name = f"{name} (oneDNN {op['onednn_op']})"
-    return f"{name} (in {op['within']})" if op.get("within") else name
+    name = op.name
+    if op.onednn_op:
+        name = f"{name} (oneDNN {op.onednn_op})"
+    return f"{name} (in {op.within})" if op.within else name
 
 
-def has_total(ops: List[Dict[str, Any]]) -> bool:
+def has_total(ops: Sequence[OpRow]) -> bool:
     """Whether the op rows carry inclusive time beside their self time (host ops, which nest)."""
-    return any(op.get("total_ms") is not None for op in ops)
+    return any(op.has("total_ms") for op in ops)
 
 
-
-
-def gain_line(recommendation: Dict[str, Any]) -> str:
+def gain_line(advice: Advice) -> str:
     """What a recommendation's fix is worth, in words: "saves ~12.3–45.6 ms per step (5.2–19 %)", or
     "not estimated: <why>"."""
-    gain = recommendation.get("expected_gain") or {}
-    ms, pct = gain.get("ms_per_step"), gain.get("pct")
+    gain = advice.expected_gain
+    ms, pct = gain.ms_per_step, gain.pct
     if not ms or not pct:
-        return f"not estimated: {gain.get('basis') or 'no estimate for this finding'}"
+        return f"not estimated: {gain.basis or 'no estimate for this finding'}"
     return (f"saves ~{format_number(ms[0])}–{format_number(ms[1])} ms per step "
             f"({pct_number(pct[0])}–{format_pct(pct[1])})")
 
 
-def span_lines(advice: Dict[str, Any], run: str = "") -> List[str]:
+def span_lines(advice: Advice, run: str = "") -> List[str]:
     """A recommendation's or finding's evidence spans in words, one line each (name, step, time in the
     trace, duration, thread and ids), then how to open them; [] without spans. Plain text: each
     output escapes it."""
-    spans = advice.get("evidence_spans") or []
+    spans = advice.evidence_spans
     out = []
     for s in spans:
-        step = "outside the steps" if s.get("step") is None else f"step {s['step']}"
-        coordinates = span_coordinates(s.get("format") or "")  # None: a label no format writes
+        step = "outside the steps" if s.step is None else f"step {s.step}"
+        coordinates = span_coordinates(s.format or "")  # None: a label no format writes
         pid_name, tid_name = coordinates.id_names if coordinates else ("pid", "tid")
-        ids = f"{pid_name} {s.get('pid')}, {tid_name} {s.get('tid')}"
-        duration = format_ms((s.get("dur_us") or 0) / 1000)
-        out.append(f"{s.get('name', '')}: {step}, at {trace_micros(s.get('ts_us'))}, {duration}, "
-                   f"{s.get('thread', '')} ({ids}) [{s.get('host', '')}]")
+        ids = f"{pid_name} {s.pid}, {tid_name} {s.tid}"
+        duration = format_ms((s.dur_us or 0) / 1000)
+        out.append(f"{s.name}: {step}, at {trace_micros(s.ts_us)}, {duration}, {s.thread} ({ids}) [{s.host}]")
         if coordinates and coordinates.viewer == TRACE_VIEWER and run:
             out.append(f"  open: <tensorboard>/{trace_viewer_query(run, s)}")
-    first = span_coordinates(spans[0].get("format") or "") if spans else None
+    first = span_coordinates(spans[0].format or "") if spans else None
     if first and first.viewer == PERFETTO:
         out.append('open: the Advisor tab\'s "Open in Perfetto", or load the trace file in '
                    "https://ui.perfetto.dev and find the pid, tid and ts above")
@@ -150,13 +138,13 @@ def _ms_text(value: float) -> str:
     return repr(max(0, round(ns)) / 1e6) if math.isfinite(ns) else "0"
 
 
-def trace_viewer_query(run: str, span: Dict[str, Any]) -> str:
+def trace_viewer_query(run: str, span: Span) -> str:
     """xprof's trace viewer page around a span, as the tab's traceViewerUrl builds it (urls.ts), below
     TensorBoard's address: its data URL (run, host) and its first viewport (`view_start`/`view_end`,
     ms on the trace's base). The Profile tab itself keeps no time window in its URL."""
-    ts, dur = float(span.get("ts_us") or 0), float(span.get("dur_us") or 0)
+    ts, dur = span.ts_us or 0.0, span.dur_us or 0.0
     pad = max(dur, 1000.0)
-    host = span.get("host", "")
+    host = span.host
     data = "/data/plugin/profile/data?" + urlencode({"run": run, "tag": "trace_viewer@", "host": host,
                                                      "hosts": host})
     start, end = _ms_text((ts - pad) / 1000), _ms_text((ts + dur + pad) / 1000)

@@ -10,7 +10,8 @@ import json
 import shutil
 from typing import Any, Dict, List, Sequence
 
-from tb_plugin_advisor.report.deep import SECTIONS
+from tb_plugin_advisor.report.document import ReportDocument, read_report
+from tb_plugin_advisor.report.sections import VIEWS
 from tb_plugin_advisor.views.export import deep as render_deep
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
@@ -33,30 +34,32 @@ def _empty(names: Sequence[str]) -> List[str]:
     return [EMPTY_SECTIONS.get(n, f"No data for {n}.") for n in names]
 
 
-def section_json(report: Dict[str, Any], names: Sequence[str]) -> Dict[str, Any]:
-    out = {k: report.get(k) for k in ("schema", "run", "hosts", "host")}
+def section_json(report: ReportDocument, names: Sequence[str]) -> Dict[str, Any]:
+    """The chosen sections and what says which report they are of, exactly as the report has them."""
+    out = {k: report.written(k) for k in ("schema", "run", "hosts", "host")}
     out["sections"] = list(names)
     for name in names:
-        out[SECTIONS[name]] = report.get(SECTIONS[name])
+        out[VIEWS[name]] = report.written(VIEWS[name])
     return out
 
 
 def render_sections(report: Dict[str, Any], fmt: str, names: Sequence[str]) -> str:
-    run = str(report.get("run", ""))
+    doc = read_report(report)
+    run = doc.run
     if fmt == "json":
-        return json.dumps(section_json(report, names), indent=1, allow_nan=False) + "\n"
+        return json.dumps(section_json(doc, names), indent=1, allow_nan=False) + "\n"
     if fmt == "text":
         width = min(max(shutil.get_terminal_size((100, 24)).columns, 60), 160)
-        lines = render_deep.text_sections(terminal_data(report), width, names)
+        lines = render_deep.text_sections(read_report(terminal_data(report)), width, names)
         body = lines[1:] if lines and lines[0] == "" else lines
         title = f"tb-advisor report — run {terminal_line(run)}"
         return terminal_output(title + "\n" + "\n".join(body or _empty(names)))
     if fmt == "md":
-        lines = render_deep.md_sections(report, names)
+        lines = render_deep.md_sections(doc, names)
         return terminal_output(f"# Advisor report: {md(run)}\n" + "\n".join(lines or [""] + _empty(names)))
     if fmt == "html":
         e = esc
-        parts = render_deep.html_sections(report, names) or [f"<p>{e(x)}</p>" for x in _empty(names)]
+        parts = render_deep.html_sections(doc, names) or [f"<p>{e(x)}</p>" for x in _empty(names)]
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -5,31 +5,21 @@ roofline.py): plain text columns, Markdown tables and HTML tables, every profile
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import List, Optional, Sequence
 
 from tb_plugin_advisor.formatting import fixed, format_bytes
+from tb_plugin_advisor.report.document import Advice
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.report_lines import span_lines
 
 
-def num(value: Any, default: float = 0.0) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default
+def fmt_bytes(value: Optional[float]) -> str:
+    return "—" if value is None else format_bytes(value, 2)
 
 
-def fmt_bytes(value: Any) -> str:
-    return "—" if value is None else format_bytes(num(value), 2)
-
-
-def opt(value: Any, digits: int = 1, none: str = "—") -> str:
-    return none if value is None else fixed(num(value), digits)
-
-
-def findings_of(section: Dict[str, Any]) -> List[Dict[str, Any]]:
-    return list((section or {}).get("findings") or [])
+def opt(value: Optional[float], digits: int = 1, none: str = "—") -> str:
+    return none if value is None else fixed(value, digits)
 
 
 def text_table(headers: Sequence[str], rows: List[List[str]], name_width: int) -> List[str]:
@@ -49,11 +39,11 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[len(text) - width + 1:]
 
 
-def text_findings(section: Dict[str, Any]) -> List[str]:
+def text_findings(findings: Sequence[Advice]) -> List[str]:
     out = []
-    for f in findings_of(section):
-        out.append(f"  [{str(f.get('severity', '')).upper()}] {f.get('title', '')}  ({f.get('id', '')})")
-        for text in (f.get("message"), f.get("evidence")):
+    for f in findings:
+        out.append(f"  [{f.severity.upper()}] {f.title}  ({f.id})")
+        for text in (f.message, f.evidence):
             if text:
                 out.append(f"      {text}")
         spans = span_lines(f)
@@ -69,11 +59,11 @@ def md_table(headers: Sequence[str], rows: List[List[str]], numeric_from: int = 
     return out
 
 
-def md_findings(section: Dict[str, Any]) -> List[str]:
+def md_findings(findings: Sequence[Advice]) -> List[str]:
     out = []
-    for f in findings_of(section):
-        out.append(f"- **{md(f.get('title', ''))}** ({md(f.get('severity', ''))}, `{f.get('id', '')}`): "
-                   f"{md(f.get('message', ''))} Evidence: {md(f.get('evidence', ''))}")
+    for f in findings:
+        out.append(f"- **{md(f.title)}** ({md(f.severity)}, `{f.id}`): {md(f.message)} "
+                   f"Evidence: {md(f.evidence)}")
         out += [f"  - In the trace: {md(line)}" for line in span_lines(f)]
     return out
 
@@ -89,16 +79,16 @@ def html_table(headers: Sequence[str], rows: List[List[str]], name_cols: Sequenc
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def html_findings(section: Dict[str, Any]) -> str:
+def html_findings(findings: Sequence[Advice]) -> str:
     return "".join(
-        f'<div class="rec" style="--c:#ef6c00"><span class="sev">{esc(f.get("severity", ""))}</span> '
-        f"<b>{esc(f.get('title', ''))}</b> <code>{esc(f.get('id', ''))}</code>"
-        f"<p>{esc(f.get('message', ''))}</p>"
-        f'<p class="muted">{esc(f.get("evidence", ""))}</p>{_html_spans(f)}</div>'
-        for f in findings_of(section))
+        f'<div class="rec" style="--c:#ef6c00"><span class="sev">{esc(f.severity)}</span> '
+        f"<b>{esc(f.title)}</b> <code>{esc(f.id)}</code>"
+        f"<p>{esc(f.message)}</p>"
+        f'<p class="muted">{esc(f.evidence)}</p>{_html_spans(f)}</div>'
+        for f in findings)
 
 
-def _html_spans(finding: Dict[str, Any]) -> str:
+def _html_spans(finding: Advice) -> str:
     lines = span_lines(finding)
     if not lines:
         return ""

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Optional
 from tensorboard.backend import http_util
 from werkzeug import wrappers
 
-from tb_plugin_advisor.readers.formats.registry import file_patterns, format_named
+from tb_plugin_advisor.readers.formats.registry import file_patterns, format_named, is_analysed
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.session import Session
 from tb_plugin_advisor.views.server import worker_tasks
@@ -288,11 +288,17 @@ class AdvisorApi:
         return self._answer(request, ready, value, running)
 
     def trend(self, request: wrappers.Request) -> wrappers.Response:
-        ready, value, running = trend_route(self, request, _param)  # views/server/trend_route.py
+        pattern = _param(request, "run")
+        order = _param(request, "order", required=False) or "time"
+        sessions = [s for s in self.discovery.scan.sessions if is_analysed(s.format) and s.hosts]
+        ready, value, running = trend_route(  # views/server/trend_route.py
+            pattern, order, sessions, self._report_future, self.service, self.trend_parts)
         return self._answer(request, ready, value, running)
 
     def trace(self, request: wrappers.Request) -> wrappers.Response:
-        return trace_response(self, request, _param)  # views/server/trace_route.py
+        run = _param(request, "run")
+        host = _param(request, "host", required=False)
+        return trace_response(request, self._session(run, host), host, self.downloads)  # trace_route.py
 
     def doctor(self, request: wrappers.Request) -> wrappers.Response:
         scan = self.discovery.scan

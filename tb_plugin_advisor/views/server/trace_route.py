@@ -146,14 +146,14 @@ def _status(error: ProfileReadError) -> int:
     return 422  # not a profile, not a regular file, unreadable: as the report of the same file
 
 
-def trace_response(api: Any, request: wrappers.Request, param: Any) -> wrappers.Response:
-    """The answer of the route; `api` is the AdvisorApi (its run lookup, its download slots)."""
-    run = param(request, "run")
-    host = param(request, "host", required=False)
-    session = api._session(run, host)
+def trace_response(request: wrappers.Request, session: Session, host: Optional[str],
+                   slots: DownloadSlots) -> wrappers.Response:
+    """The answer of the route for a discovered run (and host, checked by the caller's lookup), served
+    through one of `slots`."""
+    run = session.run
     chosen = trace_file(session, host)
-    limits = api.downloads.limits
-    slot = api.downloads.take()
+    limits = slots.limits
+    slot = slots.take()
     if slot is None:
         raise ApiError(503, f"{limits.downloads} trace downloads are running; try again in "
                        f"{limits.retry_after_s} s", headers={"Retry-After": str(limits.retry_after_s)})

@@ -10,45 +10,50 @@ at once — each poll would analyse again the captures the previous one evicted.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, Hashable, List, MutableMapping, Optional, Sequence, Tuple
 
-from tb_plugin_advisor.views.server.analysis_service import Answer, wait
+from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.sources.session import Session
+from tb_plugin_advisor.views.server.analysis_service import AnalysisService, Answer, wait
 from tb_plugin_advisor.views.server.http_errors import ApiError
 from tb_plugin_advisor.views.server.worker_tasks import Encoded, encode
 
+# The report route's future for a session (all hosts): the API's in-memory cache, else the
+# persistent cache, else a worker (api.AdvisorApi._report_future).
+ReportFuture = Callable[[Session, Optional[str]], concurrent.futures.Future]
+# The bodies answered so far per trend being gathered, by run name: bytes, or the error's words.
+TrendParts = MutableMapping[Hashable, Dict[str, Any]]
 
-def trend_answer(series: List[Tuple[str, List[Any]]], bodies: Dict[str, Any]) -> Encoded:
+
+def trend_answer(series: List[Tuple[str, List[Session]]], bodies: Dict[str, Any]) -> Encoded:
     """Worker task: the trend JSON from the sessions of each series and their report bodies (bytes)
     or errors (str)."""
-    from tb_plugin_advisor.trend.collect import trend_of
+    from tb_plugin_advisor.trend.build import trend_of
 
     outcomes = {run: json.loads(b) if isinstance(b, bytes) else b for run, b in bodies.items()}
     return encode(trend_of(series, outcomes))
 
 
-def trend_route(api: Any, request: Any, param: Any) -> Tuple[bool, Any, Dict[str, Any]]:
-    """(ready, Answer, running info) for a trend request; `api` is the AdvisorApi."""
-    from tb_plugin_advisor.errors import AdvisorError
-    from tb_plugin_advisor.readers.formats.registry import is_analysed
+def trend_route(pattern: str, order: str, sessions: Sequence[Session], report_future: ReportFuture,
+                service: AnalysisService, parts: TrendParts) -> Tuple[bool, Optional[Answer], Dict[str, Any]]:
+    """(ready, Answer, running info) for the trend of `pattern` over the readable `sessions`."""
     from tb_plugin_advisor.trend.select import select_series
 
-    pattern = param(request, "run")
-    order = param(request, "order", required=False) or "time"
-    sessions = [s for s in api.discovery.scan.sessions if is_analysed(s.format) and s.hosts]
     try:
         series = select_series(sessions, [pattern], order, "the logdir")
     except AdvisorError as e:
         raise ApiError(404 if "no run matches" in str(e) else 400, str(e)) from None
     chosen = list({s.run: s for _, group in series for s in group}.values())
     key = ("trend", order, tuple((s.cache_key) for s in chosen), pattern)
-    bodies: Dict[str, Any] = api.trend_parts.get(key)
+    bodies = parts.get(key)
     if bodies is None:
-        bodies = api.trend_parts[key] = {}
+        bodies = parts[key] = {}
     started = time.monotonic()
-    deadline = started + api.service.wait_s
-    futures = [(s, api._report_future(s, None)) for s in chosen if s.run not in bodies]
+    deadline = started + service.wait_s
+    futures = [(s, report_future(s, None)) for s in chosen if s.run not in bodies]
     for session, future in futures:
         try:
             ready, value = wait(future, deadline - time.monotonic())
@@ -65,7 +70,7 @@ def trend_route(api: Any, request: Any, param: Any) -> Tuple[bool, Any, Dict[str
         return False, None, running
 
     def compute() -> Answer:
-        return Answer(*api.service.in_process(trend_answer, series, bodies))
+        return Answer(*service.in_process(trend_answer, series, bodies))
 
-    ready, value = api.service.result(key, compute, max(0.0, deadline - time.monotonic()))
-    return ready, value, running
+    ready, answer = service.result(key, compute, max(0.0, deadline - time.monotonic()))
+    return ready, answer, running

@@ -77,23 +77,23 @@ def report_answer(
     """The engine's report for a session (all hosts, or one), encoded. A run's hosts are analysed in
     parallel (report/hostpool.py: a local pool, or the Dask cluster at `scheduler`). Bytes read so far go
     to `progress_path` (progress_board.py), which the server reads to answer polls."""
-    from tb_plugin_advisor.report.disk_cache import cached_report, open_cache
-    from tb_plugin_advisor.report.hostpool import build_session_report
+    from tb_plugin_advisor.report.disk_cache import open_cache
+    from tb_plugin_advisor.report.door import ReportDoor
     from tb_plugin_advisor.views.server.progress_board import ProgressWriter
 
     paths = PathMapper(logdir)
     on_progress = ProgressWriter(progress_path) if progress_path else None
     try:
         # the host was validated by the route; a report analysed before (this or another process,
-        # before a restart) comes from the persistent cache (report/disk_cache.py)
-        report, _cached = cached_report(open_cache(logdirs=[logdir]), session, host, lambda: to_jsonable(
-            build_session_report(session, host, scheduler=scheduler, on_progress=on_progress)))
+        # before a restart) comes from the persistent cache (report/door.py)
+        door = ReportDoor(open_cache(logdirs=[logdir]), scheduler=scheduler)
+        report, _cached = door.report(session, host, on_progress=on_progress)
     except ProfileChangedError as e:  # being written: say so, and read again on the next request
         message = f"cannot read the profile of run '{session.run}' now: {e}"
         raise ApiError(409, paths.text(message), retry=True) from None
     except ProfileReadError as e:
         raise ApiError(422, paths.text(f"cannot read the profile of run '{session.run}': {e}")) from None
-    return encode(paths.json(to_jsonable(report)))
+    return encode(paths.json(report))
 
 
 def cached_answer(session: Session, host: Optional[str], logdir: str) -> Optional[Encoded]:
@@ -101,8 +101,9 @@ def cached_answer(session: Session, host: Optional[str], logdir: str) -> Optiona
     key comes from the scan), so the server may call it in its own process: a report analysed before
     a restart then costs a cache read, not a worker started for it."""
     from tb_plugin_advisor.report.disk_cache import open_cache
+    from tb_plugin_advisor.report.door import ReportDoor
 
-    report = open_cache(logdirs=[logdir]).get(session, host)
+    report = ReportDoor(open_cache(logdirs=[logdir])).cached(session, host)
     return None if report is None else encode(PathMapper(logdir).json(report))
 
 

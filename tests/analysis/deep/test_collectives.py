@@ -186,8 +186,9 @@ def test_diff_names_exposed_time_and_hidden_share_that_moved():
 
 def test_no_collectives_no_diff_section():
     from tb_plugin_advisor.diff.collectives import collectives_diff
+    from tb_plugin_advisor.report.document import read_report
 
-    assert collectives_diff({"collectives": {"calls": 0}}, {}) == {}
+    assert collectives_diff(read_report({"collectives": {"calls": 0}}), read_report({})) == {}
 
 
 def _size_one_by_one(line, p):

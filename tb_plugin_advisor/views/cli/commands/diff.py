@@ -25,7 +25,6 @@ from tb_plugin_advisor.views.cli.commands.report import (
     add_cache_arguments,
     add_parallel_arguments,
     cache_note,
-    cached_build,
     check_parallel_arguments,
     open_cli_cache,
 )
@@ -85,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tb_plugin_advisor.diff.compare import diff_reports, is_regression
-    from tb_plugin_advisor.report.hostpool import build_session_report
+    from tb_plugin_advisor.report.door import ReportDoor
     from tb_plugin_advisor.sources.discovery import scan_logdir
     from tb_plugin_advisor.sources.runs import find_run, is_profile_file, session_for_file
     from tb_plugin_advisor.views.cli.progress import ProgressBar
@@ -111,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
     # each side from the analysis cache when `report`, `trend`, TensorBoard or an earlier diff read it
     cache = open_cli_cache(args, args.logdir, args.baseline, args.candidate)
+    door = ReportDoor(cache, scheduler=args.scheduler, workers=args.workers)
     bar = ProgressBar()  # both runs' progress, one after the other; only when stderr is a terminal
     sides = []
     try:
@@ -119,14 +119,9 @@ def run(args: argparse.Namespace) -> int:
             ("candidate", args.candidate, args.candidate_host),
         ):
             chosen = session(name, role)
-
-            def analyse(chosen=chosen, host=host, role=role):
-                return build_session_report(
-                    chosen, host, scheduler=args.scheduler, workers=args.workers, role=role,
-                    on_progress=bar.callback(f"reading {role} {chosen.run}"),
-                ).to_json()
-
-            sides.append(cached_build(cache, chosen, host, analyse))
+            report, _cached = door.report(chosen, host, role=role,
+                                          on_progress=bar.callback(f"reading {role} {chosen.run}"))
+            sides.append(report)
     finally:
         bar.close()
     cache_note(cache, "diff")

@@ -27,11 +27,11 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.readers.formats.registry import file_patterns, is_analysed
-from tb_plugin_advisor.report.deep import SECTIONS
+from tb_plugin_advisor.report.sections import VIEWS
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.export.markup import terminal_line, terminal_safe
 
@@ -58,9 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--section",
         action="append",
-        choices=tuple(SECTIONS),
+        choices=tuple(VIEWS),
         metavar="NAME",
-        help=f"show only this deeper view ({', '.join(SECTIONS)}); repeat for several",
+        help=f"show only this deeper view ({', '.join(VIEWS)}); repeat for several",
     )
     add_parallel_arguments(parser)
     add_cache_arguments(parser)
@@ -112,14 +112,6 @@ def cache_note(cache: ReportCache, command: str) -> None:
     """Say on stderr when the cache directory could not be used (entries then live in memory)."""
     if cache.degraded:
         print(f"tb-advisor {command}: note: {cache.degraded}", file=sys.stderr)
-
-
-def cached_build(cache: ReportCache, session: Any, host: Optional[str],
-                 build: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
-    """The report of `session` from the cache, else `build()` stored for the next call."""
-    from tb_plugin_advisor.report.disk_cache import cached_report
-
-    return cached_report(cache, session, host, build)[0]
 
 
 def check_parallel_arguments(args: argparse.Namespace) -> None:
@@ -189,24 +181,17 @@ def newest(sessions):
     return max(sessions, key=key)
 
 
-def _build(session, host, scheduler=None, workers=None, cache: Optional[ReportCache] = None):
-    from tb_plugin_advisor.report.hostpool import build_session_report
+def _build(session, host, scheduler: Optional[str], workers: Optional[int], cache: ReportCache
+           ) -> Dict[str, Any]:
+    from tb_plugin_advisor.report.door import ReportDoor
     from tb_plugin_advisor.views.cli.progress import ProgressBar
 
-    def analyse() -> Dict[str, Any]:
-        bar = ProgressBar()  # draws only when stderr is a terminal
-        try:
-            report = build_session_report(
-                session, host, scheduler=scheduler, workers=workers,
-                on_progress=bar.callback(f"reading {session.run}"),
-            )
-        finally:
-            bar.close()
-        return report.to_json()
-
-    if cache is None:
-        return analyse()
-    report = cached_build(cache, session, host, analyse)
+    bar = ProgressBar()  # draws only when stderr is a terminal, and only while a profile is read
+    try:
+        report, _cached = ReportDoor(cache, scheduler, workers).report(
+            session, host, on_progress=bar.callback(f"reading {session.run}"))
+    finally:
+        bar.close()
     cache_note(cache, "report")
     return report
 

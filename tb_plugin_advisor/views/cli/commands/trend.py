@@ -63,9 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tb_plugin_advisor.report.door import ReportDoor
     from tb_plugin_advisor.sources.discovery import scan_logdir
-    from tb_plugin_advisor.trend.build import is_regression
-    from tb_plugin_advisor.trend.collect import collect_reports, trend_of
+    from tb_plugin_advisor.trend.build import is_regression, trend_of
     from tb_plugin_advisor.trend.select import select_series
     from tb_plugin_advisor.views.cli.progress import ProgressBar
     from tb_plugin_advisor.views.export.trend import render
@@ -78,9 +78,8 @@ def run(args: argparse.Namespace) -> int:
     sessions = list({s.run: s for _, group in series for s in group}.values())
     bar = ProgressBar()
     try:
-        outcomes, from_cache = collect_reports(
-            sessions, cache, workers=args.workers, scheduler=args.scheduler,
-            on_progress=bar.callback(f"reading {len(sessions)} captures"))
+        door = ReportDoor(cache, scheduler=args.scheduler, workers=args.workers)
+        outcomes, from_cache = door.reports(sessions, bar.callback(f"reading {len(sessions)} captures"))
     finally:
         bar.close()
     trend = trend_of(series, outcomes)
