@@ -4,7 +4,7 @@ framework and its expected gain.
 
 `recommend` runs the recommendation rules over a host's `Facts` and ranks what fires; the deeper
 views' findings run through the same `advise` (advice/findings.py). Rules see computed numbers, never
-the Profile, so each is tested on both sides of its condition (tests/test_recommend.py). Ids are
+the Profile, so each is tested on both sides of its condition (tests/advice/test_recommend.py). Ids are
 stable (docs/ARCHITECTURE.md §2): scripts may test for them.
 """
 

@@ -44,7 +44,7 @@ STEP_TESTS = (
     # Three steps give a spread with two degrees of freedom. 50 %: two runs of one configuration
     # drift apart by up to ~35 % on a shared 2-core machine (five runs measured 119 to 160 ms) and
     # ~20 % on the H200 repeats; in simulated same-config pairs of 4-step runs (±5 % between runs)
-    # the rule keeps false changes near zero (tests/test_diff.py), and a 2x change still shows.
+    # the rule keeps false changes near zero (tests/diff/test_diff.py), and a 2x change still shows.
     {"test": "welch", "min_steps": 3, "min_effect_pct": 50.0},
 )
 

@@ -1,7 +1,7 @@
 """Student's t distribution's two-sided tail and its inverse, for Welch's test on few steps
 (diff/stats.py) and the trend's capture-level test (numpy only: scipy is not a dependency). The
 regularized incomplete beta function by Lentz's continued fraction, as in Numerical Recipes §6.4;
-tests/test_trend.py and tests/test_diff.py hold it to scipy where scipy is installed."""
+tests/trend/test_trend.py and tests/diff/test_diff.py hold it to scipy where scipy is installed."""
 
 from __future__ import annotations
 

@@ -28,9 +28,9 @@ from tb_plugin_advisor.analysis.step_time.signals import collect_signals
 from tb_plugin_advisor.analysis.step_time.steps import Steps, find_steps
 from tb_plugin_advisor.analysis.step_time.torch_signals import collect_torch_signals
 from tb_plugin_advisor.analysis.step_time.verdict import decide_verdict
-from tb_plugin_advisor.gc_pause import collector_paused
-from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import Profile
+from tb_plugin_advisor.process_memory.gc_pause import collector_paused
+from tb_plugin_advisor.process_memory.heap import hands_back_memory
 from tb_plugin_advisor.report.host import DeepViews, HostReport, Measured
 from tb_plugin_advisor.report.sections import SECTIONS, facts_of
 from tb_plugin_advisor.sources.local_cpu import LocalCpu, read_local_cpu

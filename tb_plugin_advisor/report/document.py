@@ -10,7 +10,7 @@ no number); a list keeps only the entries of its kind. Nothing here raises, what
 Views are lazy: a value is read when an attribute is asked for, so a trend over a hundred reports
 that needs twenty numbers of each never converts their memory timelines. Each view is named after
 the type in report/schema.py that describes the same object and reads only keys that type lists
-(tests/test_report_document.py holds them to it): the schema says what a key holds, this module how
+(tests/report/test_report_document.py holds them to it): the schema says what a key holds, this module how
 a reader gets it. Outputs that copy part of a report as it is (the diff's verdicts, an export's
 embedded JSON, a `--section` answer) take `raw` from the view.
 

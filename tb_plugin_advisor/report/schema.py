@@ -6,7 +6,7 @@ and an export that trusts it dies. msgspec does the checking (`msgspec.convert`)
 here are allowed and left alone, since the JSON only ever gains keys.
 
 Numbers are `float` (an int is accepted); a value the producers can leave out or null is Optional.
-tests/test_report_schema.py holds every report the project can produce to this shape, so a new key's
+tests/report/test_report_schema.py holds every report the project can produce to this shape, so a new key's
 type is added here in the same change.
 """
 

@@ -17,8 +17,8 @@ from typing import Dict, FrozenSet, Optional
 
 CPUINFO = "/proc/cpuinfo"
 
-# Host names that many machines share, so a match says even less (tests/test_cpu_16bit_evidence.py
-# backs each entry with a name).
+# Host names that many machines share, so a match says even less
+# (tests/analysis/precision/test_cpu_16bit_evidence.py backs each entry with a name).
 GENERIC_HOST_NAMES: Dict[str, re.Pattern] = {
     "loopback": re.compile(r"^(localhost|localhost\.localdomain|127\.0\.0\.1)$", re.I),
     # default names of VM images, cloud shells and notebook services

@@ -1,5 +1,5 @@
 """The trend's rules as data: every number that decides whether a series changed, and what is named
-as the cause. One place, read by changes.py and cause.py; each entry has a test (tests/test_trend.py).
+as the cause. One place, read by changes.py and cause.py; each entry has a test (tests/trend/test_trend.py).
 
 Why two levels of evidence: per-step samples inside one capture are tight, but a machine's speed
 moves between captures (clocks, other tenants, thermal state), so a rank test on steps alone calls

@@ -3,8 +3,8 @@
 TF names its allocators `GPU_0_bfc`, `gpu_host_bfc`, `bfc_cpu_allocator_for_gpu`, `mklcpu`, `cpu`;
 Kineto's memory events name `CPU` or `GPU`/`XPU`/`MTIA` with a device index; TPU runtimes record no
 name (device memory). The peak-memory figures and the memory view read allocators the same way
-through this one module (tests/test_memory_timeline.py and tests/test_memory_attribution.py back the
-names with real profiles).
+through this one module (tests/analysis/deep/test_memory_timeline.py and
+tests/analysis/deep/test_memory_attribution.py back the names with real profiles).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 collectives, host compute; which launches mark a step; which tf.data iterators are which stage.
 
 Every entry was read off real profiles (TF 2.21 CPU fixtures, the GPU/TPU/AMD files in the shared
-corpus) or the producers' own naming; tests/test_breakdown_patterns.py holds a real name for each
-entry and fails when an entry matches none. Matching is per distinct name (names are interned per
+corpus) or the producers' own naming; tests/analysis/step_time/test_breakdown_patterns.py holds a real name
+for each entry and fails when an entry matches none. Matching is per distinct name (names are interned per
 plane), never per event.
 """
 

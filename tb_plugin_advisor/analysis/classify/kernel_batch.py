@@ -3,7 +3,8 @@
 `classify_kernel` tries the rule tables on one name, a Python loop of literal tests per rule. Here the
 same tables run over every new name of a table together (prefilter.TextBatch): each literal is found
 by one scan of all the names, and each rule searches only the names that hold one of its literals.
-The results are exactly `classify_kernel`'s (tests/test_kernel_batch.py) and land in its cache.
+The results are exactly `classify_kernel`'s (tests/analysis/classify/test_kernel_batch.py) and land in its
+cache.
 """
 
 from __future__ import annotations

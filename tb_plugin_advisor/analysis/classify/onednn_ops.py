@@ -10,7 +10,7 @@ diff must read them as the familiar op and show the oneDNN name beside it.
 Source: TensorFlow's own rewrite pass (tensorflow/core/common_runtime/mkl_layout_pass.cc: the op
 types it registers; `_Mkl` + type, `_MklNative` + type for native-format kernels, a leading `_` of
 an internal fused op dropped) and the grappler remapper's oneDNN fusions. The `_MklNative…` names of
-TF 2.21's default build were read off real profiles (tests/test_onednn_ops.py).
+TF 2.21's default build were read off real profiles (tests/analysis/classify/test_onednn_ops.py).
 """
 
 from __future__ import annotations

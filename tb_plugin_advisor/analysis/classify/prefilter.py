@@ -7,7 +7,8 @@ which every match must contain are read off its parsed form, and the regex runs 
 hold one (found by one search for any of them over the lowercased name; a whole table is skipped
 when the name holds none of its literals). Patterns that need no literal (or cannot be analysed)
 always run, and so does every pattern on a name that is not ASCII (case folding beyond ASCII is
-not lowercasing), so the prefilter never changes a result: tests/test_prefilter.py checks that.
+not lowercasing), so the prefilter never changes a result: tests/analysis/classify/test_prefilter.py checks
+that.
 """
 
 from __future__ import annotations

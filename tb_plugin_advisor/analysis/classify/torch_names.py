@@ -5,7 +5,7 @@ convolution.
 
 One table, read by the DataLoader panel, the PyTorch signals the rules see, the precision of CPU ops,
 the FLOP counter and the memory view, so each name is read one way everywhere; every entry is backed
-by a real name in tests/test_torch_names.py.
+by a real name in tests/analysis/classify/test_torch_names.py.
 """
 
 from __future__ import annotations

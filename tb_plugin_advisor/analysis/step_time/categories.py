@@ -2,8 +2,8 @@
 words people read, what each one means, and the tab's chart colours.
 
 The verdict's sentences, the diff's summary and tables, the text/Markdown/HTML exports and the tab
-(frontend/src/categories.ts, held to this table by tests/test_categories.py) all take their words
-from here, so a category reads the same wherever it appears. Sentences use the label in lower case.
+(frontend/src/categories.ts, held to this table by tests/analysis/step_time/test_categories.py) all take their
+words from here, so a category reads the same wherever it appears. Sentences use the label in lower case.
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.gc_pause import collector_paused
-from tb_plugin_advisor.heap import hands_back_memory
 from tb_plugin_advisor.model import NO_STATS, Plane, Profile, StepMarker, StringTable
+from tb_plugin_advisor.process_memory.gc_pause import collector_paused
+from tb_plugin_advisor.process_memory.heap import hands_back_memory
 from tb_plugin_advisor.readers.devices import build_device
 from tb_plugin_advisor.readers.guarded_io import current, inflate, pieces_of, read_pieces
 from tb_plugin_advisor.readers.kineto import tables

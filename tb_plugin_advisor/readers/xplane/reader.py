@@ -18,9 +18,9 @@ from google.protobuf.message import DecodeError
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.formatting import format_number
-from tb_plugin_advisor.gc_pause import collector_paused
-from tb_plugin_advisor.heap import hands_back_memory, release_free_memory
 from tb_plugin_advisor.model import Plane, Profile, StringTable
+from tb_plugin_advisor.process_memory.gc_pause import collector_paused
+from tb_plugin_advisor.process_memory.heap import hands_back_memory, release_free_memory
 from tb_plugin_advisor.readers import guarded_io
 from tb_plugin_advisor.readers.devices import build_device, step_markers
 from tb_plugin_advisor.readers.guarded_io import GZIP_MAGIC, ProfileFile, ReadLimits, inflate, too_big

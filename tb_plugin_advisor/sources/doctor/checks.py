@@ -265,7 +265,7 @@ def _torch_no_gpu_events(report: SessionReport, readable: List[HostCheck]) -> No
 
 SessionCheck = Callable[[SessionReport, List[HostCheck]], None]
 
-# Every check a format's descriptor may name, by the finding it adds (tests/test_formats.py holds
+# Every check a format's descriptor may name, by the finding it adds (tests/readers/test_formats.py holds
 # each descriptor to this table, and FINDINGS has the words).
 FORMAT_CHECKS: Dict[str, SessionCheck] = {
     "loose_file": _loose_file,

@@ -1,4 +1,5 @@
-"""gc_pause.py: the collector is off inside paused calls (nested, threaded) and back as it was after."""
+"""process_memory/gc_pause.py: the collector is off inside paused calls (nested, threaded) and back
+as it was after."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import threading
 
 import pytest
 
-from tb_plugin_advisor.gc_pause import collector_paused
+from tb_plugin_advisor.process_memory.gc_pause import collector_paused
 
 
 @collector_paused

@@ -1,4 +1,5 @@
-"""Free memory goes back to the system when the outermost read or analysis returns (heap.py)."""
+"""Free memory goes back to the system when the outermost read or analysis returns
+(process_memory/heap.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import threading
 import pytest
 from synth import XSpaceBuilder
 
-from tb_plugin_advisor import heap
 from tb_plugin_advisor.model import RunProfiles
+from tb_plugin_advisor.process_memory import heap
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
 from tb_plugin_advisor.report.run import build_report
 

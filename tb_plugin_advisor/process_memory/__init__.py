@@ -1,0 +1,7 @@
+"""How the Advisor's own process uses memory while it reads and analyses a profile.
+
+It owns two process-wide settings that change no result: the C library's heap limits and the
+returning of freed pages to the system (heap.py), and Python's cyclic collector paused during the
+outermost read or analysis (gc_pause.py). Readers and analyses wrap their outermost call in these;
+nothing here knows what a profile is, and nothing about the model or the analyses lives here.
+"""
