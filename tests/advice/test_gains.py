@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-from paths import ROOT
+from paths import NO_CORPUS, ROOT, needs_corpus
 from synth_kineto import BASE_NS, KinetoTrace
 
 from tb_plugin_advisor.advice.facts import Facts
@@ -116,7 +116,7 @@ def test_every_recommendation_of_the_sample_and_the_h200_captures_has_an_interva
 
 
 @pytest.mark.sweep
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not present at {CORPUS}")
+@needs_corpus
 def test_every_corpus_recommendation_has_an_interval_or_a_reason():
     checked = 0
     for path in sorted(CORPUS.glob("kineto/**/*.json*")) + sorted(CORPUS.glob("hta/**/*.json*")):
@@ -200,7 +200,7 @@ def test_h200_dataloader_workers_buy_what_was_predicted():
     assert outcome["realized_category_ms_per_step"] > 100  # the wait itself went
 
 
-@pytest.mark.skipif(not RESNET.is_dir(), reason=f"shared corpus not present at {CORPUS}")
+@pytest.mark.skipif(not RESNET.is_dir(), reason=NO_CORPUS)
 def test_corpus_resnet50_num_workers_0_to_4_buys_what_was_predicted():
     # the captures of 2021-06-08 09:04:49.861 and 2021-06-09 04:25:56.351 (ms since the epoch in the name)
     before = RESNET / "resnet50_num_workers_0" / "worker0.1623143089861.pt.trace.json.gz"

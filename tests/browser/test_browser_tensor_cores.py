@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 from fixtures_server import TensorBoardServer, start_tensorboard
-from paths import CORPUS
+from paths import CORPUS, NO_CORPUS
 from test_browser import browser_tools, drive, final_json  # noqa: F401 (fixture)
 
 RESNET_V100 = CORPUS / "kineto" / "tb_plugin" / "samples" / "resnet50_num_workers_0"
@@ -18,7 +18,7 @@ ROWS_SHOWN = 8
 ONE_SCREEN_PX = 700
 
 pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not RESNET_V100.is_dir(), reason=f"shared corpus not present at {CORPUS}")]
+              pytest.mark.skipif(not RESNET_V100.is_dir(), reason=NO_CORPUS)]
 
 
 @pytest.fixture(scope="module")

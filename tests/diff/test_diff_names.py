@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from paths import CORPUS
+from paths import CORPUS, NO_CORPUS
 
 from tb_plugin_advisor.diff.names import NAME_RULES, NAME_RULES_KEEP, normalise_name
 
@@ -71,7 +71,7 @@ def _corpus_kernel_names():
     from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
     if not CORPUS.exists():
-        pytest.skip(f"corpus not present at {CORPUS}")
+        pytest.skip(NO_CORPUS)
     names = set()
     for path in sorted(CORPUS.rglob("*.xplane.pb")):
         if "_corrupt" in path.parts:

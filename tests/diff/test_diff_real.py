@@ -7,7 +7,7 @@ import json
 import statistics
 
 import pytest
-from paths import CORPUS
+from paths import CORPUS, NO_CORPUS
 
 from tb_plugin_advisor.analysis.precision.device import analyze_precision
 from tb_plugin_advisor.diff.compare import diff_runs
@@ -89,7 +89,7 @@ def test_keras_fit_run_diffs_against_the_custom_loop(capsys, tf_profiles):
 
 def _corpus_or_skip() -> None:
     if not CORPUS.exists():
-        pytest.skip(f"corpus not present at {CORPUS}")
+        pytest.skip(NO_CORPUS)
 
 
 def test_the_two_identical_hosts_of_the_multi_worker_run_differ_in_nothing(capsys):
@@ -147,7 +147,7 @@ def test_every_corpus_profile_diffs_with_itself_and_renders(path):
 def test_different_corpus_profiles_diff_without_error():
     paths = _corpus_xplanes()
     if not paths:
-        pytest.skip(f"corpus not present at {CORPUS}")
+        pytest.skip(NO_CORPUS)
     runs = [RunProfiles(run=str(p.relative_to(CORPUS)), profiles=[read_xplane(str(p))]) for p in paths]
     for base, cand in zip(runs, runs[1:]):
         diff = diff_runs(base, cand)

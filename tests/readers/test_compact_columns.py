@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from deep_profiles import gpu_training_profile
-from paths import ROOT
+from paths import NO_CORPUS, ROOT
 from synth import XSpaceBuilder
 from synth_kineto import training_trace
 
@@ -87,7 +87,7 @@ def test_reports_do_not_change_with_compact_columns(tmp_path, wide_columns):
 
 
 @pytest.mark.sweep
-@pytest.mark.skipif(not CORPUS_FILES, reason=f"shared corpus not present at {CORPUS}")
+@pytest.mark.skipif(not CORPUS_FILES, reason=NO_CORPUS)
 def test_corpus_reports_do_not_change_with_compact_columns(wide_columns):
     compact = {path: _outcome(path) for path in CORPUS_FILES}
     wide_columns()

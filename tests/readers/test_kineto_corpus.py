@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from paths import CORPUS
+from paths import CORPUS, needs_corpus
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.model import RunProfiles
@@ -25,7 +25,7 @@ TRACES = sorted(
 # Files in those folders that are not Kineto traces, and the refusal each must get.
 NOT_TRACES = {"benchmark_simple_add_et.json.gz": "no 'traceEvents' list"}  # an Execution Trace
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not present at {CORPUS}")
+pytestmark = needs_corpus
 
 
 def _id(path: Path) -> str:

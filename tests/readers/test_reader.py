@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from paths import CORPUS
+from paths import CORPUS, NO_CORPUS
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.errors import ProfileReadError
@@ -149,7 +149,7 @@ def test_reads_through_tensorboards_file_layer_for_remote_paths():
 CORPUS_XPLANES = sorted(CORPUS.glob("**/*.xplane.pb")) if CORPUS.is_dir() else []
 
 
-@pytest.mark.skipif(not CORPUS_XPLANES, reason="../shared/corpus is not beside this checkout")
+@pytest.mark.skipif(not CORPUS_XPLANES, reason=NO_CORPUS)
 @pytest.mark.parametrize("path", CORPUS_XPLANES, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_every_corpus_xplane_loads_or_is_refused_clearly(path):
     if "_corrupt" in path.parts:
@@ -167,7 +167,7 @@ def test_every_corpus_xplane_loads_or_is_refused_clearly(path):
         assert np.all(kernels.duration_ns >= 0)
 
 
-@pytest.mark.skipif(not CORPUS_XPLANES, reason="../shared/corpus is not beside this checkout")
+@pytest.mark.skipif(not CORPUS_XPLANES, reason=NO_CORPUS)
 def test_corpus_v100_tf_profile_has_expected_devices_and_copies():
     path = CORPUS / "xprof/demo/plugins/profile/GPU-multi-worker/34.83.195.179_6003.xplane.pb"
     profile = read_xplane(path)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from paths import CORPUS
+from paths import CORPUS, needs_corpus
 
 from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.model import RunProfiles
@@ -22,7 +22,7 @@ XPLANES = sorted(CORPUS.rglob("*.xplane.pb")) if CORPUS.is_dir() else []
 GOOD = [p for p in XPLANES if "_corrupt" not in p.parts]
 CORRUPT = [p for p in XPLANES if "_corrupt" in p.parts]
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not present at {CORPUS}")
+pytestmark = needs_corpus
 
 
 def report_for(*paths: Path):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-from paths import CORPUS
+from paths import CORPUS, needs_corpus
 from synth import XSpaceBuilder
 from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
@@ -315,7 +315,7 @@ def test_diagnose_scan_uses_the_given_scan(logdir: Path):
 
 
 @pytest.mark.sweep
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside this checkout")
+@needs_corpus
 def test_corpus_every_location_gets_a_sensible_line(capsys):
     """Real files from other people's machines: legacy-only, multi-host GPU, AMD JAX, TPU, corrupt."""
     assert cli.main(["doctor", str(CORPUS), "--json"]) == 1

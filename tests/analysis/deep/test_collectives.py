@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from deep_profiles import deep_findings, deep_section
-from paths import CORPUS
+from paths import CORPUS, NO_CORPUS
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import intervals as iv
@@ -129,7 +129,7 @@ def test_no_collectives():
 NCCL_TRACE = CORPUS / "hta/tests/data/nccl_parser_config/nccl_data.json.gz"
 
 
-@pytest.mark.skipif(not NCCL_TRACE.is_file(), reason="shared corpus not present")
+@pytest.mark.skipif(not NCCL_TRACE.is_file(), reason=NO_CORPUS)
 def test_real_nccl_trace_sizes_bandwidth_and_overlap_are_plausible():
     """HTA's 2-rank A100 trace: PyTorch recorded each all-reduce's element count and dtype on its kernel.
     The sizes must be what the raw JSON says (read here independently), every call sized, and the

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-from paths import CORPUS
+from paths import CORPUS, needs_corpus
 from synth_kineto import BASE_NS, KinetoTrace
 
 from tb_plugin_advisor.diff.compare import diff_reports
@@ -92,7 +92,7 @@ CORPUS_TRACES = sorted(
 
 
 @pytest.mark.sweep
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not present at {CORPUS}")
+@needs_corpus
 def test_corpus_host_op_rows_add_up_to_at_most_the_step():
     checked = 0
     for path in CORPUS_TRACES:

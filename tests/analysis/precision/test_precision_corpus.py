@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from paths import CORPUS
+from paths import CORPUS, NO_CORPUS
 
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.precision.device import analyze_precision
@@ -13,7 +13,7 @@ MI300 = CORPUS / "tracelens" / "tests" / "traces" / "mi300"
 V100_TF = sorted((CORPUS / "xprof" / "demo" / "plugins" / "profile" / "GPU-multi-worker").glob("*.xplane.pb"))
 TPU = CORPUS / "xprof" / "older_01d85de" / "xprof" / "convert" / "test_xplanes" / "tpu_inference_2.xplane.pb"
 ALL = sorted(p for p in CORPUS.rglob("*.xplane.pb") if "_corrupt" not in p.parts)
-needs_corpus = pytest.mark.skipif(not ALL, reason="../shared/corpus is not beside this checkout")
+needs_corpus = pytest.mark.skipif(not ALL, reason=NO_CORPUS)
 
 
 def kernel_times(profile):

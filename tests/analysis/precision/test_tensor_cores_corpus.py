@@ -7,7 +7,7 @@ reader's kernel table with plain string tests (independent of the pattern tables
 from __future__ import annotations
 
 import pytest
-from paths import CORPUS
+from paths import CORPUS, NO_CORPUS
 
 from tb_plugin_advisor.analysis.precision.tensor_cores import analyze_tensor_cores
 from tb_plugin_advisor.readers.xplane.reader import read_xplane
@@ -21,7 +21,7 @@ JAX_ATTENTION_MI355 = (CORPUS / "tracelens" / "tests" / "test_data_jax_te_fused_
 V100_TF = sorted((CORPUS / "xprof" / "demo" / "plugins" / "profile" / "GPU-multi-worker").glob("*.xplane.pb"))
 TPU = CORPUS / "xprof" / "older_01d85de" / "xprof" / "convert" / "test_xplanes" / "tpu_inference_2.xplane.pb"
 ALL = sorted(p for p in CORPUS.rglob("*.xplane.pb") if "_corrupt" not in p.parts)
-needs_corpus = pytest.mark.skipif(not ALL, reason="../shared/corpus is not beside this checkout")
+needs_corpus = pytest.mark.skipif(not ALL, reason=NO_CORPUS)
 
 
 def kernel_times(profile):

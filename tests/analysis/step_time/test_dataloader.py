@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
-from paths import CORPUS, H200
+from paths import CORPUS, H200, NO_CORPUS
 from synth_kineto import BASE_NS, KinetoTrace, training_trace
 
 from tb_plugin_advisor.advice.facts import Facts
@@ -29,7 +29,7 @@ WORKERS8 = H200 / "resnet50_fp32_workers8"
 CORPUS = CORPUS / "kineto" / "tb_plugin" / "samples"
 CORPUS_0 = CORPUS / "resnet50_num_workers_0" / "worker0.1623143089861.pt.trace.json.gz"
 CORPUS_4 = CORPUS / "resnet50_num_workers_4" / "worker0.1623212756351.pt.trace.json.gz"
-needs_corpus = pytest.mark.skipif(not CORPUS_0.is_file(), reason="the shared corpus is not here")
+needs_corpus = pytest.mark.skipif(not CORPUS_0.is_file(), reason=NO_CORPUS)
 
 
 def trace_file(run_dir: Path) -> Path:

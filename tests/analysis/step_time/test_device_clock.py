@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from paths import CORPUS, H200
+from paths import CORPUS, H200, NO_CORPUS
 from synth_kineto import BASE_NS, KinetoTrace
 
 from tb_plugin_advisor.analysis import thresholds as th
@@ -236,7 +236,7 @@ def test_device_clock_is_the_rule_applied_by_hand(path):
     runtime calls, ProfilerStep ranges, the cut-off and attribution rules), not through the reader's
     tables: median of the steps not cut off within 3 %, each step within 0.1 %."""
     if not path.exists():
-        pytest.skip(f"the shared corpus is not beside this checkout ({CORPUS})")
+        pytest.skip(NO_CORPUS)
     if path.is_dir():
         (path,) = sorted(path.glob("*.pt.trace.json*"))
     by_hand, cut = _rule_by_hand(path)
@@ -308,7 +308,7 @@ def test_corpus_with_stack_trace_keeps_its_steps():
     straddled by Python stack events; cutting the steps made them 0.003 ms."""
     path = CORPUS / "tracelens/tests/traces/mi300/resnet_act_checkpoint.json.gz"
     if not path.exists():
-        pytest.skip(f"the shared corpus is not beside this checkout ({CORPUS})")
+        pytest.skip(NO_CORPUS)
     steps = find_steps(read_kineto(str(path)))
     assert steps.host_duration_ns / MS == pytest.approx([16.799, 15.951, 15.887], abs=0.002)
     for ms in (steps.duration_ns / MS).tolist():
@@ -424,7 +424,7 @@ def test_inferred_steps_are_never_cut_off():
     the corpus JAX elementwise trace alternates 10 and 5 device events per step."""
     path = CORPUS / "tracelens/tests/traces/mi300/jax08_elementwise/tw003.xplane.pb"
     if not path.exists():
-        pytest.skip(f"the shared corpus is not beside this checkout ({CORPUS})")
+        pytest.skip(NO_CORPUS)
     from tb_plugin_advisor.readers.xplane.reader import read_xplane
 
     steps = find_steps(read_xplane(str(path)))
