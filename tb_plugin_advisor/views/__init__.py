@@ -1,1 +1,7 @@
-"""How results leave the package: HTTP routes for the tab, the tb-advisor CLI and its commands, exports."""
+"""How results leave the package: the HTTP routes of the tab (server/), the tb-advisor command (cli/),
+and text, Markdown and HTML renderings (export/).
+
+Views own presentation, transport and their errors (one-line messages, JSON error answers); they get
+reports through report/door.py and read them through report/document.py. They decide nothing a
+report, diff or trend does not already say.
+"""
