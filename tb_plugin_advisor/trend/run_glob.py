@@ -7,17 +7,20 @@ TensorBoard by 169 MB. Here a pattern is parsed per call into tokens (a characte
 and matched segment by segment: the pieces between stars have a fixed length, so the leftmost place
 each fits is the right one, and a piece of plain characters is found by str.find.
 
-Classes follow fnmatch exactly: `[!…]` negates, a `]` right after `[` or `[!` is a member, `a-z` is
-a range and `-` first or last a member, a reversed range (`z-a`) holds nothing, and a `[` without
-its `]` is a plain character.
+A class is fnmatch's own: the class alone (`[!a-z]`) goes through fnmatch.translate, which caches
+nothing, and is compiled by `re`, whose cache is bounded (512 entries) and holds only these short
+classes. So a class means exactly what fnmatch makes of it, quirks included (a reversed range `z-a`
+holds nothing, and CPython reads a `!` that its removal leaves first as a negation), and a `[`
+without its `]` is a plain character.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple, Union
+import fnmatch
+import re
+from typing import List, Optional, Pattern, Tuple, Union
 
-# A class: (negated, members, ranges as (low, high) pairs).
-Class = Tuple[bool, str, Tuple[Tuple[str, str], ...]]
+Class = Pattern[str]  # one class, compiled from fnmatch's translation of it alone
 Token = Union[str, Class, None]  # a plain character, a class, or None for `?`
 Piece = List[Token]  # the tokens between two stars: they match exactly len(piece) characters
 
@@ -33,22 +36,7 @@ def _class_at(pattern: str, start: int) -> Tuple[Optional[Class], int]:
     end = pattern.find("]", end)
     if end < 0:
         return None, start
-    body = pattern[start:end]
-    negated = body.startswith("!")
-    if negated:
-        body = body[1:]
-    members: List[str] = []
-    ranges: List[Tuple[str, str]] = []
-    at = 0
-    while at < len(body):
-        if at + 2 < len(body) and body[at + 1] == "-":
-            if body[at] <= body[at + 2]:  # a reversed range holds nothing
-                ranges.append((body[at], body[at + 2]))
-            at += 3
-        else:
-            members.append(body[at])
-            at += 1
-    return (negated, "".join(members), tuple(ranges)), end + 1
+    return re.compile(fnmatch.translate(pattern[start - 1:end + 1])), end + 1
 
 
 def _pieces(pattern: str) -> List[Piece]:
@@ -76,9 +64,7 @@ def _matches(token: Token, ch: str) -> bool:
         return True
     if isinstance(token, str):
         return token == ch
-    negated, members, ranges = token
-    inside = ch in members or any(low <= ch <= high for low, high in ranges)
-    return inside != negated
+    return token.match(ch) is not None
 
 
 def _fits(piece: Piece, name: str, at: int) -> bool:
