@@ -9,12 +9,13 @@ server's stderr log. Nothing here writes: the tools only read the logdir and the
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Annotated, Any, Callable, Dict, List, Literal, Optional
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from tb_plugin_advisor import __version__
 from tb_plugin_advisor.errors import AdvisorError, error_line
@@ -45,6 +46,10 @@ RunName = Annotated[str, Field(description="A run name exactly as list_runs retu
 HostName = Annotated[Optional[str], Field(description="Only this host of a multi-host run (one of the "
                                                       "run's `hosts`); leave out for all hosts pooled.")]
 
+# A report key: the schema lists them for the agent; an unknown one is answered by tools.py with the
+# keys there are (one line), not by the SDK's validation.
+ReportSection = Annotated[str, WithJsonSchema({"type": "string", "enum": list(REPORT_SECTIONS)})]
+
 
 def _json_text(value: Dict[str, Any]) -> CallToolResult:
     text = json.dumps(value, separators=(",", ":"), allow_nan=False)
@@ -63,7 +68,12 @@ def build_server(tools: AdvisorTools) -> MCPServer:
     """An MCPServer whose tools answer from `tools` (one logdir, one analysis cache)."""
     server = MCPServer(name="tb-advisor", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(annotations=READ_ONLY)
+    def tool(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
+        """Register `fn` read-only, its docstring (dedented) as the description the agent reads."""
+        server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=READ_ONLY)
+        return fn
+
+    @tool
     def list_runs() -> CallToolResult:
         """List the profile runs under the server's logdir: {"runs": [{"run", "hosts", "format"
         ("xspace" TF/JAX, "kineto" PyTorch …), "size_bytes", "framework", "analysed" (whether the
@@ -71,16 +81,15 @@ def build_server(tools: AdvisorTools) -> MCPServer:
         or trend. A run you expect is missing or not analysed? Call doctor."""
         return answer(tools.list_runs)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def report(
         run: RunName,
         host: HostName = None,
-        sections: Annotated[Optional[List[str]], Field(
+        sections: Annotated[Optional[List[ReportSection]], Field(
             description="Report keys to return (default: " + ", ".join(DEFAULT_REPORT_SECTIONS) + "). "
             "steps, breakdown_ms/breakdown_pct (where the step time goes), input_pipeline, precision, "
             "tensor_cores, ops and kernels (top tables), kernel_stats, memory, collectives and roofline "
-            "(deeper views) are large: ask for them by name when the verdict points there.",
-            json_schema_extra={"items": {"type": "string", "enum": list(REPORT_SECTIONS)}})] = None,
+            "(deeper views) are large: ask for them by name when the verdict points there.")] = None,
         with_evidence_spans: Annotated[bool, Field(
             description="Keep each recommendation's evidence_spans (large); evidence_spans for one id is "
             "cheaper.")] = False,
@@ -95,7 +104,7 @@ def build_server(tools: AdvisorTools) -> MCPServer:
         its id."""
         return answer(lambda: tools.report(run, host, sections, with_evidence_spans))
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def diff(
         baseline: Annotated[str, Field(description="The run before the change (a run name from list_runs).")],
         candidate: Annotated[str, Field(description="The run after the change (a run name from list_runs).")],
@@ -116,7 +125,7 @@ def build_server(tools: AdvisorTools) -> MCPServer:
         the new one as candidate. Then call report on the candidate for what to do next."""
         return answer(lambda: tools.diff(baseline, candidate, baseline_host, candidate_host, sections))
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def trend(
         runs: Annotated[Optional[List[str]], Field(
             description="Runs of one series: run directories, run names, unique starts of names, or shell "
@@ -134,14 +143,14 @@ def build_server(tools: AdvisorTools) -> MCPServer:
         diff on the two captures around a change point for the detail."""
         return answer(lambda: tools.trend(runs or (), order, with_captures))
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def doctor() -> CallToolResult:
         """Explain what TensorBoard will and will not show for the logdir and how to fix it
         (tb-advisor/doctor/1 JSON: per session its format, hosts, step markers, problems and the
         fix). Call it when list_runs misses a run you expect, or a report has no steps."""
         return answer(tools.doctor)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def evidence_spans(
         run: RunName,
         recommendation_id: Annotated[str, Field(
