@@ -4,6 +4,8 @@ names that are paths refused; and `tb-advisor mcp` without the SDK says how to i
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 
 import pytest
@@ -132,3 +134,25 @@ def test_mcp_without_the_sdk_is_one_line_saying_how_to_install(monkeypatch, caps
     err = capsys.readouterr().err.strip()
     assert err.startswith("tb-advisor: error: the MCP server needs the mcp package")
     assert "pip install 'tb-plugin-advisor[mcp]'" in err and "\n" not in err
+
+
+def test_the_readmes_client_configuration_and_exchange_are_what_the_server_does(sample_tools):
+    from paths import ROOT
+
+    from tb_plugin_advisor.views.cli.main import SUBCOMMANDS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Coding agents: `tb-advisor mcp`", 1)[1].split("\n### ", 1)[0]
+    config = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
+    (server,) = config["mcpServers"].values()
+    assert server["command"] == "tb-advisor" and server["args"][0] == "mcp" and "mcp" in SUBCOMMANDS
+
+    asked = json.loads(re.search(r"→ report (\{.*?\})\n", section).group(1))
+    answer = sample_tools.report(**asked)
+    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    assert f'"run": "{answer["run"]}"' in shown and f'"summary": "{answer["verdict"]["summary"]}"' in shown
+    first = answer["recommendations"][0]
+    assert f'"id": "{first["id"]}"' in shown and f'"title": "{first["title"]}"' in shown
+    assert f'"snippet": {json.dumps(first["snippet"])}' in shown
+    assert f'"ms_per_step": {json.dumps(first["expected_gain"]["ms_per_step"])}' in shown
+    assert f'"input_pct": {answer["verdict"]["input_pct"]}' in shown
