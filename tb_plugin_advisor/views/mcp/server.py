@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from typing import Annotated, Any, Callable, Dict, List, Literal, Optional
 
-from mcp.server.mcpserver import MCPServer
+import anyio.from_thread
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from tb_plugin_advisor import __version__
 from tb_plugin_advisor.errors import AdvisorError, error_line
+from tb_plugin_advisor.report.hostpool import RunProgress
 from tb_plugin_advisor.views.mcp.tools import (
     DEFAULT_DIFF_SECTIONS,
     DEFAULT_REPORT_SECTIONS,
@@ -38,6 +41,7 @@ whether each fix delivered its predicted gain (recommendation_outcomes). For man
 (CI, nightly runs), trend finds where the series changed and why. If a run you expect is missing,
 call doctor. Run names are those list_runs returns; paths are not accepted."""
 
+PROGRESS_INTERVAL_S = 1.0  # at most one progress notification a second, and the last one
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 
@@ -56,11 +60,28 @@ def _json_text(value: Dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=text)])
 
 
+def progress_to(ctx: Context, interval_s: float = PROGRESS_INTERVAL_S) -> RunProgress:
+    """An on_progress(done_bytes, total_bytes) that tells the client how far the profiles are read
+    (MCP progress notifications, sent only when the call asked for them): a client that times out a
+    silent call keeps waiting for a large profile. Called on the tool's worker thread."""
+    last = [float("-inf")]
+
+    def on_progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - last[0] < interval_s:
+            return
+        last[0] = now
+        anyio.from_thread.run(ctx.report_progress, float(done), float(total), "reading profiles")
+
+    return on_progress
+
+
 def answer(work: Callable[[], Dict[str, Any]]) -> CallToolResult:
-    """The tool's JSON, or a tool error holding the CLI's one-line message for the same input."""
+    """The tool's JSON, or a tool error holding the CLI's one-line message for the same input (an
+    OSError, which the CLI would show as a traceback, is one line here too)."""
     try:
         return _json_text(work())
-    except AdvisorError as exc:
+    except (AdvisorError, OSError) as exc:  # OSError: a file that vanished or may not be read
         return CallToolResult(content=[TextContent(text=error_line(exc))], is_error=True)
 
 
@@ -93,6 +114,7 @@ def build_server(tools: AdvisorTools) -> MCPServer:
         with_evidence_spans: Annotated[bool, Field(
             description="Keep each recommendation's evidence_spans (large); evidence_spans for one id is "
             "cheaper.")] = False,
+        ctx: Optional[Context] = None,
     ) -> CallToolResult:
         """Diagnose one run: the tb-advisor/report/1 JSON cut to the named sections. By default the
         `verdict` (the bottleneck, how input-bound the step is, a summary) and the `recommendations`
@@ -102,7 +124,7 @@ def build_server(tools: AdvisorTools) -> MCPServer:
         Next: apply the top recommendation's snippet, capture a new profile, then call diff with this
         run as baseline. To see the trace events behind a recommendation, call evidence_spans with
         its id."""
-        return answer(lambda: tools.report(run, host, sections, with_evidence_spans))
+        return answer(lambda: tools.report(run, host, sections, with_evidence_spans, _progress(ctx)))
 
     @tool
     def diff(
@@ -114,6 +136,7 @@ def build_server(tools: AdvisorTools) -> MCPServer:
             description="Diff keys to return (default: " + ", ".join(DEFAULT_DIFF_SECTIONS) + "); also "
             "breakdown, verdict, precision_delta_pct, tensor_cores_delta_pct, ops, kernels, memory, "
             "kernel_stats, collectives, roofline, per_host. ops and kernels are large.")] = None,
+        ctx: Optional[Context] = None,
     ) -> CallToolResult:
         """Compare two runs (tb-advisor/diff/1 JSON, cut to the named sections): `step_time` (baseline
         and candidate ms, delta_pct, and `significant`: a statistical test on the per-step times, so
@@ -123,7 +146,8 @@ def build_server(tools: AdvisorTools) -> MCPServer:
 
         Use it after changing the code: capture again and call diff with the old run as baseline and
         the new one as candidate. Then call report on the candidate for what to do next."""
-        return answer(lambda: tools.diff(baseline, candidate, baseline_host, candidate_host, sections))
+        return answer(lambda: tools.diff(baseline, candidate, baseline_host, candidate_host, sections,
+                                         _progress(ctx)))
 
     @tool
     def trend(
@@ -135,13 +159,14 @@ def build_server(tools: AdvisorTools) -> MCPServer:
             description="Captures in capture-time order, or in the order of `runs`.")] = "time",
         with_captures: Annotated[bool, Field(
             description="Also return each capture's figures (one row per capture; large).")] = False,
+        ctx: Optional[Context] = None,
     ) -> CallToolResult:
         """Many captures of one job in order (tb-advisor/trend/1 JSON): per series, the
         `change_points` (where the step time shifted beyond the noise between captures, with
         p-values, and `cause`: the breakdown categories and ops that moved, or `machine` when every
         op moved alike), `noise_pct` and `newest_change`. Use it for CI and nightly series; then call
         diff on the two captures around a change point for the detail."""
-        return answer(lambda: tools.trend(runs or (), order, with_captures))
+        return answer(lambda: tools.trend(runs or (), order, with_captures, _progress(ctx)))
 
     @tool
     def doctor() -> CallToolResult:
@@ -157,14 +182,19 @@ def build_server(tools: AdvisorTools) -> MCPServer:
             description="The `id` of a recommendation (from report) or of a deeper view's finding, e.g. "
             "input.prefetch.")],
         host: HostName = None,
+        ctx: Optional[Context] = None,
     ) -> CallToolResult:
         """The few trace events that show one recommendation or finding, most telling first: each
         {kind (input_wait, host_sync, worst_step, slowest_kernel …), host, pid, tid, ts_us, dur_us,
         name, step, thread, format}, in the trace's own coordinates, so the same event can be found
         in the trace viewer or Perfetto. Use it to point at the code that causes the problem."""
-        return answer(lambda: tools.evidence_spans(run, recommendation_id, host))
+        return answer(lambda: tools.evidence_spans(run, recommendation_id, host, _progress(ctx)))
 
     return server
+
+
+def _progress(ctx: Optional[Context]) -> Optional[RunProgress]:
+    return None if ctx is None else progress_to(ctx)
 
 
 def serve(tools: AdvisorTools) -> None:

@@ -22,6 +22,7 @@ from tb_plugin_advisor.readers.formats.registry import is_analysed
 from tb_plugin_advisor.report.disk_cache import ReportCache
 from tb_plugin_advisor.report.document import Advice, ReportDocument, read_report
 from tb_plugin_advisor.report.door import ReportDoor
+from tb_plugin_advisor.report.hostpool import RunProgress
 from tb_plugin_advisor.report.sections import SECTIONS
 from tb_plugin_advisor.sources.session import Session
 
@@ -153,9 +154,11 @@ class AdvisorTools:
 
         return find_run(self._scan(), check_run_name(run, f"{role} run" if role else "run"), role)
 
-    def _report(self, session: Session, host: Optional[str], role: str = "") -> Dict[str, Any]:
+    def _report(self, session: Session, host: Optional[str], role: str = "",
+                on_progress: Optional[RunProgress] = None) -> Dict[str, Any]:
         with self._analysis:
-            report, _cached = ReportDoor(self.cache).report(session, host or None, role=role)
+            report, _cached = ReportDoor(self.cache).report(session, host or None, role=role,
+                                                            on_progress=on_progress)
         return report
 
     def list_runs(self) -> Dict[str, Any]:
@@ -164,22 +167,24 @@ class AdvisorTools:
         return {"runs": [dict(s.to_json(), analysed=is_analysed(s.format)) for s in scan.sessions]}
 
     def report(self, run: str, host: Optional[str] = None, sections: Optional[Sequence[str]] = None,
-               with_evidence_spans: bool = False) -> Dict[str, Any]:
-        return report_sections(self._report(self._session(run), host), sections, with_evidence_spans)
+               with_evidence_spans: bool = False, on_progress: Optional[RunProgress] = None
+               ) -> Dict[str, Any]:
+        report = self._report(self._session(run), host, on_progress=on_progress)
+        return report_sections(report, sections, with_evidence_spans)
 
     def diff(self, baseline: str, candidate: str, baseline_host: Optional[str] = None,
-             candidate_host: Optional[str] = None, sections: Optional[Sequence[str]] = None
-             ) -> Dict[str, Any]:
+             candidate_host: Optional[str] = None, sections: Optional[Sequence[str]] = None,
+             on_progress: Optional[RunProgress] = None) -> Dict[str, Any]:
         from tb_plugin_advisor.diff.compare import diff_reports
 
         base = self._session(baseline, "baseline")
         cand = self._session(candidate, "candidate")
-        before = self._report(base, baseline_host, "baseline")
-        after = self._report(cand, candidate_host, "candidate")
+        before = self._report(base, baseline_host, "baseline", on_progress)
+        after = self._report(cand, candidate_host, "candidate", on_progress)
         return diff_sections(diff_reports(before, after), sections)
 
-    def trend(self, runs: Sequence[str] = (), order: str = "time", with_captures: bool = False
-              ) -> Dict[str, Any]:
+    def trend(self, runs: Sequence[str] = (), order: str = "time", with_captures: bool = False,
+              on_progress: Optional[RunProgress] = None) -> Dict[str, Any]:
         from tb_plugin_advisor.trend.build import trend_of
         from tb_plugin_advisor.trend.select import select_series
 
@@ -187,7 +192,7 @@ class AdvisorTools:
         series = select_series(self._scan().sessions, patterns, order, self.logdir)
         sessions = list({s.run: s for _, group in series for s in group}.values())
         with self._analysis:
-            outcomes, from_cache = ReportDoor(self.cache).reports(sessions)
+            outcomes, from_cache = ReportDoor(self.cache).reports(sessions, on_progress)
         trend = trend_of(series, outcomes)
         trend["cache"] = dict(self.cache.stats(), served=from_cache, captures=len(sessions))
         return trend_change_points(trend, with_captures)
@@ -195,7 +200,9 @@ class AdvisorTools:
     def doctor(self) -> Dict[str, Any]:
         from tb_plugin_advisor.sources.doctor.diagnose import diagnose_scan
 
-        return diagnose_scan(self._scan()).to_json()
+        with self._analysis:  # doctor reads the head of every profile
+            return diagnose_scan(self._scan()).to_json()
 
-    def evidence_spans(self, run: str, recommendation_id: str, host: Optional[str] = None) -> Dict[str, Any]:
-        return evidence_of(self._report(self._session(run), host), recommendation_id)
+    def evidence_spans(self, run: str, recommendation_id: str, host: Optional[str] = None,
+                       on_progress: Optional[RunProgress] = None) -> Dict[str, Any]:
+        return evidence_of(self._report(self._session(run), host, on_progress=on_progress), recommendation_id)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Dict, List
+from typing import Any, AsyncIterator, Dict, List, Optional
 
 import pytest
 from paths import H200
@@ -51,8 +51,12 @@ class Agent:
     def __init__(self, session: ClientSession):
         self.session = session
 
-    async def call(self, tool: str, **arguments: Any) -> tuple:
-        result = await self.session.call_tool(tool, arguments)
+    async def call(self, tool: str, progress: Optional[list] = None, **arguments: Any) -> tuple:
+        async def on_progress(done: float, total: Optional[float], message: Optional[str]) -> None:
+            progress.append((done, total, message))
+
+        result = await self.session.call_tool(tool, arguments,
+                                              progress_callback=on_progress if progress is not None else None)
         assert len(result.content) == 1
         return bool(result.is_error), result.content[0].text
 
@@ -205,10 +209,13 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_answering(tmp_path):
                 "bad_id": await agent.call("evidence_spans", run=good.name, recommendation_id="no.such"),
                 "bad_pattern": await agent.call("trend", runs=["/etc/*"]),
             }
-            answers["still_up"] = await agent.call("report", run=good.name)
+            answers["still_up"] = await agent.call("report", run=good.name, progress=progress)
             return answers
 
+    progress: list = []
     answers = run_async(test)
+    size = sum(f.stat().st_size for f in (logdir / good.name).iterdir())
+    assert progress and progress[-1] == (size, size, "reading profiles")  # bytes read, for a client's timeout
     for name, (failed, text) in answers.items():
         if name == "still_up":
             assert not failed and json.loads(text)["run"].startswith(good.name)

@@ -36,8 +36,12 @@ def sample_tools() -> AdvisorTools:
 @pytest.fixture(scope="module")
 def sample_report(sample_tools: AdvisorTools) -> dict:
     """The whole report of the bundled input-bound run, built the way the CLI builds it."""
-    session = sample_tools._session("run1_naive")
-    return sample_tools._report(session, None)
+    from tb_plugin_advisor.report.door import ReportDoor
+    from tb_plugin_advisor.sources.discovery import scan_logdir
+    from tb_plugin_advisor.sources.runs import find_run
+
+    session = find_run(scan_logdir(sample_tools.logdir), "run1_naive")
+    return ReportDoor(ReportCache(None)).report(session)[0]
 
 
 @pytest.mark.parametrize("name", ["run1_naive", "train/2024_01_01_00_00_00", "a b/c.d", "run-x/"])
