@@ -96,10 +96,10 @@ def build_server(tools: AdvisorTools) -> MCPServer:
 
     @tool
     def list_runs() -> CallToolResult:
-        """List the profile runs under the server's logdir: {"runs": [{"run", "hosts", "format"
-        ("xspace" TF/JAX, "kineto" PyTorch …), "size_bytes", "framework", "analysed" (whether the
-        Advisor reads it)}]}. Call this first; pass a `run` from it to report, diff, evidence_spans
-        or trend. A run you expect is missing or not analysed? Call doctor."""
+        """List the profile runs under the server's logdir: {"runs": [{"run", "hosts", "format" (of
+        its files), "size_bytes", "framework", "analysed" (whether the Advisor reads that format)}]}.
+        Call this first; pass a `run` from it to report, diff, evidence_spans or trend. A run you
+        expect is missing or not analysed? Call doctor."""
         return answer(tools.list_runs)
 
     @tool
