@@ -67,12 +67,12 @@ class Agent:
 
 
 @asynccontextmanager
-async def mcp_server(logdir: Path) -> AsyncIterator[Agent]:
+async def mcp_server(logdir: Path, *options: str) -> AsyncIterator[Agent]:
     """`tb-advisor mcp LOGDIR` with this checkout's package and the suite's cache setting (the stdio
     client passes only a safe default environment otherwise)."""
     env = {k: os.environ[k] for k in ("PYTHONPATH", "TB_ADVISOR_CACHE_DIR") if k in os.environ}
-    params = StdioServerParameters(command=sys.executable, env=env,
-                                   args=["-m", "tb_plugin_advisor.views.cli.main", "mcp", str(logdir)])
+    command = ["-m", "tb_plugin_advisor.views.cli.main", "mcp", str(logdir), *options]
+    params = StdioServerParameters(command=sys.executable, env=env, args=command)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield Agent(session)
@@ -229,3 +229,16 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_answering(tmp_path):
     for name in ("dotdot", "absolute", "bad_pattern"):
         assert "not a run name" in answers[name][1] and "list_runs" in answers[name][1], answers[name]
     assert "no.such" in answers["bad_id"][1]
+
+
+def test_the_size_cap_is_the_clis():
+    """`--max-profile-mb` caps what the tools read, with the CLI's words for a file over it."""
+    run = sorted(p.name for p in H200.iterdir() if p.name.startswith("mlp_"))[0]
+
+    async def test():
+        async with mcp_server(H200, "--max-profile-mb", "0.1") as agent:
+            return await agent.call("report", run=run)
+
+    failed, text = run_async(test)
+    assert failed and "--max-profile-mb" in text
+    assert text == cli_error("report", str(H200), "--run", run, "--max-profile-mb", "0.1")
