@@ -7,8 +7,8 @@ chosen by the caller, with defaults that answer "what is wrong and what do I cha
 Every value kept is exactly what `tb-advisor … --format json` writes for the same run.
 
 Run names are looked up among the runs discovery found, never opened as paths: a name that is a path
-(absolute, `..`, a URL) is refused with an error saying what is accepted. Every failure is an
-AdvisorError whose message is the CLI's one line; the server turns it into a tool error.
+(absolute, `..`, a URL) is refused with an error saying what is accepted. Every failure on purpose is
+an AdvisorError whose message is the CLI's one line; the server turns it into a tool error.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from tb_plugin_advisor.sources.session import Session
 REPORT_IDENTITY = ("schema", "run", "hosts", "host")
 # Every key of the report a caller may name (report/sections.py, docs/ARCHITECTURE.md §2).
 REPORT_SECTIONS: Tuple[str, ...] = tuple(s.key for s in SECTIONS)
-# What a report answers by default: the verdict and what to change (measured under 8 KB of JSON on
-# every committed H200 capture once each recommendation's evidence spans are left to
-# `evidence_spans`, which they would take past 11 KB).
+# What a report answers by default: the verdict and what to change, in at most 4.6 KB of JSON on the
+# committed H200 captures (tests hold it under 8 KB) once each recommendation's evidence spans are
+# left to the `evidence_spans` tool; with them it reaches 12 KB.
 DEFAULT_REPORT_SECTIONS = ("verdict", "recommendations")
 
 DIFF_IDENTITY = ("schema", "baseline", "candidate", "baseline_hosts", "candidate_hosts")
@@ -45,9 +45,6 @@ DEFAULT_DIFF_SECTIONS = ("step_time", "breakdown_delta_ms", "significant_change"
 # (one row of figures each) on request.
 DEFAULT_TREND_SERIES_KEYS = ("run", "change_points", "noise_pct", "newest_change", "notes")
 TREND_CAPTURES = "captures"
-
-# The deeper views whose findings carry evidence spans, beside the recommendations.
-FINDING_VIEWS = ("kernel_stats", "memory", "collectives", "roofline")
 
 ACCEPTED_RUN_NAMES = ("a run name as list_runs gives it, a unique start of one, or its run directory's "
                       "name, relative to the server's logdir")
