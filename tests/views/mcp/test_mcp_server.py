@@ -105,8 +105,9 @@ def test_the_tools_say_what_they_return_and_what_to_call_next(tmp_path):
     run_async(test)
 
 
-def _check_against_cli(logdir: Path, run_dirs: List[str]) -> None:
-    """Every tool on `logdir` against the CLI's JSON for the runs in `run_dirs` (the first two diffed)."""
+def _check_against_cli(logdir: Path, run_dirs: List[str], trend_runs: List[str] = ()) -> Dict[str, Any]:
+    """Every tool on `logdir` against the CLI's JSON for the runs in `run_dirs` (the first two diffed),
+    the trend over the series `trend_runs` picks (every run directory when none)."""
     async def test():
         async with mcp_server(logdir) as agent:
             listed = await agent.json("list_runs")
@@ -118,7 +119,7 @@ def _check_against_cli(logdir: Path, run_dirs: List[str]) -> None:
                 "sections": await agent.json("report", run=runs[0], sections=SOME_SECTIONS),
                 "diff": await agent.json("diff", baseline=runs[0], candidate=runs[1]),
                 "diff_ops": await agent.json("diff", baseline=runs[0], candidate=runs[1], sections=["ops"]),
-                "trend": await agent.json("trend"),
+                "trend": await agent.json("trend", runs=list(trend_runs)),
                 "doctor": await agent.json("doctor"),
             }, await _spans(agent, runs)
 
@@ -144,12 +145,14 @@ def _check_against_cli(logdir: Path, run_dirs: List[str]) -> None:
     for key in answers["diff"]["sections"]:
         assert answers["diff"][key] == whole_diff[key], key
     assert answers["diff_ops"]["ops"] == whole_diff["ops"]
-    whole_trend = cli_json("trend", str(logdir), "--format", "json")
+    picks = [arg for pattern in trend_runs for arg in ("--run", pattern)]
+    whole_trend = cli_json("trend", str(logdir), *picks, "--format", "json")
     assert [s["run"] for s in answers["trend"]["series"]] == [s["run"] for s in whole_trend["series"]]
     for got, whole in zip(answers["trend"]["series"], whole_trend["series"]):
         assert got["change_points"] == whole["change_points"] and got["noise_pct"] == whole["noise_pct"]
         assert "captures" not in got
     assert answers["doctor"] == cli_json("doctor", str(logdir), "--json")
+    return answers
 
 
 async def _spans(agent: Agent, runs: List[str]):
@@ -169,6 +172,14 @@ def test_tf_profiles_answer_as_the_cli_does(tf_profiles):
 
 def test_torch_traces_answer_as_the_cli_does(torch_traces):
     _check_against_cli(torch_traces.logdir, ["slow_loader", "fast_loader"])
+
+
+@pytest.mark.sweep
+def test_h200_captures_answer_as_the_cli_does():
+    answers = _check_against_cli(H200, ["resnet50_fp32_workers0", "resnet50_fp32_workers8"],
+                                 trend_runs=["resnet50_fp32_workers8*", "resnet50_fp32_workers0"])
+    (series,) = answers["trend"]["series"]
+    assert series["change_points"] and series["change_points"][0]["cause"]["summary"]
 
 
 @pytest.mark.sweep
