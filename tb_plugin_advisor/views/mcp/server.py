@@ -9,6 +9,7 @@ server's stderr log. Nothing here writes: the tools only read the logdir and the
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import time
@@ -71,7 +72,9 @@ def progress_to(ctx: Context, interval_s: float = PROGRESS_INTERVAL_S) -> RunPro
         if done < total and now - last[0] < interval_s:
             return
         last[0] = now
-        anyio.from_thread.run(ctx.report_progress, float(done), float(total), "reading profiles")
+        # off the tool's worker thread anyio refuses: progress is a courtesy, the answer is what counts
+        with contextlib.suppress(RuntimeError):
+            anyio.from_thread.run(ctx.report_progress, float(done), float(total), "reading profiles")
 
     return on_progress
 

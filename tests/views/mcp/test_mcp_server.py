@@ -115,6 +115,7 @@ def _check_against_cli(logdir: Path, run_dirs: List[str], trend_runs: List[str] 
             runs[:] = [next(n for n in names if n.split("/")[0] == d) for d in run_dirs]
             return {
                 "list": listed,
+                "progress": await agent.call("report", progress=progress, run=runs[0]),
                 "reports": {run: await agent.json("report", run=run) for run in runs},
                 "sections": await agent.json("report", run=runs[0], sections=SOME_SECTIONS),
                 "diff": await agent.json("diff", baseline=runs[0], candidate=runs[1]),
@@ -124,7 +125,9 @@ def _check_against_cli(logdir: Path, run_dirs: List[str], trend_runs: List[str] 
             }, await _spans(agent, runs)
 
     runs: List[str] = []
+    progress: list = []
     answers, spans = run_async(test)
+    assert not answers["progress"][0] and progress and progress[-1][0] == progress[-1][1] > 0
     assert all(r["analysed"] for r in answers["list"]["runs"] if r["run"] in runs)
     for run in runs:
         whole = cli_json("report", str(logdir), "--run", run, "--format", "json")
