@@ -5,6 +5,7 @@ from pathlib import Path
 from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
+MCP_SDK = "mcp>=2.3,<3; python_version >= '3.10'"
 
 setup(
     name="tb-plugin-advisor",
@@ -50,6 +51,9 @@ setup(
         "dask": ["dask[distributed]>=2022.1"],
         # s3:// logdirs through TensorBoard's own S3 filesystem (it uses boto3).
         "s3": ["boto3"],
+        # `tb-advisor mcp`: the Model Context Protocol server for coding agents. The SDK's major is
+        # pinned (its 2.x renamed the server class and changed the client); it needs Python 3.10.
+        "mcp": [MCP_SDK],
         # bench/bench_pod.py: process-tree memory sampling, the Dask and S3 modes.
         "bench": ["psutil", "dask[distributed]>=2022.1", "moto[server]>=5", "boto3"],
         "test": [
@@ -64,6 +68,7 @@ setup(
             "dask[distributed]>=2022.1",
             "moto[server]>=5",
             "boto3",
+            MCP_SDK,
         ],
     },
     entry_points={

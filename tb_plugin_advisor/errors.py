@@ -30,3 +30,9 @@ class ProfileTooLargeError(ProfileReadError):
 
 class ProfileMissingError(ProfileReadError):
     """The file is not there (any more): HTTP 404, not 422."""
+
+
+def error_line(exc: BaseException) -> str:
+    """The one line a user or an agent reads for a failure on purpose: the CLI prints it on stderr,
+    the MCP server answers it as a tool error."""
+    return f"tb-advisor: error: {exc}"

@@ -41,6 +41,8 @@ COSTLY_MODULES = frozenset({
     # run the CLI, the golden outputs or the demo as processes, or fuzz for thousands of rounds
     "test_golden_outputs", "test_fuzz", "test_fuzz_kineto", "test_bomb_peak", "test_demo", "test_progress",
     "test_cli_cache", "test_api_service", "test_hostpool",
+    # start `tb-advisor mcp` and drive it with the MCP SDK's client
+    "test_mcp_server",
 })
 
 

@@ -12,7 +12,7 @@ import sys
 from typing import Optional, Sequence
 
 from tb_plugin_advisor import __version__
-from tb_plugin_advisor.errors import AdvisorError
+from tb_plugin_advisor.errors import AdvisorError, error_line
 from tb_plugin_advisor.views.export.markup import terminal_safe
 
 # subcommand -> (module under tb_plugin_advisor.views.cli.commands, one-line help)
@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "report": ("report", "diagnose one profile run: bottleneck, precision, Tensor Cores, recommendations"),
     "diff": ("diff", "compare two profile runs per step, per category and per op"),
     "trend": ("trend", "many captures of one job in order: where the series changed, and why"),
+    "mcp": ("mcp", "serve the Advisor's answers to coding agents over the Model Context Protocol (stdio)"),
     "demo": ("demo", "start TensorBoard with the Advisor on the bundled sample logdir"),
 }
 
@@ -70,7 +71,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _set_profile_cap(parser, args.max_profile_mb)
         return int(args._run(args) or 0)
     except AdvisorError as exc:  # bad input: one line that says what and where, no traceback
-        print(f"tb-advisor: error: {terminal_safe(str(exc))}", file=sys.stderr)
+        print(terminal_safe(error_line(exc)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
