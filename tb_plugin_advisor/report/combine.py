@@ -475,8 +475,8 @@ def _memory(parts: List[Found[MemoryTimeline]], hosts: Pool) -> PooledMemory:
 
 @dataclass
 class PooledCollectiveType:
-    """One collective type over the hosts that run it: calls and time summed, figures per step and
-    bandwidths the mean over those hosts."""
+    """One collective type over the hosts that run it: calls (those with a known message size too) and
+    time summed, figures per step and bandwidths the mean over those hosts."""
 
     kind: str
     on_host: List[Tuple[Collectives, TypeStats]] = field(default_factory=list)
@@ -500,6 +500,7 @@ class PooledCollectiveType:
             "per_step_ms": mean(lambda c, t: c.per_step(t.steady_ns)),
             "exposed_per_step_ms": mean(lambda c, t: c.per_step(t.steady_exposed_ns)),
             "calls_per_step": mean(lambda c, t: c.calls_per_step(t)),
+            "sized_calls": sum(t.sized_calls for t in types),
             "algbw_gbps": mean(lambda c, t: t.algbw_gbps),
             "busbw_gbps": mean(lambda c, t: t.busbw_gbps),
             "mean_message_bytes": mean(lambda c, t: t.mean_message_bytes),

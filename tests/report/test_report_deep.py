@@ -256,6 +256,7 @@ def test_pooled_collectives_average_per_step_over_the_hosts_that_run_them():
     assert list(by_type) == ["all_reduce", "reduce_scatter"]  # 3 ms, then 2 ms per step
     assert by_type["all_reduce"]["per_step_ms"] == 3.0 and by_type["all_reduce"]["hidden_pct"] == 0.0
     assert by_type["reduce_scatter"]["hidden_pct"] == 100.0 and by_type["reduce_scatter"]["group_size"] == 8.0
+    assert by_type["all_reduce"]["sized_calls"] == by_type["all_reduce"]["calls"] == 5  # every size known
     assert [(f["id"], f["host"]) for f in out["findings"]] == [("collectives.exposed", "busy")]
 
 
