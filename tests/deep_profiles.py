@@ -89,11 +89,11 @@ def write_gpu_run(logdir: Path, run: str = "gpu_synthetic", host: str = "gpu-hos
 def deep_section(profile, key: str, steps=None):
     """One deeper view of `profile` as the report shows it (its JSON, ending with its findings):
     the analysis, then the advice engine's findings over it (report/sections.py's table)."""
-    from tb_plugin_advisor.report.combine import Found, found_json
+    from tb_plugin_advisor.report.combine import Found
 
     section = _section(key)
     view = getattr(_views(profile, steps), key)
-    return found_json(Found(view, section.findings(view)))
+    return Found(view, section.findings(view)).to_json()
 
 
 def deep_findings(profile, key: str):

@@ -5,7 +5,8 @@ that a reorganisation of the package must keep byte for byte.
     python tests/golden_outputs.py check DIR     # compare with DIR; prints the first differences
 
 The inputs are the bundled sample logdir, every profile of the shared corpus (../shared/corpus, when
-present) and synthetic profiles built in code (tests/synth*.py, deep_profiles.py, pod_synth.py). The
+present), synthetic profiles built in code (tests/synth*.py, deep_profiles.py, pod_synth.py) and runs
+of several hosts for the pooled deeper views (tests/captures/h200 read as hosts of one run). The
 outputs are what `tb-advisor` prints: report, diff and doctor JSON, and the text, Markdown and HTML
 renderings of a subset. It goes through the CLI's `main` only, so it does not care where the
 package's modules live.
@@ -73,6 +74,22 @@ def _synthetic_logdir(root: Path) -> Path:
     return logdir
 
 
+def _pooled_logdir(root: Path) -> Path:
+    """Runs of several hosts whose deeper views are pooled: the synthetic GPU run (collectives,
+    memory, roofline) on two hosts, and the two H200 JAX captures read as the two hosts of one run."""
+    import deep_profiles
+
+    logdir = root / "pooled"
+    for host in ("gpu-a", "gpu-b"):
+        deep_profiles.write_gpu_run(logdir, "gpu_deep_pair", host=host)
+    session = logdir / "h200_jax_pair" / "plugins" / "profile" / "2026_11_27_09_23_36"
+    session.mkdir(parents=True)
+    for capture, host in (("jax_mlp", "fast"), ("jax_mlp_slow_input", "slow")):
+        shutil.copyfile(next((HERE / "captures" / "h200" / capture).rglob("*.xplane.pb")),
+                        session / f"{host}.xplane.pb")
+    return logdir
+
+
 FIXED_MTIME = 1_700_000_000  # every input file gets it: a checkout's or a copy's times must not matter
 
 
@@ -87,10 +104,11 @@ def cases(root: Path) -> Dict[str, Callable[[], str]]:
     sample = root / "sample"
     shutil.copytree(SAMPLE, sample)
     synthetic = _synthetic_logdir(root)
+    pooled = _pooled_logdir(root)
     corpus = root / "corpus"
     if CORPUS.is_dir():
         shutil.copytree(CORPUS, corpus, symlinks=True)
-    for directory in (sample, synthetic, corpus):
+    for directory in (sample, synthetic, pooled, corpus):
         if directory.is_dir():
             _fix_mtimes(directory)
     out: Dict[str, Callable[[], str]] = {}
@@ -128,6 +146,13 @@ def cases(root: Path) -> Dict[str, Callable[[], str]]:
             add(f"synthetic/diff.{base}.{cand}.{fmt}", ["diff", str(synthetic), base, cand, "--format", fmt,
                                                          "--workers", "1"])
     add("synthetic/doctor.json", ["doctor", str(synthetic), "--json"])
+
+    for run in ("gpu_deep_pair", "h200_jax_pair"):
+        add(f"pooled/report.{run}.json", ["report", str(pooled), "--run", run, "--format", "json",
+                                          "--workers", "1"])
+        add(f"pooled/sections.{run}.text",
+            ["report", str(pooled), "--run", run, "--workers", "1", "--section", "kernels", "--section",
+             "memory", "--section", "collectives", "--section", "roofline"])
 
     for path in _corpus_files(corpus):
         rel = str(path.relative_to(corpus))

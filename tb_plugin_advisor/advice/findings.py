@@ -1,7 +1,8 @@
 """The deeper views' findings (kernels, memory, collectives, roofline): the findings rules of
 advice/registry.py run by the one engine over each view's result, after the analyses
-(report/deep.py). A finding is the engine's one advice type, written as a finding's JSON
-(`Recommendation.to_finding_json`); the rules, their words and thresholds are in advice/rules/.
+(report/sections.py's `findings` column; over the whole run, report/combine.py). A finding is the
+engine's one advice type, written as a finding's JSON (`Recommendation.to_finding_json`); the rules,
+their words and thresholds are in advice/rules/.
 """
 
 from __future__ import annotations

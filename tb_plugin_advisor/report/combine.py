@@ -6,6 +6,8 @@ categories averaged over the pooled steps, shares weighted by each host's comput
 chosen where a section describes one thing (the input pipeline of the host that waits longest), op
 tables and recommendations merged, the deeper views merged by kernel, allocator, collective type and
 op. A one-host report is the trivial pooling: that host's own values, never passed through here.
+Poolings take the hosts' typed results and give typed results; nothing is rounded until the report
+is written (a pooled deeper view is a typed result whose `to_json` writes it, as the host's does).
 
 What it does not own: the analyses (analysis/), the advice (advice/), and which keys a report has or
 how they are written (sections.py).
@@ -14,7 +16,7 @@ how they are written (sections.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, List, NamedTuple, Optional, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -24,7 +26,10 @@ from tb_plugin_advisor.advice.findings import collective_findings
 from tb_plugin_advisor.advice.rules.collectives import STRAGGLER
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
-from tb_plugin_advisor.analysis.deep.collectives import skew_of
+from tb_plugin_advisor.analysis.deep.collectives import Collectives, TypeStats, device_rank, skew_of
+from tb_plugin_advisor.analysis.deep.kernel_stats import KernelStat, KernelStats
+from tb_plugin_advisor.analysis.deep.memory_timeline import AllocatorMemory, MemoryTimeline
+from tb_plugin_advisor.analysis.deep.roofline import CostedOp, Roofline
 from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
 from tb_plugin_advisor.analysis.step_time.ops import OpRow
@@ -75,10 +80,17 @@ class RunSteps:
 
 @dataclass(frozen=True)
 class Found(Generic[T]):
-    """A section's analysis and the advice engine's findings over it."""
+    """A section's analysis of one host and the advice engine's findings over it (a deeper view)."""
 
     view: T
     findings: List[Recommendation]
+    host: str = ""
+
+    def to_json(self) -> Dict[str, Any]:
+        """The view's JSON, ending with its findings."""
+        out = self.view.to_json()  # type: ignore[attr-defined]
+        out["findings"] = [f.to_finding_json() for f in self.findings]
+        return out
 
 
 # -- the shared intermediates --------------------------------------------------------------------------
@@ -327,189 +339,284 @@ STRAGGLERS = Pooling("the hosts whose step time or input wait stands out from th
 
 
 # -- the deeper views ---------------------------------------------------------------------------------
-# Merged as the JSON of each host's section (the section's analysis as JSON, ending with its findings).
+# Each host's value is its view's analysis and the findings over it (a Found); the hosts' views pool
+# into a typed result that keeps every host's own objects and writes its JSON, rounded there only.
+# Every row and finding the pooled JSON takes from a host names that host.
 
 
 def _mean(values: List[Optional[float]]) -> Optional[float]:
     known = [v for v in values if v is not None]
-    return round(sum(known) / len(known), 2) if known else None
+    return sum(known) / len(known) if known else None
 
 
-def _weighted(pairs: List[Tuple[float, float]]) -> float:
+def _weighted_mean(pairs: List[Tuple[float, float]]) -> Optional[float]:
+    """Σ value × weight ÷ Σ weight over (value, weight) pairs; None without weight."""
     total = sum(w for _, w in pairs)
-    return round(sum(v * w for v, w in pairs) / total, 2) if total else 0.0
+    return sum(v * w for v, w in pairs) / total if total else None
 
 
-def _summary_of(section: Dict[str, Any]) -> Dict[str, Any]:
-    return {k: v for k, v in section.items() if k not in ("kernels", "findings")}
+def _findings_json(parts: List[Found[Any]]) -> List[Dict[str, Any]]:
+    """Every host's findings in host order, each naming its host."""
+    return [dict(f.to_finding_json(), host=p.host) for p in parts for f in p.findings]
 
 
-def _merged_kernels(sections: List[Dict[str, Any]], hosts: Pool) -> Dict[str, Any]:
-    per_host = [(r.host, s) for r, s in zip(hosts.reports, sections)]
-    rows: Dict[str, Dict[str, Any]] = {}
-    for host, out in per_host:
-        for k in out["kernels"]:
-            row = rows.get(k["name"])
-            if row is None:
-                rows[k["name"]] = dict(k, hosts=[host])
-                continue
-            total = row["total_ms"] + k["total_ms"]
-            for key in ("occupancy_pct", "tensor_core_pct"):
-                if row.get(key) is not None and k.get(key) is not None and total > 0:
-                    row[key] = round((row[key] * row["total_ms"] + k[key] * k["total_ms"]) / total, 2)
-            row["launches"] += k["launches"]
-            row["total_ms"] = round(total, 4)
-            row["min_us"] = min(row["min_us"], k["min_us"])
-            row["max_us"] = max(row["max_us"], k["max_us"])
-            row["mean_us"] = round(1e3 * total / row["launches"], 3) if row["launches"] else 0.0
-            row["devices"] += k["devices"]
-            row["hosts"].append(host)
-            for key in ("per_step_ms", "launches_per_step"):  # per step on each host: the mean over hosts
-                if row.get(key) is not None and k.get(key) is not None:
-                    n = len(row["hosts"])
-                    row[key] = round((row[key] * (n - 1) + k[key]) / n, 4)
-    summaries = [out for _, out in per_host]
-    grand = sum(s["total_ms"] for s in summaries) or 1.0
-    merged = sorted(rows.values(), key=lambda r: (-r["total_ms"], r["name"]))
-    for row in merged:
-        row["time_pct"] = round(100.0 * row["total_ms"] / grand, 3)
-    occupancy = [(s["occupancy_pct"], s["total_ms"]) for s in summaries if s["occupancy_pct"] is not None]
-    occ_time = sum(t for _, t in occupancy)
-    return {
-        "launches": sum(s["launches"] for s in summaries),
-        "distinct": len(rows),
-        "total_ms": round(sum(s["total_ms"] for s in summaries), 4),
-        "steps": sum(s["steps"] for s in summaries),
-        "launches_per_step": _mean([s["launches_per_step"] for s in summaries]),
-        "tiny_launch_pct": _weighted([(s["tiny_launch_pct"], s["launches"]) for s in summaries]),
-        "tiny_time_pct": _weighted([(s["tiny_time_pct"], s["total_ms"]) for s in summaries]),
-        "occupancy_pct": round(sum(o * t for o, t in occupancy) / occ_time, 2) if occ_time else None,
-        "tensor_core_time_pct": _weighted([(s["tensor_core_time_pct"], s["total_ms"]) for s in summaries]),
-        "kernels": merged[:KERNEL_STATS_TOP],
-        "findings": [dict(f, host=host) for host, out in per_host for f in out["findings"]],
-        "per_host": [dict(host=host, **_summary_of(out)) for host, out in per_host],
-    }
+@dataclass
+class PooledKernel:
+    """One kernel name over the hosts that list it: launches and time summed, the shortest and longest
+    launch, occupancy and Tensor Core use weighted by each host's time in it, per-step figures the mean
+    over those hosts (each host's per its own steps); its launch shape is the first host's."""
+
+    name: str
+    rows: List[Tuple[str, KernelStats, KernelStat]] = field(default_factory=list)  # host, its view, its row
+
+    @property
+    def total_ns(self) -> int:
+        return sum(k.total_ns for _, _, k in self.rows)
+
+    def to_json(self, run_total_ns: int) -> Dict[str, Any]:
+        _, first_view, first = self.rows[0]
+        kernels = [k for _, _, k in self.rows]
+        launches, total = sum(k.launches for k in kernels), self.total_ns
+        with_steps = [(v, k) for _, v, k in self.rows if v.steps]
+        # weighted by each host's time in the kernel; the first host's where no time weighs
+        occupancy = _weighted_mean([(k.occupancy_pct, k.total_ns) for k in kernels
+                                    if k.occupancy_pct is not None])
+        tensor_cores = _weighted_mean([(k.tensor_core_pct, k.total_ns) for k in kernels])
+        return dict(
+            first_view.row_json(first),
+            launches=launches,
+            total_ms=rounded(total / 1e6),
+            time_pct=rounded(100.0 * total / (run_total_ns or 1), 3),
+            mean_us=rounded(total / launches / 1e3, 3) if launches else 0.0,
+            min_us=rounded(min(k.min_ns for k in kernels) / 1e3, 3),
+            max_us=rounded(max(k.max_ns for k in kernels) / 1e3, 3),
+            per_step_ms=rounded(_mean([k.steady_ns / 1e6 / v.steps for v, k in with_steps])),
+            launches_per_step=rounded(_mean([k.steady_launches / v.steps for v, k in with_steps]), 3),
+            occupancy_pct=rounded(first.occupancy_pct if occupancy is None else occupancy, 2),
+            tensor_core_pct=rounded(first.tensor_core_pct if tensor_cores is None else tensor_cores, 2),
+            devices=sum(k.devices for k in kernels),
+            hosts=[host for host, _, _ in self.rows],
+        )
 
 
-def _merged_memory(sections: List[Dict[str, Any]], hosts: Pool) -> Dict[str, Any]:
-    per_host = [(r.host, s) for r, s in zip(hosts.reports, sections)]
-    allocators = [dict(a, host=host) for host, out in per_host for a in out["allocators"]]
-    allocators.sort(key=lambda a: (a["kind"] != "device", -a["peak_bytes"], a["host"], a["allocator"]))
-    main = allocators[0] if allocators else None
-    return {
-        "allocators": allocators,
-        "main_allocator": f"{main['host']}:{main['allocator']}" if main else None,
-        "peak_bytes": main["peak_bytes"] if main else None,
-        "findings": [dict(f, host=host) for host, out in per_host for f in out["findings"]],
-    }
+@dataclass
+class PooledKernelStats:
+    """The run's kernel statistics: every host's listed kernels merged by name, its sums over every
+    host (shares weighted by each host's launches or kernel time, per-step figures the mean over the
+    hosts), each host's own summary."""
+
+    parts: List[Found[KernelStats]]
+    kernels: List[PooledKernel]  # every name a host lists, by total time descending, then name
+
+    def to_json(self) -> Dict[str, Any]:
+        views = [p.view for p in self.parts]
+        launches = sum(s.launches for s in views)
+        total = sum(s.total_ns for s in views)
+        with_steps = [s for s in views if s.steps]
+        occupancy = [(s.sums.occupancy_weighted / s.sums.occupancy_ns, s.total_ns)
+                     for s in views if s.sums.occupancy_ns]
+        return {
+            "launches": launches,
+            "distinct": len(self.kernels),
+            "total_ms": rounded(total / 1e6),
+            "steps": sum(s.steps for s in views),
+            "launches_per_step": rounded(_mean([s.sums.steady_launches / s.steps for s in with_steps]), 2),
+            "tiny_launch_pct": rounded(100.0 * sum(s.sums.tiny_launches for s in views) / launches, 2)
+            if launches else 0.0,
+            "tiny_time_pct": rounded(100.0 * sum(s.sums.tiny_ns for s in views) / total, 2) if total else 0.0,
+            "occupancy_pct": rounded(_weighted_mean(occupancy), 2),
+            "tensor_core_time_pct": rounded(sum(s.sums.tensor_core_weighted for s in views) / total, 2)
+            if total else 0.0,
+            "kernels": [k.to_json(total) for k in self.kernels[:KERNEL_STATS_TOP]],
+            "findings": _findings_json(self.parts),
+            "per_host": [dict(host=p.host, **{k: v for k, v in p.view.to_json().items() if k != "kernels"})
+                         for p in self.parts],
+        }
 
 
-def _collective_summary(c: Dict[str, Any]) -> Dict[str, Any]:
-    return {k: v for k, v in c.items() if k not in ("types", "per_device", "findings")}
+def _kernel_stats(parts: List[Found[KernelStats]], hosts: Pool) -> PooledKernelStats:
+    by_name: Dict[str, PooledKernel] = {}
+    for p in parts:
+        for k in p.view.kernels[:KERNEL_STATS_TOP]:  # the rows the host lists
+            by_name.setdefault(k.name, PooledKernel(k.name)).rows.append((p.host, p.view, k))
+    kernels = sorted(by_name.values(), key=lambda k: (-k.total_ns, k.name))
+    return PooledKernelStats(parts, kernels)
 
 
-def _merged_collectives(sections: List[Dict[str, Any]], hosts: Pool) -> Dict[str, Any]:
-    parts = [(r.host, s) for r, s in zip(hosts.reports, sections)]
-    active = [(h, c) for h, c in parts if c["calls"]]
-    types: Dict[str, Dict[str, Any]] = {}
-    for _, c in active:
-        for t in c["types"]:
-            empty = {"type": t["type"], "calls": 0, "total_ms": 0.0, "exposed_ms": 0.0}
-            row = types.setdefault(t["type"], empty)
-            row["calls"] += t["calls"]
-            row["total_ms"] = round(row["total_ms"] + t["total_ms"], 4)
-            row["exposed_ms"] = round(row["exposed_ms"] + t["exposed_ms"], 4)
-            for key in ("per_step_ms", "exposed_per_step_ms", "calls_per_step", "algbw_gbps", "busbw_gbps",
-                        "mean_message_bytes", "group_size"):
-                row.setdefault(f"_{key}", []).append(t.get(key))
-    for row in types.values():
-        for key in [k for k in row if k.startswith("_")]:
-            row[key[1:]] = _mean(row.pop(key))
-        row["hidden_pct"] = (round(100.0 * (row["total_ms"] - row["exposed_ms"]) / row["total_ms"], 2)
-                             if row["total_ms"] else None)
-    total = sum(c["total_ms"] for _, c in active)
-    exposed = sum(c["exposed_ms"] for _, c in active)
-    ranks = [(f"{h}:{d['device']}", d["compute_per_step_ms"], d["per_step_ms"])
-             for h, c in active for d in c["per_device"] if d.get("compute_per_step_ms") is not None]
-    merged = {
-        "calls": sum(c["calls"] for _, c in active),
-        "total_ms": round(total, 4),
-        "exposed_ms": round(exposed, 4),
-        "hidden_pct": round(100.0 * (total - exposed) / total, 2) if total else None,
-        "steps": sum(c["steps"] for _, c in parts),
-        "devices_with_collectives": sum(c["devices_with_collectives"] for _, c in parts),
-        "per_step_ms": _mean([c["per_step_ms"] for _, c in active]),
-        "exposed_per_step_ms": _mean([c["exposed_per_step_ms"] for _, c in active]),
-        "exposed_step_pct": _mean([c["exposed_step_pct"] for _, c in active]),
-        "types": sorted(types.values(), key=lambda t: -t["total_ms"]),
-        "per_device": [dict(d, host=h) for h, c in parts for d in c["per_device"]],
-        "skew": skew_of(ranks),
-        "per_host": [dict(host=h, **_collective_summary(c)) for h, c in parts],
-    }
-    host_findings = [dict(f, host=h) for h, c in parts for f in c["findings"]
-                     if f["id"] != STRAGGLER.id]
-    run_straggler = [f.to_finding_json() for f in collective_findings({"skew": merged["skew"]})]
-    merged["findings"] = host_findings + run_straggler
-    return merged
+class HostAllocator(NamedTuple):
+    host: str
+    memory: AllocatorMemory
+    origin_ns: int  # the host's time origin: its times are written from it
 
 
-def _merged_roofline(sections: List[Dict[str, Any]], hosts: Pool) -> Dict[str, Any]:
-    """FLOPs and time summed, MFU recomputed over every device of the run; each op row and finding
-    names its host (ops are not merged: hosts may hold different devices)."""
-    parts = [(r.host, s) for r, s in zip(hosts.reports, sections) if s]
-    active = [(h, r) for h, r in parts if r["ops"]]
-    if not active:
-        return parts[0][1] if parts else {}
-    first = active[0][1]
-    out = {k: v for k, v in first.items() if k not in ("ops", "findings", "per_step")}
-    devices = sum(r["devices"] for _, r in active)
-    flops = sum(r["model_flops"] or 0.0 for _, r in active)
-    # each host's achieved FLOP/s × its devices = its FLOP/s; the run's mean per device over all of them
-    rate = sum((r["achieved_tflops"] or 0.0) * r["devices"] for _, r in active)
-    achieved = rate / devices if devices else None
-    peak = first.get("peak_tflops")
-    # each host left out a rate above its device's fastest peak; their mean is then no figure either
-    impossible = any(r.get("mfu_impossible") for _, r in active)
-    if impossible:
-        achieved = None
-    out.update({
-        "devices": devices,
-        "hosts": len(active),
-        "model_flops": rounded(flops, 0),
-        "hardware_flops": rounded(sum(r["hardware_flops"] or 0.0 for _, r in active), 0),
-        "achieved_tflops": rounded(achieved, 6),
-        "mfu_pct": rounded(100.0 * achieved / peak if achieved is not None and peak else None, 4),
-        "mfu_impossible": impossible,
-        "ops": sorted([dict(op, host=h) for h, r in active for op in r["ops"]],
-                      key=lambda op: -op["total_ms"])[: ROOFLINE_TOP_OPS],
-        "uncosted_ops": sorted([dict(op, host=h) for h, r in active for op in r.get("uncosted_ops") or []],
-                               key=lambda op: -op["total_ms"])[: ROOFLINE_TOP_OPS],
-        "per_step": [],
-        "per_host": [dict(host=h, **{k: v for k, v in r.items() if k not in ("ops", "findings", "per_step",
-                                                                             "roofs", "uncosted_ops")})
-                     for h, r in parts],
-        "findings": [dict(f, host=h) for h, r in parts for f in r["findings"]],
-    })
-    return out
+@dataclass
+class PooledMemory:
+    """Every host's allocators, device allocators by peak first; the run is judged by the first."""
+
+    parts: List[Found[MemoryTimeline]]
+    allocators: List[HostAllocator]
+
+    def to_json(self) -> Dict[str, Any]:
+        main = self.allocators[0] if self.allocators else None
+        return {
+            "allocators": [dict(a.memory.to_json(a.origin_ns), host=a.host) for a in self.allocators],
+            "main_allocator": f"{main.host}:{main.memory.allocator}" if main else None,
+            "peak_bytes": main.memory.peak_bytes if main else None,
+            "findings": _findings_json(self.parts),
+        }
 
 
-def _as_json(merge: Callable[[List[Dict[str, Any]], Pool], Dict[str, Any]]
-             ) -> Callable[[List[Found[Any]], Pool], Dict[str, Any]]:
-    return lambda values, hosts: merge([found_json(v) for v in values], hosts)
+def _memory(parts: List[Found[MemoryTimeline]], hosts: Pool) -> PooledMemory:
+    allocators = [HostAllocator(p.host, a, p.view.origin_ns) for p in parts for a in p.view.allocators]
+    allocators.sort(key=lambda a: (a.memory.kind != "device", -a.memory.peak_bytes, a.host,
+                                   a.memory.allocator))
+    return PooledMemory(parts, allocators)
 
 
-def found_json(found: Found[Any]) -> Dict[str, Any]:
-    """A deeper view's JSON: its analysis', ending with its findings."""
-    out = found.view.to_json()
-    out["findings"] = [f.to_finding_json() for f in found.findings]
-    return out
+@dataclass
+class PooledCollectiveType:
+    """One collective type over the hosts that run it: calls (those with a known message size too) and
+    time summed, figures per step and bandwidths the mean over those hosts."""
+
+    kind: str
+    on_host: List[Tuple[Collectives, TypeStats]] = field(default_factory=list)
+
+    @property
+    def total_ns(self) -> int:
+        return sum(t.total_ns for _, t in self.on_host)
+
+    def to_json(self) -> Dict[str, Any]:
+        types = [t for _, t in self.on_host]
+        total, exposed = self.total_ns, sum(t.exposed_ns for t in types)
+
+        def mean(figure: Callable[[Collectives, TypeStats], Optional[float]]) -> Optional[float]:
+            return rounded(_mean([figure(c, t) for c, t in self.on_host]), 2)
+
+        return {
+            "type": self.kind,
+            "calls": sum(t.calls for t in types),
+            "total_ms": rounded(total / 1e6),
+            "exposed_ms": rounded(exposed / 1e6),
+            "per_step_ms": mean(lambda c, t: c.per_step(t.steady_ns)),
+            "exposed_per_step_ms": mean(lambda c, t: c.per_step(t.steady_exposed_ns)),
+            "calls_per_step": mean(lambda c, t: c.calls_per_step(t)),
+            "sized_calls": sum(t.sized_calls for t in types),
+            "algbw_gbps": mean(lambda c, t: t.algbw_gbps),
+            "busbw_gbps": mean(lambda c, t: t.busbw_gbps),
+            "mean_message_bytes": mean(lambda c, t: t.mean_message_bytes),
+            "group_size": mean(lambda c, t: t.group_size),
+            "hidden_pct": rounded(100.0 * (total - exposed) / total, 2) if total else None,
+        }
+
+
+@dataclass
+class PooledCollectives:
+    """The run's collectives: types summed over the hosts that run any, per-step figures the mean over
+    those hosts, every host's devices, the skew across every rank of the run."""
+
+    parts: List[Found[Collectives]]
+    types: List[PooledCollectiveType]  # by total time, descending
+    ranks: List[Tuple[str, float, float]]  # host:device, compute ms per step, collective ms per step
+    run_findings: List[Recommendation]  # over the whole run: the straggler rank across hosts
+
+    def to_json(self) -> Dict[str, Any]:
+        views = [p.view for p in self.parts]
+        active = [c for c in views if _runs_collectives(c)]
+        total, exposed = sum(c.total_ns for c in active), sum(c.exposed_ns for c in active)
+        return {
+            "calls": sum(t.calls for c in active for t in c.types.values()),
+            "total_ms": rounded(total / 1e6),
+            "exposed_ms": rounded(exposed / 1e6),
+            "hidden_pct": rounded(100.0 * (total - exposed) / total, 2) if total else None,
+            "steps": sum(c.steps for c in views),
+            "devices_with_collectives": sum(1 for c in views for d in c.devices if d.total_ns),
+            "per_step_ms": rounded(_mean([c.per_step(c.steady_ns) for c in active]), 2),
+            "exposed_per_step_ms": rounded(_mean([c.per_step(c.steady_exposed_ns) for c in active]), 2),
+            "exposed_step_pct": rounded(_mean([c.exposed_step_pct() for c in active]), 2),
+            "types": [t.to_json() for t in self.types],
+            "per_device": [dict(p.view.device_json(d), host=p.host)
+                           for p in self.parts for d in p.view.devices],
+            "skew": skew_of(self.ranks),
+            "per_host": [dict(host=p.host, **{k: v for k, v in p.view.to_json().items()
+                                              if k not in ("types", "per_device")}) for p in self.parts],
+            # each host's findings but its own straggler, which the run's replaces
+            "findings": [dict(f.to_finding_json(), host=p.host) for p in self.parts for f in p.findings
+                         if f.id != STRAGGLER.id] + [f.to_finding_json() for f in self.run_findings],
+        }
+
+
+def _runs_collectives(c: Collectives) -> bool:
+    return sum(t.calls for t in c.types.values()) > 0
+
+
+def _collectives(parts: List[Found[Collectives]], hosts: Pool) -> PooledCollectives:
+    active = [p for p in parts if _runs_collectives(p.view)]
+    by_kind: Dict[str, PooledCollectiveType] = {}
+    for p in active:
+        for t in sorted(p.view.types.values(), key=lambda t: -t.total_ns):  # as the host lists them
+            by_kind.setdefault(t.kind, PooledCollectiveType(t.kind)).on_host.append((p.view, t))
+    ranks = [(f"{p.host}:{name}", compute, comm) for p in active if p.view.steps
+             for name, compute, comm in (device_rank(d, p.view.steps) for d in p.view.devices)]
+    run_findings = collective_findings({"skew": skew_of(ranks)})
+    types = sorted(by_kind.values(), key=lambda t: -t.total_ns)
+    return PooledCollectives(parts, types, ranks, run_findings)
+
+
+@dataclass
+class PooledRoofline:
+    """The run's roofline over the hosts that cost any op: FLOPs and devices summed, the achieved rate
+    the mean per device over every device of the run, its MFU against the first such host's peak; op
+    rows listed per host (hosts may hold different devices), the rest of the first such host's view."""
+
+    parts: List[Found[Roofline]]
+    active: List[Found[Roofline]]  # the hosts that cost an op
+
+    def to_json(self) -> Dict[str, Any]:
+        first = self.active[0].view
+        out = {k: v for k, v in first.to_json().items() if k not in ("ops", "findings", "per_step")}
+        views = [p.view for p in self.active]
+        devices = sum(r.devices for r in views)
+        # a host whose rate is above its device's fastest peak left it out; the run's mean is no figure then
+        impossible = any(r.rate_impossible for r in views)
+        rate = sum((r.rate or 0.0) * r.devices for r in views)
+        achieved = rate / devices if devices and not impossible else None
+        peak, _ = first.peak(first.dominant or "unknown")
+
+        def listed(ops: Callable[[Roofline], List[CostedOp]],
+                   row: Callable[[Roofline, CostedOp], Dict[str, Any]]) -> List[Dict[str, Any]]:
+            """Every host's listed ops, the longest of the run, each written by its host."""
+            rows = sorted(((p, op) for p in self.active for op in ops(p.view)),
+                          key=lambda p_op: -p_op[1].time_ns)
+            return [dict(row(p.view, op), host=p.host) for p, op in rows[:ROOFLINE_TOP_OPS]]
+
+        out.update({
+            "devices": devices,
+            "hosts": len(self.active),
+            "model_flops": rounded(sum(r.span_flops for r in views), 0),
+            "hardware_flops": rounded(sum(r.hardware_flops for r in views), 0),
+            "achieved_tflops": rounded(achieved / 1e12 if achieved is not None else None, 6),
+            "mfu_pct": rounded(100.0 * achieved / peak if achieved is not None and peak else None, 4),
+            "mfu_impossible": impossible,
+            "ops": listed(Roofline.listed_ops, Roofline.op_json),
+            "uncosted_ops": listed(Roofline.listed_uncosted, Roofline.uncosted_json),
+            "per_step": [],
+            "per_host": [dict(host=p.host, **{k: v for k, v in p.view.to_json().items() if k not in (
+                "ops", "per_step", "roofs", "uncosted_ops")}) for p in self.parts],
+            "findings": _findings_json(self.parts),
+        })
+        return out
+
+
+def _roofline(parts: List[Found[Roofline]], hosts: Pool) -> Union[Found[Roofline], PooledRoofline]:
+    """No host costs an op: the first host's own view."""
+    active = [p for p in parts if p.view.ops]
+    return PooledRoofline(parts, active) if active else parts[0]
 
 
 KERNEL_STATS = Pooling("kernels merged by name over hosts (time and launches summed, per-step figures "
-                       "the mean over hosts)", _as_json(_merged_kernels))
-MEMORY = Pooling("every host's allocators, each naming its host, device allocators by peak first",
-                 _as_json(_merged_memory))
+                       "the mean over hosts)", _kernel_stats)
+MEMORY = Pooling("every host's allocators, each naming its host, device allocators by peak first", _memory)
 COLLECTIVES = Pooling("types summed over hosts, per-step figures the mean over the hosts that run "
-                      "collectives, the skew across every rank of the run", _as_json(_merged_collectives))
+                      "collectives, the skew across every rank of the run", _collectives)
 ROOFLINE = Pooling("FLOPs and time summed, the MFU over every device of the run; ops listed per host",
-                   _as_json(_merged_roofline))
+                   _roofline)

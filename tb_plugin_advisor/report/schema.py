@@ -599,7 +599,7 @@ class HostRow(Shape):
     breakdown_pct: Categories
     verdict: Verdict
     input_pipeline: InputPipeline
-    recommendations: List[Advice]
+    recommendations: List[str]  # the ids of the host's own recommendations
 
 
 class Straggler(Shape):

@@ -41,7 +41,7 @@ from tb_plugin_advisor.formatting import fixed, format_ms
 from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.model import Device, Profile
 from tb_plugin_advisor.report import combine as pool
-from tb_plugin_advisor.report.combine import Found, Pooling, RunSteps, found_json
+from tb_plugin_advisor.report.combine import Found, Pooling, RunSteps
 from tb_plugin_advisor.report.host import HostReport, Measured
 
 T = TypeVar("T")
@@ -78,7 +78,7 @@ class Section(Generic[T]):
         """The host's value of the section (with the findings over it, for a section that has them)."""
         value = self.analysed(report)
         if self.findings is not None:
-            return Found(value, report.findings.get(self.key, []))  # type: ignore[return-value]
+            return Found(value, report.findings.get(self.key, []), report.host)  # type: ignore[return-value]
         return value
 
 
@@ -327,13 +327,15 @@ def host_rows(reports: List[HostReport], stragglers: Tuple[str, ...]) -> List[Di
     return out
 
 
+def _written(view: Any) -> Dict[str, Any]:
+    """A deeper view as the report writes it: one host's (a Found) or the run's pooled, each its own
+    JSON, rounded there."""
+    return view.to_json()
+
+
 def _profile_json(files: List[Dict[str, Any]]) -> Any:
     """One host: its file; several: the list (the contract's two shapes)."""
     return dict(files[0]) if len(files) == 1 else [dict(f) for f in files]
-
-
-def _deep_json(value: Any) -> Dict[str, Any]:
-    return found_json(value) if isinstance(value, Found) else value
 
 
 # -- the table ----------------------------------------------------------------------------------------
@@ -386,13 +388,13 @@ STRAGGLERS = Section("stragglers", pool.STRAGGLERS, lambda found: [s.to_json() f
 WARNINGS = Section("warnings", pool.WARNINGS, list,
                    analyse=lambda m: [f"profiler error: {e}" for e in m.profile.errors]
                    + list(m.profile.warnings))
-KERNEL_STATS = Section("kernel_stats", pool.KERNEL_STATS, _deep_json, read=lambda r: r.deep.kernel_stats,
+KERNEL_STATS = Section("kernel_stats", pool.KERNEL_STATS, _written, read=lambda r: r.deep.kernel_stats,
                        findings=kernel_findings, view="kernels")
-MEMORY = Section("memory", pool.MEMORY, _deep_json, read=lambda r: r.deep.memory, findings=memory_findings,
+MEMORY = Section("memory", pool.MEMORY, _written, read=lambda r: r.deep.memory, findings=memory_findings,
                  view="memory")
-COLLECTIVES = Section("collectives", pool.COLLECTIVES, _deep_json, read=lambda r: r.deep.collectives,
+COLLECTIVES = Section("collectives", pool.COLLECTIVES, _written, read=lambda r: r.deep.collectives,
                       findings=lambda c: collective_findings(c.to_json()), view="collectives")
-ROOFLINE = Section("roofline", pool.ROOFLINE, _deep_json, read=lambda r: r.deep.roofline,
+ROOFLINE = Section("roofline", pool.ROOFLINE, _written, read=lambda r: r.deep.roofline,
                    findings=lambda roof: roofline_findings(roof.to_json()), view="roofline")
 
 SECTIONS: Tuple[Section[Any], ...] = (

@@ -45,6 +45,25 @@ def test_report_is_served_from_the_cache_with_the_same_output(tmp_path):
     assert json.loads(again)["served_from"] == "cache"
 
 
+def test_a_report_of_several_hosts_is_served_from_the_cache(tmp_path):
+    """Two hosts that recommend and run collectives: their pooled report has the shape the cache holds
+    every entry to, so the second call prints the stored entry."""
+    from deep_profiles import write_gpu_run
+
+    logs, cache = tmp_path / "logs", tmp_path / "cache"
+    for host in ("gpu-a", "gpu-b"):
+        run = write_gpu_run(logs, "pair", host=host)
+    args = ("report", str(logs), "--run", run, "--format", "json", "--cache-dir", str(cache))
+    fresh = json.loads(cli(*args).stdout)
+    assert fresh["hosts"] == ["gpu-a", "gpu-b"] and fresh["per_host"][0]["recommendations"]
+    assert fresh["collectives"]["types"]
+    [entry] = entries(cache)
+    stored = json.loads(gzip.decompress(entry.read_bytes()[HEADER.size:]))
+    stored["report"]["served_from"] = "cache"
+    entry.write_bytes(encode_entry(stored["key"], stored["report"]))
+    assert json.loads(cli(*args).stdout)["served_from"] == "cache"
+
+
 def test_no_cache_reads_the_profile_and_keeps_nothing(tmp_path):
     env_dir = tmp_path / "env-cache"
     cli("report", str(H200), "--run", SMALL, "--no-cache", env_cache=str(env_dir))

@@ -11,8 +11,16 @@ from synth import XSpaceBuilder
 
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.report.combine import (
+    Found,
+    Pool,
+    PooledCollectives,
+    PooledKernelStats,
+    PooledMemory,
+    PooledRoofline,
+)
 from tb_plugin_advisor.report.run import build_report
-from tb_plugin_advisor.report.sections import VIEWS
+from tb_plugin_advisor.report.sections import COLLECTIVES, KERNEL_STATS, MEMORY, ROOFLINE, VIEWS
 from tb_plugin_advisor.views.cli.main import main as cli_main
 from tb_plugin_advisor.views.export.render import render_html, render_markdown, render_text
 
@@ -26,7 +34,8 @@ GEMM_DETAILS = "regs:168 static_shared:0 dynamic_shared:73728 grid:40,8,1 block:
 REDUCE_DETAILS = "regs:64 static_shared:0 dynamic_shared:0 grid:108,1,1 block:256,1,1"
 
 
-def host(name: str, gemm_us: int = 600, peak_mib: int = 300, kernel: str = "reduce_kernel") -> XSpaceBuilder:
+def host(name: str, gemm_us: float = 600, peak_mib: int = 300,
+         kernel: str = "reduce_kernel") -> XSpaceBuilder:
     """4 steps of 10 ms: a GEMM and a reduce kernel per step; an allocator that peaks in step 3."""
     b = XSpaceBuilder(hostnames=[name])
     cpu = b.plane("/host:CPU")
@@ -36,7 +45,8 @@ def host(name: str, gemm_us: int = 600, peak_mib: int = 300, kernel: str = "redu
     for s in range(4):
         t = T0 + s * 10 * MS
         python.event("train", t, 10 * MS - 1, stats={"step_num": s + 1, "_r": 1})
-        stream.kernel(GEMM, t + 100 * US, gemm_us * US, details=GEMM_DETAILS, tf_op="m/dense/MatMul:MatMul")
+        stream.kernel(GEMM, t + 100 * US, round(gemm_us * US), details=GEMM_DETAILS,
+                      tf_op="m/dense/MatMul:MatMul")
         stream.kernel(kernel, t + 2 * MS, 200 * US, details=REDUCE_DETAILS)
         size = (peak_mib if s == 2 else 100) * MiB
         for ms, sign in ((1, 1), (5, -1)):
@@ -171,3 +181,115 @@ def test_collectives_in_the_report_the_exports_and_across_hosts():
     assert both["calls"] == 2 * c["calls"] and [h["host"] for h in both["per_host"]] == ["w0", "w1"]
     assert both["skew"]["ranks"] == 2 and both["skew"]["compute_skew_pct"] == pytest.approx(0.0)
     assert [f["id"] for f in both["findings"]] == ["collectives.exposed", "collectives.exposed"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pooled over hosts from each host's typed view, rounded once, when written
+
+
+def pooled(section, report):
+    """What `section`'s pooling makes of the report's hosts (before it is written)."""
+    reports = report.host_reports
+    return section.pooling.pool([section.of(r) for r in reports], Pool(reports))
+
+
+def test_pooled_kernels_sum_each_hosts_own_times_and_round_once():
+    # GEMMs of 600.012 and 1000.037 µs, 4 per host: 2.400048 and 4.000148 ms, rounded per host 2.4 and
+    # 4.0001; pooled from the rounded ones the run would read 6.4001 ms and a mean of 800.013 µs
+    report = build_report(run_of((host("w0", gemm_us=600.012), "w0"), (host("w1", gemm_us=1000.037), "w1")))
+    kernels = pooled(KERNEL_STATS, report)
+    assert isinstance(kernels, PooledKernelStats)
+    gemm = kernels.kernels[0]
+    assert gemm.name == GEMM and gemm.total_ns == 4 * (600_012 + 1_000_037)
+    assert gemm.total_ns == sum(k.total_ns for r in report.host_reports for k in r.deep.kernel_stats.kernels
+                                if k.name == GEMM)
+    row = kernels.to_json()["kernels"][0]
+    assert row["total_ms"] == 6.4002 and row["mean_us"] == pytest.approx(800.0245, abs=1e-3)
+    assert row["min_us"] == 600.012 and row["max_us"] == 1000.037
+    assert row["per_step_ms"] == 0.8  # (0.600012 + 1.000037) / 2: each host's per its own steps
+    assert row["launches_per_step"] == 1.0 and row["hosts"] == ["w0", "w1"] and row["devices"] == 2
+    assert row["occupancy_pct"] == 12.5 and row["tensor_core_pct"] == 100.0
+    total = sum(r.deep.kernel_stats.total_ns for r in report.host_reports)
+    assert row["time_pct"] == round(100.0 * gemm.total_ns / total, 3)
+    assert kernels.to_json() == report.to_json()["kernel_stats"]  # the report writes the pooled view
+
+
+def test_pooled_occupancy_is_weighted_by_each_hosts_kernel_time():
+    # the GEMM reports 12.5 %, the reduce kernel's 50 % is computed: 21.875 % on w0 (0.6 ms GEMMs),
+    # 16.25 % on w1 (1.8 ms GEMMs); the run weights each host's by its kernel time (17.86 %, not 19.06 %)
+    report = build_report(run_of((host("w0"), "w0"), (host("w1", gemm_us=1800), "w1")))
+    out = pooled(KERNEL_STATS, report).to_json()
+    own = [r.deep.kernel_stats for r in report.host_reports]
+    expected = sum(s.sums.occupancy_weighted / s.sums.occupancy_ns * s.total_ns for s in own) / sum(
+        s.total_ns for s in own)
+    assert out["occupancy_pct"] == round(expected, 2) == 17.86
+    assert out["launches_per_step"] == 2.0 and out["steps"] == 8 and out["distinct"] == 2
+    assert [h["host"] for h in out["per_host"]] == ["w0", "w1"]
+    assert out["per_host"][1]["total_ms"] == own[1].to_json()["total_ms"]
+
+
+def test_pooled_memory_keeps_each_hosts_allocators_typed():
+    report = build_report(run_of((host("w0"), "w0"), (host("w1", peak_mib=500), "w1")))
+    memory = pooled(MEMORY, report)
+    assert isinstance(memory, PooledMemory)
+    peaks = [(a.host, a.memory.peak_bytes) for a in memory.allocators]
+    assert peaks == [("w1", 500 * MiB), ("w0", 300 * MiB)]
+    out = memory.to_json()
+    w1 = report.host_reports[1].deep.memory
+    assert out["allocators"][0] == dict(w1.allocators[0].to_json(w1.origin_ns), host="w1")
+
+
+def test_pooled_collectives_average_per_step_over_the_hosts_that_run_them():
+    from deep_profiles import COLLECTIVE_MS, EXPOSED_MS, gpu_training_profile
+
+    report = build_report(run_of((host("quiet"), "quiet"), (gpu_training_profile("busy"), "busy")))
+    collectives = pooled(COLLECTIVES, report)
+    assert isinstance(collectives, PooledCollectives)
+    out = collectives.to_json()
+    assert out["per_step_ms"] == pytest.approx(COLLECTIVE_MS)  # the quiet host does not halve it
+    assert out["exposed_per_step_ms"] == pytest.approx(EXPOSED_MS)
+    assert out["hidden_pct"] == pytest.approx(100 * (COLLECTIVE_MS - EXPOSED_MS) / COLLECTIVE_MS)
+    assert out["steps"] == 9 and out["devices_with_collectives"] == 1
+    assert [h["host"] for h in out["per_host"]] == ["quiet", "busy"]
+    assert [d["host"] for d in out["per_device"]] == ["busy"] and out["skew"] is None  # one rank
+    by_type = {t["type"]: t for t in out["types"]}
+    assert list(by_type) == ["all_reduce", "reduce_scatter"]  # 3 ms, then 2 ms per step
+    assert by_type["all_reduce"]["per_step_ms"] == 3.0 and by_type["all_reduce"]["hidden_pct"] == 0.0
+    assert by_type["reduce_scatter"]["hidden_pct"] == 100.0 and by_type["reduce_scatter"]["group_size"] == 8.0
+    assert by_type["all_reduce"]["sized_calls"] == by_type["all_reduce"]["calls"] == 5  # every size known
+    assert [(f["id"], f["host"]) for f in out["findings"]] == [("collectives.exposed", "busy")]
+
+
+def test_pooled_skew_names_every_rank_by_host_and_replaces_each_hosts_straggler():
+    from deep_profiles import gpu_training_profile
+
+    report = build_report(run_of((gpu_training_profile("w0"), "w0"), (gpu_training_profile("w1"), "w1")))
+    collectives = pooled(COLLECTIVES, report)
+    assert [name for name, _, _ in collectives.ranks] == ["w0:/device:GPU:0", "w1:/device:GPU:0"]
+    out = collectives.to_json()
+    assert out["skew"]["ranks"] == 2 and out["skew"]["slowest"] == "w0:/device:GPU:0"
+    assert out["calls"] == sum(r.deep.collectives.to_json()["calls"] for r in report.host_reports)
+
+
+def test_pooled_roofline_counts_only_the_hosts_that_cost_an_op():
+    from deep_profiles import gpu_training_profile
+
+    alone = build_report(run_of((gpu_training_profile("gpu"), "gpu"))).to_json()["roofline"]
+    report = build_report(run_of((host("plain"), "plain"), (gpu_training_profile("gpu"), "gpu")))
+    roofline = pooled(ROOFLINE, report)
+    assert isinstance(roofline, PooledRoofline) and [p.host for p in roofline.active] == ["gpu"]
+    out = roofline.to_json()
+    assert out["hosts"] == 1 and out["devices"] == alone["devices"]
+    assert out["model_flops"] == alone["model_flops"] and out["mfu_pct"] == alone["mfu_pct"]
+    assert out["achieved_tflops"] == alone["achieved_tflops"]
+    assert {op["host"] for op in out["ops"]} == {"gpu"} and len(out["ops"]) == len(alone["ops"])
+    assert [p["host"] for p in out["per_host"]] == ["plain", "gpu"]
+    assert {f["host"] for f in out["findings"]} == {"gpu"}
+
+
+def test_a_roofline_no_host_costs_is_the_first_hosts_own_view():
+    report = build_report(run_of((host("a"), "a"), (host("b"), "b")))
+    roofline = pooled(ROOFLINE, report)
+    assert isinstance(roofline, Found) and roofline.view is report.host_reports[0].deep.roofline
+    alone = build_report(run_of((host("a"), "a"))).to_json()["roofline"]
+    assert report.to_json()["roofline"] == alone

@@ -58,6 +58,19 @@ def test_a_report_with_an_impossible_mfu_has_the_shape(tmp_path, capsys):
     assert report["roofline"]["mfu_impossible"] and shape_error(report) is None
 
 
+def test_a_report_of_several_hosts_that_recommend_has_the_shape():
+    """A `per_host` row lists its host's recommendations by id: a report of several hosts is read back
+    from the disk cache whatever its hosts recommend."""
+    from test_report_deep import host, run_of
+
+    from tb_plugin_advisor.report.run import build_report
+
+    report = build_report(run_of((host("a"), "a"), (host("b"), "b"))).to_json()
+    assert all(row["recommendations"] and all(isinstance(x, str) for x in row["recommendations"])
+               for row in report["per_host"])
+    assert shape_error(report) is None
+
+
 def test_the_shape_names_what_is_wrong_and_where():
     report = copy.deepcopy(REPORTS[0][1])
     report["recommendations"] = "y"

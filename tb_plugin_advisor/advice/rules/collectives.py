@@ -1,6 +1,6 @@
 """Findings of the collectives view (analysis/deep/collectives.py): communication not hidden behind
 compute, many small messages, and a straggler rank the others wait for. Each check reads the view's
-JSON, of one host (or of the whole run, for the skew across hosts: report/deep.py); their thresholds
+JSON, of one host (or of the whole run, for the skew across hosts: report/combine.py); their thresholds
 are in analysis/thresholds.py."""
 
 from __future__ import annotations

@@ -61,6 +61,23 @@ class TypeStats:
     sized_ns: int = 0
     group_size: Optional[int] = None
 
+    @property
+    def algbw_gbps(self) -> Optional[float]:
+        """NCCL's algorithm bandwidth over the calls whose message size is known: bytes / time."""
+        return self.bytes / (self.sized_ns / 1e9) / 1e9 if self.sized_ns else None
+
+    @property
+    def busbw_gbps(self) -> Optional[float]:
+        """The bus bandwidth: the algorithm bandwidth × the collective's factor for its group size
+        (nccl-tests' definition), so it compares with the link's speed."""
+        algbw = self.algbw_gbps
+        factor = BUS_FACTORS.get(self.kind)
+        return algbw * factor(self.group_size) if algbw is not None and factor and self.group_size else None
+
+    @property
+    def mean_message_bytes(self) -> Optional[int]:
+        return int(self.bytes / self.sized_calls) if self.sized_calls else None
+
 
 @dataclass
 class DeviceComm:
@@ -88,16 +105,33 @@ class Collectives:
     def exposed_ns(self) -> int:
         return sum(d.exposed_ns for d in self.devices)
 
+    @property
+    def steady_ns(self) -> int:
+        return sum(d.steady_ns for d in self.devices)
+
+    @property
+    def steady_exposed_ns(self) -> int:
+        return sum(d.steady_exposed_ns for d in self.devices)
+
     def per_step(self, ns: int) -> Optional[float]:
         """ms per step and per device (devices that run collectives)."""
         n_dev = max(1, sum(1 for d in self.devices if d.total_ns))
         return ns / 1e6 / self.steps / n_dev if self.steps else None
 
+    def calls_per_step(self, t: TypeStats) -> Optional[float]:
+        """Calls of a type per step and per device (devices that run collectives)."""
+        n_dev = max(1, sum(1 for d in self.devices if d.total_ns))
+        return t.steady_calls / self.steps / n_dev if self.steps else None
+
+    def exposed_step_pct(self) -> Optional[float]:
+        """The share of the mean steady step that exposed collective time takes."""
+        exposed_per_step = self.per_step(self.steady_exposed_ns)
+        if exposed_per_step is None or not self.step_ms:
+            return None
+        return 100.0 * exposed_per_step / self.step_ms
+
     def to_json(self) -> Dict[str, Any]:
         total, exposed = self.total_ns, self.exposed_ns
-        steady = sum(d.steady_ns for d in self.devices)
-        steady_exposed = sum(d.steady_exposed_ns for d in self.devices)
-        exposed_per_step = self.per_step(steady_exposed)
         return {
             "calls": sum(t.calls for t in self.types.values()),
             "total_ms": _r(total / 1e6),
@@ -105,26 +139,23 @@ class Collectives:
             "hidden_pct": _r(100.0 * (total - exposed) / total, 2) if total else None,
             "steps": self.steps,
             "devices_with_collectives": sum(1 for d in self.devices if d.total_ns),
-            "per_step_ms": _r(self.per_step(steady)),
-            "exposed_per_step_ms": _r(exposed_per_step),
-            "exposed_step_pct": _r(100.0 * exposed_per_step / self.step_ms, 2)
-            if exposed_per_step is not None and self.step_ms else None,
+            "per_step_ms": _r(self.per_step(self.steady_ns)),
+            "exposed_per_step_ms": _r(self.per_step(self.steady_exposed_ns)),
+            "exposed_step_pct": _r(self.exposed_step_pct(), 2),
             "types": [self._type_json(t) for t in sorted(self.types.values(), key=lambda t: -t.total_ns)],
-            "per_device": [
-                {"device": d.device, "total_ms": _r(d.total_ns / 1e6), "exposed_ms": _r(d.exposed_ns / 1e6),
-                 "per_step_ms": _r(d.steady_ns / 1e6 / self.steps if self.steps else None),
-                 "exposed_per_step_ms": _r(d.steady_exposed_ns / 1e6 / self.steps if self.steps else None),
-                 "compute_per_step_ms": _r(d.steady_compute_ns / 1e6 / self.steps if self.steps else None)}
-                for d in self.devices
-            ],
+            "per_device": [self.device_json(d) for d in self.devices],
             "skew": device_skew(self.devices, self.steps),
         }
 
+    def device_json(self, d: DeviceComm) -> Dict[str, Any]:
+        """One device's row as this host writes it (per this host's steady steps)."""
+        steps = self.steps
+        return {"device": d.device, "total_ms": _r(d.total_ns / 1e6), "exposed_ms": _r(d.exposed_ns / 1e6),
+                "per_step_ms": _r(d.steady_ns / 1e6 / steps if steps else None),
+                "exposed_per_step_ms": _r(d.steady_exposed_ns / 1e6 / steps if steps else None),
+                "compute_per_step_ms": _r(d.steady_compute_ns / 1e6 / steps if steps else None)}
+
     def _type_json(self, t: TypeStats) -> Dict[str, Any]:
-        algbw = t.bytes / (t.sized_ns / 1e9) / 1e9 if t.sized_ns else None
-        factor = BUS_FACTORS.get(t.kind)
-        busbw = algbw * factor(t.group_size) if algbw is not None and factor and t.group_size else None
-        n_dev = max(1, sum(1 for d in self.devices if d.total_ns))
         return {
             "type": t.kind,
             "calls": t.calls,
@@ -133,12 +164,12 @@ class Collectives:
             "hidden_pct": _r(100.0 * (t.total_ns - t.exposed_ns) / t.total_ns, 2) if t.total_ns else None,
             "per_step_ms": _r(self.per_step(t.steady_ns)),
             "exposed_per_step_ms": _r(self.per_step(t.steady_exposed_ns)),
-            "calls_per_step": _r(t.steady_calls / self.steps / n_dev, 3) if self.steps else None,
+            "calls_per_step": _r(self.calls_per_step(t), 3),
             "sized_calls": t.sized_calls,
-            "mean_message_bytes": int(t.bytes / t.sized_calls) if t.sized_calls else None,
+            "mean_message_bytes": t.mean_message_bytes,
             "group_size": t.group_size,
-            "algbw_gbps": _r(algbw, 3),
-            "busbw_gbps": _r(busbw, 3),
+            "algbw_gbps": _r(t.algbw_gbps, 3),
+            "busbw_gbps": _r(t.busbw_gbps, 3),
         }
 
 
@@ -147,7 +178,12 @@ def device_skew(devices: List[DeviceComm], steps: int) -> Optional[Dict[str, Any
     ranked = [d for d in devices if d.total_ns]
     if len(ranked) < 2 or not steps:
         return None
-    return skew_of([(d.device, d.steady_compute_ns / 1e6 / steps, d.steady_ns / 1e6 / steps) for d in ranked])
+    return skew_of([device_rank(d, steps) for d in ranked])
+
+
+def device_rank(d: DeviceComm, steps: int) -> Tuple[str, float, float]:
+    """A device as one rank of the skew: (its name, compute ms per step, collective ms per step)."""
+    return d.device, d.steady_compute_ns / 1e6 / steps, d.steady_ns / 1e6 / steps
 
 
 def skew_of(ranks: List[Tuple[str, float, float]]) -> Optional[Dict[str, Any]]:

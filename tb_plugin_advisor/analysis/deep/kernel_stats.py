@@ -112,8 +112,13 @@ class KernelStats:
             "occupancy_pct": (_r(sums.occupancy_weighted / sums.occupancy_ns, 2)
                               if sums.occupancy_ns else None),
             "tensor_core_time_pct": _r(sums.tensor_core_weighted / total, 2),
-            "kernels": [_kernel_json(k, total, n) for k in self.kernels[:top]],
+            "kernels": [self.row_json(k) for k in self.kernels[:top]],
         }
+
+    def row_json(self, k: KernelStat) -> Dict[str, Any]:
+        """One kernel's row as this host writes it: its share of this host's kernel time, its figures
+        per this host's steady steps."""
+        return _kernel_json(k, self.total_ns or 1, self.steps)
 
 
 def _kernel_json(k: KernelStat, total: int, steps: int) -> Dict[str, Any]:

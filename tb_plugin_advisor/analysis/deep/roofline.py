@@ -105,16 +105,29 @@ class Roofline:
     def peak(self, precision: str) -> Tuple[Optional[float], str]:
         return peak_flops(self.peaks, precision) if self.peaks else (None, precision)
 
+    @property
+    def rate(self) -> Optional[float]:
+        """Model FLOP/s per device over the basis time (None without one), impossible or not."""
+        return self.span_flops / max(self.devices, 1) / (self.span_ns / 1e9) if self.span_ns else None
+
+    @property
+    def rate_impossible(self) -> bool:
+        return impossible_rate(self.rate, self.fastest_peak)
+
+    def listed_ops(self) -> List[CostedOp]:
+        """The costed ops the view lists: the longest, longest first."""
+        return sorted(self.ops, key=lambda o: (-o.time_ns, o.name))[: th.ROOFLINE_TOP_OPS]
+
+    def listed_uncosted(self) -> List[CostedOp]:
+        """The uncosted ops the view lists: the longest, longest first."""
+        return sorted(self.uncosted, key=lambda o: (-o.time_ns, o.name))[: th.ROOFLINE_TOP_OPS]
+
     def to_json(self) -> Dict[str, Any]:
         peak, peak_precision = self.peak(self.dominant or "unknown")
         bw = self.peaks.bandwidth if self.peaks else None
-        n = max(self.devices, 1)
-        achieved = self.span_flops / n / (self.span_ns / 1e9) if self.span_ns else None
-        impossible = impossible_rate(achieved, self.fastest_peak)
-        if impossible:  # the shapes or FLOP counts are wrong: no rate, no MFU, and the JSON says why
-            achieved = None
-        rows = [self._op_json(op) for op in sorted(self.ops, key=lambda o: (-o.time_ns, o.name))]
-        uncosted = sorted(self.uncosted, key=lambda o: (-o.time_ns, o.name))
+        impossible = self.rate_impossible
+        # the shapes or FLOP counts are wrong: no rate, no MFU, and the JSON says why
+        achieved = None if impossible else self.rate
         costed = sum(op.time_ns for op in self.ops)
         coverage = 100.0 * costed / self.compute_time_ns if self.compute_time_ns else None
         out: Dict[str, Any] = {
@@ -146,8 +159,8 @@ class Roofline:
             "costed_time_pct": _r(coverage, 2),
             # most compute time has no known FLOPs: the MFU counts only part of the work
             "mfu_lower_bound": coverage is None or coverage < th.ROOFLINE_MIN_COSTED_PCT,
-            "ops": rows[: th.ROOFLINE_TOP_OPS],
-            "uncosted_ops": [self._uncosted_json(op) for op in uncosted[: th.ROOFLINE_TOP_OPS]],
+            "ops": [self.op_json(op) for op in self.listed_ops()],
+            "uncosted_ops": [self.uncosted_json(op) for op in self.listed_uncosted()],
         }
         return out
 
@@ -166,7 +179,8 @@ class Roofline:
             return self.identity.product
         return self.peaks.label if self.peaks else None
 
-    def _uncosted_json(self, op: CostedOp) -> Dict[str, Any]:
+    def uncosted_json(self, op: CostedOp) -> Dict[str, Any]:
+        """An uncosted op's row: its share of this host's compute time."""
         share = 100.0 * op.time_ns / self.compute_time_ns if self.compute_time_ns else None
         return {"name": op.name, "calls": op.calls, "total_ms": _r(op.time_ns / 1e6),
                 "time_pct": _r(share, 2)}
@@ -184,7 +198,8 @@ class Roofline:
                  "ridge_flops_per_byte": _r(v / self.peaks.bandwidth, 2)}
                 for p, v in sorted(roofs.items(), key=lambda kv: -kv[1])]
 
-    def _op_json(self, op: CostedOp) -> Dict[str, Any]:
+    def op_json(self, op: CostedOp) -> Dict[str, Any]:
+        """A costed op's row: its place against this host's device's roofs."""
         seconds = op.time_ns / 1e9
         nbytes = op.bytes if op.bytes_known and op.bytes > 0 else None
         intensity = op.flops / nbytes if nbytes else None
