@@ -31,6 +31,8 @@ from tb_plugin_advisor.analysis.step_time.ops import OpRow
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.analysis.step_time.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.analysis.thresholds import KERNEL_STATS_TOP, ROOFLINE_TOP_OPS
+from tb_plugin_advisor.analysis.validity.matrix import Validity, ValidityRow
+from tb_plugin_advisor.analysis.validity.rules import ANALYSES
 from tb_plugin_advisor.formatting import rounded
 from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.report.host import HostReport
@@ -513,3 +515,38 @@ COLLECTIVES = Pooling("types summed over hosts, per-step figures the mean over t
                       "collectives, the skew across every rank of the run", _as_json(_merged_collectives))
 ROOFLINE = Pooling("FLOPs and time summed, the MFU over every device of the run; ops listed per host",
                    _as_json(_merged_roofline))
+
+
+# -- what the traces support ---------------------------------------------------------------------------
+
+
+@dataclass
+class PooledValidity:
+    """The run's validity matrix: per analysis the most severe status of any host, each reason
+    naming its host; and every host's own matrix."""
+
+    rows: List[ValidityRow]
+    hosts: List[Tuple[str, Validity]]
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "rows": [r.to_json() for r in self.rows],
+            "facts": None,
+            "problems": [dict(p, host=host) for host, v in self.hosts for p in v.to_json()["problems"]],
+            "hosts": [dict(v.to_json(), host=host) for host, v in self.hosts],
+        }
+
+
+def _pooled_validity(values: List[Validity], hosts: Pool) -> PooledValidity:
+    rows = {a: ValidityRow(a) for a in ANALYSES}
+    for report, validity in zip(hosts.reports, values):
+        for row in validity.rows:
+            for status, reason, rule in zip([row.status] * len(row.rules), row.reasons, row.rules):
+                rows[row.analysis].worsen(status, f"{report.host}: {reason}", "; ".join(row.fixes), rule)
+    for row in rows.values():
+        row.rules = list(dict.fromkeys(row.rules))
+    return PooledValidity(list(rows.values()), [(r.host, v) for r, v in zip(hosts.reports, values)])
+
+
+VALIDITY = Pooling("per analysis the most severe status of any host, each reason naming its host; every "
+                   "host's own matrix under `hosts`", _pooled_validity)

@@ -555,6 +555,36 @@ class Straggler(Node):
     message = Text()
 
 
+class ValidityRow(Node):
+    analysis = Text()
+    status = Text()
+    reason = Text()
+    fix = Text()
+    rules = Texts()
+
+
+class ValidityProblem(Node):
+    rule = Text()
+    reason = Text()
+    fix = Text()
+    host = Text()
+
+
+class Validity(Node):
+    """What the trace supports (analysis/validity/): one row per analysis, and the problems found."""
+
+    rows = Children(ValidityRow)
+    problems = Children(ValidityProblem)
+
+    def status_of(self, analysis: str) -> str:
+        """The row's status; "" when the report has no row for it (an older report)."""
+        return next((r.status for r in self.rows if r.analysis == analysis), "")
+
+    @property
+    def all_supported(self) -> bool:
+        return all(r.status == "supported" for r in self.rows)
+
+
 # -- the report ---------------------------------------------------------------------------------------
 
 
@@ -586,6 +616,7 @@ class ReportDocument(Node):
     roofline = Child(Roofline)
     per_host = Children(HostRow)
     stragglers = Children(Straggler)
+    validity = Child(Validity)
 
     @property
     def kernel_rows(self) -> List[OpRow]:
