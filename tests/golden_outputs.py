@@ -121,7 +121,7 @@ def cases(root: Path) -> Dict[str, Callable[[], str]]:
             add(f"synthetic/sections.{run}.{fmt}",
                 ["report", str(synthetic), "--run", run, "--format", fmt, "--workers", "1",
                  "--section", "kernels", "--section", "memory", "--section", "collectives",
-                 "--section", "roofline"])
+                 "--section", "roofline", "--section", "validity"])
     for base, cand in (("torch_current_w0", "torch_current_w4"), ("torch_2021_w0", "torch_current_w4"),
                        ("gpu_deep", "pod")):
         for fmt in ("json", "text", "md", "html"):

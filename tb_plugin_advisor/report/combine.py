@@ -522,8 +522,8 @@ ROOFLINE = Pooling("FLOPs and time summed, the MFU over every device of the run;
 
 @dataclass
 class PooledValidity:
-    """The run's validity matrix: per analysis the most severe status of any host, each reason
-    naming its host; and every host's own matrix."""
+    """The run's validity matrix: per analysis the most severe status of any host, each reason once
+    after the hosts it holds on; and every host's own matrix."""
 
     rows: List[ValidityRow]
     hosts: List[Tuple[str, Validity]]
@@ -539,14 +539,18 @@ class PooledValidity:
 
 def _pooled_validity(values: List[Validity], hosts: Pool) -> PooledValidity:
     rows = {a: ValidityRow(a) for a in ANALYSES}
-    for report, validity in zip(hosts.reports, values):
-        for row in validity.rows:
-            for status, reason, rule in zip([row.status] * len(row.rules), row.reasons, row.rules):
-                rows[row.analysis].worsen(status, f"{report.host}: {reason}", "; ".join(row.fixes), rule)
-    for row in rows.values():
-        row.rules = list(dict.fromkeys(row.rules))
+    for analysis, row in rows.items():
+        said: Dict[Tuple[str, str], List[str]] = {}  # (rule, reason) → the hosts it holds on
+        for report, validity in zip(hosts.reports, values):
+            own = next(r for r in validity.rows if r.analysis == analysis)
+            for reason, rule in zip(own.reasons, own.rules):
+                said.setdefault((rule, reason), []).append(report.host)
+            if own.rules:
+                row.worsen(own.status, "", "; ".join(own.fixes), own.rules[0])
+        row.reasons = [f"{', '.join(names)}: {reason}" for (_, reason), names in said.items()]
+        row.rules = list(dict.fromkeys(rule for rule, _ in said))
     return PooledValidity(list(rows.values()), [(r.host, v) for r, v in zip(hosts.reports, values)])
 
 
-VALIDITY = Pooling("per analysis the most severe status of any host, each reason naming its host; every "
-                   "host's own matrix under `hosts`", _pooled_validity)
+VALIDITY = Pooling("per analysis the most severe status of any host, each reason once after the hosts it "
+                   "holds on; every host's own matrix under `hosts`", _pooled_validity)

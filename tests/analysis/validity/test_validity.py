@@ -214,3 +214,28 @@ def test_no_real_trace_is_marked_unsupported_without_a_reason_in_it(path):
         for rule in (r for r in RULES if r.id in row["rules"]):
             assert rule.holds(facts) and rule.reason(facts) in row["reason"]
     print(_label(path), {r["analysis"]: r["status"] for r in validity["rows"] if r["status"] != SUPPORTED})
+
+
+def test_the_exports_print_what_the_trace_does_not_support(degraded_reports):
+    from tb_plugin_advisor.views.export.render import render_html, render_markdown, render_text
+
+    report = degraded_reports["no_memory"]
+    text = render_text(report, width=100)
+    assert "What this trace supports:" in text
+    assert "memory — unsupported: The trace holds no allocator" in text
+    assert "profile_memory=True" in text
+    md = render_markdown(report)
+    assert "## What this trace supports" in md and "| memory | unsupported |" in md
+    page = render_html(report)
+    assert '<h2 id="validity">' in page and "no allocator records" in page
+
+
+def test_cli_section_validity(tmp_path, capsys):
+    from tb_plugin_advisor.views.cli.main import main as cli_main
+
+    trace = DEGRADATIONS["no_input_dims"](load_trace(TRANSFORMER))
+    run = tmp_path / "logs" / "no_shapes"
+    write_trace(trace, run, TRANSFORMER.name)
+    assert cli_main(["report", str(tmp_path / "logs"), "--section", "validity", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "roofline — unsupported" in out and "record_shapes=True" in out and "Recommendations" not in out
