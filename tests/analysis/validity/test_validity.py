@@ -239,3 +239,15 @@ def test_cli_section_validity(tmp_path, capsys):
     assert cli_main(["report", str(tmp_path / "logs"), "--section", "validity", "--no-cache"]) == 0
     out = capsys.readouterr().out
     assert "roofline — unsupported" in out and "record_shapes=True" in out and "Recommendations" not in out
+
+
+def test_a_withheld_number_is_skipped_by_the_diff_and_the_trend_not_taken_as_zero(degraded_reports):
+    from tb_plugin_advisor.diff.compare import diff_reports
+    from tb_plugin_advisor.trend.series import capture_from_report
+
+    whole, no_shapes = degraded_reports["as_captured"], degraded_reports["no_input_dims"]
+    mfu = diff_reports(whole, no_shapes)["roofline"]["mfu_pct"]
+    assert mfu["baseline"] == whole["roofline"]["mfu_pct"] is not None
+    assert mfu["candidate"] is None and mfu["delta"] is None and mfu["delta_pct"] is None
+    capture = capture_from_report("no_shapes", "2026-11-27T09:23:04", no_shapes)
+    assert capture.summary["mfu_pct"] is None
