@@ -576,14 +576,6 @@ class Validity(Node):
     rows = Children(ValidityRow)
     problems = Children(ValidityProblem)
 
-    def status_of(self, analysis: str) -> str:
-        """The row's status; "" when the report has no row for it (an older report)."""
-        return next((r.status for r in self.rows if r.analysis == analysis), "")
-
-    @property
-    def all_supported(self) -> bool:
-        return all(r.status == "supported" for r in self.rows)
-
 
 # -- the report ---------------------------------------------------------------------------------------
 

@@ -52,9 +52,6 @@ class Validity:
         """The ids of the rules that hold."""
         return tuple(p["rule"] for p in self.problems)
 
-    def status_of(self, analysis: str) -> str:
-        return next((r.status for r in self.rows if r.analysis == analysis), SUPPORTED)
-
     def to_json(self) -> Dict[str, Any]:
         return {"rows": [r.to_json() for r in self.rows], "facts": self.facts.to_json(),
                 "problems": [dict(p, affects=dict(p["affects"])) for p in self.problems]}

@@ -10,7 +10,7 @@ analysis.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.validity.trace_facts import TraceFacts
@@ -173,6 +173,3 @@ RULES: Tuple[ValidityRule, ...] = (
     CUT_OFF_STEPS, STEPS_WITHOUT_DEVICE_WORK, NO_SHAPES, NO_MEMORY_RECORDS, CLIPPED_EVENTS,
 )
 
-
-def rule_by_id(rule_id: str) -> Optional[ValidityRule]:
-    return next((r for r in RULES if r.id == rule_id), None)
