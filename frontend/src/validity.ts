@@ -21,6 +21,7 @@ export const ANALYSIS_LABELS: Record<string, string> = {
   collectives: "Collectives",
   evidence_spans: "Evidence spans",
   op_attribution: "Op attribution",
+  multi_host: "Comparing hosts",
 };
 
 export interface ValidityView {

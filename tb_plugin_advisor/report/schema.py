@@ -642,6 +642,8 @@ class Validity(Shape):
     facts: Optional[Dict[str, Any]] = None
     problems: List[ValidityProblem] = []
     hosts: List[HostValidity] = []
+    clock_offset_us: Optional[Dict[str, Optional[float]]] = None
+    clock_skew_us: Optional[float] = None
 
 
 class Report(Shape):

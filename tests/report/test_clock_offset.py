@@ -1,8 +1,9 @@
 """A rank whose clock is off is no straggler: the cross-host views compare durations (step times,
 input shares, compute per step), never one host's timestamps with another's, so shifting one host's
 whole clock by 5 ms — profiler start skew, on the real two-host TF job of the corpus — changes none
-of them. (That job's devices show no collective kernels, so it cannot measure the offset itself: the
-Advisor does not measure clock offsets between hosts yet.)"""
+of them. That job's devices show no collective kernels, so the offset itself cannot be measured on
+it (tests/analysis/validity measures one on two NCCL ranks): the matrix says nothing rather than
+guess."""
 
 from __future__ import annotations
 
@@ -48,4 +49,7 @@ def test_a_rank_shifted_by_5_ms_is_not_blamed():
     assert times[0] == times[1]
     assert skewed["collectives"]["skew"] == as_captured["collectives"]["skew"]
     assert len(skewed["per_host"]) == 2
+    assert skewed["validity"]["clock_skew_us"] is None
+    first, second = skewed["hosts"]
+    assert skewed["validity"]["clock_offset_us"] == {first: 0.0, second: None}
     assert skewed["verdict"]["bottleneck"] == as_captured["verdict"]["bottleneck"]

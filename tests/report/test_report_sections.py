@@ -201,6 +201,8 @@ def _validity(reports, pooled, own):
     """Per analysis the most severe status of any host, each reason naming the hosts it holds on."""
     order = ("supported", "degraded", "unsupported")
     rows = {r["analysis"]: r for r in pooled["validity"]["rows"]}
+    assert rows.pop("multi_host")["status"] in order  # the run's own row (no host has it)
+    assert set(pooled["validity"]["clock_offset_us"]) == set(own)
     for analysis, row in rows.items():
         statuses = [next(x["status"] for x in o["validity"]["rows"] if x["analysis"] == analysis)
                     for o in own.values()]

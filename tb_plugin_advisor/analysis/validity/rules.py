@@ -10,9 +10,10 @@ analysis.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.validity.clock_offset import HostClocks
 from tb_plugin_advisor.analysis.validity.trace_facts import TraceFacts
 from tb_plugin_advisor.formatting import format_number, format_pct
 
@@ -33,14 +34,15 @@ _SCHEDULE = "torch.profiler.schedule(wait=1, warmup=1, active=5)"
 
 @dataclass(frozen=True)
 class ValidityRule:
-    """One way a trace fails an analysis. `holds` reads the facts; `affects` maps an analysis to
-    the status the rule gives it; `reason` words it with the measured figure; `fix` per framework
-    (the key "any" serves every framework without its own entry)."""
+    """One way a trace fails an analysis. `holds` reads the facts (a host's TraceFacts for RULES, the
+    run's HostClocks for RUN_RULES); `affects` maps an analysis to the status the rule gives it;
+    `reason` words it with the measured figure; `fix` per framework (the key "any" serves every
+    framework without its own entry)."""
 
     id: str
-    holds: Callable[[TraceFacts], bool]
+    holds: Callable[[Any], bool]
     affects: Dict[str, str]
-    reason: Callable[[TraceFacts], str]
+    reason: Callable[[Any], str]
     fix: Dict[str, str]
 
     def fix_for(self, framework: str) -> str:
@@ -173,3 +175,27 @@ RULES: Tuple[ValidityRule, ...] = (
     CUT_OFF_STEPS, STEPS_WITHOUT_DEVICE_WORK, NO_SHAPES, NO_MEMORY_RECORDS, CLIPPED_EVENTS,
 )
 
+
+# -- the run: several hosts --------------------------------------------------------------------------
+
+# The row only a run of several hosts has (report/combine.py adds it after ANALYSES).
+MULTI_HOST = "multi_host"
+
+
+def _skewed(c: HostClocks) -> bool:
+    return c.skew_us is not None and c.skew_us > th.CLOCK_SKEW_DEGRADED_US
+
+
+HOST_CLOCKS_DISAGREE = ValidityRule(
+    "host_clocks_disagree",
+    _skewed,
+    {MULTI_HOST: DEGRADED},
+    lambda c: (f"The hosts' clocks disagree by {format_number(c.skew_us)} µs, measured on the ends of "
+               f"{format_number(c.shared_ends)} collective calls they share: a timestamp compared across "
+               "hosts is off by as much (step times, stragglers and the per-host figures compare durations "
+               "and are unaffected)."),
+    {"any": "Synchronise the hosts' clocks (chrony or PTP) before profiling; the offsets are in "
+            "validity.clock_offset_us"},
+)
+
+RUN_RULES: Tuple[ValidityRule, ...] = (HOST_CLOCKS_DISAGREE,)

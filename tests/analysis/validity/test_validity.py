@@ -9,13 +9,22 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Dict
 
+import numpy as np
 import pytest
 from degraded_traces import DEGRADATIONS, load_trace, write_trace
-from paths import CORPUS, H200
+from paths import CORPUS, H200, corpus_file
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.validity.clock_offset import HostClocks, host_clocks
 from tb_plugin_advisor.analysis.validity.matrix import matrix_of
-from tb_plugin_advisor.analysis.validity.rules import ANALYSES, RULES, STATUSES, SUPPORTED
+from tb_plugin_advisor.analysis.validity.rules import (
+    ANALYSES,
+    HOST_CLOCKS_DISAGREE,
+    RULES,
+    RUN_RULES,
+    STATUSES,
+    SUPPORTED,
+)
 from tb_plugin_advisor.analysis.validity.trace_facts import TraceFacts
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.formats.registry import file_format
@@ -251,3 +260,57 @@ def test_a_withheld_number_is_skipped_by_the_diff_and_the_trend_not_taken_as_zer
     assert mfu["candidate"] is None and mfu["delta"] is None and mfu["delta_pct"] is None
     capture = capture_from_report("no_shapes", "2026-11-27T09:23:04", no_shapes)
     assert capture.summary["mfu_pct"] is None
+
+
+# -- several hosts: their clocks -----------------------------------------------------------------------
+
+def test_the_clock_offset_is_the_mode_of_same_named_collective_ends():
+    rng = np.random.default_rng(0)
+    ends = np.sort(rng.integers(0, 10**9, 200)).astype(np.int64)
+    offset_ns = 5_000_000
+    other = ends + offset_ns + rng.integers(-20_000, 20_000, ends.size)  # leave within ±20 µs
+    extra = rng.integers(0, 10**9, 50).astype(np.int64)  # calls the first host has no partner for
+    clocks = host_clocks(["a", "b"], [{"ncclAllReduce": ends, "ncclSendRecv": extra},
+                                       {"ncclAllReduce": np.sort(np.concatenate([other, extra[:5]]))}])
+    assert clocks.offsets_us["a"] == 0.0
+    assert abs(clocks.offsets_us["b"] - 5000.0) < 20.0 and abs(clocks.skew_us - 5000.0) < 20.0
+    alone = host_clocks(["a", "b"], [{"ncclAllReduce": ends}, {"ncclBroadcast": ends}])
+    assert alone.offsets_us["b"] is None and alone.skew_us is None
+
+
+def test_the_run_rule_on_both_sides_of_its_threshold():
+    assert RUN_RULES == (HOST_CLOCKS_DISAGREE,)
+    over = HostClocks({"a": 0.0, "b": th.CLOCK_SKEW_DEGRADED_US + 1}, th.CLOCK_SKEW_DEGRADED_US + 1, 10)
+    under = HostClocks({"a": 0.0, "b": th.CLOCK_SKEW_DEGRADED_US}, th.CLOCK_SKEW_DEGRADED_US, 10)
+    unknown = HostClocks({"a": 0.0, "b": None}, None, 0)
+    assert HOST_CLOCKS_DISAGREE.holds(over) and "µs" in HOST_CLOCKS_DISAGREE.reason(over)
+    assert not HOST_CLOCKS_DISAGREE.holds(under) and not HOST_CLOCKS_DISAGREE.holds(unknown)
+    assert HOST_CLOCKS_DISAGREE.fix_for("pytorch")
+
+
+def test_one_rank_shifted_by_5_ms_is_measured_and_not_blamed(tmp_path):
+    """HTA's two sampled ranks (their NCCL SendRecv kernels), rank 1's every timestamp 5 ms later."""
+    ranks = [corpus_file(f"hta/tests/data/trace_filter/sampled_rank-{r}.json.gz") for r in (0, 1)]
+
+    def report(shift_us: float) -> Dict[str, Any]:
+        profiles = []
+        for r, path in enumerate(ranks):
+            trace = load_trace(path)
+            if r == 1:
+                for e in trace["traceEvents"]:
+                    if isinstance(e.get("ts"), (int, float)):
+                        e["ts"] += shift_us
+            written = write_trace(trace, tmp_path / f"shift{shift_us}", f"rank{r}.pt.trace.json.gz")
+            profiles.append(read_kineto(str(written), host=f"rank{r}"))
+        return build_report(RunProfiles(run="sampled", profiles=profiles)).to_json()
+
+    as_captured, shifted = report(0), report(5000)
+    assert as_captured["validity"]["clock_skew_us"] < th.CLOCK_SKEW_DEGRADED_US
+    assert abs(shifted["validity"]["clock_skew_us"] - 5000.0) <= th.CLOCK_OFFSET_BIN_US
+    assert abs(shifted["validity"]["clock_offset_us"]["rank1"] - 5000.0) <= th.CLOCK_OFFSET_BIN_US
+    row = next(r for r in shifted["validity"]["rows"] if r["analysis"] == "multi_host")
+    assert row["status"] == "degraded" and row["rules"] == ["host_clocks_disagree"]
+    # no rank is blamed for its clock: the stragglers and per-host figures are the unshifted run's
+    assert shifted["stragglers"] == as_captured["stragglers"]
+    times = [[h["step_time_ms"] for h in r["per_host"]] for r in (shifted, as_captured)]
+    assert times[0] == times[1] and not any(h["straggler"] for h in shifted["per_host"])
