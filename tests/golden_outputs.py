@@ -139,7 +139,7 @@ def cases(root: Path) -> Dict[str, Callable[[], str]]:
             add(f"synthetic/sections.{run}.{fmt}",
                 ["report", str(synthetic), "--run", run, "--format", fmt, "--workers", "1",
                  "--section", "kernels", "--section", "memory", "--section", "collectives",
-                 "--section", "roofline"])
+                 "--section", "roofline", "--section", "validity"])
     for base, cand in (("torch_current_w0", "torch_current_w4"), ("torch_2021_w0", "torch_current_w4"),
                        ("gpu_deep", "pod")):
         for fmt in ("json", "text", "md", "html"):
@@ -170,7 +170,9 @@ def cases(root: Path) -> Dict[str, Callable[[], str]]:
                 add(f"corpus/diff.{Path(base).name}.{Path(cand).name}.{fmt}",
                     ["diff", str(corpus / base), str(corpus / cand), "--format", fmt, "--workers", "1"])
     if corpus.is_dir():
-        add("corpus/doctor.json", ["doctor", str(corpus), "--json"])
+        # (the files only: reading every corpus profile again would double this check; the corpus
+        # reports above hold their validity)
+        add("corpus/doctor.json", ["doctor", str(corpus), "--json", "--no-validity"])
     return out
 
 

@@ -252,6 +252,20 @@ export interface Report {
   stragglers?: StragglerInfo[];
   peak_memory_bytes?: number | null;
   warnings?: string[];
+  validity?: Validity;
+}
+
+/** One analysis of the validity matrix (docs/ARCHITECTURE.md §2 `validity`). */
+export interface ValidityRow {
+  analysis: string;
+  status: "supported" | "degraded" | "unsupported" | string;
+  reason?: string;
+  fix?: string;
+  rules?: string[];
+}
+
+export interface Validity {
+  rows?: ValidityRow[];
 }
 
 export interface DiffOp {

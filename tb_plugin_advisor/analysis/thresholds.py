@@ -54,6 +54,21 @@ CUT_OFF_SHARE = 0.8
 # 7–11 %, an MTIA trace 13 %; every H200 capture and GPU corpus trace ties 70–100 %) the device's
 # timeline is mostly work the steps cannot be shown to have launched.
 DEVICE_CLOCK_MIN_SHARE = 0.5
+# What a trace can support (analysis/validity/rules.py). Op attribution and the device-clock steps are
+# degraded below DEVICE_CLOCK_MIN_SHARE of device events tied to a launch, and unsupported at none.
+# Evidence spans are degraded when the Kineto reader clipped more than this share of the host events
+# to make their lines nest (a clipped event is never a span; rounding clips a few dozen of an H200
+# capture's 30,000, well under it; a `with_stack` trace whose frames straddle the steps clips more).
+CLIPPED_EVENTS_DEGRADED_PCT = 1.0
+# Hosts' clocks (report/combine.py): ranks leave a collective together, so the offset between two
+# hosts is the most common difference between the ends of their same-named collective kernels,
+# counted in bins of CLOCK_OFFSET_BIN_US (the two ranks of HTA's sampled trace end their SendRecv
+# kernels within 55 µs) over the last CLOCK_OFFSET_ENDS_KEPT calls per name and host. Hosts whose
+# offsets spread more than CLOCK_SKEW_DEGRADED_US apart make timestamps compared across hosts wrong
+# by as much.
+CLOCK_OFFSET_BIN_US = 100.0
+CLOCK_OFFSET_ENDS_KEPT = 1000
+CLOCK_SKEW_DEGRADED_US = 500.0
 # The steps' note says they were moved to the device's clock when that moved a step's end by more
 # than this share of its length (below it the two clocks agree and there is nothing to say).
 DEVICE_CLOCK_NOTE_PCT = 1.0

@@ -36,6 +36,9 @@ from tb_plugin_advisor.analysis.step_time.ops import OpRow
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.analysis.step_time.verdict import Verdict, decide_verdict
 from tb_plugin_advisor.analysis.thresholds import KERNEL_STATS_TOP, ROOFLINE_TOP_OPS
+from tb_plugin_advisor.analysis.validity.clock_offset import HostClocks, host_clocks
+from tb_plugin_advisor.analysis.validity.matrix import Validity, ValidityRow
+from tb_plugin_advisor.analysis.validity.rules import ANALYSES, MULTI_HOST, RUN_RULES
 from tb_plugin_advisor.formatting import rounded
 from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.report.host import HostReport
@@ -620,3 +623,57 @@ COLLECTIVES = Pooling("types summed over hosts, per-step figures the mean over t
                       "collectives, the skew across every rank of the run", _collectives)
 ROOFLINE = Pooling("FLOPs and time summed, the MFU over every device of the run; ops listed per host",
                    _roofline)
+
+
+# -- what the traces support ---------------------------------------------------------------------------
+
+
+@dataclass
+class PooledValidity:
+    """The run's validity matrix: per analysis the most severe status of any host, each reason once
+    after the hosts it holds on; and every host's own matrix."""
+
+    rows: List[ValidityRow]
+    hosts: List[Tuple[str, Validity]]
+    clocks: HostClocks
+    run_problems: List[Dict[str, Any]]
+
+    def to_json(self) -> Dict[str, Any]:
+        offsets = self.clocks.offsets_us
+        return {
+            "rows": [r.to_json() for r in self.rows],
+            "facts": None,
+            "problems": [dict(p, host=host) for host, v in self.hosts for p in v.to_json()["problems"]]
+            + [dict(p, host=None) for p in self.run_problems],
+            "hosts": [dict(v.to_json(), host=host) for host, v in self.hosts],
+            "clock_offset_us": {h: _r(v, 1) if v is not None else None for h, v in offsets.items()},
+            "clock_skew_us": _r(self.clocks.skew_us, 1) if self.clocks.skew_us is not None else None,
+        }
+
+
+def _pooled_validity(values: List[Validity], hosts: Pool) -> PooledValidity:
+    rows = {a: ValidityRow(a) for a in ANALYSES}
+    for analysis, row in rows.items():
+        said: Dict[Tuple[str, str], List[str]] = {}  # (rule, reason) → the hosts it holds on
+        for report, validity in zip(hosts.reports, values):
+            own = next(r for r in validity.rows if r.analysis == analysis)
+            for reason, rule in zip(own.reasons, own.rules):
+                said.setdefault((rule, reason), []).append(report.host)
+            if own.rules:
+                row.worsen(own.status, "", "; ".join(own.fixes), own.rules[0])
+        row.reasons = [f"{', '.join(names)}: {reason}" for (_, reason), names in said.items()]
+        row.rules = list(dict.fromkeys(rule for rule, _ in said))
+    clocks = host_clocks([r.host for r in hosts.reports], [r.deep.collectives.ends_ns for r in hosts.reports])
+    run_row, problems = ValidityRow(MULTI_HOST), []
+    framework = hosts.reports[0].signals.framework
+    for rule in RUN_RULES:
+        if rule.holds(clocks):
+            reason, fix = rule.reason(clocks), rule.fix_for(framework)
+            run_row.worsen(rule.affects[MULTI_HOST], reason, fix, rule.id)
+            problems.append({"rule": rule.id, "reason": reason, "fix": fix, "affects": dict(rule.affects)})
+    return PooledValidity([*rows.values(), run_row], [(r.host, v) for r, v in zip(hosts.reports, values)],
+                          clocks, problems)
+
+
+VALIDITY = Pooling("per analysis the most severe status of any host, each reason once after the hosts it "
+                   "holds on; every host's own matrix under `hosts`", _pooled_validity)

@@ -555,6 +555,28 @@ class Straggler(Node):
     message = Text()
 
 
+class ValidityRow(Node):
+    analysis = Text()
+    status = Text()
+    reason = Text()
+    fix = Text()
+    rules = Texts()
+
+
+class ValidityProblem(Node):
+    rule = Text()
+    reason = Text()
+    fix = Text()
+    host = Text()
+
+
+class Validity(Node):
+    """What the trace supports (analysis/validity/): one row per analysis, and the problems found."""
+
+    rows = Children(ValidityRow)
+    problems = Children(ValidityProblem)
+
+
 # -- the report ---------------------------------------------------------------------------------------
 
 
@@ -586,6 +608,7 @@ class ReportDocument(Node):
     roofline = Child(Roofline)
     per_host = Children(HostRow)
     stragglers = Children(Straggler)
+    validity = Child(Validity)
 
     @property
     def kernel_rows(self) -> List[OpRow]:

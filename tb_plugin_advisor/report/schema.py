@@ -611,6 +611,41 @@ class Straggler(Shape):
     message: str
 
 
+class ValidityRow(Shape):
+    analysis: str
+    status: str
+    reason: str
+    fix: str
+    rules: List[str] = []
+
+
+class ValidityProblem(Shape):
+    rule: str
+    reason: str
+    fix: str
+    affects: Dict[str, str]
+    host: Optional[str] = None
+
+
+class HostValidity(Shape):
+    host: str
+    rows: List[ValidityRow]
+    facts: Dict[str, Any]
+    problems: List[ValidityProblem]
+
+
+class Validity(Shape):
+    """What the trace supports (analysis/validity/): one row per analysis; several hosts pooled have
+    `hosts`, one host its `facts`."""
+
+    rows: List[ValidityRow]
+    facts: Optional[Dict[str, Any]] = None
+    problems: List[ValidityProblem] = []
+    hosts: List[HostValidity] = []
+    clock_offset_us: Optional[Dict[str, Optional[float]]] = None
+    clock_skew_us: Optional[float] = None
+
+
 class Report(Shape):
     schema: str
     run: str
@@ -642,6 +677,7 @@ class Report(Shape):
     host: Optional[str]
     per_host: Optional[List[HostRow]] = None
     stragglers: Optional[List[Straggler]] = None
+    validity: Optional[Validity] = None  # (absent in reports from before the validity matrix)
 
 
 def shape_error(report: Any) -> Optional[str]:

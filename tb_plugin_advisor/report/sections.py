@@ -37,6 +37,7 @@ from tb_plugin_advisor.analysis.step_time.host_sync import analyze_host_sync
 from tb_plugin_advisor.analysis.step_time.ops import kernel_table, op_table
 from tb_plugin_advisor.analysis.step_time.preprocessing import analyze_preprocessing
 from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.analysis.validity.matrix import assess_validity
 from tb_plugin_advisor.formatting import fixed, format_ms
 from tb_plugin_advisor.formatting import rounded as _r
 from tb_plugin_advisor.model import Device, Profile
@@ -388,6 +389,10 @@ STRAGGLERS = Section("stragglers", pool.STRAGGLERS, lambda found: [s.to_json() f
 WARNINGS = Section("warnings", pool.WARNINGS, list,
                    analyse=lambda m: [f"profiler error: {e}" for e in m.profile.errors]
                    + list(m.profile.warnings))
+VALIDITY = Section("validity", pool.VALIDITY, lambda v: v.to_json(),
+                   analyse=lambda m: assess_validity(m.profile, m.steps, m.signals.framework,
+                                                     m.signals.gpu_planes),
+                   view="validity")
 KERNEL_STATS = Section("kernel_stats", pool.KERNEL_STATS, _written, read=lambda r: r.deep.kernel_stats,
                        findings=kernel_findings, view="kernels")
 MEMORY = Section("memory", pool.MEMORY, _written, read=lambda r: r.deep.memory, findings=memory_findings,
@@ -400,7 +405,7 @@ ROOFLINE = Section("roofline", pool.ROOFLINE, _written, read=lambda r: r.deep.ro
 SECTIONS: Tuple[Section[Any], ...] = (
     STEPS, BREAKDOWN_MS, BREAKDOWN_PCT, VERDICT, INPUT_PIPELINE, PRECISION_PCT, PRECISION, TENSOR_CORES,
     RECOMMENDATIONS, OPS, KERNELS, DEVICES, DEVICE_PEAK, ALLOCATOR_PEAKS, FRAMEWORK, PREPROCESSING, HOST_SYNC,
-    CPU_16BIT, PROFILE, PER_HOST, STRAGGLERS, WARNINGS, KERNEL_STATS, MEMORY, COLLECTIVES, ROOFLINE,
+    CPU_16BIT, PROFILE, PER_HOST, STRAGGLERS, WARNINGS, VALIDITY, KERNEL_STATS, MEMORY, COLLECTIVES, ROOFLINE,
 )
 
 # `tb-advisor report --section NAME` → the report key it shows (the deeper views).

@@ -99,7 +99,8 @@ def test_overlapping_ops_are_clipped_and_counted():
     line = profile.host_plane.lines[0]
     assert line.names() == ["aten::a", "aten::c", "aten::b"]
     assert line.duration_ns.tolist() == [1_000_000, 100_000, 1_000]
-    assert any("1 event(s) partly overlapped" in w for w in profile.warnings)
+    # (what the clipping affects is the validity matrix's to say, not a warning: analysis/validity/)
+    assert not any("overlapped" in w for w in profile.warnings)
     assert line.clipped.tolist() == [2]  # (sorted order: b, the one cut)
     # the model's invariant: every event ends within the event enclosing its start
     ends = (line.start_ns + line.duration_ns).tolist()

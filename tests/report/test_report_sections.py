@@ -67,10 +67,10 @@ def test_every_pooling_is_named_and_every_section_has_one_source():
         type(SECTIONS[0])("x", combine.FRAMEWORK, str)  # neither where a host's value comes from
 
 
-def test_the_views_are_the_deeper_sections():
+def test_the_views_are_the_deeper_sections_and_the_validity_matrix():
     assert VIEWS == {"kernels": "kernel_stats", "memory": "memory", "collectives": "collectives",
-                     "roofline": "roofline"}
-    assert all(s.findings is not None for s in SECTIONS if s.view)
+                     "roofline": "roofline", "validity": "validity"}
+    assert all(s.findings is not None for s in SECTIONS if s.view and s.key != "validity")
 
 
 # -- each pooling, on the pod --------------------------------------------------------------------------
@@ -197,6 +197,23 @@ def _warnings(reports, pooled, own):
     assert pooled["warnings"] == expected
 
 
+def _validity(reports, pooled, own):
+    """Per analysis the most severe status of any host, each reason naming the hosts it holds on."""
+    order = ("supported", "degraded", "unsupported")
+    rows = {r["analysis"]: r for r in pooled["validity"]["rows"]}
+    assert rows.pop("multi_host")["status"] in order  # the run's own row (no host has it)
+    assert set(pooled["validity"]["clock_offset_us"]) == set(own)
+    for analysis, row in rows.items():
+        statuses = [next(x["status"] for x in o["validity"]["rows"] if x["analysis"] == analysis)
+                    for o in own.values()]
+        assert row["status"] == max(statuses, key=order.index)
+        for host, o in own.items():
+            own_row = next(x for x in o["validity"]["rows"] if x["analysis"] == analysis)
+            if own_row["reason"]:  # each reason once, after the hosts it holds on
+                assert own_row["reason"] in row["reason"] and host in row["reason"]
+    assert [h["host"] for h in pooled["validity"]["hosts"]] == list(own)
+
+
 def _kernel_stats(reports, pooled, own):
     ks = pooled["kernel_stats"]
     assert ks["launches"] == sum(o["kernel_stats"]["launches"] for o in own.values())
@@ -243,6 +260,7 @@ CHECKS: Dict[str, Check] = {
     "per_host": _per_host,
     "stragglers": _stragglers,
     "warnings": _warnings,
+    "validity": _validity,
     "kernel_stats": _kernel_stats,
     "memory": _memory,
     "collectives": _collectives,

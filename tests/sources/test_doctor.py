@@ -318,7 +318,7 @@ def test_diagnose_scan_uses_the_given_scan(logdir: Path):
 @needs_corpus
 def test_corpus_every_location_gets_a_sensible_line(capsys):
     """Real files from other people's machines: legacy-only, multi-host GPU, AMD JAX, TPU, corrupt."""
-    assert cli.main(["doctor", str(CORPUS), "--json"]) == 1
+    assert cli.main(["doctor", str(CORPUS), "--json", "--no-validity"]) == 1  # (the files only)
     data = json.loads(capsys.readouterr().out)
     sessions = {s["run"]: s for s in data["sessions"]}
     multi = sessions["xprof/demo/GPU-multi-worker"]
@@ -332,3 +332,23 @@ def test_corpus_every_location_gets_a_sensible_line(capsys):
     assert amd["step_markers"] == "none" and "GPU" in amd["devices"] and "loose_file" in amd["findings"]
     for run, s in sessions.items():
         assert s["problems"] or s["notes"] or s["findings"] == [], run
+
+
+def test_doctor_prints_what_each_run_supports_unless_told_not_to(tmp_path: Path, capsys):
+    """The matrix comes from the run's report (a real H200 capture without its memory records)."""
+    from degraded_traces import load_trace, without_memory, write_trace
+    from paths import H200
+
+    capture = H200 / "transformer_fp32" / "gpu0.1795771384025155384.pt.trace.json.gz"
+    write_trace(without_memory(load_trace(capture)), tmp_path / "no_memory", capture.name)
+    cli.main(["doctor", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "      unsupported: memory — The trace holds no allocator records" in out
+    assert "        fix: torch.profiler.profile(profile_memory=True)" in out
+    cli.main(["doctor", str(tmp_path), "--json"])
+    rows = json.loads(capsys.readouterr().out)["sessions"][0]["validity"]["rows"]
+    assert {r["analysis"]: r["status"] for r in rows}["memory"] == "unsupported"
+    cli.main(["doctor", str(tmp_path), "--no-validity", "--json"])
+    assert "validity" not in json.loads(capsys.readouterr().out)["sessions"][0]
+    cli.main(["doctor", str(tmp_path), "--no-validity"])
+    assert "unsupported:" not in capsys.readouterr().out

@@ -30,6 +30,8 @@ import { perHostCard } from "./hosts";
 import { rooflineCard } from "./roofline";
 import { spansBlock } from "./spans";
 import { opName, opTable } from "./optable";
+import { validityCard, withheldCard } from "./validity";
+import { validityView } from "../validity";
 
 interface Ctx {
   theme: Theme;
@@ -264,17 +266,21 @@ function opsCard(r: Report, ctx: Ctx): HTMLElement | null {
 /** Build the whole report. Chart.js measures its canvas, so call draw() once `el` is attached. */
 export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () => Chart[] } {
   const drawers: Drawers = [];
+  const validity = validityView(r.validity);
+  const supports = validityCard(r, validity);
   const el = h(
     "div",
     { class: "adv-report", testid: "report", attrs: { "data-run": ctx.run.run, "data-host": ctx.host } },
+    validity?.first ? supports : null,
     verdictCard(r, ctx),
+    validity?.first ? null : supports,
     breakdownCard(r, ctx, drawers),
     recommendationsCard(r, ctx),
     inputPipelineCard(r),
     h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
     perHostCard(r),
     deepCards(r),
-    rooflineCard(r, ctx.theme, drawers),
+    rooflineCard(r, ctx.theme, drawers) ?? withheldCard(r, "roofline", "Roofline", "MFU"),
     opsCard(r, ctx),
   );
   return { el, draw: () => drawers.map((d) => d()).filter((c): c is Chart => c !== null) };

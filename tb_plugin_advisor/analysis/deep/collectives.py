@@ -12,12 +12,13 @@ definition), so it compares with the link's speed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import intervals as iv
+from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify.event_names import collective_type
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.patterns import FAMILIES
@@ -96,6 +97,10 @@ class Collectives:
     devices: List[DeviceComm]
     steps: int
     step_ms: Optional[float]  # mean steady step time
+    # collective kernel name → when each call ended (ns, sorted, the last CLOCK_OFFSET_ENDS_KEPT):
+    # ranks leave a collective together, so these ends place one host's clock against another's
+    # (report/combine.py)
+    ends_ns: Dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def total_ns(self) -> int:
@@ -221,18 +226,19 @@ def analyze_collectives(profile: Profile, steps: Optional[Steps] = None) -> Coll
     lo, hi, n_steps, step_ms = _steady_windows(steps)
     types: Dict[str, TypeStats] = {}
     devices: List[DeviceComm] = []
+    ends: Dict[str, List[np.ndarray]] = {}
     for device in profile.devices:
         if len(device.kernels) == 0:
             continue
-        found = _device(device, lo, hi, types)
+        found = _device(device, lo, hi, types, ends)
         if found is not None:
             devices.append(found)
-    result = Collectives(types=types, devices=devices, steps=n_steps, step_ms=step_ms)
-    return result
+    kept = {name: np.sort(np.concatenate(parts))[-th.CLOCK_OFFSET_ENDS_KEPT:] for name, parts in ends.items()}
+    return Collectives(types=types, devices=devices, steps=n_steps, step_ms=step_ms, ends_ns=kept)
 
 
-def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, TypeStats]
-            ) -> Optional[DeviceComm]:
+def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, TypeStats],
+            ends: Dict[str, List[np.ndarray]]) -> Optional[DeviceComm]:
     table = device.kernels
     view = kernel_view(device)
     comm = view.family == FAMILIES.index("comm")
@@ -241,6 +247,9 @@ def _device(device: Device, lo: np.ndarray, hi: np.ndarray, types: Dict[str, Typ
     start, end = table.start_ns, table.start_ns + table.duration_ns
     compute = iv.union(start[view.compute], end[view.compute])
     kind_of_name = {i: collective_type(table.names[i]) for i in unique_codes(table.name_index[comm]).tolist()}
+    for i in kind_of_name:
+        rows = comm & (table.name_index == i)
+        ends.setdefault(table.names[i], []).append((start[rows] + table.duration_ns[rows]).astype(np.int64))
     kind_list = sorted(set(kind_of_name.values()))
     kind_of_code = np.full(len(table.names) + 1, -1, dtype=np.int16)  # per name code (-1: not comm)
     for i, kind in kind_of_name.items():

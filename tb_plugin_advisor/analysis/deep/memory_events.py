@@ -142,6 +142,20 @@ def memory_records(profile: Profile) -> List[MemoryRecords]:
     return [_assemble(name, chunks) for name, chunks in sorted(parts.items())]
 
 
+def memory_record_count(profile: Profile) -> int:
+    """How many allocator records the host planes hold (what the memory view could read), without
+    reading their stats."""
+    count = 0
+    for plane in profile.host_planes:
+        sign_of = _sign_table(plane)
+        if sign_of is None:
+            continue
+        for line in plane.lines:
+            if len(line):
+                count += int(np.count_nonzero(sign_of[line.metadata_index] != 2))
+    return count
+
+
 def _sign_table(plane: Plane) -> Optional[np.ndarray]:
     """Per event name: +1 / -1 / 0 for memory records, 2 for everything else (None: no record here)."""
     table = np.full(len(plane.event_names) + 1, 2, dtype=np.int8)

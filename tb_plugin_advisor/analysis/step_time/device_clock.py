@@ -57,26 +57,29 @@ NO_CORRELATION = (
 
 
 def device_windows(profile: Profile, host_start_ns: np.ndarray, host_end_ns: np.ndarray,
-                   repeating: bool = True) -> Tuple[Optional[DeviceWindows], str]:
+                   repeating: bool = True) -> Tuple[Optional[DeviceWindows], str, Optional[float]]:
     """The device-clock windows of the host steps `[host_start_ns, host_end_ns)` (sorted, disjoint),
-    or None and why not ("" when the profile has no device work). `repeating`: the steps are the
-    loop's own (markers), so a last step with fewer device events was cut off."""
+    or None and why not ("" when the profile has no device work); and the share of the device events
+    during the steps that a launch inside a step names (None without steps or device work), which
+    the validity matrix reports (analysis/validity/). `repeating`: the steps are the loop's own
+    (markers), so a last step with fewer device events was cut off."""
     starts, ends, correlations = _device_events(profile)
     if host_start_ns.size == 0 or starts.size == 0:
-        return None, ""
+        return None, "", None
     launch_ids, launch_times = _launch_calls(profile)
     if launch_ids.size == 0:
-        return None, NO_CORRELATION
+        return None, NO_CORRELATION, 0.0
     step = _step_of_events(correlations, launch_ids, launch_times, host_start_ns, host_end_ns)
     attributed = step >= 0
     during = (ends > host_start_ns[0]) & (starts < host_end_ns[-1])
     share = float(attributed.sum()) / max(int((during | attributed).sum()), 1)
     if not attributed.any():
-        return None, NO_CORRELATION
+        return None, NO_CORRELATION, 0.0
     if share < th.DEVICE_CLOCK_MIN_SHARE:
-        return None, (
-            f"Only {format_pct(100.0 * share)} of the device work during the steps could be tied to a launch "
-            "inside a step (the rest has no launch in the trace): steps are timed on the host's clock.")
+        why = (f"Only {format_pct(100.0 * share)} of the device work during the steps could be tied to a "
+               "launch inside a step (the rest has no launch in the trace): steps are timed on the host's "
+               "clock.")
+        return None, why, share
     n = host_start_ns.size
     events = np.bincount(step[attributed], minlength=n).astype(np.int64)
     device_end = np.full(n, -1, dtype=np.int64)
@@ -98,7 +101,8 @@ def device_windows(profile: Profile, host_start_ns: np.ndarray, host_end_ns: np.
         window_start[i], window_end[i] = start, end
         previous_end = end
     cut = _cut_off(events) if repeating else np.zeros(n, dtype=bool)
-    return DeviceWindows(window_start, window_end, events, device_end, cut, int((~attributed).sum())), ""
+    unattributed = int((~attributed).sum())
+    return DeviceWindows(window_start, window_end, events, device_end, cut, unattributed), "", share
 
 
 def _device_events(profile: Profile) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

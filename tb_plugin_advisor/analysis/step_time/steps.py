@@ -51,6 +51,9 @@ class Steps:
     host_end_ns: Optional[np.ndarray] = None
     host_ahead_ns: Optional[np.ndarray] = None  # float per step: device end − host end (NaN: no work)
     cut_off: Optional[np.ndarray] = None  # bool per step: device work cut off by the capture's end
+    # share of the device events during the steps that a launch inside a step names (None: no steps or
+    # no device work; 0.0: no launch correlation at all)
+    launch_share: Optional[float] = None
 
     def __post_init__(self) -> None:
         if self.host_start_ns is None:
@@ -141,8 +144,8 @@ def _on_device_clock(steps: Steps, profile: Profile) -> None:
     order = np.argsort(steps.start_ns, kind="stable")
     if not bool(np.all(order == np.arange(steps.count))):
         return  # (markers come sorted; anything else is left on the host clock)
-    found, why_not = device_windows(profile, steps.start_ns, steps.end_ns,
-                                    repeating=steps.source != "inferred")
+    found, why_not, steps.launch_share = device_windows(profile, steps.start_ns, steps.end_ns,
+                                                        repeating=steps.source != "inferred")
     if found is None:
         if why_not:
             steps.notes.append(why_not)

@@ -6,7 +6,8 @@ go to a separate `GPU annotations #<tid>` line, so they are never mistaken for k
 int64 ns since the epoch. Events on one line must nest: Kineto rounds to µs (old traces) or to ns
 after an offset (new ones), so neighbours can overlap by a hair, and Python stack events and user
 annotations straddle other ranges; those are clipped, deterministically (a step marker never: the
-events it outlives end where it starts), and counted in the profile's warnings.
+events it outlives end where it starts); each line keeps which (Line.clipped), and the validity
+matrix (analysis/validity/) says what they affect.
 """
 
 from __future__ import annotations
@@ -333,15 +334,13 @@ class _TraceConverter:
     def _assemble(self) -> Profile:
         planes: List[Plane] = []
         host_plane = Plane(0, HOST_PLANE, [], [], [], {}, self.host_strings)
-        repaired = 0
         step_names = np.array([i for name, i in self.host_names.items() if tables.PROFILER_STEP.match(name)],
                               dtype=np.int32)
         for line_id, ((pid, tid), builder) in enumerate(sorted(self.host_lines.items(), key=_line_order)):
             name, display = self._thread_label(pid, tid)
-            line, fixed = builder.build(line_id, name, display, host_plane, kept_whole=step_names)
+            line, _ = builder.build(line_id, name, display, host_plane, kept_whole=step_names)
             self.trace_ids[(host_plane.id, line_id)] = self.written_ids[(pid, tid)]
             host_plane.lines.append(line)
-            repaired += fixed
         _finish_names(host_plane, self.host_names)
         planes.append(host_plane)
         properties = _device_properties(self.trace.deviceProperties)
@@ -352,11 +351,10 @@ class _TraceConverter:
             plane = Plane(plane_id, f"{prefix}{number}", [], [], [], stats, self.device_strings[device])
             keys = sorted((k for k in self.device_lines if k[0] == device), key=lambda k: _stream_order(k[1]))
             for line_id, key in enumerate(keys):
-                line, fixed = self.device_lines[key].build(line_id, key[1], "", plane)
+                line, _ = self.device_lines[key].build(line_id, key[1], "", plane)
                 self.trace_ids[(plane_id, line_id)] = self.written_ids[key]
                 plane.lines.append(line)
-                repaired += fixed
-            _finish_names(plane, self.device_names[device])
+                _finish_names(plane, self.device_names[device])
             planes.append(plane)
         devices = [build_device(p) for p in planes[1:]]
         builders = (*self.host_lines.values(), *self.device_lines.values())
@@ -371,11 +369,6 @@ class _TraceConverter:
         if self.invalid_utf8:
             self.warnings.append(
                 f"{self.invalid_utf8} event(s) held invalid UTF-8; those bytes are shown as U+FFFD")
-        if repaired:
-            self.warnings.append(
-                f"{repaired} event(s) partly overlapped another on their thread or stream (Python stack "
-                "events and annotations straddling a step, or rounding) and were clipped to nest; step "
-                "markers are kept whole")
         self._note_unknowns()
         return Profile(
             path=self.source,

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import Any, Dict, List, Optional, Union
 
 from tb_plugin_advisor.formatting import format_bytes
 from tb_plugin_advisor.readers.formats.registry import is_analysed
 from tb_plugin_advisor.sources.doctor.diagnose import DoctorReport
 
 
-def render_text(report: DoctorReport) -> str:
-    """A line per session with its problems and fixes; multi-line fixes (code) printed once at the end."""
+def validity_lines(rows: Union[List[Dict[str, Any]], str]) -> List[str]:
+    """What a run's trace supports (its report's validity rows), or why it could not be read."""
+    if isinstance(rows, str):
+        return [f"      supports: unknown, the run could not be read: {rows}"]
+    limited = [r for r in rows if r.get("status") in ("unsupported", "degraded")]
+    if not limited:
+        return [f"      supports: every one of the {len(rows)} analyses"] if rows else []
+    limited.sort(key=lambda r: r.get("status") != "unsupported")
+    out = []
+    for r in limited:
+        out.append(f"      {r.get('status')}: {r.get('analysis')} — {r.get('reason')}")
+        if r.get("fix"):
+            out.append(f"        fix: {r.get('fix')}")
+    return out
+
+
+def render_text(report: DoctorReport, validity: Optional[Dict[str, Any]] = None) -> str:
+    """A line per session with its problems and fixes, and what its trace supports (`validity`: rows or
+    an error by run; None: not measured); multi-line fixes (code) printed once at the end."""
     lines = [f"tb-advisor doctor: {report.logdir}", ""]
     for problem in report.general_problems:
         lines.append(f"  problem: {problem}")
@@ -42,6 +59,8 @@ def render_text(report: DoctorReport) -> str:
                 lines.append(f"      fix: code change [{snippets.index(fix) + 1}] below")
             else:
                 lines.append(f"      fix: {fix}")
+        if validity is not None and s.run in validity:
+            lines += validity_lines(validity[s.run])
     for i, snippet in enumerate(snippets, 1):
         lines += ["", f"[{i}]"] + [f"    {line}" for line in snippet.splitlines()]
     data = report.to_json()["summary"]

@@ -1,6 +1,7 @@
-"""The deeper views of a report (kernel statistics, memory over time, collectives, roofline) as text,
-Markdown and HTML sections. render.py appends them to the whole report; `tb-advisor report --section`
-prints one alone. Every profile string is untrusted: HTML escapes it, Markdown escapes table cells.
+"""The deeper views of a report (kernel statistics, memory over time, collectives, roofline) and what
+the trace supports (the validity matrix) as text, Markdown and HTML sections. render.py appends them
+to the whole report; `tb-advisor report --section` prints one alone. Every profile string is
+untrusted: HTML escapes it, Markdown escapes table cells.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from tb_plugin_advisor.report.document import (
     KernelStats,
     LiveAllocation,
     ReportDocument,
+    ValidityRow,
 )
 from tb_plugin_advisor.views.export import collectives as render_collectives
 from tb_plugin_advisor.views.export import roofline as render_roofline
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
+from tb_plugin_advisor.views.export.report_lines import wrap_words
 from tb_plugin_advisor.views.export.tables import (
     fmt_bytes,
     html_findings,
@@ -156,11 +159,41 @@ def text_memory(report: ReportDocument, width: int = 100) -> List[str]:
     return out
 
 
+VALIDITY_TITLE = "What this trace supports"
+
+
+def _limited(report: ReportDocument) -> List[ValidityRow]:
+    """The rows of analyses the trace does not fully support, most severe first."""
+    rows = [r for r in report.validity.rows if r.status in ("unsupported", "degraded")]
+    return sorted(rows, key=lambda r: r.status != "unsupported")
+
+
+def _validity_summary(report: ReportDocument) -> str:
+    rows = report.validity.rows
+    return "" if not rows or _limited(report) else f"every one of the {len(rows)} analyses."
+
+
+def text_validity(report: ReportDocument, width: int = 100) -> List[str]:
+    if not report.validity.rows:
+        return []
+    summary = _validity_summary(report)
+    if summary:
+        return ["", f"{VALIDITY_TITLE}: {summary}"]
+    out = ["", f"{VALIDITY_TITLE}:"]
+    for row in _limited(report):
+        out += wrap_words(f"{row.analysis} — {row.status}: {row.reason}", width, initial_indent="  ",
+                          subsequent_indent="    ")
+        if row.fix:
+            out += wrap_words(f"Fix: {row.fix}", width, initial_indent="    ", subsequent_indent="    ")
+    return out
+
+
 TEXT_SECTIONS: Dict[str, Callable[[ReportDocument, int], List[str]]] = {
     "kernels": text_kernels,
     "memory": text_memory,
     "collectives": render_collectives.text,
     "roofline": render_roofline.text,
+    "validity": text_validity,
 }
 
 
@@ -206,11 +239,26 @@ def md_memory(report: ReportDocument) -> List[str]:
     return out
 
 
+VALIDITY_HEADERS = ("analysis", "status", "reason", "fix")
+
+
+def md_validity(report: ReportDocument) -> List[str]:
+    if not report.validity.rows:
+        return []
+    summary = _validity_summary(report)
+    if summary:
+        return ["", f"## {VALIDITY_TITLE}", "", md(summary[0].upper() + summary[1:])]
+    rows = [[r.analysis, r.status, r.reason, r.fix] for r in _limited(report)]
+    table = md_table(VALIDITY_HEADERS, rows, numeric_from=len(VALIDITY_HEADERS))  # every column is words
+    return ["", f"## {VALIDITY_TITLE}", ""] + table
+
+
 MD_SECTIONS: Dict[str, Callable[[ReportDocument], List[str]]] = {
     "kernels": md_kernels,
     "memory": md_memory,
     "collectives": render_collectives.markdown,
     "roofline": render_roofline.markdown,
+    "validity": md_validity,
 }
 
 
@@ -272,11 +320,23 @@ def html_memory(report: ReportDocument, charts: bool = False) -> str:
 
 # Each takes the report and whether the page embeds the bundle that draws the tab's charts (the
 # whole-report HTML does; the `--section` HTML has no scripts, so it shows the tables only).
+def html_validity(report: ReportDocument, charts: bool = False) -> str:
+    if not report.validity.rows:
+        return ""
+    title = f'<h2 id="validity">{esc(VALIDITY_TITLE)}</h2>'
+    summary = _validity_summary(report)
+    if summary:
+        return f"{title}<p>{esc(summary[0].upper() + summary[1:])}</p>"
+    rows = [[r.analysis, r.status, r.reason, r.fix] for r in _limited(report)]
+    return title + html_table(VALIDITY_HEADERS, rows, name_cols=(0, 1, 2, 3))
+
+
 HTML_SECTIONS: Dict[str, Callable[[ReportDocument, bool], str]] = {
     "kernels": html_kernels,
     "memory": html_memory,
     "collectives": render_collectives.html,
     "roofline": render_roofline.html,
+    "validity": html_validity,
 }
 
 

@@ -23,6 +23,8 @@ EMPTY_SECTIONS: Dict[str, str] = {
     "kernels": "No accelerator kernels in this profile (a CPU-only run, or the GPU tracer (CUPTI) "
     "recorded none).",
     "collectives": "No collectives in this profile (no NCCL/RCCL kernels or XLA collective ops on a device).",
+    "validity": "This report has no validity matrix (it was written before the Advisor measured what a "
+    "trace supports).",
     "roofline": "No op with known FLOPs in this profile (XLA records cost stats on TPU op events; PyTorch "
     "needs profile(record_shapes=True) or with_flops=True for matmul/attention FLOPs).",
     "memory": "No allocator records in this profile (TensorFlow records them on its BFC allocators; "

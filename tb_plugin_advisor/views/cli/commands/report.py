@@ -1,7 +1,7 @@
 """`tb-advisor report LOGDIR`: diagnose one profile run in a terminal, or export it.
 
     tb-advisor report LOGDIR [--run RUN] [--host H] [--format text|md|json|html] [--output FILE]
-    tb-advisor report LOGDIR [--run RUN] --section memory|kernels|collectives|roofline [--section …]
+    tb-advisor report LOGDIR [--run RUN] --section memory|kernels|collectives|roofline|validity [--section …]
     tb-advisor report LOGDIR --list
     tb-advisor report TRACE_FILE [--format …]      (a *.pt.trace.json[.gz] or *.xplane.pb file)
     tb-advisor report LOGDIR [--workers N | --scheduler tcp://HOST:PORT]
@@ -60,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         choices=tuple(VIEWS),
         metavar="NAME",
-        help=f"show only this deeper view ({', '.join(VIEWS)}); repeat for several",
+        help=f"show only this deeper view, or what the trace supports ({', '.join(VIEWS)}); repeat for "
+        "several",
     )
     add_parallel_arguments(parser)
     add_cache_arguments(parser)
