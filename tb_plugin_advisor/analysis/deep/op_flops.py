@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -203,9 +203,10 @@ def _xla_costs(device: Device, out: _Columns) -> None:
 # PyTorch: Kineto `flops`, or FLOPs from `Input Dims`
 
 
-@dataclass
+@dataclass(slots=True)
 class _Owner:
-    """A costed op while the host lines are walked."""
+    """A costed op while the host lines are walked (one per costed op: slots, and its gradients as
+    bits rather than a set of its own)."""
 
     name: str
     start: int
@@ -215,11 +216,11 @@ class _Owner:
     precision: str
     source: str
     per_gradient: float = 0.0  # a convolution backward without output_mask: FLOPs of one gradient
-    gradients: Set[int] = field(default_factory=set)  # gradients its child ops compute
+    gradients: int = 0  # the gradients its child ops compute: bit g for CONV_GRADIENT_CHILDREN's g
 
     def final_flops(self) -> float:
         if self.per_gradient and self.gradients:
-            return self.per_gradient * len(self.gradients)
+            return self.per_gradient * self.gradients.bit_count()
         return self.flops
 
     def bytes(self) -> float:
@@ -450,7 +451,9 @@ class _TorchWalk:
                 owner.precision = precision
         if owner.per_gradient and view.gradient[i]:
             name = view.name(i)
-            owner.gradients.update(g for suffix, g in CONV_GRADIENT_CHILDREN.items() if name.endswith(suffix))
+            for suffix, g in CONV_GRADIENT_CHILDREN.items():
+                if name.endswith(suffix):
+                    owner.gradients |= 1 << g
 
     def _output_hint(self, view: _LineView, i: int, dims: List[Any]) -> Optional[List[int]]:
         """A convolution's output shape when no stride is recorded: its autograd node's grad_output,
