@@ -298,11 +298,12 @@ def _parse(text: Optional[str]) -> Optional[List[Any]]:
 
 
 def _positive(line: Line, stat: str) -> np.ndarray:
-    """A numeric stat per event, 0 where absent, negative or not finite."""
+    """A numeric stat per event, 0 where absent, negative or not finite (read only: a line without
+    the stat gets one zero seen at every event, not a column of them)."""
     column = line.stats.get(stat)
-    out = np.zeros(len(line))
     if column is None or column.kind == "str":
-        return out
+        return np.broadcast_to(np.float64(0.0), (len(line),))
+    out = np.zeros(len(line))
     values = column.data.astype(np.float64)
     good = np.isfinite(values) & (values > 0)
     out[column.indices[good]] = values[good]
@@ -310,13 +311,15 @@ def _positive(line: Line, stat: str) -> np.ndarray:
 
 
 def _ints(line: Line, stat: str) -> np.ndarray:
-    """An integer stat per event, -1 where absent (or not a finite number)."""
+    """An integer stat per event, -1 where absent (or not a finite number); read only, and one -1
+    seen at every event for a line without the stat."""
     column = line.stats.get(stat)
+    if column is None or column.kind == "str":
+        return np.broadcast_to(np.int64(-1), (len(line),))
     out = np.full(len(line), -1, dtype=np.int64)
-    if column is not None and column.kind != "str":
-        data = column.data
-        good = np.isfinite(data) if data.dtype.kind == "f" else np.ones(data.shape, dtype=bool)
-        out[column.indices[good]] = data[good].astype(np.int64)
+    data = column.data
+    good = np.isfinite(data) if data.dtype.kind == "f" else np.ones(data.shape, dtype=bool)
+    out[column.indices[good]] = data[good].astype(np.int64)
     return out
 
 
