@@ -26,7 +26,7 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "readers")]
 
 from fixtures_server import start_tensorboard  # noqa: E402
 from test_bomb_peak import PEAK  # noqa: E402

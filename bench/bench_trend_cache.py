@@ -14,6 +14,12 @@ Then, each timed from the request to the answer:
                 from the first request until it answers 200 (202 with progress meanwhile)
   tb restart    TensorBoard stopped and started again on the same DIR: the same request
   tb no cache   TensorBoard restarted with `--advisor_cache_dir off` (the reference for a restart)
+  tb no cache, a worker per capture   the same with `--advisor_worker_tasks=1`: a worker process
+                started for every capture, as every analysis once was
+
+The uncached route against the uncached CLI on the same captures, `tb_no_cache_over_cli_no_cache`,
+has a bound: ≤ 3 (ROUTE_BOUND); `--uncached-only` measures just those figures (and the worker per
+capture beside them).
 
 Each TensorBoard time starts once the server answers `/data/plugins_listing` (its own start-up is
 reported apart). TensorBoard runs with its built-in plugins and the Advisor only (`--all-plugins`:
@@ -43,6 +49,7 @@ from fixtures_server import TensorBoardServer, start_tensorboard  # noqa: E402
 from trend_series import write_series  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
+ROUTE_BOUND = 3.0  # the uncached trend route ÷ the uncached CLI on the same captures
 RUN = "job"
 # TensorBoard with its built-in plugins and the Advisor's loader, no other dynamic plugin
 ADVISOR_ONLY = (
@@ -72,12 +79,13 @@ def _cli(logdir: Path, cache: str) -> Tuple[float, Dict[str, Any]]:
     return took, json.loads(proc.stdout)
 
 
-def _tensorboard(logdir: Path, cache: str, all_plugins: bool) -> Tuple[float, float, Dict[str, Any]]:
+def _tensorboard(logdir: Path, cache: str, all_plugins: bool,
+                 *flags: str) -> Tuple[float, float, Dict[str, Any]]:
     """(seconds to start, seconds from the first trend request to its 200, the trend)."""
     start = time.perf_counter()
     launch = {} if all_plugins else {"python_args": ADVISOR_ONLY}
-    server: TensorBoardServer = start_tensorboard(logdir, f"--advisor_cache_dir={cache}", timeout_s=300,
-                                                  **launch)
+    server: TensorBoardServer = start_tensorboard(logdir, f"--advisor_cache_dir={cache}", *flags,
+                                                  timeout_s=300, **launch)
     started = time.perf_counter() - start
     try:
         asked = time.perf_counter()
@@ -108,6 +116,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the written series")
     parser.add_argument("--all-plugins", action="store_true",
                         help="TensorBoard with every installed plugin (torch-tb-profiler's parsing too)")
+    parser.add_argument("--uncached-only", action="store_true",
+                        help="only the uncached CLI and route (and the route with a worker per capture)")
     args = parser.parse_args()
     work = OUT / "trend_cache"
     shutil.rmtree(work, ignore_errors=True)
@@ -117,11 +127,15 @@ def main() -> None:
 
     times: Dict[str, float] = {}
     trends: Dict[str, Dict[str, Any]] = {}
-    times["cli_cold_s"], trends["cli_cold"] = _cli(logdir, str(cli_cache))
-    times["cli_warm_s"], trends["cli_warm"] = _cli(logdir, str(cli_cache))
+    if not args.uncached_only:
+        times["cli_cold_s"], trends["cli_cold"] = _cli(logdir, str(cli_cache))
+        times["cli_warm_s"], trends["cli_warm"] = _cli(logdir, str(cli_cache))
     times["cli_no_cache_s"], trends["cli_no_cache"] = _cli(logdir, "off")
-    for name, cache in (("cold", str(tb_cache)), ("restart", str(tb_cache)), ("no_cache", "off")):
-        started, took, trends[f"tb_{name}"] = _tensorboard(logdir, cache, args.all_plugins)
+    runs = [("no_cache", "off", ()), ("no_cache_worker_per_capture", "off", ("--advisor_worker_tasks=1",))]
+    if not args.uncached_only:
+        runs[:0] = [("cold", str(tb_cache), ()), ("restart", str(tb_cache), ())]
+    for name, cache, flags in runs:
+        started, took, trends[f"tb_{name}"] = _tensorboard(logdir, cache, args.all_plugins, *flags)
         times[f"tb_start_{name}_s"], times[f"tb_{name}_s"] = started, took
 
     reference = _comparable(trends["cli_no_cache"])
@@ -138,15 +152,21 @@ def main() -> None:
         "cpu_count": os.cpu_count(),
         "all_plugins": args.all_plugins,
         **{k: round(v, 3) for k, v in times.items()},
-        "cli_warm_over_cold": round(times["cli_warm_s"] / times["cli_cold_s"], 3),
-        "tb_restart_over_no_cache": round(times["tb_restart_s"] / times["tb_no_cache_s"], 3),
+        "tb_no_cache_over_cli_no_cache": round(times["tb_no_cache_s"] / times["cli_no_cache_s"], 3),
+        "tb_worker_per_capture_over_cli_no_cache": round(
+            times["tb_no_cache_worker_per_capture_s"] / times["cli_no_cache_s"], 3),
         "change_point": significant,
     }
+    if not args.uncached_only:
+        result["cli_warm_over_cold"] = round(times["cli_warm_s"] / times["cli_cold_s"], 3)
+        result["tb_restart_over_no_cache"] = round(times["tb_restart_s"] / times["tb_no_cache_s"], 3)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "trend_cache.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+    if result["tb_no_cache_over_cli_no_cache"] > ROUTE_BOUND:
+        raise SystemExit(f"the uncached trend route took over {ROUTE_BOUND}× the uncached CLI")
 
 
 if __name__ == "__main__":

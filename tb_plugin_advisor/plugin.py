@@ -17,7 +17,7 @@ from tb_plugin_advisor.readers import guarded_io
 from tb_plugin_advisor.report.disk_cache import choose_directory, configure_dir
 from tb_plugin_advisor.sources.live import LiveDiscovery
 from tb_plugin_advisor.sources.markers import MarkerWriter
-from tb_plugin_advisor.views.server.analysis_service import AnalysisService
+from tb_plugin_advisor.views.server.analysis_service import DEFAULT_TASKS_PER_WORKER, AnalysisService
 from tb_plugin_advisor.views.server.api import AdvisorApi
 from tb_plugin_advisor.views.server.trace_route import LIMITS as TRACE_LIMITS
 
@@ -33,7 +33,7 @@ DEFAULTS: Dict[str, Any] = {
     "advisor_workers": 2,
     "advisor_cache_size": 32,
     "advisor_cache_mb": 256,
-    "advisor_worker_tasks": 1,
+    "advisor_worker_tasks": DEFAULT_TASKS_PER_WORKER,
     "advisor_wait": 2.0,
     "advisor_max_profile_mb": 512.0,
     "advisor_dask_scheduler": "",
@@ -90,8 +90,9 @@ class AdvisorLoader(base_plugin.TBLoader):
             type=int,
             default=DEFAULTS["advisor_worker_tasks"],
             metavar="N",
-            help="Analyses a worker process runs before it is replaced, giving its memory back to the "
-            "OS (default 1: a big profile's memory is returned as soon as its report is done).",
+            help="Analyses a worker process runs at most before it is replaced (default "
+            f"{DEFAULT_TASKS_PER_WORKER}). A worker that an analysis left holding memory (a large "
+            "profile's) is replaced at once, giving that memory back to the OS.",
         )
         group.add_argument(
             "--advisor_cache_size",

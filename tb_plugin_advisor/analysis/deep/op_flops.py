@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -55,6 +55,9 @@ NO_HOST_OP = "(kernels whose host op was not recorded)"
 # Events after a convolution searched for one whose input is the convolution's output (its size
 # when the trace records no stride): the batch norm or activation that follows comes first.
 NEXT_OP_LOOKAHEAD = 8
+# Events the walk turns into Python values at a time: its per-event lists are this long, not as long
+# as a line of a million events.
+WALK_BLOCK = 1 << 16
 
 
 class OpCost(NamedTuple):
@@ -200,9 +203,10 @@ def _xla_costs(device: Device, out: _Columns) -> None:
 # PyTorch: Kineto `flops`, or FLOPs from `Input Dims`
 
 
-@dataclass
+@dataclass(slots=True)
 class _Owner:
-    """A costed op while the host lines are walked."""
+    """A costed op while the host lines are walked (one per costed op: slots, and its gradients as
+    bits rather than a set of its own)."""
 
     name: str
     start: int
@@ -212,11 +216,11 @@ class _Owner:
     precision: str
     source: str
     per_gradient: float = 0.0  # a convolution backward without output_mask: FLOPs of one gradient
-    gradients: Set[int] = field(default_factory=set)  # gradients its child ops compute
+    gradients: int = 0  # the gradients its child ops compute: bit g for CONV_GRADIENT_CHILDREN's g
 
     def final_flops(self) -> float:
         if self.per_gradient and self.gradients:
-            return self.per_gradient * len(self.gradients)
+            return self.per_gradient * self.gradients.bit_count()
         return self.flops
 
     def bytes(self) -> float:
@@ -294,11 +298,12 @@ def _parse(text: Optional[str]) -> Optional[List[Any]]:
 
 
 def _positive(line: Line, stat: str) -> np.ndarray:
-    """A numeric stat per event, 0 where absent, negative or not finite."""
+    """A numeric stat per event, 0 where absent, negative or not finite (read only: a line without
+    the stat gets one zero seen at every event, not a column of them)."""
     column = line.stats.get(stat)
-    out = np.zeros(len(line))
     if column is None or column.kind == "str":
-        return out
+        return np.broadcast_to(np.float64(0.0), (len(line),))
+    out = np.zeros(len(line))
     values = column.data.astype(np.float64)
     good = np.isfinite(values) & (values > 0)
     out[column.indices[good]] = values[good]
@@ -306,13 +311,15 @@ def _positive(line: Line, stat: str) -> np.ndarray:
 
 
 def _ints(line: Line, stat: str) -> np.ndarray:
-    """An integer stat per event, -1 where absent (or not a finite number)."""
+    """An integer stat per event, -1 where absent (or not a finite number); read only, and one -1
+    seen at every event for a line without the stat."""
     column = line.stats.get(stat)
+    if column is None or column.kind == "str":
+        return np.broadcast_to(np.int64(-1), (len(line),))
     out = np.full(len(line), -1, dtype=np.int64)
-    if column is not None and column.kind != "str":
-        data = column.data
-        good = np.isfinite(data) if data.dtype.kind == "f" else np.ones(data.shape, dtype=bool)
-        out[column.indices[good]] = data[good].astype(np.int64)
+    data = column.data
+    good = np.isfinite(data) if data.dtype.kind == "f" else np.ones(data.shape, dtype=bool)
+    out[column.indices[good]] = data[good].astype(np.int64)
     return out
 
 
@@ -342,18 +349,31 @@ class _TorchWalk:
         self.on_host = on_host
         self.owners: List[_Owner] = []
         self.owner_of: Dict[int, int] = {}  # external id → owner
-        self.launcher: Dict[int, Tuple[str, int]] = {}  # external id → (op name, start): uncosted time
+        # The op that launched each external id (its name and start: uncosted time), as columns per
+        # line walked (external id, start, name code: the order of launch_code); the last event of
+        # an id walked is its launcher. Every launching event has one, so these are never Python
+        # objects per event.
+        self._launch_parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.launch_code: Dict[str, int] = {}
+        self._launches: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
         # CPU only: (plane, name, start, end, ns outside costed ops, owner or -1)
         self.host_rows: List[Tuple[str, str, int, int, int, int]] = []
 
     def walk(self, plane_name: str, line: Line) -> None:
         view = _LineView(line)
         events = view.events(self.on_host)
+        self._note_launches(view, events)
         stack: List[Tuple[int, int, int]] = []  # (end, owner or -1, outermost op row or -1)
-        for i, start, end, candidate, aten, ext, runtime in zip(
+        for begin in range(0, events.size, WALK_BLOCK):
+            self._walk_block(plane_name, view, events[begin:begin + WALK_BLOCK], stack)
+
+    def _walk_block(self, plane_name: str, view: _LineView, events: np.ndarray,
+                    stack: List[Tuple[int, int, int]]) -> None:
+        """Events of one line in start order, with the stack of those still open before them."""
+        line = view.line
+        for i, start, end, candidate, aten, ext in zip(
                 events.tolist(), line.start_ns[events].tolist(), view.ends[events].tolist(),
-                view.candidate[events].tolist(), view.aten[events].tolist(), view.external[events].tolist(),
-                view.runtime[events].tolist()):
+                view.candidate[events].tolist(), view.aten[events].tolist(), view.external[events].tolist()):
             while stack and stack[-1][0] <= start:
                 stack.pop()
             owner, outer = (stack[-1][1], stack[-1][2]) if stack else (-1, -1)
@@ -366,11 +386,43 @@ class _TorchWalk:
             if self.on_host and owner < 0 and outer < 0 and aten:
                 outer = self._host_row(plane_name, view.name(i), start, end, -1, -1)
             stack.append((end, owner, outer))
-            if ext >= 0:
-                if owner >= 0:
-                    self.owner_of[ext] = owner
-                if not runtime:
-                    self.launcher[ext] = (view.name(i), start)
+            if ext >= 0 and owner >= 0:
+                self.owner_of[ext] = owner
+
+    def _note_launches(self, view: _LineView, events: np.ndarray) -> None:
+        """Each walked event with an external id that is not a runtime call launches that id's work."""
+        rows = events[(view.external[events] >= 0) & ~view.runtime[events]]
+        if not rows.size:
+            return
+        metas, which = unique_inverse(view.meta[rows])
+        codes = np.array([self.launch_code.setdefault(view.names[int(m)], len(self.launch_code))
+                          for m in metas.tolist()], dtype=np.int64)
+        starts = view.line.start_ns[rows].astype(np.int64, copy=False)
+        self._launch_parts.append((view.external[rows], starts, codes[which]))
+        self._launches = None
+
+    def launches(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(external ids sorted, each one's launcher's start, its name code): the last walked of an id."""
+        if self._launches is None:
+            if not self._launch_parts:
+                empty = np.zeros(0, dtype=np.int64)
+                self._launches = (empty, empty, empty)
+            else:
+                ids, starts, codes = (np.concatenate(c) for c in zip(*self._launch_parts))
+                order = np.argsort(ids, kind="stable")
+                last = np.ones(order.size, dtype=bool)
+                last[:-1] = ids[order[1:]] != ids[order[:-1]]
+                keep = order[last]
+                self._launches = (ids[keep], starts[keep], codes[keep])
+        return self._launches
+
+    def launcher_rows(self, ext: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """(whether a walked op launched it, its row in `launches()`) per external id."""
+        ids = self.launches()[0]
+        if not ids.size:
+            return np.zeros(ext.size, dtype=bool), np.zeros(ext.size, dtype=np.int64)
+        pos = np.clip(np.searchsorted(ids, ext), 0, ids.size - 1)
+        return ids[pos] == ext, pos
 
     def _own(self, view: _LineView, i: int) -> int:
         """Cost event i; its owner index, or -1 when nothing costs it."""
@@ -402,7 +454,9 @@ class _TorchWalk:
                 owner.precision = precision
         if owner.per_gradient and view.gradient[i]:
             name = view.name(i)
-            owner.gradients.update(g for suffix, g in CONV_GRADIENT_CHILDREN.items() if name.endswith(suffix))
+            for suffix, g in CONV_GRADIENT_CHILDREN.items():
+                if name.endswith(suffix):
+                    owner.gradients |= 1 << g
 
     def _output_hint(self, view: _LineView, i: int, dims: List[Any]) -> Optional[List[int]]:
         """A convolution's output shape when no stride is recorded: its autograd node's grad_output,
@@ -554,15 +608,20 @@ def _uncosted_columns(walk: _TorchWalk, ext: np.ndarray, mask: np.ndarray, table
     rows = np.flatnonzero(mask)
     if not rows.size:
         return
-    known = np.array([int(e) in walk.launcher for e in ext[rows].tolist()], dtype=bool)
+    known, _ = walk.launcher_rows(ext[rows])
     keys = np.where(known, ext[rows], -1 - rows)  # an orphan kernel is its own row
     starts = table.start_ns[rows].astype(np.int64)
     durations = table.duration_ns[rows]
     unique, first, last, total = _spans(keys, starts, starts + durations, durations)
-    launch = [walk.launcher.get(int(k), (NO_HOST_OP, -1)) for k in unique.tolist()]
-    out.add(name=np.array([out.intern(out.names, n) for n, _ in launch], dtype=np.int32), device=device_id,
+    launched, at = walk.launcher_rows(unique)
+    _, launch_ns, launch_code = walk.launches()
+    host_ns = np.where(launched, launch_ns[at] if launch_ns.size else -1, -1).astype(np.int64)
+    launch_names = list(walk.launch_code)
+    names = [launch_names[c] if found else NO_HOST_OP
+             for found, c in zip(launched.tolist(), (launch_code[at] if launch_code.size else at).tolist())]
+    out.add(name=np.array([out.intern(out.names, n) for n in names], dtype=np.int32), device=device_id,
             start_ns=first, end_ns=last, duration_ns=total,
-            host_ns=np.array([t for _, t in launch], dtype=np.int64), flops=0.0, model_flops=0.0,
+            host_ns=host_ns, flops=0.0, model_flops=0.0,
             bytes=math.nan, precision=PRECISIONS.index("unknown"), source=UNCOSTED)
 
 

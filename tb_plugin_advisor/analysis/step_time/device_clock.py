@@ -37,6 +37,11 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.model import Profile
 
+# Device events matched to their launches per block: each block's lookups and masks are temporaries
+# of this many events, not of every device event of the profile at once (a million kernels made the
+# step finder's a dozen event-long arrays the report's peak).
+BLOCK_EVENTS = 1 << 16
+
 
 @dataclass
 class DeviceWindows:
@@ -70,6 +75,7 @@ def device_windows(profile: Profile, host_start_ns: np.ndarray, host_end_ns: np.
     if launch_ids.size == 0:
         return None, NO_CORRELATION, 0.0
     step = _step_of_events(correlations, launch_ids, launch_times, host_start_ns, host_end_ns)
+    del correlations, launch_ids, launch_times  # what follows reads the steps the events fell in
     attributed = step >= 0
     during = (ends > host_start_ns[0]) & (starts < host_end_ns[-1])
     share = float(attributed.sum()) / max(int((during | attributed).sum()), 1)
@@ -81,11 +87,14 @@ def device_windows(profile: Profile, host_start_ns: np.ndarray, host_end_ns: np.
                "clock.")
         return None, why, share
     n = host_start_ns.size
-    events = np.bincount(step[attributed], minlength=n).astype(np.int64)
+    own = step[attributed]
+    del step
+    events = np.bincount(own, minlength=n).astype(np.int64)
     device_end = np.full(n, -1, dtype=np.int64)
-    np.maximum.at(device_end, step[attributed], ends[attributed])
+    np.maximum.at(device_end, own, ends[attributed])
     first_own = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first_own, step[attributed], starts[attributed])
+    np.minimum.at(first_own, own, starts[attributed])
+    del own
     window_start = np.empty(n, dtype=np.int64)
     window_end = np.empty(n, dtype=np.int64)
     previous_end: Optional[int] = None
@@ -123,7 +132,12 @@ def _device_events(profile: Profile) -> Tuple[np.ndarray, np.ndarray, np.ndarray
     if not starts:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    return np.concatenate(starts), np.concatenate(ends), np.concatenate(correlations)
+    return _joined(starts), _joined(ends), _joined(correlations)
+
+
+def _joined(parts: List[np.ndarray]) -> np.ndarray:
+    """The parts end to end; a single part is itself, read only (no copy of a profile's column)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _launch_calls(profile: Profile) -> Tuple[np.ndarray, np.ndarray]:
@@ -141,7 +155,10 @@ def _launch_calls(profile: Profile) -> Tuple[np.ndarray, np.ndarray]:
     if not ids:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    all_ids, all_times = np.concatenate(ids), np.concatenate(times)
+    all_ids, all_times = _joined(ids), _joined(times)
+    del ids, times
+    if all_ids.size < 2 or bool((all_ids[1:] >= all_ids[:-1]).all()):
+        return all_ids, all_times  # launched in id order, as tracers number them: already sorted
     order = np.argsort(all_ids, kind="stable")
     return all_ids[order], all_times[order]
 
@@ -149,12 +166,24 @@ def _launch_calls(profile: Profile) -> Tuple[np.ndarray, np.ndarray]:
 def _step_of_events(correlations: np.ndarray, launch_ids: np.ndarray, launch_times: np.ndarray,
                     host_start_ns: np.ndarray, host_end_ns: np.ndarray) -> np.ndarray:
     """Per device event, the index of the host step whose range holds its launch (-1: none). An id
-    that several host calls carry (hand-made or merged traces) names no launch: it is left out."""
-    at = np.clip(np.searchsorted(launch_ids, correlations), 0, launch_ids.size - 1)
+    that several host calls carry (hand-made or merged traces) names no launch: it is left out.
+    Found block by block (BLOCK_EVENTS)."""
     unique = np.ones(launch_ids.size, dtype=bool)
     repeated = launch_ids[1:] == launch_ids[:-1]
     unique[1:] &= ~repeated
     unique[:-1] &= ~repeated
+    del repeated
+    step = np.empty(correlations.size, dtype=np.int64)
+    for begin in range(0, correlations.size, BLOCK_EVENTS):
+        block = slice(begin, begin + BLOCK_EVENTS)
+        step[block] = _step_of_block(correlations[block], launch_ids, launch_times, unique,
+                                     host_start_ns, host_end_ns)
+    return step
+
+
+def _step_of_block(correlations: np.ndarray, launch_ids: np.ndarray, launch_times: np.ndarray,
+                   unique: np.ndarray, host_start_ns: np.ndarray, host_end_ns: np.ndarray) -> np.ndarray:
+    at = np.clip(np.searchsorted(launch_ids, correlations), 0, launch_ids.size - 1)
     found = (launch_ids[at] == correlations) & (correlations >= 0) & unique[at]
     launched_at = launch_times[at]
     step = np.searchsorted(host_start_ns, launched_at, side="right") - 1

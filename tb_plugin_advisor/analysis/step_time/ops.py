@@ -225,29 +225,44 @@ def _outermost(enclosing: Optional[Dict[str, float]]) -> Optional[str]:
 HOST_OP_PATTERNS = tuple(p for p in names.HOST_COMPUTE if p.id in ("tf_op", "torch_aten_op"))
 
 
+# Op events a line's walk turns into Python values at a time: a CPU profile's line may hold a million.
+NEST_BLOCK = 1 << 16
+
+
 def nested_op_times(starts: np.ndarray, durations: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """(self time, index of the outermost enclosing event) of each event of one line's op events.
 
     The events nest (readers guarantee it) and come sorted by start, longest first, so a stack of
     open events gives each one's parent: its self time is its duration less its children's, as
-    PyTorch's "self CPU" is. An event that encloses nothing else is its own outermost event."""
-    self_ns = durations.astype(np.int64)
-    outermost = np.arange(starts.size, dtype=np.int64)
-    start_list = starts.tolist()
-    end_list = (starts + durations).tolist()
-    duration_list = self_ns.tolist()
-    own = list(duration_list)
-    roots = outermost.tolist()
-    stack: List[int] = []
-    for i, start in enumerate(start_list):
-        while stack and end_list[stack[-1]] <= start:
-            stack.pop()
-        if stack:
-            parent = stack[-1]
-            own[parent] -= duration_list[i]
-            roots[i] = roots[parent]
-        stack.append(i)
-    return np.maximum(np.array(own, dtype=np.int64), 0), np.array(roots, dtype=np.int64)
+    PyTorch's "self CPU" is. An event that encloses nothing else is its own outermost event. The
+    walk goes NEST_BLOCK events at a time, the open events carried from block to block; each
+    event's parent is kept as a column and the children's time taken off their parents at the end."""
+    durations = durations.astype(np.int64, copy=False)
+    parent = np.empty(starts.size, dtype=np.int64)
+    roots = np.empty(starts.size, dtype=np.int64)
+    stack: List[Tuple[int, int, int]] = []  # (end, index, outermost) of the events still open
+    for begin in range(0, starts.size, NEST_BLOCK):
+        block = slice(begin, begin + NEST_BLOCK)
+        block_parent: List[int] = []
+        block_root: List[int] = []
+        block_starts = starts[block]
+        for i, start, end in zip(range(begin, begin + block_starts.size), block_starts.tolist(),
+                                 (block_starts + durations[block]).tolist()):
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            if stack:
+                _, up, root = stack[-1]
+            else:
+                up, root = -1, i
+            block_parent.append(up)
+            block_root.append(root)
+            stack.append((end, i, root))
+        parent[block] = block_parent
+        roots[block] = block_root
+    own = durations.copy()
+    children = np.flatnonzero(parent >= 0)
+    np.subtract.at(own, parent[children], durations[children])
+    return np.maximum(own, 0), roots
 
 
 def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: _Totals) -> None:

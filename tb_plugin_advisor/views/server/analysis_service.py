@@ -2,11 +2,14 @@
 
 Each analysis (one run's or host's report, one diff) runs in a worker *process* (spawn context), so
 the server's GIL is never held by a parse and the server never holds a Profile: workers send back
-the answer's JSON bytes, and each worker is replaced after `tasks_per_worker` tasks so the memory a
-big profile took is given back to the OS. Every task has a time budget: a worker stuck past it (a
-hung network file system, a file that blocks a read) is killed with its pool, the request gets a
-clear 504, and the tasks that shared that pool run again on a fresh one; a worker also ends itself
-when the server process is gone, so no worker outlives TensorBoard. A small pool of daemon threads
+the answer's JSON bytes. A worker serves analysis after analysis while each leaves it holding
+little (a series of small captures costs one process start, not one each); one that a large
+profile left holding more than `keep_bytes` once its freed pages went back is replaced at once, so
+that memory goes back to the OS, and every worker is replaced after `tasks_per_worker` tasks.
+Every task has a time budget: a worker stuck past it (a hung network file system, a file that
+blocks a read) is killed with its pool, the request gets a clear 504, and the tasks that shared
+that pool run again on a fresh one; a worker also ends itself when the server process is gone, so
+no worker outlives TensorBoard. A small pool of daemon threads
 waits on those processes and runs the light in-server work (doctor). Finished answers are kept
 serialised (and gzipped) in an LRU bounded by entries and by bytes; concurrent requests for one key
 share one future; a request that waits longer than `wait_s` gets 202 and polls again.
@@ -28,13 +31,19 @@ from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
 from tb_plugin_advisor.formatting import plain
 from tb_plugin_advisor.views.server.http_errors import AnalysisTimedOut, ApiError, WorkerCrashed
-from tb_plugin_advisor.views.server.worker_tasks import encode, warm_up
+from tb_plugin_advisor.views.server.worker_tasks import encode, measured, warm_up
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 # One analysis may take this long before its worker is replaced: a 512 MB profile (the default
 # size cap) reads and reports in about a minute on a slow core, so ten minutes means stuck.
 DEFAULT_TASK_TIMEOUT_S = 600.0
 NATIVE_RECYCLING = sys.version_info >= (3, 11)  # ProcessPoolExecutor(max_tasks_per_child=...)
+# A worker is replaced once an analysis leaves it holding more than this beyond its warm start (its
+# freed pages returned): a small capture's report leaves a few MB of caches; a large profile's
+# leaves its heap's fragments, which only the process's end gives back.
+DEFAULT_KEEP_BYTES = 64 * 1024 * 1024
+# Analyses a worker runs at most before it is replaced, however little each left behind.
+DEFAULT_TASKS_PER_WORKER = 100
 
 
 @dataclass(frozen=True)
@@ -109,10 +118,13 @@ class DaemonPool:
 class WorkerProcesses:
     """A spawn-context process pool that is rebuilt when a worker dies; `call` runs one task."""
 
-    def __init__(self, processes: int, tasks_per_worker: int = 1, timeout_s: float = DEFAULT_TASK_TIMEOUT_S):
+    def __init__(self, processes: int, tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER,
+                 timeout_s: float = DEFAULT_TASK_TIMEOUT_S, keep_bytes: int = DEFAULT_KEEP_BYTES):
         self.processes = max(1, processes)
         self.tasks_per_worker = max(1, tasks_per_worker)
         self.timeout_s = timeout_s
+        self.keep_bytes = keep_bytes
+        self.retired = 0  # pools replaced because an analysis left a worker holding memory
         self._abandoned: weakref.WeakSet = weakref.WeakSet()  # pools killed for a stuck task
         self._lock = threading.Lock()
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
@@ -139,15 +151,21 @@ class WorkerProcesses:
             self._in_flight += 1
             return self._pool
 
-    def _task_done(self, pool: concurrent.futures.ProcessPoolExecutor) -> None:
-        """Python < 3.11 cannot recycle single workers: replace the whole pool once it is idle."""
+    def _task_done(self, pool: concurrent.futures.ProcessPoolExecutor, held: Optional[int]) -> None:
+        """Replace the pool whose worker an analysis left holding `held` bytes over `keep_bytes` (or
+        an unknown amount); its other tasks still finish there, new ones go to a fresh pool. Python
+        < 3.11 cannot recycle single workers: replace the whole pool once it is idle."""
         with self._lock:
             self._in_flight -= 1
             self._done_tasks += 1
-            if NATIVE_RECYCLING or self._pool is not pool or self._in_flight:
+            if self._pool is not pool:
                 return
-            if self._done_tasks < self.tasks_per_worker * self.processes:
+            left_memory = held is None or held > self.keep_bytes
+            spent = not NATIVE_RECYCLING and not self._in_flight and (
+                self._done_tasks >= self.tasks_per_worker * self.processes)
+            if not (left_memory or spent):
                 return
+            self.retired += left_memory
             self._pool = None
         pool.shutdown(wait=False)
 
@@ -156,8 +174,13 @@ class WorkerProcesses:
         worker died. A task whose pool was killed for another task's sake runs again, once."""
         for attempt in (1, 2):
             pool = self._executor()
+            held: Optional[int] = None  # unknown until the worker says: the pool is then replaced
             try:
-                return pool.submit(fn, *args).result(timeout=self.timeout_s)
+                value, held = pool.submit(measured, fn, *args).result(timeout=self.timeout_s)
+                return value
+            except ApiError as e:  # the analysis's own answer, e.g. a profile refused at the size cap
+                held = getattr(e, "held_bytes", None)
+                raise
             except concurrent.futures.TimeoutError:
                 self._kill(pool)
                 raise AnalysisTimedOut(
@@ -174,7 +197,7 @@ class WorkerProcesses:
                     "the workers were restarted: try again, or give the TensorBoard machine more memory"
                 ) from None
             finally:
-                self._task_done(pool)
+                self._task_done(pool, held)
         raise AssertionError("unreachable")
 
     def _kill(self, pool: concurrent.futures.ProcessPoolExecutor) -> None:
@@ -221,7 +244,7 @@ class AnalysisService:
         cache_size: int = 32,
         wait_s: float = 2.0,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
-        tasks_per_worker: int = 1,
+        tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER,
         scheduler: Optional[str] = None,
         task_timeout_s: float = DEFAULT_TASK_TIMEOUT_S,
     ):

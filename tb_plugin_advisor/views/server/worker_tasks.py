@@ -12,9 +12,11 @@ import json
 import os
 import threading
 import time
-from typing import Any, Dict, Hashable, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
+from tb_plugin_advisor.process_memory.heap import release_free_memory
+from tb_plugin_advisor.process_memory.resident import resident_bytes
 from tb_plugin_advisor.sources.session import Scan, Session
 from tb_plugin_advisor.views.server.http_errors import ApiError, PathMapper
 
@@ -39,6 +41,10 @@ ENGINE_MODULES = (
 # How often a worker checks that the server process that started it is still there.
 PARENT_CHECK_S = 1.0
 
+# This worker's resident set once its engine was imported (warm_up): what it holds between tasks
+# when the analyses it ran left nothing behind. None until warmed up, or where /proc is absent.
+_warm_resident: Optional[int] = None
+
 
 def warm_up() -> None:
     """Pool initializer: end this worker when the server is gone, then import the engine while the
@@ -48,6 +54,29 @@ def warm_up() -> None:
     threading.Thread(target=_exit_with_parent, args=(parent,), name="advisor-parent", daemon=True).start()
     for module in ENGINE_MODULES:
         importlib.import_module(module)
+    global _warm_resident
+    _warm_resident = resident_bytes()
+
+
+def measured(fn: Callable[..., Any], *args: Any) -> Tuple[Any, Optional[int]]:
+    """`fn(*args)` and the bytes this worker still holds beyond its warm start once the freed pages
+    went back (None where that cannot be told). The server keeps a worker that serves small
+    analyses and replaces one that a large analysis left holding memory, so many small captures
+    cost one process start, not one each, and a large profile's memory still goes back to the OS."""
+    try:
+        value = fn(*args)
+    except Exception as e:  # a refused profile may have been read up to the size cap: say so too
+        e.held_bytes = _held_beyond_warm()  # type: ignore[attr-defined]  # pickled with the error
+        raise
+    return value, _held_beyond_warm()
+
+
+def _held_beyond_warm() -> Optional[int]:
+    release_free_memory()
+    now = resident_bytes()
+    if now is None or _warm_resident is None:
+        return None
+    return max(0, now - _warm_resident)
 
 
 def _exit_with_parent(parent: int) -> None:

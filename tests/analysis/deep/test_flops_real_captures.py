@@ -189,3 +189,25 @@ def test_cpu_profile_gets_model_flops_per_step_and_no_mfu(torch_traces, run, pre
     assert r["dominant_precision"] == precision
     assert 0 < r["costed_time_pct"] < 100 and r["uncosted_ops"]
     assert all(op["name"].startswith("aten::") for op in r["uncosted_ops"])
+
+
+@pytest.mark.parametrize("capture", ["resnet50_fp32_workers8", "transformer_fp32", "mlp_launch_bound"])
+def test_the_walk_in_blocks_costs_what_one_block_costs(capture, monkeypatch):
+    """The host walk turns events into Python values a block at a time; the ops still open at a
+    block's end carry over, and every launching op still names its kernels: any block size, one that
+    splits ops from their children included, gives the same rows as one block for the whole line."""
+    import numpy as np
+
+    from tb_plugin_advisor.analysis.deep import op_flops
+
+    path = next((H200 / capture).glob("*.pt.trace.json*"))
+    monkeypatch.setattr(op_flops, "WALK_BLOCK", 1 << 40)
+    whole = op_costs(read_kineto(path))
+    monkeypatch.setattr(op_flops, "WALK_BLOCK", 5)
+    blocked = op_costs(read_kineto(path))
+    uncosted = whole.source == op_flops.UNCOSTED
+    assert uncosted.any() and (~uncosted).any()  # both kinds of rows are compared
+    assert whole.names == blocked.names and whole.devices == blocked.devices
+    for column in ("name", "device", "start_ns", "end_ns", "duration_ns", "host_ns", "flops", "precision",
+                   "source"):
+        assert np.array_equal(getattr(whole, column), getattr(blocked, column)), column

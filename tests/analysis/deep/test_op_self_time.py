@@ -106,3 +106,53 @@ def test_corpus_host_op_rows_add_up_to_at_most_the_step():
         _rows_add_up_to_at_most_the_step(report)
         checked += 1
     assert checked >= 1, "no corpus trace with host op rows"
+
+
+def _nested_intervals(rng, count: int):
+    """Random properly nested events sorted by start, longest first: each new event starts inside
+    the innermost open one that still has room, or after every open one ended."""
+    import numpy as np
+
+    starts, ends, open_ends, t = [], [], [], 0
+    while len(starts) < count:
+        t += int(rng.integers(0, 3))
+        while open_ends and open_ends[-1] <= t:
+            open_ends.pop()
+        limit = open_ends[-1] if open_ends else t + 10_000
+        if limit - t < 2:
+            t = limit
+            continue
+        end = t + int(rng.integers(1, limit - t))
+        starts.append(t)
+        ends.append(end)
+        open_ends.append(end)
+    return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64) - np.array(starts, dtype=np.int64)
+
+
+@pytest.mark.parametrize("block", [1, 3, 64, 1 << 16])
+def test_self_times_walked_in_blocks_follow_the_nesting_rule(block, monkeypatch):
+    """Self time = duration less the direct children's; the outermost op is the root of the chain of
+    parents. Written out here with each event's parent found by search, against the walk in blocks
+    of any size (the open events carried over)."""
+    import numpy as np
+
+    from tb_plugin_advisor.analysis.step_time import ops
+
+    starts, durations = _nested_intervals(np.random.default_rng(7), 3_000)
+    start_list, end_list = starts.tolist(), (starts + durations).tolist()
+    parent = []
+    for i, start in enumerate(start_list):  # the latest earlier event still open at this one's start
+        parent.append(next((j for j in range(i - 1, -1, -1) if end_list[j] > start), -1))
+    own = durations.copy()
+    for i, up in enumerate(parent):
+        if up >= 0:
+            own[up] -= durations[i]
+    roots = list(range(starts.size))
+    for i, up in enumerate(parent):
+        if up >= 0:
+            roots[i] = roots[up]
+    assert sum(p >= 0 for p in parent) > 1_000 and max(np.bincount(roots)) > 5  # real nesting
+    monkeypatch.setattr(ops, "NEST_BLOCK", block)
+    self_ns, outermost = ops.nested_op_times(starts, durations)
+    assert self_ns.tolist() == np.maximum(own, 0).tolist()
+    assert outermost.tolist() == roots

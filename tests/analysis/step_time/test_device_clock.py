@@ -429,3 +429,37 @@ def test_inferred_steps_are_never_cut_off():
 
     steps = find_steps(read_xplane(str(path)))
     assert steps.source == "inferred" and steps.clock == "device" and not steps.cut_off.any()
+
+
+@pytest.mark.parametrize("path", sorted(CAPTURES.glob("*/*.pt.trace.json*")), ids=lambda p: p.parent.name)
+def test_steps_found_block_by_block_are_those_found_at_once(path, monkeypatch):
+    """Device events are tied to their launches a block at a time to bound the temporaries: any block
+    size, one that splits a step's events included, gives the same windows as one block for all."""
+    from tb_plugin_advisor.analysis.step_time import device_clock
+
+    profile = read_kineto(path)
+    monkeypatch.setattr(device_clock, "BLOCK_EVENTS", 1 << 40)
+    whole = find_steps(profile)
+    monkeypatch.setattr(device_clock, "BLOCK_EVENTS", 7)
+    blocked = find_steps(profile)
+    assert whole.clock == blocked.clock
+    for column in ("start_ns", "end_ns", "host_start_ns", "host_end_ns"):
+        assert np.array_equal(getattr(whole, column), getattr(blocked, column))
+
+
+def test_launches_out_of_id_order_are_sorted_before_they_are_looked_up():
+    """Tracers number launches in the order they make them, and the lookup skips sorting them then;
+    a trace whose ids run backwards (merged or hand-made) must time the same steps."""
+    forward = _gpu_bound()
+    backward = _gpu_bound()
+    events = backward.document()["traceEvents"]
+    ids = sorted({e["args"]["correlation"] for e in events if "correlation" in e.get("args", {})})
+    renumber = dict(zip(ids, reversed(ids)))
+    for event in events:
+        if "correlation" in event.get("args", {}):
+            event["args"]["correlation"] = renumber[event["args"]["correlation"]]
+    trace = json.dumps({**backward.document(), "traceEvents": events}).encode()
+    one = find_steps(read_kineto_bytes(forward.to_bytes(), source="f.json"))
+    other = find_steps(read_kineto_bytes(trace, source="b.json"))
+    assert one.clock == other.clock == "device"
+    assert np.array_equal(one.end_ns, other.end_ns) and np.array_equal(one.start_ns, other.start_ns)

@@ -177,3 +177,65 @@ def test_workers_are_replaced_after_their_tasks(monkeypatch, native):
     finally:
         workers.shutdown()
     assert len(set(pids)) == 3 and os.getpid() not in pids
+
+
+# Run in a worker: keeps 200 MB (touched pages, not a lazily zeroed mapping) alive in that process,
+# as a large profile's heap fragments would; the temporary `b"x" * n` itself is freed.
+HOLD_200_MB = "import sys; sys.advisor_test_held = bytearray(b'x' * (200 << 20))"
+# Run in a worker: takes 200 MB and frees it before it returns, as a report of a profile does.
+TAKE_AND_FREE_200_MB = "bytearray(b'x' * (200 << 20))"
+
+
+def test_a_worker_serves_many_analyses_that_leave_it_holding_little():
+    """Small captures must not cost a process start each (the trend route over a long series): a
+    worker whose analyses gave their memory back keeps serving, even after one that took 200 MB."""
+    from tb_plugin_advisor.views.server import analysis_service
+
+    workers = analysis_service.WorkerProcesses(1)
+    try:
+        pids = [workers.call(os.getpid)]
+        workers.call(exec, TAKE_AND_FREE_200_MB)
+        pids += [workers.call(os.getpid) for _ in range(3)]
+    finally:
+        workers.shutdown()
+    assert len(set(pids)) == 1 and os.getpid() not in pids and workers.retired == 0
+
+
+def test_a_worker_left_holding_memory_is_replaced_at_once():
+    """Memory a large analysis leaves behind goes back to the OS before the next analysis: the
+    worker that holds it is replaced, however many tasks it may still run."""
+    from tb_plugin_advisor.views.server import analysis_service
+
+    workers = analysis_service.WorkerProcesses(1, tasks_per_worker=100)
+    try:
+        before = workers.call(os.getpid)
+        assert workers.call(os.getpid) == before  # kept while it holds nothing
+        workers.call(exec, HOLD_200_MB)
+        after = workers.call(os.getpid)
+        held = workers.call(exec, "import sys; assert not hasattr(sys, 'advisor_test_held')")
+    finally:
+        workers.shutdown()
+    assert after != before and held is None and workers.retired == 1
+
+
+def test_an_error_answer_still_says_what_its_worker_holds():
+    """A profile refused at the size cap may have been read up to the cap: the worker that answered
+    the error is replaced when it holds memory, and kept when it does not."""
+    from tb_plugin_advisor.views.server import analysis_service
+
+    workers = analysis_service.WorkerProcesses(1, tasks_per_worker=100)
+    try:
+        first = workers.call(os.getpid)
+        with pytest.raises(ApiError):
+            workers.call(_refuse, "")
+        assert workers.call(os.getpid) == first and workers.retired == 0
+        with pytest.raises(ApiError):
+            workers.call(_refuse, HOLD_200_MB)
+        assert workers.call(os.getpid) != first and workers.retired == 1
+    finally:
+        workers.shutdown()
+
+
+def _refuse(code: str) -> None:
+    exec(code)
+    raise ApiError(422, "refused")

@@ -102,7 +102,7 @@ def test_plugin_modules_never_import_tensorflow():
 
 def test_pool_and_cache_flags_reach_the_analysis_service(tmp_path: Path):
     flags = parse("--logdir", "/tmp/x")
-    assert (flags.advisor_workers, flags.advisor_worker_tasks, flags.advisor_cache_mb) == (2, 1, 256)
+    assert (flags.advisor_workers, flags.advisor_worker_tasks, flags.advisor_cache_mb) == (2, 100, 256)
     plugin = make_plugin(
         tmp_path, advisor_write_markers=False, advisor_workers=3, advisor_worker_tasks=5, advisor_cache_mb=1.5
     )
