@@ -7,8 +7,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
+from tb_plugin_advisor.analysis.classify.short_names import SHORT_NAME_CHARS, short_name
 from tb_plugin_advisor.analysis.step_time.categories import in_words
-from tb_plugin_advisor.diff.explain import short_name
 from tb_plugin_advisor.diff.rules import ARROW, BOTTLENECK_LABELS, MINUS
 from tb_plugin_advisor.diff.stats import SIGNIFICANCE
 from tb_plugin_advisor.formatting import fixed, format_bytes, format_number, pct_number, plain, scientific
@@ -159,9 +159,11 @@ def precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
 
 
 def op_rows(rows: Sequence[Dict[str, Any]], limit: int, full_names: bool = False) -> List[List[str]]:
+    """The diff's op or kernel rows: (delta, baseline, candidate, status, name); the name short, cut
+    to a text table's width, or with `full_names` (HTML, where the cell wraps) as the tab shows it."""
     out = []
     for r in rows[:limit]:
-        name = r["name"] if full_names else short_name(r["name"], TABLE_NAME_CHARS)
+        name = short_name(r["name"], SHORT_NAME_CHARS if full_names else TABLE_NAME_CHARS)
         inst = r.get("instances") or {}
         if r.get("match") == "normalised" and max(inst.get("baseline", 0), inst.get("candidate", 0)) > 1:
             name += (f"  ({inst.get('baseline', 0)} in the baseline, {inst.get('candidate', 0)} in the "
