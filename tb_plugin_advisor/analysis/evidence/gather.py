@@ -12,6 +12,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.torch_names import copy_source
 from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
 from tb_plugin_advisor.analysis.intervals import in_windows, outermost
 from tb_plugin_advisor.analysis.step_time.breakdown import is_producer_line
@@ -69,6 +70,7 @@ def gather_spans(profile: Profile, steps: Steps, input_annotations: Collection[s
         "early_step": _step_events(profile, steps, worst=False),
         "slowest_kernel": _device_events(profile, lo, hi, lambda texts: np.ones(len(texts), dtype=bool)),
         "longest_copy": _copy_events(profile, lo, hi),
+        "pageable_copy": _copy_events(profile, lo, hi, source="pageable"),
         "collective": _device_events(
             profile, lo, hi, lambda texts: names.matching(names.DEVICE_COMMUNICATION, texts)),
     }
@@ -191,14 +193,36 @@ def _device_events(profile: Profile, lo: np.ndarray, hi: np.ndarray,
     return _longest(out)
 
 
-def _copy_events(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[_Candidate]:
+def _copy_events(profile: Profile, lo: np.ndarray, hi: np.ndarray,
+                 source: Optional[str] = None) -> List[_Candidate]:
+    """The longest copies of every device in the steps; with `source`, only host-to-device copies
+    from that host memory ("pageable": what pin_memory is about), read off each copy's event name."""
     out: List[_Candidate] = []
     for device in profile.devices:
         table = device.memcpys
         if len(table) == 0:
             continue
-        out += _longest_rows(device, table, np.flatnonzero(_in_steps(lo, hi, table.start_ns)))
+        picked = _in_steps(lo, hi, table.start_ns)
+        if source is not None:
+            picked &= _copies_from(device, table, source)
+        out += _longest_rows(device, table, np.flatnonzero(picked))
     return _longest(out)
+
+
+def _copies_from(device, table, source: str) -> np.ndarray:
+    """Which copies of a device's table are host-to-device copies from `source` memory: the name of
+    each copy's event, judged once per distinct name of each line."""
+    picked = np.zeros(len(table), dtype=bool)
+    for line_index in np.unique(table.line_index).tolist():
+        line = device.plane.lines[int(line_index)]
+        rows = np.flatnonzero(table.line_index == line_index)
+        on_line = line.name_mask(lambda name: copy_source(name) == source)
+        if not on_line.any():
+            continue
+        at = np.searchsorted(line.start_ns, table.start_ns[rows])  # each copy's event on its line
+        at = np.minimum(at, len(line) - 1)
+        picked[rows] = on_line[at] & (line.start_ns[at] == table.start_ns[rows])
+    return picked
 
 
 def _longest_rows(device, table, rows: np.ndarray) -> List[_Candidate]:

@@ -15,7 +15,7 @@ from tb_plugin_advisor.analysis.classify.short_names import short_name
 
 # What a span shows; each rule's record (advice/rule.py: `evidence`) names the kinds that show it.
 KINDS = ("input_annotation", "input_wait", "host_sync", "worst_step", "early_step", "slowest_kernel",
-         "transpose_kernel", "fp32_matmul", "longest_copy", "collective")
+         "transpose_kernel", "fp32_matmul", "longest_copy", "pageable_copy", "collective")
 
 
 @dataclass(frozen=True)
