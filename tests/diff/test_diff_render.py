@@ -139,3 +139,18 @@ def test_verdicts_quote_each_runs_sentence_with_one_rounding(fmt):
         summary = diff["verdict"][side]["summary"]
         assert (html.escape(summary) if fmt == "html" else summary) in out
     assert "input-bound high" not in out and "% input)" not in out
+
+
+def test_the_advice_table_says_a_dash_where_a_rule_was_not_acted_on_and_who_shares_a_saving():
+    from tb_plugin_advisor.views.export.diff_rows import outcome_rows
+
+    rows = outcome_rows({"recommendation_outcomes": [
+        {"id": "input.prefetch", "acted_on": True, "predicted_ms_per_step": [17.2, 34.3],
+         "realized_ms_per_step": 163.0, "target_category": "input", "realized_category_ms_per_step": 150.0,
+         "verdict": "within", "together_with": ["input.cache"]},
+        {"id": "precision.mixed", "acted_on": False, "predicted_ms_per_step": [10.0, 20.0],
+         "realized_ms_per_step": 163.0, "target_category": "device_compute",
+         "realized_category_ms_per_step": 0.5, "verdict": None, "together_with": []},
+    ]})
+    assert rows[0][3] == "+163 (shared with input.cache)"
+    assert rows[1][1:] == ["no", "10–20", "–", "–", ""]  # not the step's whole +163

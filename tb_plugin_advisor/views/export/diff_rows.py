@@ -11,7 +11,15 @@ from tb_plugin_advisor.analysis.classify.short_names import SHORT_NAME_CHARS, sh
 from tb_plugin_advisor.analysis.step_time.categories import in_words
 from tb_plugin_advisor.diff.rules import ARROW, BOTTLENECK_LABELS, MINUS
 from tb_plugin_advisor.diff.stats import SIGNIFICANCE
-from tb_plugin_advisor.formatting import fixed, format_bytes, format_number, pct_number, plain, scientific
+from tb_plugin_advisor.formatting import (
+    DASH,
+    fixed,
+    format_bytes,
+    format_number,
+    pct_number,
+    plain,
+    scientific,
+)
 
 TABLE_NAME_CHARS = 120  # op/kernel names in text and Markdown tables (HTML shows them whole)
 
@@ -206,25 +214,37 @@ OUTCOMES_HEADER = ["recommendation", "acted on", "predicted", "saved on the step
                    "verdict"]
 
 
+def _shared_with(others: Any) -> str:
+    """" (shared with input.cache)": the other fixes of the same change the step's saving is theirs too."""
+    if not isinstance(others, list) or not others:
+        return ""
+    return f" (shared with {', '.join(str(x) for x in others)})"
+
+
 def outcome_rows(diff: Dict[str, Any]) -> List[List[str]]:
     """One row per recommendation of the baseline (diff/outcomes.py): whether the candidate acted on
     it, the saving it predicted, the saving measured on the step and on the category it targets
-    (positive: faster), and whether the step's saving fell inside the prediction."""
+    (positive: faster), and whether the step's saving fell inside the prediction. A rule not acted on
+    saved nothing: a dash, not the step's whole change; a saving several fixes made together names
+    the others it is shared with."""
     rows = []
     for o in diff.get("recommendation_outcomes") or []:
         predicted = o.get("predicted_ms_per_step")
+        interval = f"{format_number(predicted[0])}\u2013{format_number(predicted[1])}" if predicted else ""
+        if not o.get("acted_on"):
+            rows.append([str(o.get("id", "")), "no", interval or "not estimated", DASH, DASH, ""])
+            continue
         category = o.get("target_category")
         on_category = o.get("realized_category_ms_per_step")
         verdict = o.get("verdict") or ""
         if verdict and o.get("together_with"):
             verdict += f" (the {len(o['together_with']) + 1} together)"
-        interval = f"{format_number(predicted[0])}\u2013{format_number(predicted[1])}" if predicted else ""
         targeted = f" ({in_words(category)})" if category else ""
         rows.append([
             str(o.get("id", "")),
             "yes" if o.get("acted_on") else "no",
             interval or "not estimated",
-            signed_text(o.get("realized_ms_per_step")),
+            signed_text(o.get("realized_ms_per_step")) + _shared_with(o.get("together_with")),
             signed_text(on_category) + targeted if on_category is not None else "",
             verdict,
         ])
