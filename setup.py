@@ -42,6 +42,9 @@ setup(
         # 4.21/4.22: their upb parser segfaults on some corrupt XSpace plane headers
         # (tests/readers/test_fuzz.py found it after other tests had run; 4.23.4 passes the same sequence).
         "protobuf>=4.23,<8",
+        # Short kernel names: demangles raw Itanium symbols with the C++ runtime's own __cxa_demangle
+        # (ctypes, no build step); without it a symbol keeps the name it opens with.
+        "cxxfilt>=0.3",
         # Columnar event storage: per-event Python objects cost ~2 us each on 1 M-event files.
         "numpy>=1.21",
     ],

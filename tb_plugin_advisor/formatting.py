@@ -139,6 +139,14 @@ def format_ms(x: Optional[float]) -> str:
     return f"{format_number(x)} ms" if _finite(x) else DASH
 
 
+def format_elapsed(ms: Optional[float]) -> str:
+    """How far into a step or a trace something happens, as a person says it: ms below a second
+    ("12.4 ms"), seconds from there ("1.52 s"); as the tab's formatElapsed."""
+    if not _finite(ms):
+        return DASH
+    return f"{format_number(ms / 1000)} s" if abs(_as_float(ms)) >= 1000 else format_ms(ms)
+
+
 def rounded(value: Optional[float], digits: int = 4) -> Optional[float]:
     """A number for the JSON contracts, rounded to `digits` decimals; None for None and for a value
     that is not a finite number (JSON has no NaN or infinity: it would fail the whole answer). Scripts

@@ -440,6 +440,7 @@ const ACTIONS = {
    */
   async expectSpanTraceViewerLink(ctx, s) {
     const card = ctx.adv.locator(`[data-testid="rec-card"][data-rec-id=${cssString(s.id)}]`).first();
+    await card.locator("details.adv-spans").evaluateAll((els) => els.forEach((d) => { d.open = true; }));  // as a person opens it
     const item = card.locator(sel("span")).first();
     const ts = Number(await item.getAttribute("data-ts"));
     const link = item.locator(sel("span-trace-viewer"));
@@ -500,6 +501,7 @@ const ACTIONS = {
    */
   async openSpanInPerfetto(ctx, s) {
     const card = ctx.adv.locator(`[data-testid="rec-card"][data-rec-id=${cssString(s.id)}]`).first();
+    await card.locator("details.adv-spans").evaluateAll((els) => els.forEach((d) => { d.open = true; }));  // as a person opens it
     const item = card.locator(sel("span")).first();
     const span = { ts: Number(await item.getAttribute("data-ts")), host: await item.getAttribute("data-host") };
     const popupOpened = ctx.page.context().waitForEvent("page", { timeout });
@@ -534,6 +536,30 @@ const ACTIONS = {
   async click(ctx, s) {
     await ctx.adv.locator(s.selector ?? sel(s.testid)).first().click();
     return {};
+  },
+
+  /** What a person sees of the tab, for the test to judge: its height (px), the longest run of visible
+   * text without a space (innerText leaves out what is not rendered: closed <details>, hidden panels),
+   * and each visible table's rows with whether a "Show all" button sits beside it. */
+  async pageShape(ctx) {
+    return await ctx.adv.evaluate(() => {
+      const words = document.body.innerText.split(/\s+/);
+      const longest = words.reduce((a, w) => (w.length > a.length ? w : a), "");
+      const tables = [...document.querySelectorAll("table")]
+        .filter((t) => t.getClientRects().length > 0)
+        .map((t) => ({
+          testid: t.getAttribute("data-testid") ?? "",
+          rows: t.querySelectorAll("tbody tr").length,
+          showAll: !!t.parentElement?.querySelector(":scope > .adv-show-all"),
+          select: !!t.closest(".adv-card")?.querySelector("select"),
+        }));
+      const cards = [...document.querySelectorAll(".adv-card")]
+        .filter((c) => c.getClientRects().length > 0)
+        .map((c) => ({ testid: c.getAttribute("data-testid") ?? "", height: Math.round(c.getBoundingClientRect().height) }));
+      const owner = [...document.querySelectorAll("body *")].find(
+        (e) => e.children.length === 0 && (e.textContent ?? "").includes(longest))?.closest("[data-testid]")?.getAttribute("data-testid") ?? "";
+      return { height: document.documentElement.scrollHeight, longestRun: longest, longestIn: owner, tables, cards };
+    });
   },
 
   /** Text (and one attribute, when `attr` is given) of every element matching: the test checks them. */

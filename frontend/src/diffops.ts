@@ -112,11 +112,14 @@ export function outcomeRows(diff: Diff): string[][] {
       ? `${formatSigned(o.realized_category_ms_per_step, formatNumber)} (${categoryLabel(o.target_category)})`
       : "";
     const together = o.verdict && o.together_with?.length ? ` (the ${o.together_with.length + 1} together)` : "";
+    // a rule not acted on saved nothing: a dash, not the step's whole change
+    if (!o.acted_on) return [o.id ?? "", "no", interval, "–", "–", ""];
+    const shared = o.together_with?.length ? ` (shared with ${o.together_with.join(", ")})` : "";
     return [
       o.id ?? "",
       o.acted_on ? "yes" : "no",
       interval,
-      formatSigned(o.realized_ms_per_step, formatNumber),
+      formatSigned(o.realized_ms_per_step, formatNumber) + shared,
       category,
       o.verdict ? o.verdict + together : "",
     ];

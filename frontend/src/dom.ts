@@ -58,6 +58,25 @@ export function option(value: string, label: string, selected = false): HTMLOpti
   return o;
 }
 
+/** Rows a table shows before its "Show all N" button: a page a person can scan. */
+export const TABLE_ROWS = 10;
+
+/** A table of at most `cap` rows and, past that, a "Show all N" button that draws the rest. */
+export function cappedTable(testid: string, headers: string[], rows: Child[][], numericCols: number[] = [], cap = TABLE_ROWS): HTMLElement {
+  const box = h("div", { class: "adv-capped", testid: `${testid}-box` });
+  const draw = (all: boolean) => {
+    replace(
+      box,
+      table(testid, headers, all ? rows : rows.slice(0, cap), numericCols),
+      rows.length > cap && !all
+        ? h("button", { class: "adv-show-all", testid: `${testid}-all`, attrs: { type: "button" }, on: { click: () => draw(true) } }, `Show all ${rows.length}`)
+        : null,
+    );
+  };
+  draw(false);
+  return box;
+}
+
 /** A plain table: header labels plus rows of cells (strings become text). */
 export function table(testid: string, headers: string[], rows: Child[][], numericCols: number[] = []): HTMLTableElement {
   const num = new Set(numericCols);

@@ -32,6 +32,13 @@ export function formatMs(x: number | null | undefined): string {
   return finite(x) ? `${formatNumber(x)} ms` : "–";
 }
 
+/** How far into a step or a trace something happens: ms below a second ("12.4 ms"), seconds from
+ * there ("1.52 s"); as formatting.py's format_elapsed. */
+export function formatElapsed(ms: number | null | undefined): string {
+  if (!finite(ms)) return "–";
+  return Math.abs(ms) >= 1000 ? `${formatNumber(ms / 1000)} s` : formatMs(ms);
+}
+
 /** Percent with a space before the sign, one decimal below 10 %: "41 %", "4.2 %", "0.3 %". */
 export function formatPct(x: number | null | undefined): string {
   if (!finite(x)) return "–";

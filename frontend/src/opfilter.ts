@@ -5,8 +5,8 @@ import { categoryLabel } from "./categories";
 import type { OpRow } from "./types";
 
 /** Top-N choices of the op tables; 0 means all rows. */
-export const TOP_N_CHOICES: readonly number[] = [25, 50, 100, 0];
-export const DEFAULT_TOP_N = 25;
+export const TOP_N_CHOICES: readonly number[] = [10, 25, 50, 100, 0];
+export const DEFAULT_TOP_N = 10;
 
 export interface OpView {
   rows: OpRow[];

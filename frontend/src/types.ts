@@ -115,12 +115,20 @@ export interface Precision {
   /** "device" (kernel types) or "host" (CPU ops typed by their output tensors). */
   basis?: string;
   summary?: string;
-  top_fp32_ops?: { name: string; time_ms: number }[];
+  top_fp32_ops?: { name: string; short_name?: string; time_ms: number }[];
   evidence?: string[];
+}
+
+/** A row a person reads by a kernel's or op's name: `short_name` (analysis/classify/short_names.py) is
+ * what a table shows, `name` its full form on hover. Reports written before it lack `short_name`. */
+export interface Named {
+  name: string;
+  short_name?: string;
 }
 
 export interface TensorCoreKernel {
   name: string;
+  short_name?: string;
   uses_tensor_cores?: boolean;
   precision?: string;
   time_ms?: number;
@@ -175,7 +183,11 @@ export interface EvidenceSpan {
   start_ns: number;
   duration_ns: number;
   name: string;
+  short_name?: string;
   step: number | null;
+  /** ms from the start of its step (null outside the steps), and from the trace's first event. */
+  step_offset_ms?: number | null;
+  trace_offset_ms?: number | null;
   thread: string;
   format: "kineto" | "xspace";
 }
@@ -188,6 +200,7 @@ export interface ExpectedGain {
 
 export interface OpRow {
   name: string;
+  short_name?: string;
   /** The oneDNN op TensorFlow ran it as (`_MklMatMul`); `name` is the familiar op. */
   onednn_op?: string;
   category?: string;

@@ -121,8 +121,8 @@ describe("outcomeRows", () => {
         { id: "profile.step_markers", acted_on: false, predicted_ms_per_step: null, realized_ms_per_step: -2, target_category: null, realized_category_ms_per_step: null, verdict: null },
       ],
     });
-    expect(rows[0]).toEqual(["input.prefetch", "yes", "17.2–34.3", "+41.2", "+33.5 (Input wait)", "within (the 2 together)"]);
-    expect(rows[1]).toEqual(["profile.step_markers", "no", "not estimated", "-2", "", ""]);
+    expect(rows[0]).toEqual(["input.prefetch", "yes", "17.2–34.3", "+41.2 (shared with input.cache)", "+33.5 (Input wait)", "within (the 2 together)"]);
+    expect(rows[1]).toEqual(["profile.step_markers", "no", "not estimated", "–", "–", ""]);
     expect(outcomeRows({ baseline: "a", candidate: "b" })).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatDeltaMs, formatDeltaPct, formatMs, formatNumber, formatPct } from "../src/format";
+import { formatBytes, formatDeltaMs, formatDeltaPct, formatElapsed, formatMs, formatNumber, formatPct } from "../src/format";
 
 describe("formatNumber", () => {
   it("keeps about three significant digits and groups thousands", () => {
@@ -65,5 +65,8 @@ describe("the shared rounding table (the Python exports use the same cases)", ()
   });
   it.each(cases.number as [number, string][])("formatNumber(%s) is %s", (x, text) => {
     expect(formatNumber(x)).toBe(text);
+  });
+  it.each(cases.elapsed as [number, string][])("formatElapsed(%s) is %s", (x, text) => {
+    expect(formatElapsed(x)).toBe(text);
   });
 });

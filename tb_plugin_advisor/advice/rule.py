@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Generic, Iterable, Mapping, NamedTuple, Optional, Tuple, TypeVar, Union
 
 from tb_plugin_advisor.advice.expected_gain import ExpectedGain
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 
 # What a rule reads: the Facts of one host (recommendations) or one deeper view's result (findings).
 Subject = TypeVar("Subject")
@@ -23,8 +24,10 @@ PYTORCH = "pytorch"  # Facts.framework of a PyTorch run: its own snippets, never
 SUBJECT_CHARS = 60  # a subject's name (a mangled kernel, an HLO op) in a title is cut to this
 
 
-def short_name(name: str, limit: int = SUBJECT_CHARS) -> str:
-    """A long name cut to `limit` characters, an ellipsis showing the cut."""
+def subject_name(name: str, limit: int = SUBJECT_CHARS) -> str:
+    """A kernel's or op's name as a title or a sentence names it: its short name
+    (analysis/classify/short_names.py), cut to `limit` characters, an ellipsis showing the cut."""
+    name = short_name(name)
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 

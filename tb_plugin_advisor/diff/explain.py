@@ -3,10 +3,10 @@ the thresholds of diff/rules.py."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.analysis.classify.patterns import SIXTEEN_BIT
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.step_time.categories import in_words
 from tb_plugin_advisor.diff.deep import deep_sentences
 from tb_plugin_advisor.diff.rules import (
@@ -26,46 +26,9 @@ from tb_plugin_advisor.report.document import number
 # The plain-words paragraph. Every clause is computed from the diff's numbers.
 
 
-def short_name(name: str, limit: int = SENTENCE_NAME_CHARS) -> str:
-    """A readable kernel/op name for sentences and text tables: C++ `void ` and the argument list
-    dropped (they repeat the template arguments), the middle elided when still too long."""
-    if name.startswith("void ") and "<" in name:
-        name = name[5:]
-    if name.endswith(")") and "(" in name and "<" in name:
-        depth = 0
-        for i in range(len(name) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(name[i], 0)
-            if depth == 0:
-                name = name[:i] if i > 0 else name
-                break
-    if len(name) > limit:
-        name = _elide_at_separators(name, limit)
-    return name
-
-
-_NAME_PARTS = re.compile(r"(?<=[/:,<>( ])")
-
-
-def _elide_at_separators(name: str, limit: int) -> str:
-    """First part, "…", then as many whole trailing parts as fit (`a/…/conv2d/Conv2D:Conv2D`): a name
-    cut mid-word reads as a different op. Names without separators are cut in the middle."""
-    parts = [p for p in _NAME_PARTS.split(name) if p]
-
-    def joined(head: List[str], tail: List[str]) -> str:
-        dropped = parts[len(head) : len(parts) - len(tail)]
-        sep = dropped[-1][-1] if dropped and not dropped[-1][-1].isalnum() else ""
-        return "".join(head) + "\u2026" + sep + "".join(tail)
-
-    for head in (parts[:1], []):  # keep the first part if it fits beside a tail, else only a tail
-        tail: List[str] = []
-        for part in reversed(parts[len(head) :]):
-            if len(joined(head, [part, *tail])) > limit:
-                break
-            tail.insert(0, part)
-        if tail and len(parts) > len(head) + len(tail):
-            return joined(head, tail)
-    keep = limit - 1
-    return name[: keep // 2] + "\u2026" + name[len(name) - (keep - keep // 2) :]
+def _named(row: Dict[str, Any]) -> str:
+    """An op or kernel row's name in a sentence: its short name, cut to a sentence's width."""
+    return short_name(str(row["name"]), SENTENCE_NAME_CHARS)
 
 
 def fmt_ms(value: float) -> str:
@@ -236,14 +199,14 @@ def _ops_sentence(diff: Dict[str, Any], key: str, what: str) -> List[str]:
     n = EXPLAIN["max_ops"]
     out = []
     if changed:
-        items = ", ".join(f"{short_name(r['name'])} {fmt_signed_ms(r['delta_ms'])} ms" for r in changed[:n])
+        items = ", ".join(f"{_named(r)} {fmt_signed_ms(r['delta_ms'])} ms" for r in changed[:n])
         out.append(f"Largest {what} changes per step: {items}.")
     if new:
         new.sort(key=lambda r: -r["candidate_ms"])
         more = f" and {len(new) - n} more" if len(new) > n else ""
         out.append(
             f"New {what}s: "
-            + ", ".join(f"{short_name(r['name'])} ({fmt_ms(r['candidate_ms'])} ms)" for r in new[:n])
+            + ", ".join(f"{_named(r)} ({fmt_ms(r['candidate_ms'])} ms)" for r in new[:n])
             + more
             + "."
         )
@@ -252,7 +215,7 @@ def _ops_sentence(diff: Dict[str, Any], key: str, what: str) -> List[str]:
         more = f" and {len(gone) - n} more" if len(gone) > n else ""
         out.append(
             f"Vanished {what}s: "
-            + ", ".join(f"{short_name(r['name'])} ({fmt_ms(r['baseline_ms'])} ms)" for r in gone[:n])
+            + ", ".join(f"{_named(r)} ({fmt_ms(r['baseline_ms'])} ms)" for r in gone[:n])
             + more
             + "."
         )

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.diff.names import normalise_name
 from tb_plugin_advisor.diff.rules import EXPLAIN, REPORT_LIST_LIMIT
@@ -219,6 +220,7 @@ def _op_row(
     status = "new" if not b_rows else "vanished" if not c_rows else "changed"
     return {
         "name": name,
+        "short_name": short_name(name),
         "key": key,
         "category": category,
         "baseline_ms": b,

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Generic, Iterator, List, Optional, Tuple, Type, TypeVar, Union
 
+from tb_plugin_advisor.analysis.classify.short_names import short_name as shorten
+
 T = TypeVar("T")
 N = TypeVar("N", bound="Node")
 
@@ -265,10 +267,24 @@ class InputPipeline(Node):
 # -- op tables ---------------------------------------------------------------------------------------
 
 
-class OpRow(Node):
+class ShortNamed:
+    """A row a person reads by its name (its view declares `name` and `short_name`): `short` is the
+    name a table shows, the full `name` its detail. A report written before rows carried `short_name`
+    gets the same short name made here."""
+
+    name: str
+    short_name: str
+
+    @property
+    def short(self) -> str:
+        return self.short_name or shorten(self.name)
+
+
+class OpRow(ShortNamed, Node):
     """A row of `ops` or `kernels` (or, in older reports, of `tensor_cores.kernels`)."""
 
     name = Text()
+    short_name = Text()
     category = Text()
     time_ms = Number()
     count = Number()
@@ -287,8 +303,9 @@ class Precision(Node):
     basis = Value()
 
 
-class TensorCoreKernel(Node):
+class TensorCoreKernel(ShortNamed, Node):
     name = Text()
+    short_name = Text()
 
 
 class TensorCores(Node):
@@ -306,19 +323,22 @@ class Gain(Node):
     basis = Text()
 
 
-class Span(Node):
+class Span(ShortNamed, Node):
     """A trace event that shows a piece of advice (analysis/evidence/)."""
 
+    name = Text()
+    short_name = Text()
     kind = Text()
     host = Text()
     pid = Value()
     tid = Value()
     ts_us = Number()
     dur_us = Number()
-    name = Text()
     step = Value()
     thread = Text()
     format = Text()
+    step_offset_ms = Number()
+    trace_offset_ms = Number()
 
 
 class Advice(Node):
@@ -371,8 +391,9 @@ class HostSync(Node):
 # -- the deeper views ---------------------------------------------------------------------------------
 
 
-class KernelRow(Node):
+class KernelRow(ShortNamed, Node):
     name = Text()
+    short_name = Text()
     launches = Count()
     total_ms = Number()
     mean_us = Number()

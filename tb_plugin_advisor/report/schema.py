@@ -58,6 +58,9 @@ class Span(Shape):
     step: Optional[float]
     thread: str
     format: str
+    step_offset_ms: Optional[float] = None  # ms from its step's start (analysis/evidence/span.py)
+    trace_offset_ms: Optional[float] = None  # ms from the trace's first event
+    short_name: str = ""  # the name a person reads (analysis/classify/short_names.py)
 
 
 class Advice(Shape):
@@ -222,6 +225,7 @@ class InputPipeline(Shape):
 class OpTime(Shape):
     name: str
     time_ms: float
+    short_name: str = ""  # the name a person reads (analysis/classify/short_names.py)
 
 
 class Precision(Shape):
@@ -242,6 +246,7 @@ class TensorCoreKernel(Shape):
     time_ms: float
     family: str
     eligible: bool
+    short_name: str = ""  # the name a person reads (analysis/classify/short_names.py)
 
 
 class NotUsing(Shape):
@@ -277,6 +282,7 @@ class OpRow(Shape):
     total_ms: Optional[float] = None
     within: Optional[str] = None
     onednn_op: Optional[str] = None  # the oneDNN op TensorFlow ran it as
+    short_name: str = ""  # the name a person reads (analysis/classify/short_names.py)
 
 
 class Device(Shape):
@@ -381,6 +387,7 @@ class KernelRow(Shape):
     precision: str
     devices: float
     hosts: Optional[List[str]] = None
+    short_name: str = ""  # the name a person reads (analysis/classify/short_names.py)
 
 
 class KernelSummary(Shape):
@@ -545,6 +552,7 @@ class CostedOp(Shape):
     roof_pct: Optional[float]
     impossible: bool = False
     host: Optional[str] = None
+    short_name: str = ""  # the name a person reads (analysis/classify/short_names.py)
 
 
 class UncostedOp(Shape):
@@ -553,6 +561,7 @@ class UncostedOp(Shape):
     total_ms: float
     time_pct: Optional[float]
     host: Optional[str] = None
+    short_name: str = ""  # the name a person reads (analysis/classify/short_names.py)
 
 
 class Roofline(Shape):

@@ -29,7 +29,7 @@ from tb_plugin_advisor.advice.findings import (
 )
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify.amd_devices import amd_identity
-from tb_plugin_advisor.analysis.classify.patterns import short_kernel_name
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.deep.memory_peaks import device_peak_bytes, peak_by_allocator
 from tb_plugin_advisor.analysis.precision.cpu_16bit import assess_cpu_16bit, native_16bit_kernels
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
@@ -209,7 +209,7 @@ def _tensor_core_facts(r: HostReport) -> Dict[str, Any]:
         "matrix_tf32_ms": _share_of_compute(eligible.get("tf32", 0), tc.compute_ns, device_ms),
         "fp32_matmul_pct": tf32_off_ns * 100.0 / tc.compute_ns if tc.compute_ns else 0.0,
         "transpose_pct": tc.transpose_time_pct,
-        "transpose_kernels": [short_kernel_name(name) for name, _ in tc.transposes],
+        "transpose_kernels": [short_name(name) for name, _ in tc.transposes],
     }
 
 

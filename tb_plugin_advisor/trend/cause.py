@@ -8,8 +8,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES, in_words
-from tb_plugin_advisor.diff.explain import fmt_ms, fmt_signed_ms, short_name
+from tb_plugin_advisor.diff.explain import fmt_ms, fmt_signed_ms
 from tb_plugin_advisor.diff.rules import ARROW
 from tb_plugin_advisor.diff.stats import shift_test
 from tb_plugin_advisor.diff.uniform import uniform_change

@@ -10,7 +10,8 @@ import pytest
 from html_pages import outside_scripts
 from test_diff_reports import DEVICE, INPUT_HIGH, make_report, steps
 
-from tb_plugin_advisor.diff import explain, rules
+from tb_plugin_advisor.analysis.classify.short_names import short_name
+from tb_plugin_advisor.diff import rules
 from tb_plugin_advisor.diff.compare import diff_reports
 from tb_plugin_advisor.views.export import diff as view
 
@@ -54,24 +55,24 @@ def test_html_is_self_contained_and_escapes_everything():
     assert "<link" not in page and "src=" not in page
 
 
-def test_short_name_drops_the_argument_list_and_elides_the_middle():
-    short = explain.short_name(EIGEN)
-    assert short == KERNEL
+def test_a_short_name_drops_the_argument_list_and_elides_the_middle():
+    short = short_name(EIGEN)
+    assert short == "Eigen::internal::EigenMetaKernel"
     long_name = "x" * 300
-    elided = explain.short_name(long_name, limit=50)
+    elided = short_name(long_name, limit=50)
     assert len(elided) == 50 and "\u2026" in elided
-    assert explain.short_name("jit(train)/dot_general") == "jit(train)/dot_general"  # not C++: kept
+    assert short_name("jit(train)/dot_general") == "jit(train)/dot_general"  # not C++: kept
 
 
 def test_long_op_names_are_cut_between_parts_never_mid_word():
     name = ("StatefulPartitionedCall/gradient_tape/sequential_1/conv2d_1_2/convolution/"
             "Conv2DBackpropFilter:Conv2DBackpropFilter")
-    short = explain.short_name(name, limit=80)
+    short = short_name(name, limit=80)
     assert short == "StatefulPartitionedCall/\u2026/convolution/Conv2DBackpropFilter:Conv2DBackpropFilter"
     assert len(short) <= 80
-    assert explain.short_name(name, limit=50) == "StatefulPartitionedCall/\u2026:Conv2DBackpropFilter"
+    assert short_name(name, limit=50) == "StatefulPartitionedCall/\u2026:Conv2DBackpropFilter"
     for limit in range(20, len(name)):
-        cut = explain.short_name(name, limit)
+        cut = short_name(name, limit)
         assert len(cut) <= limit
         words = set(re.split(r"[/:\u2026]", cut)) - {""}
         assert words <= set(re.split(r"[/:]", name)) or "\u2026" in cut and len(words) <= 2, (limit, cut)
@@ -79,7 +80,7 @@ def test_long_op_names_are_cut_between_parts_never_mid_word():
 
 def test_text_tables_use_short_names_and_html_full_ones():
     diff = _diff([_op(EIGEN, 5.0)], [_op(EIGEN, 9.0)])
-    assert f"{KERNEL} +4.00 ms" in diff["summary"]  # the summary names the kernel, not its arguments
+    assert "Eigen::internal::EigenMetaKernel +4.00 ms" in diff["summary"]  # its short name, not its signature
     assert "(Eigen::TensorEvaluator" not in view.render(diff, "text")
     assert "(Eigen::TensorEvaluator" in view.render(diff, "html")
 
@@ -138,3 +139,18 @@ def test_verdicts_quote_each_runs_sentence_with_one_rounding(fmt):
         summary = diff["verdict"][side]["summary"]
         assert (html.escape(summary) if fmt == "html" else summary) in out
     assert "input-bound high" not in out and "% input)" not in out
+
+
+def test_the_advice_table_says_a_dash_where_a_rule_was_not_acted_on_and_who_shares_a_saving():
+    from tb_plugin_advisor.views.export.diff_rows import outcome_rows
+
+    rows = outcome_rows({"recommendation_outcomes": [
+        {"id": "input.prefetch", "acted_on": True, "predicted_ms_per_step": [17.2, 34.3],
+         "realized_ms_per_step": 163.0, "target_category": "input", "realized_category_ms_per_step": 150.0,
+         "verdict": "within", "together_with": ["input.cache"]},
+        {"id": "precision.mixed", "acted_on": False, "predicted_ms_per_step": [10.0, 20.0],
+         "realized_ms_per_step": 163.0, "target_category": "device_compute",
+         "realized_category_ms_per_step": 0.5, "verdict": None, "together_with": []},
+    ]})
+    assert rows[0][3] == "+163 (shared with input.cache)"
+    assert rows[1][1:] == ["no", "10–20", "–", "–", ""]  # not the step's whole +163

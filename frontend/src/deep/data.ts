@@ -22,7 +22,7 @@ export interface KernelQuery {
   top: number; // 0: all
 }
 
-export const DEFAULT_KERNEL_QUERY: KernelQuery = { filter: "", sort: "total_ms", descending: true, top: 25 };
+export const DEFAULT_KERNEL_QUERY: KernelQuery = { filter: "", sort: "total_ms", descending: true, top: 10 };
 export const TOP_CHOICES = [10, 25, 50, 100, 0];
 
 /**

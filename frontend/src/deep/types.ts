@@ -17,6 +17,7 @@ export interface Finding {
 
 export interface KernelRow {
   name: string;
+  short_name?: string;
   family?: string;
   launches?: number;
   total_ms?: number;

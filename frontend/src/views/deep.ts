@@ -36,7 +36,7 @@ function kernelCells(k: KernelRow): (Node | string)[] {
       ? h("span", { title: occupancyLabel(k.occupancy_source) + (k.occupancy_limiter ? `; limited by ${k.occupancy_limiter.replace("_", " ")}` : ""), attrs: { "data-source": k.occupancy_source ?? "" } }, formatPct(k.occupancy_pct), k.occupancy_source === "computed_theoretical" ? "*" : "")
       : "–";
   return [
-    h("span", { class: "adv-name" }, k.name),
+    h("span", { class: "adv-name", attrs: { title: k.name } }, k.short_name || k.name),
     formatNumber(k.launches),
     formatNumber(k.total_ms),
     formatNumber(k.mean_us),

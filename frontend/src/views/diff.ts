@@ -8,7 +8,7 @@ import { opDelta, opStatus, outcomeRows, sideAccelerator, sideBreakdownPct, sign
 import { h, table } from "../dom";
 import { formatBytes, formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
 import type { Diff, DiffOp } from "../types";
-import { verdictView, type Severity } from "../verdict";
+import { isReaderHousekeeping, verdictView, type Severity } from "../verdict";
 import { badge, card, chartBox, list, note } from "./common";
 
 const CHANGE_SEVERITY: Record<string, Severity> = { faster: "ok", slower: "bad", same: "neutral" };
@@ -54,6 +54,7 @@ function memoryLine(diff: Diff): HTMLElement | null {
 }
 
 export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: () => Chart[] } {
+  const warnings = (diff.warnings ?? []).filter((w) => !isReaderHousekeeping(w));
   const change = stepTimeChange(diff);
   const line = stepTimeLine(diff);
   const bars = deltaBars(diff, theme);
@@ -84,7 +85,7 @@ export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: (
         ? note(`Tensor Core share of device time: ${formatDeltaPct(diff.tensor_cores_delta_pct)}`)
         : null,
     ),
-    diff.warnings?.length ? card("Warnings", "diff-warnings", list(diff.warnings)) : null,
+    warnings.length ? card("Warnings", "diff-warnings", list(warnings)) : null,
     outcomes.length
       ? card(
           "The baseline's advice: what it predicted, what the candidate saved",

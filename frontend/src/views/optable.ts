@@ -5,9 +5,20 @@ import { h, option, replace, table } from "../dom";
 import { formatNumber, formatPct } from "../format";
 import { DEFAULT_TOP_N, TOP_N_CHOICES, filterOps, pctOfStep } from "../opfilter";
 import type { Theme } from "../chartdata";
-import type { OpRow } from "../types";
+import type { Named, OpRow } from "../types";
 
 /** A long op name that breaks after its separators (`/`, `:`), never inside a word. */
+/** A kernel's or op's name as a table shows it: the short name, the full name on hover. */
+export function shownName(row: Named): string {
+  return row.short_name || row.name;
+}
+
+export function nameCell(row: Named): HTMLElement {
+  const cell = opName(shownName(row));
+  cell.title = row.name;
+  return cell;
+}
+
 export function opName(name: string): HTMLElement {
   const parts = name.split(/(?<=[/:])/);
   return h("span", { class: "adv-name" }, parts.map((p, i) => (i < parts.length - 1 ? [p, h("wbr", null)] : p)));
@@ -41,8 +52,8 @@ export function opTable(ops: readonly OpRow[], stepMs: number | null | undefined
     const nested = ops.some((o) => o.total_ms !== undefined);
     const label = (o: OpRow): HTMLElement => {
       const name = o.onednn_op
-        ? h("span", null, opName(o.name), " ", h("span", { class: "adv-muted", testid: "onednn-name", attrs: { title: "TensorFlow ran this op through oneDNN under this name" } }, `(oneDNN ${o.onednn_op})`))
-        : opName(o.name);
+        ? h("span", null, nameCell(o), " ", h("span", { class: "adv-muted", testid: "onednn-name", attrs: { title: "TensorFlow ran this op through oneDNN under this name" } }, `(oneDNN ${o.onednn_op})`))
+        : nameCell(o);
       return o.within ? h("span", null, name, " ", h("span", { class: "adv-muted", testid: "op-within", attrs: { title: "the outermost op this one runs inside" } }, `in ${o.within}`)) : name;
     };
     replace(

@@ -6,7 +6,7 @@ import { categoryInfo } from "../categories";
 import type { Chart } from "../charts";
 import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme } from "../chartdata";
 import { drawPrecisionChart, drawStepsChart } from "../reportcharts";
-import { h, replace, table } from "../dom";
+import { cappedTable, h, replace, table } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
 import type { EligibleNotUsing, Report, RunInfo } from "../types";
 import { frameworkLabel, profileTabUrl, profileTools } from "../urls";
@@ -16,6 +16,7 @@ import {
   gainText,
   hasAccelerator,
   inputBoundLine,
+  isReaderHousekeeping,
   precisionView,
   recommendationSeverity,
   sortRecommendations,
@@ -29,7 +30,7 @@ import { inputPipelineCard } from "./input";
 import { perHostCard } from "./hosts";
 import { rooflineCard } from "./roofline";
 import { spansBlock } from "./spans";
-import { opName, opTable } from "./optable";
+import { nameCell, opName, opTable } from "./optable";
 import { validityCard, withheldCard } from "./validity";
 import { validityView } from "../validity";
 
@@ -69,7 +70,7 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
     r.verdict?.summary ? null : inputBoundLine(r.verdict) ? h("p", null, inputBoundLine(r.verdict)) : null,
     stepsLine(r.steps) ? note(stepsLine(r.steps) ?? "", "steps-line") : null,
     devices || mem ? note([devices, mem].filter(Boolean).join(" · ")) : null,
-    list([...(r.steps?.notes ?? []), ...(r.warnings ?? [])], "warnings"),
+    list([...(r.steps?.notes ?? []), ...(r.warnings ?? []).filter((w) => !isReaderHousekeeping(w))], "warnings"),
     evidence.length
       ? h("details", { testid: "verdict-evidence" }, h("summary", null, "How the Advisor decided"), list(evidence))
       : null,
@@ -168,7 +169,7 @@ function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
       : note("No precision data in this profile.", "chart-precision-empty"),
     list(r.precision?.evidence ?? []),
     top.length
-      ? [h("h3", null, "Largest FP32 ops"), table("fp32-ops", ["Op", "ms per step"], top.map((o) => [opName(o.name), formatNumber(o.time_ms)]), [1])]
+      ? [h("h3", null, "Largest FP32 ops"), cappedTable("fp32-ops", ["Op", "ms per step"], top.map((o) => [nameCell(o), formatNumber(o.time_ms)]), [1], 5)]
       : null,
   );
   if (bars.labels.length) {
@@ -241,11 +242,11 @@ function tensorCoresCard(r: Report): HTMLElement {
     kernels.length
       ? [
           h("h3", null, "Kernels"),
-          table(
+          cappedTable(
             "tc-kernels",
             ["Kernel", "Tensor Cores", "Precision", "ms per step"],
-            kernels.slice(0, 50).map((k) => [
-              h("span", { class: "adv-name" }, k.name),
+            kernels.map((k) => [
+              nameCell(k),
               k.uses_tensor_cores ? badge("yes", "ok") : badge("no", "neutral"),
               k.precision ?? "",
               formatNumber(k.time_ms),
@@ -277,7 +278,8 @@ export function renderReport(r: Report, ctx: Ctx): { el: HTMLElement; draw: () =
     breakdownCard(r, ctx, drawers),
     recommendationsCard(r, ctx),
     inputPipelineCard(r),
-    h("div", { class: "adv-two" }, precisionCard(r, ctx, drawers), tensorCoresCard(r)),
+    precisionCard(r, ctx, drawers),
+    tensorCoresCard(r), // full width: kernel names are long
     perHostCard(r),
     deepCards(r),
     rooflineCard(r, ctx.theme, drawers) ?? withheldCard(r, "roofline", "Roofline", "MFU"),

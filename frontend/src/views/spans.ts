@@ -4,13 +4,16 @@
 // TF/JAX runs. Layout only; the hand-off is perfetto.ts.
 
 import { h } from "../dom";
-import { formatMs, formatTraceTime } from "../format";
+import { formatElapsed, formatMs, formatTraceTime } from "../format";
 import { openInPerfetto, perfettoOrigin, type HandOffState } from "../perfetto";
 import type { EvidenceSpan } from "../types";
 import { profileTabUrl, traceUrl, traceViewerUrl } from "../urls";
 
 function where(span: EvidenceSpan): string {
-  const step = span.step === null || span.step === undefined ? "outside the steps" : `step ${span.step}`;
+  const inStep = span.step === null || span.step === undefined ? null : span.step;
+  let step = inStep === null ? "outside the steps" : `step ${inStep}`;
+  if (inStep !== null && typeof span.step_offset_ms === "number") step += `, ${formatElapsed(span.step_offset_ms)} into the step`;
+  if (typeof span.trace_offset_ms === "number") step += `, ${formatElapsed(span.trace_offset_ms)} into the trace`;
   const ids = span.format === "xspace" ? `plane ${span.pid}, line ${span.tid}` : `pid ${span.pid}, tid ${span.tid}`;
   return `${step} · at ${formatTraceTime(span.ts_us)} · ${formatMs(span.dur_us / 1000)} · ${span.thread} (${ids})`;
 }
@@ -72,10 +75,11 @@ function traceViewerLinks(span: EvidenceSpan, run: string): HTMLElement {
 /** The spans as a list, or null without spans. `run`: the run the report is of (its name). */
 export function spansBlock(spans: EvidenceSpan[] | undefined, run: string, testid = "rec-spans"): HTMLElement | null {
   if (!spans || spans.length === 0) return null;
+  // collapsed: the page stays short until a person asks where to look
   return h(
-    "div",
+    "details",
     { class: "adv-spans", testid },
-    h("p", { class: "adv-spans-title" }, "Where to look in the trace:"),
+    h("summary", { class: "adv-spans-title" }, `Where to look in the trace (${spans.length})`),
     h(
       "ol",
       null,
@@ -83,7 +87,7 @@ export function spansBlock(spans: EvidenceSpan[] | undefined, run: string, testi
         h(
           "li",
           { testid: "span", attrs: { "data-kind": span.kind, "data-ts": String(span.ts_us), "data-host": span.host } },
-          h("code", { class: "adv-span-name", title: span.name }, span.name),
+          h("code", { class: "adv-span-name", title: span.name }, span.short_name || span.name),
           " ",
           h("span", { class: "adv-span-where" }, where(span)),
           " ",

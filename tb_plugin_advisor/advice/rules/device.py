@@ -108,7 +108,7 @@ TRANSPOSE = Rule(
     "picks NHWC kernels and the transposes go away.",
     check=transpose,
     gain=gains.transposes,
-    evidence=("transpose_kernel", "slowest_kernel"),
+    evidence=("transpose_kernel",),  # the transposes themselves, never another kernel beside them
     snippets=Snippets(
         tf="keras.config.set_image_data_format('channels_last')  # and build every layer channels-last\n"
         "keras.mixed_precision.set_global_policy('mixed_float16')",

@@ -326,7 +326,7 @@ PIN_MEMORY = Rule(
     "overlap compute.",
     check=pin_memory,
     gain=gains.pinned_copies,
-    evidence=INPUT_EVIDENCE,
+    evidence=("pageable_copy", "worst_step"),  # the copies it is about, then the step they slow
     snippets=Snippets(pytorch=(
         "loader = DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True)\n"
         "for x, y in loader:\n"

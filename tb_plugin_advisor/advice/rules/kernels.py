@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterator, Tuple
 
 from tb_plugin_advisor.advice.gains import without_estimate
-from tb_plugin_advisor.advice.rule import Fired, Rule, Snippets, short_name
+from tb_plugin_advisor.advice.rule import Fired, Rule, Snippets, subject_name
 from tb_plugin_advisor.analysis.deep.kernel_stats import KernelStats
 from tb_plugin_advisor.analysis.thresholds import (
     HOT_KERNEL_PCT,
@@ -76,7 +76,7 @@ def low_occupancy(stats: KernelStats) -> Iterator[Fired]:
             f"{k.name}: {format_pct(pct)} of kernel time, occupancy {format_pct(k.occupancy_pct)} "
             f"({(k.occupancy_source or '').replace('_', ' ')}{why}); block {k.threads_per_block} threads, "
             f"{k.details.registers_per_thread} registers/thread, {k.shared_bytes or 0} B shared memory"
-        ), subject=short_name(k.name))
+        ), subject=subject_name(k.name))
 
 
 LOW_OCCUPANCY = Rule(

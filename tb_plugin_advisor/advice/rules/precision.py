@@ -15,7 +15,7 @@ from tb_plugin_advisor.analysis.classify.patterns import LOW_PRECISION_FLOATS
 from tb_plugin_advisor.formatting import format_pct
 
 # The kernels that should move to a faster type, the slowest of them, the step they slow down.
-MATRIX_EVIDENCE = ("fp32_matmul", "slowest_kernel", "worst_step")
+MATRIX_EVIDENCE = ("fp32_matmul", "worst_step")  # the fp32 matmuls, never any other kernel
 
 
 def mixed_precision(f: Facts) -> Iterator[Fired]:

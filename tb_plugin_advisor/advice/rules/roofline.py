@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, Tuple
 
 from tb_plugin_advisor.advice.gains import without_estimate
-from tb_plugin_advisor.advice.rule import Fired, Rule, short_name
+from tb_plugin_advisor.advice.rule import Fired, Rule, subject_name
 from tb_plugin_advisor.analysis.thresholds import (
     LOW_MFU_PCT,
     ROOFLINE_FAR_BELOW_PCT,
@@ -30,11 +30,11 @@ def far_below_roof(r: Roofline) -> Iterator[Fired]:
         reached = (f"{fixed(op['achieved_gbps'], 1)} GB/s of {fixed(r['bandwidth_gbps'], 0)} GB/s" if memory
                    else f"{fixed(op['achieved_tflops'], 2)} of {fixed(op['roof_tflops'], 1)} TFLOP/s")
         yield Fired("medium", (
-            f"{short_name(op['name'], OP_NAME_CHARS)}: {fixed(share, 1)} % of device time, "
+            f"{subject_name(op['name'], OP_NAME_CHARS)}: {fixed(share, 1)} % of device time, "
             f"{op['bound']}-bound (intensity {fixed(op['intensity'], 2)} FLOP/byte, "
             f"ridge {fixed(op['ridge_flops_per_byte'], 1)} at {op['peak_precision']}), "
             f"reaches {fixed(pct, 1)} % of its roof ({reached}); FLOPs from {op['source']}"
-        ), subject=short_name(op["name"]), case="memory" if memory else "compute")
+        ), subject=subject_name(op["name"]), case="memory" if memory else "compute")
 
 
 FAR_BELOW_ROOF = Rule(

@@ -20,6 +20,7 @@ import numpy as np
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.patterns import MATRIX_FAMILIES, PRECISIONS
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.deep.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.step_time.steps import Steps
@@ -125,6 +126,7 @@ def _kernel_json(k: KernelStat, total: int, steps: int) -> Dict[str, Any]:
     d = k.details
     return {
         "name": k.name,
+        "short_name": short_name(k.name),
         "family": k.family,
         "launches": k.launches,
         "total_ms": _r(k.total_ns / 1e6),

@@ -37,6 +37,7 @@ from tb_plugin_advisor.analysis.classify.device_peaks import (
 )
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.deep.op_flops import SOURCES, OpCosts, op_costs
 from tb_plugin_advisor.analysis.intervals import window_index
 from tb_plugin_advisor.analysis.step_time.steps import Steps
@@ -182,7 +183,8 @@ class Roofline:
     def uncosted_json(self, op: CostedOp) -> Dict[str, Any]:
         """An uncosted op's row: its share of this host's compute time."""
         share = 100.0 * op.time_ns / self.compute_time_ns if self.compute_time_ns else None
-        return {"name": op.name, "calls": op.calls, "total_ms": _r(op.time_ns / 1e6),
+        return {"name": op.name, "short_name": short_name(op.name), "calls": op.calls,
+                "total_ms": _r(op.time_ns / 1e6),
                 "time_pct": _r(share, 2)}
 
     def _roofs(self) -> List[Dict[str, Any]]:
@@ -217,6 +219,7 @@ class Roofline:
             pct = 100.0 * (nbytes / seconds / bw if bound == "memory" else op.flops / seconds / peak)
         return {
             "name": op.name,
+            "short_name": short_name(op.name),
             "source": op.source,
             "precision": op.precision,
             "peak_precision": used if peak else None,

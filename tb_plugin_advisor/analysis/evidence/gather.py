@@ -12,6 +12,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.torch_names import copy_source
 from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
 from tb_plugin_advisor.analysis.intervals import in_windows, outermost
 from tb_plugin_advisor.analysis.step_time.breakdown import is_producer_line
@@ -54,6 +55,7 @@ def gather_spans(profile: Profile, steps: Steps, input_annotations: Collection[s
     `input_annotations`: the names of the user's input annotations the input analysis found;
     `kernels`: kind → the kernel names the analyses named for it (the transposes, the fp32 matmuls)."""
     where = TraceCoordinates(profile)
+    trace_start = profile.time_range_ns()[0]
     # host events belong to the step the host was running, device events to the device's steps
     host_lo, host_hi = _steady_windows(steps, host=True)
     lo, hi = _steady_windows(steps, host=False)
@@ -68,6 +70,7 @@ def gather_spans(profile: Profile, steps: Steps, input_annotations: Collection[s
         "early_step": _step_events(profile, steps, worst=False),
         "slowest_kernel": _device_events(profile, lo, hi, lambda texts: np.ones(len(texts), dtype=bool)),
         "longest_copy": _copy_events(profile, lo, hi),
+        "pageable_copy": _copy_events(profile, lo, hi, source="pageable"),
         "collective": _device_events(
             profile, lo, hi, lambda texts: names.matching(names.DEVICE_COMMUNICATION, texts)),
     }
@@ -76,7 +79,8 @@ def gather_spans(profile: Profile, steps: Steps, input_annotations: Collection[s
         found[kind] = _device_events(profile, lo, hi, lambda texts, chosen=chosen: _named(texts, chosen))
     out: Dict[str, List[EvidenceSpan]] = {}
     for kind, candidates in found.items():
-        spans = [s for s in (_span(kind, c, profile, steps, where) for c in candidates) if s is not None]
+        spans = [s for s in (_span(kind, c, profile, steps, where, trace_start) for c in candidates)
+                 if s is not None]
         if spans:
             out[kind] = spans
     return out
@@ -189,14 +193,36 @@ def _device_events(profile: Profile, lo: np.ndarray, hi: np.ndarray,
     return _longest(out)
 
 
-def _copy_events(profile: Profile, lo: np.ndarray, hi: np.ndarray) -> List[_Candidate]:
+def _copy_events(profile: Profile, lo: np.ndarray, hi: np.ndarray,
+                 source: Optional[str] = None) -> List[_Candidate]:
+    """The longest copies of every device in the steps; with `source`, only host-to-device copies
+    from that host memory ("pageable": what pin_memory is about), read off each copy's event name."""
     out: List[_Candidate] = []
     for device in profile.devices:
         table = device.memcpys
         if len(table) == 0:
             continue
-        out += _longest_rows(device, table, np.flatnonzero(_in_steps(lo, hi, table.start_ns)))
+        picked = _in_steps(lo, hi, table.start_ns)
+        if source is not None:
+            picked &= _copies_from(device, table, source)
+        out += _longest_rows(device, table, np.flatnonzero(picked))
     return _longest(out)
+
+
+def _copies_from(device, table, source: str) -> np.ndarray:
+    """Which copies of a device's table are host-to-device copies from `source` memory: the name of
+    each copy's event, judged once per distinct name of each line."""
+    picked = np.zeros(len(table), dtype=bool)
+    for line_index in np.unique(table.line_index).tolist():
+        line = device.plane.lines[int(line_index)]
+        rows = np.flatnonzero(table.line_index == line_index)
+        on_line = line.name_mask(lambda name: copy_source(name) == source)
+        if not on_line.any():
+            continue
+        at = np.searchsorted(line.start_ns, table.start_ns[rows])  # each copy's event on its line
+        at = np.minimum(at, len(line) - 1)
+        picked[rows] = on_line[at] & (line.start_ns[at] == table.start_ns[rows])
+    return picked
 
 
 def _longest_rows(device, table, rows: np.ndarray) -> List[_Candidate]:
@@ -224,7 +250,7 @@ def _row_on_line(line: Line, start: int, duration: int) -> Optional[int]:
 
 
 def _span(kind: str, candidate: _Candidate, profile: Profile, steps: Steps,
-          where: TraceCoordinates) -> Optional[EvidenceSpan]:
+          where: TraceCoordinates, trace_start: int) -> Optional[EvidenceSpan]:
     plane, line, index, duration = candidate
     ids = where.ids_of(plane, line)
     if ids is None:  # a line the reader did not say the file's ids of
@@ -232,6 +258,9 @@ def _span(kind: str, candidate: _Candidate, profile: Profile, steps: Steps,
     if _was_clipped(line, index):  # its duration is no longer the file's: it can be no span
         return None
     start = int(line.start_ns[index])
+    host = plane.kind == "host"
+    step_index = _step_index(steps, start, host)
+    step_starts = steps.host_start_ns if host else steps.start_ns
     return EvidenceSpan(
         kind=kind,
         host=profile.host,
@@ -242,9 +271,11 @@ def _span(kind: str, candidate: _Candidate, profile: Profile, steps: Steps,
         start_ns=start - where.base_ns,
         duration_ns=duration,
         name=line.name_of(index),
-        step=_step_of(steps, start, host=plane.kind == "host"),
+        step=None if step_index is None else _step_number(steps, step_index),
         thread=line.label,
         format=where.spans.label,
+        step_offset_ms=None if step_index is None else (start - int(step_starts[step_index])) / 1e6,
+        trace_offset_ms=(start - trace_start) / 1e6,
     )
 
 
@@ -254,10 +285,14 @@ def _was_clipped(line: Line, index: int) -> bool:
     return at < line.clipped.size and int(line.clipped[at]) == index
 
 
-def _step_of(steps: Steps, start: int, host: bool) -> Optional[int]:
+def _step_index(steps: Steps, start: int, host: bool) -> Optional[int]:
+    """The index of the step a span starts in: the host's range for a host event, else the step's own."""
     starts, ends = (steps.host_start_ns, steps.host_end_ns) if host else (steps.start_ns, steps.end_ns)
     inside = np.flatnonzero((starts <= start) & (start < ends))
-    if inside.size == 0:
-        return None
-    number = steps.numbers[int(inside[0])]
-    return int(number) if number is not None else int(inside[0])
+    return int(inside[0]) if inside.size else None
+
+
+def _step_number(steps: Steps, index: int) -> int:
+    """The step's own number (the marker's), else its index."""
+    number = steps.numbers[index]
+    return int(number) if number is not None else index

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+from tb_plugin_advisor.analysis.classify.short_names import short_name
+
 # What a span shows; each rule's record (advice/rule.py: `evidence`) names the kinds that show it.
 KINDS = ("input_annotation", "input_wait", "host_sync", "worst_step", "early_step", "slowest_kernel",
-         "transpose_kernel", "fp32_matmul", "longest_copy", "collective")
+         "transpose_kernel", "fp32_matmul", "longest_copy", "pageable_copy", "collective")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,10 @@ class EvidenceSpan:
     step: Optional[int]  # the step (number) the span starts in; None outside the steps
     thread: str  # the line's name as the Advisor shows it ("python3 (1234)", "Stream #7")
     format: str  # the label of the file's span coordinates (readers/formats/): kineto, xspace
+    # The times a person uses beside the file's raw `ts` (which stays for Perfetto and the trace viewer):
+    # ms from the start of the step it starts in (None outside the steps), and from the trace's first event.
+    step_offset_ms: Optional[float] = None
+    trace_offset_ms: Optional[float] = None
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -42,10 +48,18 @@ class EvidenceSpan:
             "start_ns": self.start_ns,
             "duration_ns": self.duration_ns,
             "name": self.name,
+            "short_name": short_name(self.name),
             "step": self.step,
             "thread": self.thread,
             "format": self.format,
+            "step_offset_ms": _ms(self.step_offset_ms),
+            "trace_offset_ms": _ms(self.trace_offset_ms),
         }
+
+
+def _ms(value: Optional[float]) -> Optional[float]:
+    """An offset as written: to the µs (three decimals of a ms)."""
+    return None if value is None else round(value, 3)
 
 
 # Integers JavaScript numbers hold exactly (XSpace line ids are 64-bit thread ids).

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.analysis.classify.patterns import LOW_PRECISION, PRECISIONS, SIXTEEN_BIT
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 
 
 @dataclass
@@ -96,7 +97,7 @@ class PrecisionResult:
 
 
     def _op_json(self, name: str, time_ms: float) -> Dict[str, Any]:
-        row: Dict[str, Any] = {"name": name, "time_ms": round(time_ms, 4)}
+        row: Dict[str, Any] = {"name": name, "short_name": short_name(name), "time_ms": round(time_ms, 4)}
         if name in self.onednn_ops:
             row["onednn_op"] = self.onednn_ops[name]
         return row

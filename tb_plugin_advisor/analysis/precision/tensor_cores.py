@@ -23,8 +23,8 @@ from tb_plugin_advisor.analysis.classify.patterns import (
     LOW_PRECISION,
     MATRIX_FAMILIES,
     PRECISIONS,
-    short_kernel_name,
 )
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.formatting import format_pct
 from tb_plugin_advisor.lookup import sums_by_code
 
@@ -70,7 +70,7 @@ class NotUsing:
         return {
             "op": self.op,
             "kernel": self.kernel,
-            "kernel_short": short_kernel_name(self.kernel),
+            "kernel_short": short_name(self.kernel),
             "time_ms": round(self.time_ns * scale, 4),
             "reason": self.reason,
             "reason_id": self.reason_id,
@@ -139,6 +139,7 @@ class TensorCoreResult:
                 "kernels": [
                     {
                         "name": k["name"],
+                        "short_name": short_name(k["name"]),
                         "uses_tensor_cores": k["uses_tensor_cores"],
                         "precision": k["precision"],
                         "time_ms": round(k["time_ns"] * scale, 4),
@@ -150,7 +151,8 @@ class TensorCoreResult:
                 "eligible_not_using": [n.to_json(scale) for n in self.eligible_not_using],
                 "transpose_time_pct": round(self.transpose_time_pct, 3),
                 "top_transposes": [
-                    {"name": name, "time_ms": round(ns * scale, 4)} for name, ns in self.transposes
+                    {"name": name, "short_name": short_name(name), "time_ms": round(ns * scale, 4)}
+                    for name, ns in self.transposes
                 ],
                 "tf32_possible": self.tf32_possible,
                 "time_basis": "per_step" if self.steps else "total",

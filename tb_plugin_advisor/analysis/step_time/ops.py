@@ -25,6 +25,7 @@ from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
 from tb_plugin_advisor.analysis.classify.launching_ops import launching_ops
 from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
+from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.step_time.breakdown import (
     PRIORITY,
@@ -49,6 +50,7 @@ class OpRow:
     def to_json(self) -> Dict[str, Any]:
         row: Dict[str, Any] = {
             "name": self.name,
+            "short_name": short_name(self.name),
             "category": self.category,
             "time_ms": round(self.time_ms, 6),
             "count": round(self.count, 3),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from tb_plugin_advisor.analysis.classify.patterns import short_kernel_name
 from tb_plugin_advisor.formatting import fixed
 from tb_plugin_advisor.report.document import (
     Allocator,
@@ -75,12 +74,11 @@ KERNEL_HEADERS = ("kernel", "launches", "total ms", "mean µs", "min µs", "max 
                   "shared", "occupancy", "TC")
 
 
-def kernel_cells(k: KernelRow, short: bool = False) -> List[str]:
-    """A kernel's row; `short`: its name without return type, parameters and template arguments
-    (terminal and Markdown tables, where a C++ signature would fill the screen)."""
-    name = k.name
+def kernel_cells(k: KernelRow) -> List[str]:
+    """A kernel's row, under its short name (a C++ signature would fill the screen); the HTML gives the
+    full name on hover, the JSON in `name`."""
     return [
-        short_kernel_name(name) if short else name, "" if k.launches is None else str(k.launches),
+        k.short, "" if k.launches is None else str(k.launches),
         fixed(k.total_ms or 0.0, 3),
         fixed(k.mean_us or 0.0, 1), fixed(k.min_us or 0.0, 1), fixed(k.max_us or 0.0, 1),
         _dim3(k.grid), _dim3(k.block), opt(k.registers_per_thread, 0),
@@ -135,7 +133,7 @@ def text_kernels(report: ReportDocument, width: int = 100) -> List[str]:
     summary = kernel_summary(ks)
     if not summary:
         return []
-    rows = [kernel_cells(k, short=True) for k in ks.kernels[:TOP_KERNELS]]
+    rows = [kernel_cells(k) for k in ks.kernels[:TOP_KERNELS]]
     return (["", "Kernel statistics:", f"  {summary}"] + text_findings(ks.findings)
             + text_table(KERNEL_HEADERS, rows, max(24, width - 90)))
 
@@ -214,7 +212,7 @@ def md_kernels(report: ReportDocument) -> List[str]:
     summary = kernel_summary(ks)
     if not summary:
         return []
-    rows = [kernel_cells(k, short=True) for k in ks.kernels[:TOP_KERNELS]]
+    rows = [kernel_cells(k) for k in ks.kernels[:TOP_KERNELS]]
     findings = ks.findings
     return (["", "## Kernel statistics", "", md(summary), ""] + md_findings(findings)
             + ([""] if findings else []) + md_table(KERNEL_HEADERS, rows))
@@ -293,9 +291,10 @@ def html_kernels(report: ReportDocument, charts: bool = False) -> str:
     summary = kernel_summary(ks)
     if not summary:
         return ""
-    rows = [kernel_cells(k) for k in ks.kernels[: TOP_KERNELS * 2]]
+    listed = ks.kernels[: TOP_KERNELS * 2]
+    rows = [kernel_cells(k) for k in listed]
     return (f'<h2 id="kernel-stats">Kernel statistics</h2><p>{esc(summary)}</p>{html_findings(ks.findings)}'
-            + html_table(KERNEL_HEADERS, rows))
+            + html_table(KERNEL_HEADERS, rows, titles=[k.name for k in listed]))
 
 
 def html_memory(report: ReportDocument, charts: bool = False) -> str:

@@ -253,7 +253,8 @@ def render_html(diff: Dict[str, Any]) -> str:
             continue
         shown = min(HTML_MAX_ROWS, len(rows))
         body.append(f"<h2>{what} (time per step, largest change first; {shown} of {len(rows)})</h2>")
-        body.append(_op_table_html(op_rows(rows, HTML_MAX_ROWS, full_names=True)))
+        body.append(_op_table_html(op_rows(rows, HTML_MAX_ROWS, full_names=True),
+                                   [str(r["name"]) for r in rows[:HTML_MAX_ROWS]]))
         if any(r.get("uncertain") for r in rows[:HTML_MAX_ROWS]):
             body.append(f'<p class="muted">{esc(UNCERTAIN_NOTE)}</p>')
     body += hosts_html(diff)
@@ -272,12 +273,14 @@ def render_html(diff: Dict[str, Any]) -> str:
     )
 
 
-def _op_table_html(rows: List[List[str]]) -> str:
+def _op_table_html(rows: List[List[str]], full_names: List[str]) -> str:
+    """The op or kernel table: short names, the full name on hover."""
     head = "".join(f"<th>{h}</th>" for h in ("delta ms", "baseline", "candidate", "status", "name"))
     body = []
-    for delta, b, c, status, name in rows:
+    for (delta, b, c, status, name), full in zip(rows, full_names):
         body.append(
             f'<tr><td class="n {_delta_class(delta)}">{esc(delta)}</td><td class="n">{esc(b)}</td>'
-            f'<td class="n">{esc(c)}</td><td>{esc(status)}</td><td class="name">{esc(name)}</td></tr>'
+            f'<td class="n">{esc(c)}</td><td>{esc(status)}</td>'
+            f'<td class="name" title="{esc(full)}">{esc(name)}</td></tr>'
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"

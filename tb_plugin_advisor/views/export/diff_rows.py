@@ -7,11 +7,19 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence
 
+from tb_plugin_advisor.analysis.classify.short_names import SHORT_NAME_CHARS, short_name
 from tb_plugin_advisor.analysis.step_time.categories import in_words
-from tb_plugin_advisor.diff.explain import short_name
 from tb_plugin_advisor.diff.rules import ARROW, BOTTLENECK_LABELS, MINUS
 from tb_plugin_advisor.diff.stats import SIGNIFICANCE
-from tb_plugin_advisor.formatting import fixed, format_bytes, format_number, pct_number, plain, scientific
+from tb_plugin_advisor.formatting import (
+    DASH,
+    fixed,
+    format_bytes,
+    format_number,
+    pct_number,
+    plain,
+    scientific,
+)
 
 TABLE_NAME_CHARS = 120  # op/kernel names in text and Markdown tables (HTML shows them whole)
 
@@ -159,9 +167,11 @@ def precision_rows(diff: Dict[str, Any]) -> List[List[str]]:
 
 
 def op_rows(rows: Sequence[Dict[str, Any]], limit: int, full_names: bool = False) -> List[List[str]]:
+    """The diff's op or kernel rows: (delta, baseline, candidate, status, name); the name short, cut
+    to a text table's width, or with `full_names` (HTML, where the cell wraps) as the tab shows it."""
     out = []
     for r in rows[:limit]:
-        name = r["name"] if full_names else short_name(r["name"], TABLE_NAME_CHARS)
+        name = short_name(r["name"], SHORT_NAME_CHARS if full_names else TABLE_NAME_CHARS)
         inst = r.get("instances") or {}
         if r.get("match") == "normalised" and max(inst.get("baseline", 0), inst.get("candidate", 0)) > 1:
             name += (f"  ({inst.get('baseline', 0)} in the baseline, {inst.get('candidate', 0)} in the "
@@ -204,25 +214,37 @@ OUTCOMES_HEADER = ["recommendation", "acted on", "predicted", "saved on the step
                    "verdict"]
 
 
+def _shared_with(others: Any) -> str:
+    """" (shared with input.cache)": the other fixes of the same change the step's saving is theirs too."""
+    if not isinstance(others, list) or not others:
+        return ""
+    return f" (shared with {', '.join(str(x) for x in others)})"
+
+
 def outcome_rows(diff: Dict[str, Any]) -> List[List[str]]:
     """One row per recommendation of the baseline (diff/outcomes.py): whether the candidate acted on
     it, the saving it predicted, the saving measured on the step and on the category it targets
-    (positive: faster), and whether the step's saving fell inside the prediction."""
+    (positive: faster), and whether the step's saving fell inside the prediction. A rule not acted on
+    saved nothing: a dash, not the step's whole change; a saving several fixes made together names
+    the others it is shared with."""
     rows = []
     for o in diff.get("recommendation_outcomes") or []:
         predicted = o.get("predicted_ms_per_step")
+        interval = f"{format_number(predicted[0])}\u2013{format_number(predicted[1])}" if predicted else ""
+        if not o.get("acted_on"):
+            rows.append([str(o.get("id", "")), "no", interval or "not estimated", DASH, DASH, ""])
+            continue
         category = o.get("target_category")
         on_category = o.get("realized_category_ms_per_step")
         verdict = o.get("verdict") or ""
         if verdict and o.get("together_with"):
             verdict += f" (the {len(o['together_with']) + 1} together)"
-        interval = f"{format_number(predicted[0])}\u2013{format_number(predicted[1])}" if predicted else ""
         targeted = f" ({in_words(category)})" if category else ""
         rows.append([
             str(o.get("id", "")),
             "yes" if o.get("acted_on") else "no",
             interval or "not estimated",
-            signed_text(o.get("realized_ms_per_step")),
+            signed_text(o.get("realized_ms_per_step")) + _shared_with(o.get("together_with")),
             signed_text(on_category) + targeted if on_category is not None else "",
             verdict,
         ])

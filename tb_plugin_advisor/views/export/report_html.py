@@ -146,7 +146,8 @@ def render_html(report: Union[Dict[str, Any], ReportDocument]) -> str:
         for op in ops:
             total = f'<td class="n">{fixed(op.total_ms or 0.0, 3)}</td>' if nested else ""
             body.append(
-                f'<tr><td class="name">{esc(op_label(op))}</td><td>{esc(op.category)}</td>'
+                f'<tr><td class="name" title="{esc(op.name)}">{esc(op_label(op))}</td>'
+                f'<td>{esc(op.category)}</td>'
                 f'<td class="n">{fixed(op.time_ms or 0.0, 3)}</td>{total}'
                 f'<td class="n">{fixed(op.count or 0.0, 1)}</td></tr>'
             )

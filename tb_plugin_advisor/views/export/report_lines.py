@@ -12,7 +12,15 @@ from urllib.parse import urlencode
 
 from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER
 from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
-from tb_plugin_advisor.formatting import fixed, format_ms, format_number, format_pct, pct_number, trace_micros
+from tb_plugin_advisor.formatting import (
+    fixed,
+    format_elapsed,
+    format_ms,
+    format_number,
+    format_pct,
+    pct_number,
+    trace_micros,
+)
 from tb_plugin_advisor.readers.formats.descriptor import PERFETTO, TRACE_VIEWER
 from tb_plugin_advisor.readers.formats.registry import span_coordinates
 from tb_plugin_advisor.report.document import Advice, Device, OpRow, ReportDocument, Span
@@ -88,7 +96,7 @@ def tensor_core_line(report: ReportDocument) -> Optional[str]:
 def op_label(op: OpRow) -> str:
     """The familiar op name, with the oneDNN op TensorFlow ran it as beside it (`… (oneDNN _MklMatMul)`)
     and the outermost op it runs inside, where ops nest (`aten::mkldnn_convolution (in aten::conv2d)`)."""
-    name = op.name
+    name = op.short
     if op.onednn_op:
         name = f"{name} (oneDNN {op.onednn_op})"
     return f"{name} (in {op.within})" if op.within else name
@@ -110,6 +118,17 @@ def gain_line(advice: Advice) -> str:
             f"({pct_number(pct[0])}–{format_pct(pct[1])})")
 
 
+def span_when(span: Span) -> str:
+    """When a span happens as a person counts: its step and how far into it, and how far into the
+    trace ("step 3, 12.4 ms into the step, 1.52 s into the trace"); the raw ts follows it."""
+    parts = ["outside the steps" if span.step is None else f"step {span.step}"]
+    if span.step is not None and span.step_offset_ms is not None:
+        parts.append(f"{format_elapsed(span.step_offset_ms)} into the step")
+    if span.trace_offset_ms is not None:
+        parts.append(f"{format_elapsed(span.trace_offset_ms)} into the trace")
+    return ", ".join(parts)
+
+
 def span_lines(advice: Advice, run: str = "") -> List[str]:
     """A recommendation's or finding's evidence spans in words, one line each (name, step, time in the
     trace, duration, thread and ids), then how to open them; [] without spans. Plain text: each
@@ -117,12 +136,12 @@ def span_lines(advice: Advice, run: str = "") -> List[str]:
     spans = advice.evidence_spans
     out = []
     for s in spans:
-        step = "outside the steps" if s.step is None else f"step {s.step}"
         coordinates = span_coordinates(s.format or "")  # None: a label no format writes
         pid_name, tid_name = coordinates.id_names if coordinates else ("pid", "tid")
         ids = f"{pid_name} {s.pid}, {tid_name} {s.tid}"
         duration = format_ms((s.dur_us or 0) / 1000)
-        out.append(f"{s.name}: {step}, at {trace_micros(s.ts_us)}, {duration}, {s.thread} ({ids}) [{s.host}]")
+        out.append(f"{s.short}: {span_when(s)}, at {trace_micros(s.ts_us)}, {duration}, {s.thread} ({ids}) "
+                   f"[{s.host}]")
         if coordinates and coordinates.viewer == TRACE_VIEWER and run:
             out.append(f"  open: <tensorboard>/{trace_viewer_query(run, s)}")
     first = span_coordinates(spans[0].format or "") if spans else None

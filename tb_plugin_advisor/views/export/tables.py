@@ -68,14 +68,21 @@ def md_findings(findings: Sequence[Advice]) -> List[str]:
     return out
 
 
-def html_table(headers: Sequence[str], rows: List[List[str]], name_cols: Sequence[int] = (0,)) -> str:
+def html_table(headers: Sequence[str], rows: List[List[str]], name_cols: Sequence[int] = (0,),
+               titles: Optional[Sequence[str]] = None) -> str:
+    """A table; `titles`: each row's full name, shown on hover over its first cell (the cell shows the
+    short name)."""
     def cls(i: int) -> str:
         return "name" if i in name_cols else "n"
 
+    def cell(row: int, i: int, text: str) -> str:
+        title = f' title="{esc(titles[row])}"' if titles is not None and i == 0 else ""
+        return f'<td class="{cls(i)}"{title}>{esc(text)}</td>'
+
     head = "".join(f'<th class="{cls(i)}">{esc(h)}</th>' for i, h in enumerate(headers))
     body = "".join(
-        "<tr>" + "".join(f'<td class="{cls(i)}">{esc(c)}</td>' for i, c in enumerate(r)) + "</tr>"
-        for r in rows)
+        "<tr>" + "".join(cell(n, i, c) for i, c in enumerate(r)) + "</tr>"
+        for n, r in enumerate(rows))
     return f"<table><tr>{head}</tr>{body}</table>"
 
 

@@ -18,6 +18,7 @@ from tb_plugin_advisor.advice.registry import EVERY_RULE
 from tb_plugin_advisor.analysis.evidence.gather import gather_spans
 from tb_plugin_advisor.analysis.evidence.span import KINDS, EvidenceSpan
 from tb_plugin_advisor.analysis.step_time.steps import find_steps
+from tb_plugin_advisor.formatting import format_elapsed
 from tb_plugin_advisor.model import RunProfiles
 from tb_plugin_advisor.readers.kineto.reader import read_kineto, read_kineto_bytes
 from tb_plugin_advisor.readers.xplane.reader import read_xplane
@@ -191,7 +192,11 @@ def test_the_cli_prints_each_span_and_how_to_open_it(capsys):
     assert main(["report", str(jax)]) == 0
     text = capsys.readouterr().out
     assert "In the trace:" in text
-    assert f"{span['name']}: step {span['step']}, at {span['ts_us']:.3f}".rstrip("0") in text
+    # the short name, the step and how far into it and into the trace, then the raw ts for a viewer
+    assert f"{span['short_name']}: step {span['step']}, " in text
+    assert f"{format_elapsed(span['step_offset_ms'])} into the step, " in text
+    into_trace = f"{format_elapsed(span['trace_offset_ms'])} into the trace"
+    assert f"{into_trace}, at {span['ts_us']:.3f}".rstrip("0") in text
     # xprof's trace viewer page on the span's window (the Profile tab keeps no window in its URL)
     assert "open: <tensorboard>/data/plugin/profile/trace_viewer_index.html?is_streaming=true" in text
     assert "tag%3Dtrace_viewer%2540%26host%3Dvm" in text and "view_start=" in text
@@ -199,3 +204,24 @@ def test_the_cli_prints_each_span_and_how_to_open_it(capsys):
     assert main(["report", str(torch), "--format", "md"]) == 0
     md = capsys.readouterr().out
     assert "In the trace:" in md and "Open in Perfetto" in md and "pid 591, tid 591" in md
+
+
+def test_each_span_says_how_far_into_its_step_and_into_the_trace():
+    """The offsets agree with the raw times: two spans' trace offsets differ by their ts, and a span
+    lies inside its step (device spans on the step's own clock, host spans in the host's range)."""
+    torch = next(H200.glob("resnet50_fp32_workers0/*.gz"))
+    report = _report_of(torch)
+    steps = {s["step"]: s for s in report["steps"]["per_step"]}
+    spans = [s for r in report["recommendations"] for s in r["evidence_spans"]]
+    assert spans
+    first = spans[0]
+    for span in spans:
+        assert span["trace_offset_ms"] >= 0
+        assert span["trace_offset_ms"] - first["trace_offset_ms"] == pytest.approx(
+            (span["ts_us"] - first["ts_us"]) / 1000, abs=1e-3)
+        if span["step"] is None:
+            assert span["step_offset_ms"] is None
+            continue
+        step = steps[span["step"]]
+        assert 0 <= span["step_offset_ms"] <= max(step["total_ms"], step["host_ms"] or 0)
+        assert span["step_offset_ms"] <= span["trace_offset_ms"]

@@ -51,8 +51,8 @@ def test_bf16_gemm_runs_on_tensor_cores():
     assert abs(out["eligible_time_pct"] - 100.0) <= 0.01
     assert out["eligible_not_using"] == []
     (kernel,) = out["kernels"]
-    assert kernel == {"name": BF16_GEMM, "uses_tensor_cores": True, "precision": "bf16", "time_ms": 40.0,
-                      "family": "gemm", "eligible": True}
+    assert kernel == {"name": BF16_GEMM, "short_name": BF16_GEMM, "uses_tensor_cores": True,
+                      "precision": "bf16", "time_ms": 40.0, "family": "gemm", "eligible": True}
     assert out["architecture"] == "Ampere" and out["has_tensor_cores"] is True
 
 

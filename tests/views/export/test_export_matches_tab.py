@@ -62,3 +62,15 @@ def test_the_exports_list_every_breakdown_category_once():
     from tb_plugin_advisor.analysis.step_time.categories import DISPLAY_ORDER
 
     assert sorted(DISPLAY_ORDER) == sorted(CATEGORIES) and DISPLAY_ORDER[-1] == "idle"
+
+
+def test_the_tab_says_every_step_source_in_words():
+    """The tab's step line (frontend/src/verdict.ts STEP_SOURCES) has words for every step source the
+    reports write, so it never shows a key such as `profiler_step`."""
+    from tb_plugin_advisor.analysis.step_time.steps import STEP_SOURCE_WORDS
+
+    source = (ROOT / "frontend" / "src" / "verdict.ts").read_text()
+    table = source[source.index("export const STEP_SOURCES"):]
+    table = table[: table.index("};")]
+    for key in STEP_SOURCE_WORDS:
+        assert re.search(rf"^\s*{key}: \"", table, re.M), key

@@ -12,6 +12,7 @@ from paths import ROOT
 from tb_plugin_advisor.formatting import (
     fixed,
     format_bytes,
+    format_elapsed,
     format_memory,
     format_ms,
     format_number,
@@ -35,6 +36,11 @@ def test_percent_as_the_tab_writes_it(x, text):
 @pytest.mark.parametrize("x, text", CASES["number"])
 def test_number_as_the_tab_writes_it(x, text):
     assert format_number(x) == text
+
+
+@pytest.mark.parametrize("ms, text", CASES["elapsed"])
+def test_elapsed_time_as_the_tab_writes_it(ms, text):
+    assert format_elapsed(ms) == text
 
 
 def test_missing_values_are_a_dash():
