@@ -83,6 +83,23 @@ class ReportDoor:
                 outcomes[s.run] = value
         return outcomes, from_cache
 
+    def validity(self, sessions: Sequence[Session]) -> Dict[str, Dict[str, Any]]:
+        """What each analysed run's trace supports, as doctor writes it beside the run: {`rows`: the
+        report's `validity.rows`} or {`error`: why the run could not be read}. Runs the Advisor does
+        not analyse are left out."""
+        analysed = [s for s in sessions if is_analysed(s.format) and s.hosts]
+        if not analysed:
+            return {}
+        outcomes, _ = self.reports(analysed)
+        out: Dict[str, Dict[str, Any]] = {}
+        for run, outcome in outcomes.items():
+            if isinstance(outcome, dict):
+                validity = outcome.get("validity")
+                out[run] = {"rows": list(validity.get("rows") or []) if isinstance(validity, dict) else []}
+            else:
+                out[run] = {"error": outcome}
+        return out
+
     def _analyse(self, missing: Sequence[Session], on_progress: Optional[RunProgress]) -> Dict[str, Outcome]:
         tasks = [HostTask(f.host, f.path, int(f.size_bytes or 0), s.format) for s in missing for f in s.hosts]
         out: Dict[str, Outcome] = {}

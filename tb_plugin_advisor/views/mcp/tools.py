@@ -197,8 +197,13 @@ class AdvisorTools:
     def doctor(self) -> Dict[str, Any]:
         from tb_plugin_advisor.sources.doctor.diagnose import diagnose_scan
 
-        with self._analysis:  # doctor reads the head of every profile
-            return diagnose_scan(self._scan()).to_json()
+        with self._analysis:  # doctor reads the head of every profile, and each run's report
+            diagnosis = diagnose_scan(self._scan())
+            out = diagnosis.to_json()
+            matrices = ReportDoor(self.cache).validity([r.session for r in diagnosis.sessions])
+            for session in out["sessions"]:
+                session["validity"] = matrices.get(session["run"])
+            return out
 
     def evidence_spans(self, run: str, recommendation_id: str, host: Optional[str] = None,
                        on_progress: Optional[RunProgress] = None) -> Dict[str, Any]:

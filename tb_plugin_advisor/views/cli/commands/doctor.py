@@ -47,34 +47,18 @@ def run(args: argparse.Namespace) -> int:
         out = report.to_json()
         if matrices is not None:
             for session in out["sessions"]:
-                session["validity"] = _json_rows(matrices.get(session["run"]))
+                session["validity"] = matrices.get(session["run"])
         print(json.dumps(out, indent=2))
     else:
-        sys.stdout.write(terminal_output(doctor_render.render_text(report, matrices)))
+        rows: Optional[Matrices] = None if matrices is None else {
+            run: found.get("rows", found.get("error")) for run, found in matrices.items()}
+        sys.stdout.write(terminal_output(doctor_render.render_text(report, rows)))
     return 0 if report.ok else 1
 
 
-def _matrices(report: Any, args: argparse.Namespace) -> Matrices:
+def _matrices(report: Any, args: argparse.Namespace) -> Dict[str, Dict[str, Any]]:
     """Each analysed run's validity rows, through the report door (cache, else built and kept)."""
-    from tb_plugin_advisor.readers.formats.registry import is_analysed
     from tb_plugin_advisor.report.door import ReportDoor
 
-    sessions = [r.session for r in report.sessions if is_analysed(r.session.format) and r.session.hosts]
-    if not sessions:
-        return {}
-    outcomes, _ = ReportDoor(open_cli_cache(args, args.logdir)).reports(sessions)
-    out: Matrices = {}
-    for run, outcome in outcomes.items():
-        if isinstance(outcome, dict):
-            validity = outcome.get("validity")
-            out[run] = list(validity.get("rows") or []) if isinstance(validity, dict) else []
-        else:
-            out[run] = outcome
-    return out
+    return ReportDoor(open_cli_cache(args, args.logdir)).validity([r.session for r in report.sessions])
 
-
-def _json_rows(value: Optional[Union[list, str]]) -> Optional[Dict[str, Any]]:
-    """The doctor JSON's `validity` of a session: {`rows`} or {`error`}; null for a run not analysed."""
-    if value is None:
-        return None
-    return {"error": value} if isinstance(value, str) else {"rows": value}
