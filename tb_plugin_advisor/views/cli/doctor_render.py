@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional
 
 from tb_plugin_advisor.formatting import format_bytes
 from tb_plugin_advisor.readers.formats.registry import is_analysed
 from tb_plugin_advisor.sources.doctor.diagnose import DoctorReport
 
 
-def validity_lines(rows: Union[List[Dict[str, Any]], str]) -> List[str]:
-    """What a run's trace supports (its report's validity rows), or why it could not be read."""
-    if isinstance(rows, str):
-        return [f"      supports: unknown, the run could not be read: {rows}"]
+def validity_lines(found: Dict[str, Any]) -> List[str]:
+    """What a run's trace supports ({`rows`}: its report's validity rows), or why it could not be read
+    ({`error`}), as ReportDoor.validity gives them."""
+    if "error" in found:
+        return [f"      supports: unknown, the run could not be read: {found['error']}"]
+    rows = found.get("rows") or []
     limited = [r for r in rows if r.get("status") in ("unsupported", "degraded")]
     if not limited:
         return [f"      supports: every one of the {len(rows)} analyses"] if rows else []
@@ -26,8 +28,9 @@ def validity_lines(rows: Union[List[Dict[str, Any]], str]) -> List[str]:
 
 
 def render_text(report: DoctorReport, validity: Optional[Dict[str, Any]] = None) -> str:
-    """A line per session with its problems and fixes, and what its trace supports (`validity`: rows or
-    an error by run; None: not measured); multi-line fixes (code) printed once at the end."""
+    """A line per session with its problems and fixes, and what its trace supports (`validity`: {rows}
+    or {error} by run, from ReportDoor.validity; None: not measured); multi-line fixes (code) printed
+    once at the end."""
     lines = [f"tb-advisor doctor: {report.logdir}", ""]
     for problem in report.general_problems:
         lines.append(f"  problem: {problem}")

@@ -15,14 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict
 
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.cli.commands.report import add_cache_arguments, open_cli_cache
 from tb_plugin_advisor.views.export.markup import terminal_output
-
-# Per run: its report's validity rows, or why the run could not be read.
-Matrices = Dict[str, Union[list, str]]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,9 +47,7 @@ def run(args: argparse.Namespace) -> int:
                 session["validity"] = matrices.get(session["run"])
         print(json.dumps(out, indent=2))
     else:
-        rows: Optional[Matrices] = None if matrices is None else {
-            run: found.get("rows", found.get("error")) for run, found in matrices.items()}
-        sys.stdout.write(terminal_output(doctor_render.render_text(report, rows)))
+        sys.stdout.write(terminal_output(doctor_render.render_text(report, matrices)))
     return 0 if report.ok else 1
 
 
