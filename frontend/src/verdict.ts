@@ -115,15 +115,6 @@ export const STEP_SOURCES: Readonly<Record<string, string>> = {
 };
 
 /** Doctor's step-marker kinds in words (never the internal ids such as `keras3_marker`). */
-/** How the reader made a trace fit its model (events clipped to nest): true of the trace's bookkeeping,
- * not of the program, so the verdict and the diff do not show it. Where such notes are shown belongs
- * to the trace's validity section, which owns them. */
-const READER_HOUSEKEEPING = [/\bclipped to nest\b/];
-
-export function isReaderHousekeeping(warning: string): boolean {
-  return READER_HOUSEKEEPING.some((pattern) => pattern.test(warning));
-}
-
 export function stepMarkerLabel(source: string | undefined): string {
   if (source === "none") return "nothing (no step markers)";
   if (source === "profiler_step") return "PyTorch ProfilerStep#N";

@@ -3,7 +3,6 @@ import {
   BOTTLENECKS,
   STEP_SOURCES,
   deviceLine,
-  isReaderHousekeeping,
   hasAccelerator,
   evidenceList,
   inputBoundLine,
@@ -161,14 +160,5 @@ describe("report facts", () => {
     expect(stepsLine({ count: 1, source: "weird" })).toBe("Steps: 1 (weird) · mean – · median – · p90 –");
     expect(stepsLine(undefined)).toBeNull();
     for (const k of ["root_marker", "keras3_marker", "legacy_marker", "inferred", "none"]) expect(STEP_SOURCES[k], k).toBeDefined();
-  });
-});
-
-describe("reader housekeeping stays out of the verdict and the diff", () => {
-  it("knows the Kineto reader's clipping note", () => {
-    expect(isReaderHousekeeping("49 event(s) partly overlapped another on their thread or stream (Python stack events and annotations straddling a step, or rounding) and were clipped to nest; step markers are kept whole")).toBe(true);
-  });
-  it("keeps every other warning", () => {
-    expect(isReaderHousekeeping("3 event(s) held invalid UTF-8; those bytes are shown as U+FFFD")).toBe(false);
   });
 });

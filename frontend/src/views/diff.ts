@@ -8,7 +8,7 @@ import { opDelta, opStatus, outcomeRows, sideAccelerator, sideBreakdownPct, sign
 import { h, table } from "../dom";
 import { formatBytes, formatDeltaMs, formatDeltaPct, formatNumber } from "../format";
 import type { Diff, DiffOp } from "../types";
-import { isReaderHousekeeping, verdictView, type Severity } from "../verdict";
+import { verdictView, type Severity } from "../verdict";
 import { badge, card, chartBox, list, note } from "./common";
 
 const CHANGE_SEVERITY: Record<string, Severity> = { faster: "ok", slower: "bad", same: "neutral" };
@@ -54,7 +54,7 @@ function memoryLine(diff: Diff): HTMLElement | null {
 }
 
 export function renderDiff(diff: Diff, theme: Theme): { el: HTMLElement; draw: () => Chart[] } {
-  const warnings = (diff.warnings ?? []).filter((w) => !isReaderHousekeeping(w));
+  const warnings = diff.warnings ?? [];
   const change = stepTimeChange(diff);
   const line = stepTimeLine(diff);
   const bars = deltaBars(diff, theme);

@@ -16,7 +16,6 @@ import {
   gainText,
   hasAccelerator,
   inputBoundLine,
-  isReaderHousekeeping,
   precisionView,
   recommendationSeverity,
   sortRecommendations,
@@ -70,7 +69,7 @@ function verdictCard(r: Report, ctx: Ctx): HTMLElement {
     r.verdict?.summary ? null : inputBoundLine(r.verdict) ? h("p", null, inputBoundLine(r.verdict)) : null,
     stepsLine(r.steps) ? note(stepsLine(r.steps) ?? "", "steps-line") : null,
     devices || mem ? note([devices, mem].filter(Boolean).join(" · ")) : null,
-    list([...(r.steps?.notes ?? []), ...(r.warnings ?? []).filter((w) => !isReaderHousekeeping(w))], "warnings"),
+    list([...(r.steps?.notes ?? []), ...(r.warnings ?? [])], "warnings"),
     evidence.length
       ? h("details", { testid: "verdict-evidence" }, h("summary", null, "How the Advisor decided"), list(evidence))
       : null,
