@@ -131,8 +131,10 @@ def test_list_runs_is_the_runs_route_with_what_is_read(sample_tools):
 
 
 def test_mcp_without_the_sdk_is_one_line_saying_how_to_install(monkeypatch, capsys, tmp_path):
-    for name in [n for n in sys.modules if n.split(".")[0] in ("mcp", "mcp_types")] + ["mcp", "mcp_types"]:
-        monkeypatch.setitem(sys.modules, name, None)  # `import mcp…` fails as if it were not installed
+    # `import mcp…` (and anyio, which the extra brings) fails as if the extra were not installed
+    extra = ("mcp", "mcp_types", "anyio")
+    for name in [n for n in sys.modules if n.split(".")[0] in extra] + list(extra):
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "tb_plugin_advisor.views.mcp.server", raising=False)
     assert main(["mcp", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()

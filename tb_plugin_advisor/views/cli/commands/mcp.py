@@ -16,7 +16,7 @@ from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.cli.commands.report import add_cache_arguments, open_cli_cache
 
-SDK_PACKAGES = ("mcp", "mcp_types", "pydantic")  # what the `mcp` extra brings
+SDK_PACKAGES = ("mcp", "mcp_types", "pydantic", "anyio")  # what the `mcp` extra brings
 INSTALL_HINT = "pip install 'tb-plugin-advisor[mcp]' (Python 3.10 or newer)"
 
 
