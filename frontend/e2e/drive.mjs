@@ -254,6 +254,9 @@ const ACTIONS = {
   async copySnippet(ctx, s) {
     const card = ctx.adv.locator(`[data-testid="rec-card"][data-rec-id=${cssString(s.id)}]`).first();
     const block = card.locator(sel("snippet-tf")).first();
+    // A recommendation below the first folds its code: open it as a person would, by its summary line.
+    const fold = card.locator(sel("snippet-fold"));
+    if ((await fold.count()) && !(await fold.first().evaluate((d) => d.open))) await fold.first().locator("summary").click();
     const code = ((await block.locator("pre").textContent()) ?? "").trim();
     const button = block.locator(sel("copy-snippet"));
     await button.click();

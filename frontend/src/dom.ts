@@ -63,13 +63,19 @@ export const TABLE_ROWS = 10;
 
 /** A table of at most `cap` rows and, past that, a "Show all N" button that draws the rest. */
 export function cappedTable(testid: string, headers: string[], rows: Child[][], numericCols: number[] = [], cap = TABLE_ROWS): HTMLElement {
+  return capped(testid, rows.length, (shown) => table(testid, headers, rows.slice(0, shown), numericCols), cap);
+}
+
+/** `render(n)` draws a table's first n rows; past `cap` rows a "Show all N" button redraws it whole. For
+ * tables whose rows carry their own attributes (cappedTable covers plain cells). */
+export function capped(testid: string, total: number, render: (shown: number) => Node, cap = TABLE_ROWS): HTMLElement {
   const box = h("div", { class: "adv-capped", testid: `${testid}-box` });
   const draw = (all: boolean) => {
     replace(
       box,
-      table(testid, headers, all ? rows : rows.slice(0, cap), numericCols),
-      rows.length > cap && !all
-        ? h("button", { class: "adv-show-all", testid: `${testid}-all`, attrs: { type: "button" }, on: { click: () => draw(true) } }, `Show all ${rows.length}`)
+      render(all ? total : Math.min(cap, total)),
+      total > cap && !all
+        ? h("button", { class: "adv-show-all", testid: `${testid}-all`, attrs: { type: "button" }, on: { click: () => draw(true) } }, `Show all ${total}`)
         : null,
     );
   };

@@ -5,7 +5,7 @@
 import { DEFAULT_KERNEL_QUERY, TOP_CHOICES, dim3, memoryGeometry, occupancyLabel, queryKernels } from "../deep/data";
 import type { KernelSortKey } from "../deep/data";
 import type { Allocator, DeepReport, KernelRow } from "../deep/types";
-import { h, option, replace } from "../dom";
+import { capped, h, option, replace } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
 import { collectivesCard } from "./collectives";
 import { badge, card, list, note } from "./common";
@@ -15,15 +15,16 @@ import { MEMORY_BOX, ensureDeepStyle, memoryChart } from "./memorychart";
 // ---------------------------------------------------------------------------------------------------
 // Kernel statistics
 
-const KERNEL_COLUMNS: { key: KernelSortKey | null; label: string; numeric: boolean }[] = [
+// Grid and block ("1024×1×1") read as one figure: never broken inside the cell.
+const KERNEL_COLUMNS: { key: KernelSortKey | null; label: string; numeric: boolean; nowrap?: boolean }[] = [
   { key: "name", label: "Kernel", numeric: false },
   { key: "launches", label: "Launches", numeric: true },
   { key: "total_ms", label: "Total ms", numeric: true },
   { key: "mean_us", label: "Mean µs", numeric: true },
   { key: "min_us", label: "Min µs", numeric: true },
   { key: "max_us", label: "Max µs", numeric: true },
-  { key: null, label: "Grid", numeric: false },
-  { key: null, label: "Block", numeric: false },
+  { key: null, label: "Grid", numeric: false, nowrap: true },
+  { key: null, label: "Block", numeric: false, nowrap: true },
   { key: "registers_per_thread", label: "Regs", numeric: true },
   { key: "shared_memory_bytes", label: "Shared", numeric: true },
   { key: "occupancy_pct", label: "Occupancy", numeric: true },
@@ -64,7 +65,7 @@ export function kernelStatsCard(r: DeepReport): HTMLElement | null {
 
   const draw = () => {
     const res = queryKernels(rows, q);
-    replace(tbody, res.rows.map((k) => h("tr", { testid: "kernel-row", attrs: { "data-name": k.name } }, kernelCells(k).map((c, i) => h("td", { class: KERNEL_COLUMNS[i].numeric ? "num" : "" }, c)))));
+    replace(tbody, res.rows.map((k) => h("tr", { testid: "kernel-row", attrs: { "data-name": k.name } }, kernelCells(k).map((c, i) => h("td", { class: KERNEL_COLUMNS[i].numeric ? "num" : KERNEL_COLUMNS[i].nowrap ? "adv-nowrap" : "" }, c)))));
     count.textContent = `${res.rows.length} of ${res.matched} matching (${rows.length} kernels listed)`;
     replace(
       head,
@@ -128,6 +129,8 @@ function allocatorFacts(a: Allocator): string[] {
 }
 
 /** The descriptive columns of the live-at-peak table; one that no row fills is left out, not dashed. */
+// Allocations listed before "Show all": the few largest explain a peak.
+const LIVE_ROWS = 5;
 const LIVE_OPTIONAL = [
   { key: "op", label: "Op" },
   { key: "shape", label: "Shape" },
@@ -139,10 +142,10 @@ function liveTable(live: NonNullable<Allocator["live_at_peak"]>): HTMLElement {
   const shown = LIVE_OPTIONAL.filter((c) => live.some((x) => x[c.key]));
   const cell = (key: (typeof LIVE_OPTIONAL)[number]["key"], value: string | null | undefined) =>
     h("td", null, key === "op" ? h("span", { class: "adv-name" }, value ?? "–") : (value ?? "–"));
-  return h("div", { class: "adv-scroll" }, h("table", { class: "adv-table", testid: "memory-live" },
+  return h("div", { class: "adv-scroll" }, capped("memory-live", live.length, (rows) => h("table", { class: "adv-table", testid: "memory-live" },
     h("thead", null, h("tr", null, h("th", { class: "num" }, "Bytes"), shown.map((c) => h("th", null, c.label)), h("th", { class: "num" }, "Allocated at ms"))),
-    h("tbody", null, live.map((x) => h("tr", null,
-      h("td", { class: "num" }, formatBytes(x.bytes)), shown.map((c) => cell(c.key, x[c.key])), h("td", { class: "num" }, formatNumber(x.allocated_ms)))))));
+    h("tbody", null, live.slice(0, rows).map((x) => h("tr", null,
+      h("td", { class: "num" }, formatBytes(x.bytes)), shown.map((c) => cell(c.key, x[c.key])), h("td", { class: "num" }, formatNumber(x.allocated_ms)))))), LIVE_ROWS));
 }
 
 function allocatorBody(a: Allocator): HTMLElement {

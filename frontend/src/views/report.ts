@@ -8,7 +8,7 @@ import { breakdownRows, lowPrecisionPct, perStepBars, precisionBars, type Theme 
 import { drawPrecisionChart, drawStepsChart } from "../reportcharts";
 import { cappedTable, h, replace, table } from "../dom";
 import { formatBytes, formatNumber, formatPct } from "../format";
-import type { EligibleNotUsing, Report, RunInfo } from "../types";
+import type { EligibleNotUsing, Recommendation, Report, RunInfo } from "../types";
 import { frameworkLabel, profileTabUrl, profileTools } from "../urls";
 import {
   deviceLine,
@@ -89,7 +89,7 @@ function swatch(key: string, theme: Theme): HTMLElement {
 function breakdownCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
   const bars = perStepBars(r, ctx.theme);
   const rows = breakdownRows(r);
-  const { box, canvas } = chartBox("chart-steps", 280, "Per-step time breakdown");
+  const { box, canvas } = chartBox("chart-steps", 240, "Per-step time breakdown");
   const body =
     bars.labels.length > 0
       ? box
@@ -121,13 +121,30 @@ function breakdownCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
   return el;
 }
 
+/** The first (most severe) recommendation shows its code; the others fold it under one line, so that
+ * the card lists every finding within a screen or two and a person opens the change they will make. */
+function snippetsOf(rec: Recommendation, open: boolean): HTMLElement | null {
+  const blocks = [
+    rec.snippet
+      ? rec.snippet_label === "PyTorch"
+        ? snippet("PyTorch", rec.snippet, "snippet-pytorch")
+        : snippet("TensorFlow / Keras", rec.snippet, "snippet-tf")
+      : null,
+    rec.snippet_jax ? snippet("JAX", rec.snippet_jax, "snippet-jax") : null,
+  ].filter((b): b is HTMLElement => b !== null);
+  if (!blocks.length) return null;
+  if (open) return h("div", null, blocks);
+  const labels = blocks.map((b) => b.querySelector(".adv-snippet-head span")?.textContent ?? "").join(", ");
+  return h("details", { class: "adv-snippet-fold", testid: "snippet-fold" }, h("summary", null, `The change in code (${labels})`), blocks);
+}
+
 function recommendationsCard(r: Report, ctx: Ctx): HTMLElement {
   const recs = sortRecommendations(r.recommendations);
   return card(
     "Recommendations",
     "recommendations",
     recs.length === 0 ? note("Nothing to recommend for this run.", "no-recommendations") : null,
-    recs.map((rec) =>
+    recs.map((rec, index) =>
       h(
         "article",
         { class: `adv-rec sev-${recommendationSeverity(rec)}`, testid: "rec-card", attrs: { "data-rec-id": rec.id } },
@@ -142,12 +159,7 @@ function recommendationsCard(r: Report, ctx: Ctx): HTMLElement {
         list(evidenceList(rec.evidence), "rec-evidence"),
         h("p", { class: "adv-rec-gain", testid: "rec-gain", attrs: { title: rec.expected_gain?.basis ?? "" } }, gainText(rec.expected_gain)),
         spansBlock(rec.evidence_spans, ctx.run.run),
-        rec.snippet
-          ? rec.snippet_label === "PyTorch"
-            ? snippet("PyTorch", rec.snippet, "snippet-pytorch")
-            : snippet("TensorFlow / Keras", rec.snippet, "snippet-tf")
-          : null,
-        rec.snippet_jax ? snippet("JAX", rec.snippet_jax, "snippet-jax") : null,
+        snippetsOf(rec, index === 0),
       ),
     ),
   );
@@ -179,6 +191,8 @@ function precisionCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
 
 /** Rows shown before "show all": the table of a real ResNet on a V100 stays on one screen. */
 const ELIGIBLE_ROWS_SHOWN = 8;
+// The Tensor Cores card's kernel list: the heaviest few say which path the device took; Kernel statistics lists all.
+const TC_KERNEL_ROWS = 5;
 
 /**
  * Eligible kernels without Tensor Cores, grouped under the op that launched them: the kernel by its
@@ -251,6 +265,7 @@ function tensorCoresCard(r: Report): HTMLElement {
               formatNumber(k.time_ms),
             ]),
             [3],
+            TC_KERNEL_ROWS,
           ),
         ]
       : null,

@@ -8,12 +8,14 @@ import { drawRooflineChart } from "../reportcharts";
 import type { Theme } from "../chartdata";
 import { boundLabel, rooflineFacts, rooflineSeries } from "../deep/roofline";
 import type { DeepReport, RooflineOp } from "../deep/types";
-import { h } from "../dom";
+import { capped, h } from "../dom";
 import { formatNumber, formatPct } from "../format";
 import { card, chartBox, list, note } from "./common";
 import { findingCards } from "./findings";
 
 const TOP = 50;
+// Rows before "Show all": the heaviest ops carry the picture; the chart plots every one.
+const SHOWN_ROWS = 8;
 const COLUMNS = ["Op", "Source", "Precision", "Calls", "Total ms", "Time %", "FLOP/byte", "TFLOP/s", "GB/s", "Bound", "% of roof"];
 
 function cells(op: RooflineOp): (Node | string)[] {
@@ -40,7 +42,7 @@ export function rooflineCard(r: DeepReport, theme: Theme, drawers: (() => Chart 
   const series = rooflineSeries(rl);
   let chart: HTMLElement | null = null;
   if (series && series.points.length) {
-    const { box, canvas } = chartBox("roofline-chart", 320, "Roofline: achieved TFLOP/s against arithmetic intensity, log-log");
+    const { box, canvas } = chartBox("roofline-chart", 260, "Roofline: achieved TFLOP/s against arithmetic intensity, log-log");
     chart = box;
     drawers.push(() => drawRooflineChart(canvas, r, theme));
   }
@@ -50,9 +52,9 @@ export function rooflineCard(r: DeepReport, theme: Theme, drawers: (() => Chart 
     list(rooflineFacts(rl), "roofline-facts"),
     findingCards(rl.findings, "roofline-finding", r.run),
     chart ?? note("No op has both a FLOP and a byte count with a known device peak: nothing to place on a roofline.", "roofline-chart-empty"),
-    h("div", { class: "adv-scroll" }, h("table", { class: "adv-table", testid: "roofline-table" },
+    h("div", { class: "adv-scroll" }, capped("roofline-table", Math.min(TOP, ops.length), (shown) => h("table", { class: "adv-table", testid: "roofline-table" },
       h("thead", null, h("tr", null, COLUMNS.map((c, i) => h("th", { class: i >= 3 && i !== 9 ? "num" : "" }, c)))),
-      h("tbody", null, ops.slice(0, TOP).map((op) => h("tr", { testid: "roofline-row", attrs: { "data-name": op.name, "data-bound": op.bound ?? "" } }, cells(op).map((c, i) => h("td", { class: i >= 3 && i !== 9 ? "num" : "" }, c))))))),
+      h("tbody", null, ops.slice(0, shown).map((op) => h("tr", { testid: "roofline-row", attrs: { "data-name": op.name, "data-bound": op.bound ?? "" } }, cells(op).map((c, i) => h("td", { class: i >= 3 && i !== 9 ? "num" : "" }, c)))))), SHOWN_ROWS)),
     rl.peaks_source ? note(`Peaks (dense) from ${rl.peaks_source}. FLOPs labelled "profile" come from the profiler (XLA cost analysis, PyTorch with_flops); "shapes" are computed from the recorded input shapes.`, "roofline-source") : null,
   );
 }
