@@ -1,9 +1,11 @@
 """The newcomer's path through the demo logdir (issue 14), in a real TensorBoard and Chromium.
 
-The demo (`tb-advisor demo`) is what a new user sees first: four CPU runs in fp32. Nothing on it
-may look alarming: the precision panel is neutral (fp32 is the CPU default), the Tensor Core card
-says why it is empty, and the doctor, which finds only tips for TensorBoard's built-in Profile tab,
-shows no problem count. The compare view pre-selects the newest run against the one before and
+The demo (`tb-advisor demo`) is what a new user sees first: four TensorFlow CPU runs and a PyTorch
+story on an H200 (torch_resnet50/). Nothing on the CPU runs may look alarming: the precision panel
+is neutral (fp32 is the CPU default), the Tensor Core card says why it is empty, and the doctor,
+which finds only tips for TensorBoard's built-in Profile tab, shows no problem count. The PyTorch
+input-bound run shows its DataLoader panel, its step source in words and Perfetto links (the
+README's second picture). The compare view pre-selects the newest run against the one before and
 compares without a button press; an error replaces the previous result; a reload of TensorBoard's
 page lands on the same view, pair and run (the URL holds them).
 Screenshots go to test-artifacts/screenshots/newcomer-*.png.
@@ -73,8 +75,10 @@ def ops_table_steps(report: dict) -> list:
 
 def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_path):  # noqa: F811
     scan = scan_logdir(str(demo_logdir))
-    runs = sorted(s.run for s in scan.sessions)
+    runs = sorted(s.run for s in scan.sessions if s.format != "kineto")
     assert len(runs) == 4, runs
+    (torch_input_bound,) = [s.run for s in scan.sessions
+                            if s.run.startswith("torch_resnet50/1_fp32_workers0/")]
     fp32 = "FP32 throughout (the default on a CPU)"
     steps = [{"do": "openAdvisor"}]
     opened = scan.sessions[0].run  # the tab opens on the newest run: its report is already there
@@ -97,6 +101,15 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
             steps.append({"do": "screenshot", "name": "readme-advisor-tab"})
             steps += ops_table_steps(report_of(scan, run))
             steps.append({"do": "screenshot", "name": "newcomer-report-full", "fullAdvisor": True})
+    steps += [
+        {"do": "selectRun", "run": torch_input_bound},
+        {"do": "expectText", "testid": "verdict-headline", "match": "^Input-bound"},
+        {"do": "expectText", "testid": "steps-line",
+         "match": r"^Steps: \d+ \(PyTorch profiler steps \(prof\.step\(\)\)\)"},
+        {"do": "expectText", "testid": "input-facts", "match": "DataLoader"},
+        {"do": "expectCount", "selector": '[data-testid="span-perfetto"]', "min": 1},
+        {"do": "screenshot", "name": "readme-advisor-tab-pytorch"},
+    ]  # fmt: skip
     newest = [s.run for s in scan.sessions]  # the server's order: newest capture first
     by_time = sorted(scan.sessions, key=lambda s: s.name, reverse=True)
     assert newest[:2] == [s.run for s in by_time[:2]], newest
@@ -125,7 +138,8 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
         {"do": "expectCount", "selector": '[data-testid="panel-report"]:not([hidden]) [data-testid=report]'},
         {"do": "doctor"},
         {"do": "expectText", "testid": "doctor-status", "match":
-         r"^The Advisor reads all 4 profile sessions; \d tips? for TensorBoard's built-in Profile tab$"},
+         rf"^The Advisor reads all {len(scan.sessions)} profile sessions; "
+         r"\d tips? for TensorBoard's built-in Profile tab$"},
         {"do": "expectCount", "selector": '[data-testid="doctor-count"]', "min": 0, "max": 0},
         {"do": "expectCount", "selector": '[data-testid="doctor-status"][data-severity="ok"]', "max": 1},
         {"do": "expectText", "testid": "doctor", "flags": "s",
@@ -137,11 +151,12 @@ def test_newcomer_walks_the_demo_without_alarms(demo_logdir, browser_tools, tmp_
     with start_tensorboard(demo_logdir, "--advisor_wait=0") as server:
         summary = drive(browser_tools, tmp_path, "newcomer", server.url + "/", steps)
     selected = [s for s in summary["steps"] if s["do"] == "selectRun"]
-    assert [s["run"] for s in selected] == [*runs, runs[1]]
+    assert [s["run"] for s in selected] == [*runs, torch_input_bound, runs[1]]
     for step in [s for s in selected[:4] if s["run"] != opened]:
         stage_words = r"^(waiting for a worker|starting|reading the profile|analysing)"
         assert re.match(stage_words, step["progress"]["text"]), step
-    for name in ("newcomer-report-full", "newcomer-doctor", "readme-advisor-tab"):
+    for name in ("newcomer-report-full", "newcomer-doctor", "readme-advisor-tab",
+                 "readme-advisor-tab-pytorch"):
         assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name
 
 

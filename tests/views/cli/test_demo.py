@@ -40,7 +40,17 @@ KERAS_PROFILED_STEPS = list(range(4, 10))
 # Mixed-precision policy -> the report's precision key and TensorFlow's DataType enum value
 # (MemoryAllocation events' data_type: 1 float32, 14 bfloat16, 19 float16).
 SIXTEEN_BIT = {"mixed_bfloat16": ("bf16", "14"), "mixed_float16": ("fp16", "19")}
-SAMPLE_BUDGET_BYTES = 4 * 1024 * 1024
+# The PyTorch story: real H200 captures (tests/captures/h200), one directory per configuration; the
+# repeats directory holds three separate `python train.py` processes, so three captures.
+TORCH_SERIES = "torch_resnet50"
+TORCH_RUNS = {
+    "1_fp32_workers0": 1,
+    "2_fp32_workers8": 1,
+    "3_bf16_workers8": 1,
+    "4_fp32_workers8_repeats": 3,
+}
+# 3.3 MB of TensorFlow profiles and 4.3 MB of gzip'd PyTorch traces: the package stays under 8 MB.
+SAMPLE_BUDGET_BYTES = 8 * 1024 * 1024
 # The Advisor's input share against TensorFlow's own reading of the same profile (percentage points,
 # as in test_report_tf.py).
 INPUT_TOLERANCE_POINTS = 1.5
@@ -61,6 +71,25 @@ def advisor(*argv: str) -> dict:
     )
     assert proc.returncode == 0, f"tb-advisor {' '.join(argv)} failed:\n{proc.stderr[-3000:]}"
     return json.loads(proc.stdout)
+
+
+def torch_traces(logdir: Path) -> Dict[str, list]:
+    """PyTorch demo directory -> its trace files, checked against TORCH_RUNS."""
+    out = {}
+    for directory, count in TORCH_RUNS.items():
+        traces = sorted((logdir / TORCH_SERIES / directory).glob("*.pt.trace.json.gz"))
+        assert len(traces) == count, (directory, traces)
+        out[directory] = traces
+    return out
+
+
+def torch_runs_served(served: set) -> Dict[str, list]:
+    """PyTorch demo directory -> the run names served for it (one per capture: `dir/capture time`)."""
+    grouped: Dict[str, list] = {}
+    for name in sorted(served):
+        if name.startswith(TORCH_SERIES + "/"):
+            grouped.setdefault(name.split("/")[1], []).append(name)
+    return grouped
 
 
 def run_names(logdir: Path) -> Dict[str, str]:
@@ -259,6 +288,7 @@ def test_bundled_sample_is_small_and_complete():
     files = [p for p in SAMPLE.rglob("*") if p.is_file()]
     assert sum(p.stat().st_size for p in files) <= SAMPLE_BUDGET_BYTES
     assert run_names(SAMPLE).keys() == set(RUNS)
+    assert torch_traces(SAMPLE).keys() == TORCH_RUNS.keys()
     assert not [p for p in files if p.name.startswith(".") or "profile-empty" in p.name or "cache" in p.name]
 
 
@@ -346,7 +376,9 @@ def test_tb_advisor_demo_serves_the_sample_story_without_tensorflow(tensorflow_h
         status, runs = _get_json(f"{base}/data/plugin/advisor/runs")
         assert status == 200
         served = {entry["run"] for entry in runs["runs"]}
-        assert served == set(run_names(SAMPLE).values()), served
+        torch = torch_runs_served(served)
+        assert served - {n for names in torch.values() for n in names} == set(run_names(SAMPLE).values())
+        assert {directory: len(names) for directory, names in torch.items()} == TORCH_RUNS, served
 
         def report(run: str) -> dict:
             name = run_names(SAMPLE)[run]
@@ -358,6 +390,25 @@ def test_tb_advisor_demo_serves_the_sample_story_without_tensorflow(tensorflow_h
         assert report("run2_parallel")["verdict"]["input_bound"] == "low"
         assert report("run3_mixed")["precision_pct"]["bf16"] >= 50.0
         assert report("run4_custom_loop")["steps"]["source"] == "root_marker"
+
+        # The PyTorch story: the DataLoader fix, then bf16, then same-config repeats as one series.
+        def torch_report(directory: str) -> dict:
+            status, body = _get_json(
+                f"{base}/data/plugin/advisor/report?run={urllib.parse.quote(torch[directory][0])}")
+            assert status == 200, body
+            return body
+
+        before, after = torch_report("1_fp32_workers0"), torch_report("2_fp32_workers8")
+        assert before["framework"] == "pytorch" and before["verdict"]["bottleneck"] == "input"
+        assert "input.dataloader_workers" in {rec["id"] for rec in before["recommendations"]}
+        assert after["verdict"]["bottleneck"] != "input"
+        assert torch_report("3_bf16_workers8")["precision_pct"]["bf16"] >= 50.0
+        status, trend = _get_json(f"{base}/data/plugin/advisor/trend?run={TORCH_SERIES}/*")
+        assert status == 200, trend
+        (series,) = trend["series"]
+        assert len(series["captures"]) == sum(TORCH_RUNS.values())
+        (change,) = series["change_points"]
+        assert change["run"] == torch["2_fp32_workers8"][0] and "DataLoader" in json.dumps(change), change
     finally:
         server.send_signal(signal.SIGTERM)
         try:

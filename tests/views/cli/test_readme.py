@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -28,18 +30,50 @@ def test_marker_size_is_what_the_code_writes():
     assert sizes == written
 
 
-def test_screenshot_shows_a_run_the_demo_has_and_says_what_it_says():
-    caption = r"!\[The Advisor tab on the demo's (\w+): ([\w-]+),[^\]]*\]\((docs/[\w.-]+\.png)\)"
-    match = re.search(caption, README)
-    assert match, "the README's screenshot caption must name the demo run it shows"
-    run_dir, verdict_word, image = match.groups()
-    png = (REPO / image).read_bytes()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+def test_screenshots_show_runs_the_demo_has_and_say_what_they_say():
+    caption = r"!\[The Advisor tab on the demo's ([\w/]+): ([\w-]+),[^\]]*\]\((docs/[\w.-]+\.png)\)"
+    captions = re.findall(caption, README)
+    # The TensorFlow story and the PyTorch one each show their first run.
+    assert {run_dir.split("/")[0] for run_dir, _, _ in captions} == {"run1_naive", "torch_resnet50"}, captions
     scan = scan_logdir(str(DEMO))
-    runs = [s.run for s in scan.sessions if s.run.split("/")[0] == run_dir]
-    assert len(runs) == 1, f"the demo has no run {run_dir!r}: {[s.run for s in scan.sessions]}"
-    report = build_report(load_run(find_run(scan, runs[0]))).to_json()
-    assert report["verdict"]["summary"].lower().startswith(verdict_word.lower()), report["verdict"]["summary"]
+    for run_dir, verdict_word, image in captions:
+        png = (REPO / image).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+        runs = [s.run for s in scan.sessions if s.run == run_dir or s.run.startswith(run_dir + "/")]
+        assert len(runs) == 1, f"the demo has no run {run_dir!r}: {[s.run for s in scan.sessions]}"
+        report = build_report(load_run(find_run(scan, runs[0]))).to_json()
+        summary = report["verdict"]["summary"]
+        assert summary.lower().startswith(verdict_word.lower()), summary
+
+
+def _cli_text(*argv: str) -> str:
+    """`tb-advisor ARGV` as a person reads it, its line wrapping undone."""
+    proc = subprocess.run([sys.executable, "-m", "tb_plugin_advisor.views.cli.main", *argv, "--no-cache"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return " ".join(proc.stdout.split())
+
+
+def test_the_pytorch_story_quotes_what_the_advisor_says():
+    """Every quote in the README's PyTorch table is in the run's report, its diff from the row above, or
+    (the repeats' row) the trend of the series."""
+    rows = re.findall(r"^\| (\d_\w+) \|[^|]*\| (.*) \|$", README, re.M)
+    assert [run for run, _ in rows] == ["1_fp32_workers0", "2_fp32_workers8", "3_bf16_workers8",
+                                        "4_fp32_workers8_repeats"], rows
+    trend = _cli_text("trend", str(DEMO), "--run", "torch_resnet50/*")
+    previous = None
+    for run, cell in rows:
+        if run.endswith("_repeats"):  # three captures: what the row quotes is the series' trend
+            said = trend
+        else:
+            said = _cli_text("report", str(DEMO), "--run", f"torch_resnet50/{run}") + trend
+        if previous and not run.endswith("_repeats"):
+            said += _cli_text("diff", str(DEMO), f"torch_resnet50/{previous}", f"torch_resnet50/{run}")
+        quotes = re.findall(r'"([^"]+)"', cell)
+        assert quotes, (run, cell)
+        for quote in quotes:
+            assert quote in said, (run, quote)
+        previous = run
 
 
 def test_quoted_verdicts_are_what_the_demo_says():

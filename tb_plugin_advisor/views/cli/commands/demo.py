@@ -3,9 +3,13 @@
     tb-advisor demo [--port 6006] [--host 127.0.0.1] [--bind_all]
     tb-advisor demo --logdir-only
 
-The sample (tb_plugin_advisor/sample_logdir) was written by `demo/profiling_story.py --size small`:
-run1_naive (input-bound tf.data pipeline), run2_parallel (parallel map + prefetch), run3_mixed
-(mixed_bfloat16) and run4_custom_loop (profiler API with step markers). It is copied to a fresh
+The sample (tb_plugin_advisor/sample_logdir) tells two stories. TensorFlow, written by
+`demo/profiling_story.py --size small`: run1_naive (input-bound tf.data pipeline), run2_parallel
+(parallel map + prefetch), run3_mixed (mixed_bfloat16) and run4_custom_loop (profiler API with step
+markers). PyTorch, real H200 captures of ResNet-50 (tests/captures/h200) under torch_resnet50/:
+1_fp32_workers0 (input-bound DataLoader), 2_fp32_workers8 (the DataLoader fix), 3_bf16_workers8
+(bf16 autocast) and 4_fp32_workers8_repeats (three separate processes of the same configuration),
+one series for the Trend view. It is copied to a fresh
 temporary directory first: TensorBoard, the Profile plugin (caches next to the profiles) and the
 Advisor (.profile-empty markers) may write into a logdir, and site-packages must stay untouched.
 The copy is removed when the server stops, except with --logdir-only.
