@@ -39,7 +39,6 @@ class KernelView:
     duration_ns: np.ndarray
     name_index: np.ndarray
     names: List[str]
-    classes: Dict[int, KernelClass]
     class_of: np.ndarray  # per name index: its class's position in `class_list` (-1: name not used)
     class_list: List[KernelClass]  # the distinct classes (shared objects: few, whatever the names)
     precision: np.ndarray
@@ -152,28 +151,28 @@ def _build_view(device) -> KernelView:
     arch = architecture(device.vendor, device.model, device.compute_capability, device.kind)
     count = len(table)
     names = table.names
-    used = unique_codes(table.name_index).tolist() if count else []
+    used = unique_codes(table.name_index) if count else np.zeros(0, dtype=np.int64)
     # every name used (the usual case): the plane's own list, whose name batch later analyses share
-    listed = names if len(used) == len(names) else [names[i] for i in used]
-    classes = dict(zip(used, classify_kernels(listed)))
+    listed = names if used.size == len(names) else [names[i] for i in used.tolist()]
+    found = classify_kernels(listed)  # aligned with `used`: a few shared KernelClass objects
+    del listed
     size = len(names) + 1
     prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)
     fam_of = np.full(size, FAMILIES.index("other"), dtype=np.int8)
     tc_of = np.zeros(size, dtype=bool)
     class_of = np.full(size, -1, dtype=np.int32)
     class_list: List[KernelClass] = []
-    if classes:  # classes are shared objects (kernel_batch.py): resolve each distinct one once
+    if found:  # classes are shared objects (kernel_batch.py): resolve each distinct one once
         by_value: Dict[KernelClass, int] = {}  # equal classes made apart (cached one by one) join
-        position = {key: by_value.setdefault(c, len(by_value))
-                    for key, c in {id(c): c for c in classes.values()}.items()}
+        distinct = {id(c): c for c in found}
+        position = {key: by_value.setdefault(c, len(by_value)) for key, c in distinct.items()}
         class_list = list(by_value)
-        rows = np.fromiter(classes, dtype=np.int64, count=len(classes))
-        class_of[rows] = np.fromiter((position[id(cls)] for cls in classes.values()), dtype=np.int32,
-                                     count=len(classes))
-        of_rows = class_of[rows]
-        prec_of[rows] = np.array([PRECISIONS.index(c.precision) for c in class_list], dtype=np.int8)[of_rows]
-        fam_of[rows] = np.array([FAMILIES.index(c.family) for c in class_list], dtype=np.int8)[of_rows]
-        tc_of[rows] = np.array([c.uses_tensor_cores(arch) for c in class_list], dtype=bool)[of_rows]
+        class_of[used] = np.fromiter((position[id(cls)] for cls in found), dtype=np.int32, count=len(found))
+        del found
+        of_rows = class_of[used]
+        prec_of[used] = np.array([PRECISIONS.index(c.precision) for c in class_list], dtype=np.int8)[of_rows]
+        fam_of[used] = np.array([FAMILIES.index(c.family) for c in class_list], dtype=np.int8)[of_rows]
+        tc_of[used] = np.array([c.uses_tensor_cores(arch) for c in class_list], dtype=bool)[of_rows]
     name_index = table.name_index
     precision = prec_of[name_index]
     family = fam_of[name_index]
@@ -198,12 +197,11 @@ def _build_view(device) -> KernelView:
                 from_shape = int((codes != PRECISIONS.index("unknown")).sum())
                 # A kernel that may use Tensor Cores only for low-precision inputs follows its new type
                 # (that verdict depends on the precision alone: one answer per precision code).
-                follows = [i for i, cls in classes.items() if cls.tensor_cores == "if_low_precision"]
+                follows = [k for k, cls in enumerate(class_list) if cls.tensor_cores == "if_low_precision"]
                 if follows:
-                    resolver = classes[follows[0]]
+                    resolver = class_list[follows[0]]
                     by_code = np.array([resolver.uses_tensor_cores(arch, p) for p in PRECISIONS], dtype=bool)
-                    low_of = np.zeros(size, dtype=bool)
-                    low_of[follows] = True
+                    low_of = np.isin(class_of, follows)  # per name: its class follows the precision
                     sel = rows[low_of[name_index[rows]]]
                     tensor_cores[sel] = by_code[precision[sel]]
 
@@ -221,7 +219,7 @@ def _build_view(device) -> KernelView:
         column.flags.writeable = False
     precision, family, tensor_cores, compute, op, op_eligible, eligible = columns
     return KernelView(
-        arch=arch, duration_ns=table.duration_ns, name_index=name_index, names=names, classes=classes,
+        arch=arch, duration_ns=table.duration_ns, name_index=name_index, names=names,
         class_of=class_of, class_list=class_list,
         precision=precision, family=family, tensor_cores=tensor_cores, compute=compute, op=op,
         op_labels=op_labels, op_eligible=op_eligible, eligible=eligible, precision_from_shape=from_shape,

@@ -19,7 +19,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
-from tb_plugin_advisor.analysis.classify.patterns import MATRIX_FAMILIES, PRECISIONS
+from tb_plugin_advisor.analysis.classify.patterns import FAMILIES, MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.deep.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.intervals import in_windows
@@ -172,6 +172,7 @@ class _Columns:
     device: name ids index `names`, shape ids index `texts` (the `kernel_details` strings)."""
 
     names: List[str]
+    name_hashes: np.ndarray  # per row, hash() of its name: rows are found by hash, checked by name
     launches: np.ndarray
     total_ns: np.ndarray
     min_ns: np.ndarray
@@ -180,7 +181,7 @@ class _Columns:
     steady_launches: np.ndarray
     devices: np.ndarray
     tc_ns: np.ndarray
-    family: List[str]
+    family: np.ndarray  # per row, its family's index in FAMILIES
     texts: List[str]
     configs: List[np.ndarray]  # per device, rows: name id, device, shape id, ns
     config_occupancy: List[np.ndarray]  # per device, per config: the occupancy it reports (NaN: none)
@@ -195,11 +196,10 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     """
     lo, hi, n_steps = _steady_windows(steps)
     devices = [d for d in profile.devices if len(d.kernels)]
-    columns = _Columns([], *(np.zeros(0, np.int64) for _ in range(8)), [], [], [], [], [])
-    name_ids: Dict[str, int] = {}
+    columns = _Columns([], *(np.zeros(0, np.int64) for _ in range(9)), np.zeros(0, np.int8), [], [], [], [])
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
-        _add_device(columns, name_ids, text_ids, device, device_index, lo, hi, n_steps)
+        _add_device(columns, text_ids, device, device_index, lo, hi, n_steps)
     stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP)  # by total time, descending, then name
     result = KernelStats(
         kernels=stats,
@@ -211,7 +211,50 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     return result
 
 
-def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int], device: Device,
+def _name_rows(c: _Columns, used_names: List[str]) -> Tuple[np.ndarray, np.ndarray]:
+    """Each used name's row in the columns, and which used names brought the new rows (one per new row,
+    in row order); names not seen on an earlier device get the next rows, in order, and are appended
+    to `c.names`. Found by the names' hashes with numpy, then checked by name where two share a hash:
+    a million distinct names cost a few int64 arrays, not a dict of them."""
+    n_old = len(c.names)
+    hashes = np.fromiter(map(hash, used_names), dtype=np.int64, count=len(used_names))
+    every = np.concatenate([c.name_hashes, hashes])
+    del hashes
+    ordered = np.sort(every)
+    if not (ordered[1:] == ordered[:-1]).any():  # every hash new (the usual case): the next rows, in order
+        c.names.extend(used_names)
+        c.name_hashes = every
+        return np.arange(n_old, n_old + len(used_names), dtype=np.int64), np.arange(len(used_names))
+    del ordered
+    _, first, inverse = np.unique(every, return_index=True, return_inverse=True)
+    rep = first[inverse.reshape(-1)[n_old:]]  # per used name: where its hash was seen first
+    new_reps = np.unique(rep[rep >= n_old])  # first sightings, in order
+    rows = np.where(rep < n_old, rep, n_old + np.searchsorted(new_reps, rep))
+    c.names.extend(used_names[k] for k in (new_reps - n_old).tolist())
+    c.name_hashes = every[np.concatenate([np.arange(n_old), new_reps])]
+    shared = np.flatnonzero(rep != n_old + np.arange(len(used_names)))  # a hash seen before
+    if any(c.names[row] != used_names[k] for k, row in zip(shared.tolist(), rows[shared].tolist())):
+        raise _HashCollision
+    return rows, new_reps - n_old
+
+
+class _HashCollision(Exception):
+    """Two different names with one hash (2**-64 odds a pair): the names are matched by a dict instead."""
+
+
+def _name_rows_by_dict(c: _Columns, used_names: List[str], n_old: int) -> Tuple[np.ndarray, np.ndarray]:
+    """`_name_rows` by a dict of the names, after it met a hash collision (its rows are undone first)."""
+    del c.names[n_old:]
+    name_ids = {name: row for row, name in enumerate(c.names)}
+    rows = np.fromiter((name_ids.setdefault(name, len(name_ids)) for name in used_names), dtype=np.int64,
+                       count=len(used_names))
+    c.names.extend(list(name_ids)[n_old:])
+    c.name_hashes = np.fromiter(map(hash, c.names), dtype=np.int64, count=len(c.names))
+    new = np.flatnonzero(rows >= n_old)
+    return rows, new[np.unique(rows[new], return_index=True)[1]]
+
+
+def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
                 device_index: int, lo: np.ndarray, hi: np.ndarray, n_steps: int) -> None:
     """Add one device's kernels to the columns. Sums are taken over the table's own name codes (its
     int32 column, no per-kernel copy) and then read at the names it uses: a 300 MB profile has 3
@@ -225,16 +268,19 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     launches = sums_by_code(code, n_codes)
     local = np.flatnonzero(launches)  # the names used, ascending: their rows in this device's sums
     count = local.size
-    # each used name's row in the columns: names not seen on an earlier device get the next rows, in
-    # order (one dict call per name; 100,000 names)
-    used_names = [table.names[i] for i in local.tolist()]
-    first_new = len(name_ids)
-    ids = np.fromiter((name_ids.setdefault(name, len(name_ids)) for name in used_names), dtype=np.int64,
-                      count=count)
-    new = np.flatnonzero(ids >= first_new).tolist()
-    c.names.extend(used_names[k] for k in new)
-    families = [cls.family for cls in view.class_list] + ["other"]  # class -1 (unclassified): other
-    c.family.extend(families[k] for k in view.class_of[local[new]].tolist())
+    names = table.names
+    # every name used (the usual case): the table's own list, not a copy made through a million ints
+    used_names = names if count == n_codes and isinstance(names, list) else [names[i] for i in local.tolist()]
+    first_new = len(c.names)
+    try:
+        ids, new = _name_rows(c, used_names)
+    except _HashCollision:
+        ids, new = _name_rows_by_dict(c, used_names, first_new)
+    del used_names
+    # class -1 (unclassified): other
+    families = np.array([FAMILIES.index(cls.family) for cls in view.class_list] + [FAMILIES.index("other")],
+                        dtype=np.int8)
+    c.family = np.concatenate([c.family, families[view.class_of[local[new]]]])
     grow = len(c.names) - c.launches.size
     for attr in ("launches", "total_ns", "max_ns", "steady_ns", "steady_launches", "devices", "tc_ns"):
         setattr(c, attr, np.concatenate([getattr(c, attr), np.zeros(grow, np.int64)]))
@@ -281,12 +327,20 @@ def _add_device(c: _Columns, name_ids: Dict[str, int], text_ids: Dict[str, int],
     del shape_codes, shape_of_string
     k, j = np.concatenate([k, idle_k]), np.concatenate([j, idle_j])
     ns = np.concatenate([ns, np.zeros(idle_k.size, np.int64)])
-    c.configs.append(np.stack([ids[k], np.full(k.size, device_index), text_of[j], ns]).astype(np.int64))
+    c.configs.append(_rows(ids[k], device_index, text_of[j], ns))
     c.config_occupancy.append(np.where(ns != 0, occupancy[j], np.nan))  # 0 ns: weighs nothing
     k, p, ns = _pair_sums(code, view.precision, len(PRECISIONS), dur)
     rows = ids[row_of_code[k]]
-    c.precisions.append(np.stack([rows, np.full(k.size, device_index), p, ns]).astype(np.int64))
+    c.precisions.append(_rows(rows, device_index, p, ns))
     c.texts[:] = list(text_ids)
+
+
+def _rows(name: np.ndarray, device_index: int, key: np.ndarray, ns: np.ndarray) -> np.ndarray:
+    """Rows (name, device, key, ns) as one int64 array, filled in place: a stack and then a cast would
+    hold two copies of a million-row array at once."""
+    out = np.empty((4, name.size), dtype=np.int64)
+    out[0], out[1], out[2], out[3] = name, device_index, key, ns
+    return out
 
 
 def _nan_if_none(value: Optional[float]) -> float:
@@ -340,19 +394,26 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     np.maximum.at(occ_device, name[known], device[known])  # the last device that reported one
     sources = [_device_occupancy_source(d) for d in devices]
     # the configuration with the most time (ties: the greater details text, then the first device)
-    rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
-    summed, inverse = unique_columns(np.stack([name, device, text]))
-    summed_ns = np.bincount(inverse.reshape(-1), weights=ns, minlength=summed.shape[1]).astype(np.int64)
-    s_name, s_device, s_text = summed
-    order = np.lexsort((s_device, -rank[s_text], -summed_ns, s_name))
-    first = order[np.flatnonzero(np.diff(s_name[order], prepend=-1))]
     width = max(len(c.texts), 1)
-    dominant = (s_device[first] * width + s_text[first]).tolist()  # device and shape as one int key
-    configs = np.bincount(unique_columns(np.stack([name, text]))[0][0], minlength=count)
+    if _one_per_name(name, count):  # every name launched one way on one device: nothing to choose
+        dominant = device * width + text  # device and shape as one int key
+        configs = np.ones(count, dtype=np.int64)
+    else:
+        rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
+        summed, inverse = unique_columns(np.stack([name, device, text]))
+        summed_ns = np.bincount(inverse.reshape(-1), weights=ns, minlength=summed.shape[1]).astype(np.int64)
+        s_name, s_device, s_text = summed
+        order = np.lexsort((s_device, -rank[s_text], -summed_ns, s_name))
+        first = order[np.flatnonzero(np.diff(s_name[order], prepend=-1))]
+        dominant = s_device[first] * width + s_text[first]
+        configs = np.bincount(unique_columns(np.stack([name, text]))[0][0], minlength=count)
+    del rows, name, device, text, ns
     # precision with the most time (ties: the one seen first, in device then precision order)
     p_rows = np.concatenate(c.precisions, axis=1)
     precision = np.full(count, -1, dtype=np.int64)
-    if p_rows.shape[1]:
+    if _one_per_name(p_rows[0], count):  # one precision per name
+        precision[p_rows[0]] = p_rows[2]
+    elif p_rows.shape[1]:
         p_name, p_device, p_code, p_ns = p_rows
         summed, inverse = unique_columns(np.stack([p_name, p_code]))
         inverse = inverse.reshape(-1)
@@ -365,7 +426,8 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     # launch shapes and occupancy repeat across names: parse and compute each distinct one once
     limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
     occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
-    keys, key_of = unique_inverse(np.array(dominant, dtype=np.int64))
+    keys, key_of = unique_inverse(dominant.astype(np.int64))
+    del dominant
     shapes: List[Tuple[KernelDetails, Optional[float], Optional[str]]] = []
     for key in keys.tolist():  # few distinct (device, launch shape) pairs
         d_index, d_text = divmod(key, width)
@@ -400,13 +462,19 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         else:
             source = None
         out.append(KernelStat(
-            c.names[i], c.family[i], int(c.launches[i]), int(c.total_ns[i]), int(c.min_ns[i]),
+            c.names[i], FAMILIES[c.family[i]], int(c.launches[i]), int(c.total_ns[i]), int(c.min_ns[i]),
             int(c.max_ns[i]), int(c.steady_ns[i]), int(c.steady_launches[i]), int(c.devices[i]),
             int(configs[i]), details,
             float(occupancy[i]) if known[i] else None, source, theoretical_pct, limiter, float(tc_pct[i]),
             precision_names[i],
         ))
     return out, sums
+
+
+def _one_per_name(name: np.ndarray, count: int) -> bool:
+    """Whether rows ordered by name hold each of `count` names exactly once (a million distinct names
+    launched one way each), so that no grouping is needed to pick each name's row."""
+    return name.size == count and bool((name[1:] > name[:-1]).all()) and (count == 0 or int(name[0]) == 0)
 
 
 def _listed(names: List[str], total_ns: np.ndarray, top: int) -> List[int]:

@@ -328,7 +328,8 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
     by_prec = sums_by_code(lambda part: name_index[part].astype(np.int64) * n_prec + view.precision[part],
                            n_names * n_prec, dur, compute).reshape(n_names, n_prec)
     listed = np.nonzero((per_name > 0) & ((tc_name > 0) | (eligible_name > 0)))[0]
-    kernels.add([view.names[i] for i in listed.tolist()], [view.classes[i].family for i in listed.tolist()],
+    families = [view.class_list[k].family for k in view.class_of[listed].tolist()]
+    kernels.add([view.names[i] for i in listed.tolist()], families,
                 per_name[listed].astype(np.int64), tc_name[listed].astype(np.int64),
                 eligible_name[listed].astype(np.int64), by_prec[listed])
 

@@ -150,7 +150,7 @@ class _Totals:
         if totals is not None or within is not None:
             self._add_nested(labels, categories, times, counts, totals or times, within)
             return
-        if not self.labels and len(set(zip(categories, labels))) == len(labels):
+        if not self.labels and _all_distinct(labels, categories):
             # the first, all-distinct batch (a device's op table: one batch) is the rows as they are;
             # the position index is built only if another batch comes
             self.labels, self.categories = list(labels), list(categories)
@@ -195,23 +195,39 @@ class _Totals:
                 slot[outer] = slot.get(outer, 0.0) + ns
 
 
+def _all_distinct(labels: List[str], categories: List[str]) -> bool:
+    """Whether every (category, label) pair is distinct: by their hashes in numpy (a million ops: one
+    int64 array, not a set of a million tuples), and by the pairs themselves only where hashes meet."""
+    hashes = np.fromiter(map(hash, zip(categories, labels)), dtype=np.int64, count=len(labels))
+    hashes.sort()
+    if not (hashes[1:] == hashes[:-1]).any():
+        return True
+    return len(set(zip(categories, labels))) == len(labels)
+
+
 def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> List[OpRow]:
     """The first `limit` rows by time per step, then name (then first seen), as sorting every row would
     give, made without a row object per op (100,000 ops): rows above the limit-th largest
-    time are in, and of those tied with it only the ones first by name."""
-    times = [t / 1e6 / n for t in totals.time]  # OpRow.time_ms
-    shown = [familiar_tf_op(label) if familiar else (label, None) for label in totals.labels]
-    keep: List[int] = list(range(len(times)))
-    if 0 < limit < len(times):
-        column = np.array(times, dtype=np.float64)
-        cut = np.partition(column, len(times) - limit)[len(times) - limit]
-        above = np.flatnonzero(column > cut).tolist()
-        tied = heapq.nsmallest(limit - len(above), np.flatnonzero(column == cut).tolist(),
-                               key=lambda i: shown[i][0])  # stable, as sorting would be
+    time are in, and of those tied with it only the ones first by name. Names are looked at only for
+    the rows that can be shown."""
+    times = np.array(totals.time, dtype=np.float64) / 1e6 / n  # OpRow.time_ms
+    labels = totals.labels
+
+    def shown(i: int) -> Tuple[str, Optional[str]]:
+        return familiar_tf_op(labels[i]) if familiar else (labels[i], None)
+
+    keep: List[int] = list(range(times.size))
+    if 0 < limit < times.size:
+        cut = np.partition(times, times.size - limit)[times.size - limit]
+        above = np.flatnonzero(times > cut).tolist()
+        tied = heapq.nsmallest(limit - len(above), np.flatnonzero(times == cut).tolist(),
+                               key=lambda i: shown(i)[0])  # stable, as sorting would be
         keep = sorted(above + tied)
-    order = sorted(keep, key=lambda i: (-times[i], shown[i][0]))  # stable: ties stay in first-seen order
+    names = {i: shown(i) for i in keep}
+    time_of = dict(zip(keep, times[keep].tolist()))
+    order = sorted(keep, key=lambda i: (-time_of[i], names[i][0]))  # stable: ties stay in first-seen order
     inclusive = totals.total
-    return [OpRow(shown[i][0], totals.categories[i], times[i], totals.count[i] / n, shown[i][1],
+    return [OpRow(names[i][0], totals.categories[i], time_of[i], totals.count[i] / n, names[i][1],
                   None if inclusive is None else inclusive[i] / 1e6 / n, _outermost(totals.within.get(i)))
             for i in order[:limit]]
 

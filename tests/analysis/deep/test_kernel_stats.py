@@ -260,3 +260,36 @@ def test_sums_taken_a_chunk_of_kernels_at_a_time_are_the_same(monkeypatch):
         monkeypatch.setattr(lookup, "ROW_CHUNK", chunk)
         assert kernel_stats(profile, steps).to_json() == whole
     assert whole["launches"] == 5 * 9 and whole["distinct"] == 3
+
+
+def test_names_matched_by_hash_give_what_a_dict_of_names_gives(monkeypatch):
+    """Each name's row is found by its hash (numpy, no dict of a million names) and checked by name; a
+    hash shared by two different names falls back to a dict. On two GPUs sharing some names and not
+    others — one name per launch shape, and one launched two ways — every path gives the same rows."""
+    from tb_plugin_advisor.analysis.deep import kernel_stats as ks
+
+    small, big = details(32, (10, 1, 1), (128, 1, 1)), details(32, (1000, 1, 1), (256, 1, 1))
+    b = XSpaceBuilder(hostnames=["h"])
+    python = b.plane("/host:CPU").line("python", id=1)
+    streams = [b.gpu_plane(g).line("Stream #7(Kernel)", id=7) for g in (0, 1)]
+    for s in range(3):
+        t = T0 + s * 10 * MS
+        python.event("train", t, 10 * MS - 1, stats={"step_num": s + 1, "_r": 1})
+        streams[0].kernel(BF16_GEMM, t + 10 * US, 100 * US, details=small)
+        streams[0].kernel(ELEMENTWISE, t + 200 * US, 30 * US, details=small)
+        streams[1].kernel(ELEMENTWISE, t + 10 * US, 40 * US, details=big)
+        streams[1].kernel(TINY, t + 100 * US, 5 * US, details=small)
+        streams[1].kernel(TINY, t + 200 * US, 7 * US, details=big)
+    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+    steps = find_steps(profile)
+    by_hash = kernel_stats(profile, steps).to_json()
+    rows = {k["name"]: k for k in by_hash["kernels"]}
+    assert rows[ELEMENTWISE]["devices"] == 2 and rows[ELEMENTWISE]["launches"] == 6
+    assert rows[TINY]["configs"] == 2 and rows[BF16_GEMM]["devices"] == 1
+    assert by_hash["distinct"] == 3
+
+    def colliding(c, used_names):  # as if two names had met on one hash
+        raise ks._HashCollision
+
+    monkeypatch.setattr(ks, "_name_rows", colliding)
+    assert kernel_stats(profile, steps).to_json() == by_hash
