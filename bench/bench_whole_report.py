@@ -13,7 +13,8 @@ fresh processes, process start and imports included in the times:
            `msgspec.json.decode` of the whole document for Kineto
 
 Memory: each child's peak RSS (VmHWM, its own high-water mark) net of its RSS right after its imports
-(for the report, the `report` command's modules too, which `main` imports only once it runs),
+(for the report, the modules `main` imports only once a command runs: the `report` command, the engine,
+discovery and the TensorBoard file layer it brings),
 divided by the uncompressed size — the ratio bench_shapes.py uses — and the whole peak beside it.
 Time: report wall ÷ parse wall. The bounds: memory ≤ 1.5× the size (2× with a million distinct
 names), time ≤ 1.5× the parse on the XSpace shapes. Not a test: figures depend on the machine and its
@@ -63,9 +64,12 @@ CHILD = textwrap.dedent(
     if tool == "report":
         import contextlib, io, os
         from tb_plugin_advisor.views.cli.main import main
-        # the modules `main` imports only once a command runs (numpy, the engine): imports, not
-        # the profile's memory, as the parse's own imports are taken before its base
+        # the modules `main` imports only once a command runs (numpy, the engine, and discovery, which
+        # brings TensorBoard's file layer and, where installed, boto3 for its S3 filesystem: ~21 MB):
+        # imports, not the profile's memory, as the parse's own imports are taken before its base
         from tb_plugin_advisor.views.cli.commands import report  # noqa: F401
+        from tb_plugin_advisor.report import analyze, door  # noqa: F401
+        from tb_plugin_advisor.sources import discovery  # noqa: F401
         base = rss_kb()
         sink = open(os.devnull, "w")
         with contextlib.redirect_stdout(sink):

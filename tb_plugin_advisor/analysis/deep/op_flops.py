@@ -489,6 +489,8 @@ def _torch_costs(profile: Profile, out: _Columns) -> OpCosts:
     # deviceProperties still list the GPUs) has no device time to cost, and its host op times are
     # launch times, not compute.
     on_host = not profile.devices and not profile.properties.get("device_properties")
+    if not on_host and not any(len(device.kernels) for device in profile.devices):
+        return out.finish(on_host=on_host)  # no device time to cost: the walk would find nothing to keep
     walk = _TorchWalk(profile, on_host)
     for plane in profile.host_planes:
         for line in plane.lines:
