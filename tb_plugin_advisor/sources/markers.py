@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import List, Optional, Set, Tuple
 
 from tensorboard.compat.proto import event_pb2
-from tensorboard.compat.tensorflow_stub.io import gfile
 from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
 from tb_plugin_advisor.sources.session import MARKER_SUFFIX, RunDir, Scan
@@ -110,6 +109,8 @@ def write_marker(
     path = join(run_dir, marker_name(wall_time, host or marker_host()))
     data = marker_bytes(wall_time)
     if is_remote(run_dir):
+        from tensorboard.compat.tensorflow_stub.io import gfile  # remote only (see sources/walk.py)
+
         if gfile.exists(path):
             return path
         with gfile.GFile(path, "wb") as f:
