@@ -220,22 +220,32 @@ def test_only_the_top_names_are_listed_and_the_sums_cover_every_name(monkeypatch
     assert [k.name for k in rows] == ["hot_gemm", "b_long", "a_long"]  # 2000, 300, 200 of 2720 µs: hot
 
 
+def two_gpu_profile(steps, launch):
+    """A host with `steps` 10 ms steps (root markers) and two GPUs; `launch(t, streams)` adds each
+    step's kernels, starting at `t`, on the GPUs' kernel streams."""
+    b = XSpaceBuilder(hostnames=["h"])
+    python = b.plane("/host:CPU").line("python", id=1)
+    streams = [b.gpu_plane(g).line("Stream #7(Kernel)", id=7) for g in (0, 1)]
+    for s in range(steps):
+        t = T0 + s * 10 * MS
+        python.event("train", t, 10 * MS - 1, stats={"step_num": s + 1, "_r": 1})
+        launch(t, streams)
+    return read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+
+
 def test_a_kernel_on_two_devices_sums_launches_and_keeps_its_dominant_shape():
     """The same names on two GPUs: launches, time and min/max span both devices, `devices` counts
     them, `configs` counts distinct launch shapes over both, and the shape with the most time wins.
     A name only seen for 0 ns on one device keeps a launch shape."""
     small, big = details(32, (10, 1, 1), (128, 1, 1)), details(32, (1000, 1, 1), (256, 1, 1))
-    b = XSpaceBuilder(hostnames=["h"])
-    python = b.plane("/host:CPU").line("python", id=1)
-    streams = [b.gpu_plane(g).line("Stream #7(Kernel)", id=7) for g in (0, 1)]
-    for s in range(2):
-        t = T0 + s * 10 * MS
-        python.event("train", t, 10 * MS - 1, stats={"step_num": s + 1, "_r": 1})
+
+    def step(t, streams):
         streams[0].kernel(BF16_GEMM, t + 10 * US, 100 * US, details=small)
         streams[1].kernel(BF16_GEMM, t + 10 * US, 300 * US, details=big)
         streams[1].kernel(BF16_GEMM, t + 500 * US, 50 * US, details=small)
         streams[0].kernel(TINY, t + 800 * US, 0, details=small)
-    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+
+    profile = two_gpu_profile(2, step)
     rows = {k["name"]: k for k in kernel_stats(profile, find_steps(profile)).to_json()["kernels"]}
     gemm, tiny = rows[BF16_GEMM], rows[TINY]
     assert gemm["launches"] == 6 and gemm["devices"] == 2 and gemm["configs"] == 2
@@ -269,18 +279,15 @@ def test_names_matched_by_hash_give_what_a_dict_of_names_gives(monkeypatch):
     from tb_plugin_advisor.analysis.deep import kernel_stats as ks
 
     small, big = details(32, (10, 1, 1), (128, 1, 1)), details(32, (1000, 1, 1), (256, 1, 1))
-    b = XSpaceBuilder(hostnames=["h"])
-    python = b.plane("/host:CPU").line("python", id=1)
-    streams = [b.gpu_plane(g).line("Stream #7(Kernel)", id=7) for g in (0, 1)]
-    for s in range(3):
-        t = T0 + s * 10 * MS
-        python.event("train", t, 10 * MS - 1, stats={"step_num": s + 1, "_r": 1})
+
+    def step(t, streams):
         streams[0].kernel(BF16_GEMM, t + 10 * US, 100 * US, details=small)
         streams[0].kernel(ELEMENTWISE, t + 200 * US, 30 * US, details=small)
         streams[1].kernel(ELEMENTWISE, t + 10 * US, 40 * US, details=big)
         streams[1].kernel(TINY, t + 100 * US, 5 * US, details=small)
         streams[1].kernel(TINY, t + 200 * US, 7 * US, details=big)
-    profile = read_xplane_bytes(b.to_bytes(), source="synthetic", host="h")
+
+    profile = two_gpu_profile(3, step)
     steps = find_steps(profile)
     by_hash = kernel_stats(profile, steps).to_json()
     rows = {k["name"]: k for k in by_hash["kernels"]}
