@@ -8,7 +8,7 @@ spread far beyond their count) still go through np.unique.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Hashable, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -36,6 +36,19 @@ def unique_codes(keys: np.ndarray) -> np.ndarray:
         return np.unique(keys)
     present, _ = _present(keys, *bounds)
     return np.flatnonzero(present).astype(keys.dtype) + keys.dtype.type(bounds[0])
+
+
+def hash_codes(items: Iterable[Hashable], count: int) -> np.ndarray:
+    """hash() of each of `count` items as one int64 array: a million names (or name pairs) are found
+    distinct, or grouped, by numbers instead of a dict or set of the objects themselves. Equal hashes do
+    not prove equal items: a caller compares the items where hashes meet."""
+    return np.fromiter(map(hash, items), dtype=np.int64, count=count)
+
+
+def has_repeats(keys: np.ndarray) -> bool:
+    """Whether any key occurs more than once (one sort of a copy)."""
+    ordered = np.sort(keys)
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def unique_inverse(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -124,17 +124,15 @@ function breakdownCard(r: Report, ctx: Ctx, drawers: Drawers): HTMLElement {
 /** The first (most severe) recommendation shows its code; the others fold it under one line, so that
  * the card lists every finding within a screen or two and a person opens the change they will make. */
 function snippetsOf(rec: Recommendation, open: boolean): HTMLElement | null {
-  const blocks = [
-    rec.snippet
-      ? rec.snippet_label === "PyTorch"
-        ? snippet("PyTorch", rec.snippet, "snippet-pytorch")
-        : snippet("TensorFlow / Keras", rec.snippet, "snippet-tf")
-      : null,
-    rec.snippet_jax ? snippet("JAX", rec.snippet_jax, "snippet-jax") : null,
-  ].filter((b): b is HTMLElement => b !== null);
-  if (!blocks.length) return null;
+  const codes: [label: string, code: string, testid: string][] = [];
+  if (rec.snippet) {
+    codes.push(rec.snippet_label === "PyTorch" ? ["PyTorch", rec.snippet, "snippet-pytorch"] : ["TensorFlow / Keras", rec.snippet, "snippet-tf"]);
+  }
+  if (rec.snippet_jax) codes.push(["JAX", rec.snippet_jax, "snippet-jax"]);
+  if (!codes.length) return null;
+  const blocks = codes.map(([label, code, testid]) => snippet(label, code, testid));
   if (open) return h("div", null, blocks);
-  const labels = blocks.map((b) => b.querySelector(".adv-snippet-head span")?.textContent ?? "").join(", ");
+  const labels = codes.map(([label]) => label).join(", ");
   return h("details", { class: "adv-snippet-fold", testid: "snippet-fold" }, h("summary", null, `The change in code (${labels})`), blocks);
 }
 

@@ -25,7 +25,15 @@ from tb_plugin_advisor.analysis.deep.occupancy import Occupancy, SmLimits, sm_li
 from tb_plugin_advisor.analysis.intervals import in_windows
 from tb_plugin_advisor.analysis.step_time.steps import Steps
 from tb_plugin_advisor.formatting import rounded as _r
-from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_codes, unique_columns, unique_inverse
+from tb_plugin_advisor.lookup import (
+    grouped_sums,
+    has_repeats,
+    hash_codes,
+    sums_by_code,
+    unique_codes,
+    unique_columns,
+    unique_inverse,
+)
 from tb_plugin_advisor.model import Device, KernelDetails, Profile
 from tb_plugin_advisor.readers.devices import parse_kernel_details
 
@@ -217,15 +225,11 @@ def _name_rows(c: _Columns, used_names: List[str]) -> Tuple[np.ndarray, np.ndarr
     to `c.names`. Found by the names' hashes with numpy, then checked by name where two share a hash:
     a million distinct names cost a few int64 arrays, not a dict of them."""
     n_old = len(c.names)
-    hashes = np.fromiter(map(hash, used_names), dtype=np.int64, count=len(used_names))
-    every = np.concatenate([c.name_hashes, hashes])
-    del hashes
-    ordered = np.sort(every)
-    if not (ordered[1:] == ordered[:-1]).any():  # every hash new (the usual case): the next rows, in order
+    every = np.concatenate([c.name_hashes, hash_codes(used_names, len(used_names))])
+    if not has_repeats(every):  # every hash new (the usual case): the next rows, in order
         c.names.extend(used_names)
         c.name_hashes = every
         return np.arange(n_old, n_old + len(used_names), dtype=np.int64), np.arange(len(used_names))
-    del ordered
     _, first, inverse = np.unique(every, return_index=True, return_inverse=True)
     rep = first[inverse.reshape(-1)[n_old:]]  # per used name: where its hash was seen first
     new_reps = np.unique(rep[rep >= n_old])  # first sightings, in order
@@ -249,7 +253,7 @@ def _name_rows_by_dict(c: _Columns, used_names: List[str], n_old: int) -> Tuple[
     rows = np.fromiter((name_ids.setdefault(name, len(name_ids)) for name in used_names), dtype=np.int64,
                        count=len(used_names))
     c.names.extend(list(name_ids)[n_old:])
-    c.name_hashes = np.fromiter(map(hash, c.names), dtype=np.int64, count=len(c.names))
+    c.name_hashes = hash_codes(c.names, len(c.names))
     new = np.flatnonzero(rows >= n_old)
     return rows, new[np.unique(rows[new], return_index=True)[1]]
 

@@ -33,7 +33,7 @@ from tb_plugin_advisor.analysis.step_time.breakdown import (
     is_producer_line,
     kernel_name_categories,
 )
-from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_inverse
+from tb_plugin_advisor.lookup import grouped_sums, has_repeats, hash_codes, sums_by_code, unique_inverse
 from tb_plugin_advisor.model import Profile
 
 
@@ -198,9 +198,7 @@ class _Totals:
 def _all_distinct(labels: List[str], categories: List[str]) -> bool:
     """Whether every (category, label) pair is distinct: by their hashes in numpy (a million ops: one
     int64 array, not a set of a million tuples), and by the pairs themselves only where hashes meet."""
-    hashes = np.fromiter(map(hash, zip(categories, labels)), dtype=np.int64, count=len(labels))
-    hashes.sort()
-    if not (hashes[1:] == hashes[:-1]).any():
+    if not has_repeats(hash_codes(zip(categories, labels), len(labels))):
         return True
     return len(set(zip(categories, labels))) == len(labels)
 

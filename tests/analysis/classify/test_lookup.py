@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from tb_plugin_advisor import lookup
-from tb_plugin_advisor.lookup import grouped_sums, sums_by_code, unique_codes, unique_columns, unique_inverse
+from tb_plugin_advisor.lookup import (
+    grouped_sums,
+    has_repeats,
+    hash_codes,
+    sums_by_code,
+    unique_codes,
+    unique_columns,
+    unique_inverse,
+)
 
 RNG = np.random.default_rng(7)
 KEYS = {
@@ -76,3 +84,14 @@ def test_grouped_sums_a_chunk_at_a_time_equal_one_pass(monkeypatch, chunk):
     assert sums.tolist() == np.bincount(inverse, weights=weights[rows]).tolist()
     assert counts.tolist() == np.bincount(inverse).tolist() and counts.dtype == np.int64
     assert [a.size for a in grouped_sums(lambda part: keys[part], 0, weights)] == [0, 0, 0]
+
+
+def test_hash_codes_and_repeats():
+    """hash_codes is hash() per item in order; has_repeats finds a key seen twice anywhere in the array,
+    and no repeat in distinct keys or in none at all."""
+    items = ["conv", ("device", "gemm"), "gemm", "conv"]
+    codes = hash_codes(items, len(items))
+    assert codes.dtype == np.int64 and codes.tolist() == [hash(item) for item in items]
+    assert has_repeats(codes) is True  # "conv" first and last: apart in the array
+    assert has_repeats(codes[:3]) is False
+    assert has_repeats(np.zeros(0, dtype=np.int64)) is False
