@@ -8,6 +8,7 @@ spread far beyond their count) still go through np.unique.
 
 from __future__ import annotations
 
+import heapq
 from typing import Callable, Hashable, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
@@ -49,6 +50,21 @@ def has_repeats(keys: np.ndarray) -> bool:
     """Whether any key occurs more than once (one sort of a copy)."""
     ordered = np.sort(keys)
     return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def smallest_rows(rows: np.ndarray, count: int, key: Callable[[int], object]) -> List[int]:
+    """heapq.nsmallest(count, rows.tolist(), key=key): the `count` rows with the smallest keys, ties in
+    row order. The rows are turned into Python ints a block at a time: a million rows tied at a cut
+    (every kernel of a profile taking the same time) were a 36 MB list."""
+    best: List[int] = []
+    if count <= 0:
+        return best
+    for start in range(0, rows.size, _SMALLEST_BLOCK):
+        best = heapq.nsmallest(count, best + rows[start:start + _SMALLEST_BLOCK].tolist(), key=key)
+    return best
+
+
+_SMALLEST_BLOCK = 1 << 16
 
 
 def unique_inverse(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -381,6 +381,10 @@ def precision_of_match(rule: Pattern, match: re.Match) -> str:
 # every pass over the names miss (100,000 distinct names then take seconds, not a fraction of one).
 # A plain dict, so that kernel_batch.py can fill it for a whole table of names at once.
 NAME_CACHE_SIZE = 1 << 18
+# A batch of more new names than this is not remembered: kernel_batch.py classifies it anew in a
+# fraction of a second, and remembering it kept its names alive past their profile (200,000 names:
+# 8 MB of dict and 15 MB of names).
+BATCH_REMEMBERED = 1 << 15
 KERNEL_CLASSES: Dict[str, KernelClass] = {}
 _Answer = TypeVar("_Answer")
 
@@ -394,11 +398,13 @@ def remember(cache: Dict[str, _Answer], name: str, answer: _Answer) -> _Answer:
 
 
 def remember_all(cache: Dict[str, _Answer], answers: Dict[str, _Answer]) -> None:
-    """`remember` of many answers at once (one dict update): emptied first if they would not fit."""
+    """`remember` of many answers at once (one dict update): emptied first if they would not fit; none
+    kept of a batch larger than BATCH_REMEMBERED."""
+    if len(answers) > min(BATCH_REMEMBERED, NAME_CACHE_SIZE):
+        return
     if len(cache) + len(answers) > NAME_CACHE_SIZE:
         cache.clear()
-    if len(answers) <= NAME_CACHE_SIZE:
-        cache.update(answers)
+    cache.update(answers)
 
 
 def classify_kernel(name: str) -> KernelClass:

@@ -175,7 +175,6 @@ class TextBatch:
         del joined
         lengths = np.fromiter(map(len, parts), dtype=np.int64, count=count)
         self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
-        self._bounds: Optional[Tuple[List[int], List[int]]] = None  # starts and ends, as lists (made once)
         # per literal, which texts hold it, as packed bits: ~150 literals over a million names are
         # 150 MB as bool arrays and 19 MB packed; unpacking one costs well under a millisecond
         self._holding: Dict[str, np.ndarray] = {}
@@ -233,29 +232,40 @@ class TextBatch:
         if rows.size > len(self.texts) // 16:
             return None
         found = np.zeros(len(self.texts), dtype=bool)
-        if rows.size:
-            if self._bounds is None:  # a text ends where the next starts, less the separator
-                starts = self._starts.tolist()
-                self._bounds = (starts, [start - 1 for start in starts[1:]] + [len(self._joined)])
-            joined, (starts, ends) = self._joined, self._bounds
-            found[rows] = [literal in joined[starts[i]:ends[i]] for i in rows.tolist()]
+        if rows.size:  # each text's bounds as Python ints for these rows only (a list of a million ints
+            # kept for the batch was 36 MB): a text ends where the next starts, less the separator
+            starts = self._starts[rows].tolist()
+            after = np.minimum(rows + 1, len(self.texts) - 1)
+            ends = np.where(rows + 1 < len(self.texts), self._starts[after] - 1, len(self._joined)).tolist()
+            joined = self._joined
+            found[rows] = [literal in joined[start:end] for start, end in zip(starts, ends)]
         return found
 
 
     def _folded(self) -> Optional[Tuple[TextBatch, np.ndarray]]:
-        """The distinct texts with digits read as 0, and which one each text is (None: too few repeat)."""
+        """The distinct texts with digits read as 0, and which one each text is (None: too few repeat).
+        The joined texts are folded and split a block of texts at a time: split at once, a million
+        names were a million strings beside the batch (80 MB) at the analyses' peak."""
         if self._folds is None and self._fold:
             self._fold = False
-            parts = self._joined.translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
-            if len(parts) == len(self.texts):  # (no text holds the separator)
-                distinct = dict.fromkeys(parts)
-                if len(distinct) <= len(parts) // 2:
-                    index = {part: i for i, part in enumerate(distinct)}
-                    fold_of = np.fromiter(map(index.__getitem__, parts), dtype=np.int64, count=len(parts))
-                    self._folds = (TextBatch(list(index), fold_digits=False), fold_of)
+            count, joined, starts = len(self.texts), self._joined, self._starts
+            index: Dict[str, int] = {}  # distinct folded text → its position, in first-seen order
+            fold_of = np.empty(count, dtype=np.int64)
+            for low in range(0, count, _FOLD_BLOCK):
+                high = min(low + _FOLD_BLOCK, count)
+                end = int(starts[high]) - 1 if high < count else len(joined)
+                parts = joined[int(starts[low]):end].translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
+                if len(parts) != high - low:  # a text holds the separator: no folding
+                    return None
+                fold_of[low:high] = np.fromiter((index.setdefault(part, len(index)) for part in parts),
+                                                dtype=np.int64, count=len(parts))
+                if len(index) > count // 2:  # too few repeat (the count only grows)
+                    return None
+            self._folds = (TextBatch(list(index), fold_digits=False), fold_of)
         return self._folds
 
 
+_FOLD_BLOCK = 1 << 16
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a plane's name list
 _BATCHES_KEPT = 8

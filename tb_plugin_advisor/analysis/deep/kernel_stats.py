@@ -10,7 +10,6 @@ estimated achieved occupancy) or computed here from the launch shape (analysis/d
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -29,6 +28,7 @@ from tb_plugin_advisor.lookup import (
     grouped_sums,
     has_repeats,
     hash_codes,
+    smallest_rows,
     sums_by_code,
     unique_codes,
     unique_columns,
@@ -387,8 +387,9 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     count = len(c.names)
     if not count:
         return [], KernelSums()
-    rows = np.concatenate(c.configs, axis=1)
-    occ = np.concatenate(c.config_occupancy)
+    rows, occ = _joined(c.configs, axis=1), _joined(c.config_occupancy)
+    c.configs.clear()  # (the columns' own lists held them as long as `rows`: twice the memory)
+    c.config_occupancy.clear()
     name, device, text, ns = rows
     # occupancy: time-weighted over the (device, shape) sums that report one, summed in device order
     known = ~np.isnan(occ)
@@ -413,7 +414,8 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         configs = np.bincount(unique_columns(np.stack([name, text]))[0][0], minlength=count)
     del rows, name, device, text, ns
     # precision with the most time (ties: the one seen first, in device then precision order)
-    p_rows = np.concatenate(c.precisions, axis=1)
+    p_rows = _joined(c.precisions, axis=1)
+    c.precisions.clear()
     precision = np.full(count, -1, dtype=np.int64)
     if _one_per_name(p_rows[0], count):  # one precision per name
         precision[p_rows[0]] = p_rows[2]
@@ -475,6 +477,11 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     return out, sums
 
 
+def _joined(parts: List[np.ndarray], axis: int = 0) -> np.ndarray:
+    """The parts (one per device) as one array: the part itself for one device, not a copy of it."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+
+
 def _one_per_name(name: np.ndarray, count: int) -> bool:
     """Whether rows ordered by name hold each of `count` names exactly once (a million distinct names
     launched one way each), so that no grouping is needed to pick each name's row."""
@@ -491,12 +498,12 @@ def _listed(names: List[str], total_ns: np.ndarray, top: int) -> List[int]:
     if keep <= 0:
         return []
     threshold = np.partition(total_ns, total_ns.size - keep)[total_ns.size - keep]  # the keep-th largest
-    above = np.flatnonzero(total_ns > threshold).tolist()  # fewer than `keep`: all listed
-    totals = total_ns.tolist()
-    listed = sorted(above, key=lambda i: (-totals[i], names[i]))
+    above = np.flatnonzero(total_ns > threshold)  # fewer than `keep`: all listed
+    totals = dict(zip(above.tolist(), total_ns[above].tolist()))
+    listed = sorted(totals, key=lambda i: (-totals[i], names[i]))
     # the rest tie at the threshold (all 100,000 when every name took the same time): by name
-    tied = np.flatnonzero(total_ns == threshold).tolist()
-    return listed + heapq.nsmallest(keep - len(listed), tied, key=names.__getitem__)
+    tied = np.flatnonzero(total_ns == threshold)
+    return listed + smallest_rows(tied, keep - len(listed), names.__getitem__)
 
 
 def _theoretical(details: KernelDetails, limits: Optional[SmLimits],

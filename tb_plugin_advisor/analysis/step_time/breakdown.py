@@ -25,19 +25,19 @@ threads (prefetch, parallel map) run beside the step and are never counted: only
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.classify import event_names as names
 from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
-from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view, used_kernel_names
 from tb_plugin_advisor.analysis.classify.patterns import classify_kernel, remember
 from tb_plugin_advisor.analysis.classify.prefilter import text_batch
 from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.analysis.step_time.steps import Steps
-from tb_plugin_advisor.lookup import sums_by_code, unique_codes
+from tb_plugin_advisor.lookup import unique_codes
 from tb_plugin_advisor.model import MEMCPY_DIRECTIONS, Device, Line, Plane, Profile
 
 # Claim priority (module docstring); the categories' JSON order is categories.py's.
@@ -181,13 +181,12 @@ def event_sources(profile: Profile, steps: Steps) -> List[EventSource]:
     """Every device table and host line that can claim step time, with per-event categories."""
     sources: List[EventSource] = []
     h2d_correlations = _host_h2d_correlations(profile)
-    kernel_names: Set[str] = set()
+    kernel_names: List[List[str]] = []  # per device, the names its kernels use
     kernel_correlations: List[np.ndarray] = []
     for device in profile.devices:
         sources += _device_sources(device, h2d_correlations)
         if len(device.kernels):
-            used = used_names(device.kernels.name_index, len(device.kernels.names))
-            kernel_names.update(device.kernels.names[i] for i in used.tolist())
+            kernel_names.append(used_kernel_names(device)[1])
             ids = device.kernels.correlation_id
             known = ids >= 0
             kernel_correlations.append(ids if known.all() else ids[known])  # (the column itself: no copy)
@@ -207,12 +206,6 @@ def event_sources(profile: Profile, steps: Steps) -> List[EventSource]:
             if source is not None:
                 sources.append(source)
     return sources
-
-
-def used_names(name_index: np.ndarray, count: int) -> np.ndarray:
-    """The distinct name ids present (bincount: linear, no sort of millions of events; by chunks, as
-    np.bincount copies its input to int64 first)."""
-    return np.flatnonzero(sums_by_code(name_index, count))
 
 
 def is_producer_line(line: Line) -> bool:
@@ -277,11 +270,9 @@ def kernel_name_categories(device: Device) -> np.ndarray:
         kernels = device.kernels
         view = kernel_view(device)
         found = np.full(len(kernels.names), _P["device_compute"], dtype=np.int8)
-        used = used_names(kernels.name_index, len(kernels.names))
+        used, listed = used_kernel_names(device)  # the list classify_kernels batched
         if used.size:
             families = [view.class_list[c].family for c in view.class_of[used].tolist()]
-            every = used.size == len(kernels.names)  # the usual case: the list classify_kernels batched
-            listed = kernels.names if every else [kernels.names[n] for n in used.tolist()]
             categories = device_kernel_categories(listed, families)
             found[used] = [_P[category] for category in categories]
         found.flags.writeable = False
@@ -306,8 +297,9 @@ def _device_sources(device: Device, h2d_correlations: np.ndarray) -> List[EventS
     return out
 
 
-def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
-    """Category code per distinct event name of a host plane (plus a trailing _NONE)."""
+def host_name_codes(plane: Plane, kernel_names: Sequence[Sequence[str]]) -> np.ndarray:
+    """Category code per distinct event name of a host plane (plus a trailing _NONE). `kernel_names`:
+    per device, the names its kernels use (read, not made into one set: a million names were 40 MB)."""
     codes = np.full(len(plane.event_names) + 1, _NONE, dtype=np.int8)
     batch = text_batch(plane.event_names)
     pending = np.ones(len(batch), dtype=bool)
@@ -317,7 +309,9 @@ def host_name_codes(plane: Plane, kernel_names: Set[str]) -> np.ndarray:
         pending &= ~hits
     event_names = plane.event_names
     rest = np.flatnonzero(pending).tolist()
-    launches = [i for i in rest if event_names[i] in kernel_names]  # older TF names the launch after
+    rest_names = {event_names[i] for i in rest}
+    launching = set().union(*(rest_names.intersection(listed) for listed in kernel_names))
+    launches = [i for i in rest if event_names[i] in launching]  # older TF names the launch after
     codes[launches] = _LAUNCH                                          # the kernel it launches
     pending[launches] = False
     codes[:-1][names.data_loading_annotations(batch, pending)] = _DATA_ANNOTATION

@@ -14,10 +14,9 @@ once. `total_ms` keeps the inclusive time and `within` the outermost op a nested
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -33,7 +32,14 @@ from tb_plugin_advisor.analysis.step_time.breakdown import (
     is_producer_line,
     kernel_name_categories,
 )
-from tb_plugin_advisor.lookup import grouped_sums, has_repeats, hash_codes, sums_by_code, unique_inverse
+from tb_plugin_advisor.lookup import (
+    grouped_sums,
+    has_repeats,
+    hash_codes,
+    smallest_rows,
+    sums_by_code,
+    unique_inverse,
+)
 from tb_plugin_advisor.model import Profile
 
 
@@ -89,7 +95,7 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             unique, time, count = grouped_sums(keys, len(k), k.duration_ns, inside)
             label_value, name_value = np.divmod(unique, len(k.names))
             totals.add(_labels(k, label_value, span, launched), _categories(device, name_value),
-                       time.tolist(), count.astype(np.float64).tolist())
+                       time, count)
     else:
         _host_ops(profile, lo, hi, totals)
     return _top_rows(totals, n, limit)
@@ -139,13 +145,15 @@ class _Totals:
     def __init__(self) -> None:
         self.labels: List[str] = []
         self.categories: List[str] = []
-        self.time: List[float] = []
-        self.count: List[float] = []
+        # time and count per row: float arrays while the rows are one all-distinct batch (a million
+        # ops: 8 MB each, not 32 MB of Python floats), lists once batches are merged into them
+        self.time: Union[List[float], np.ndarray] = []
+        self.count: Union[List[float], np.ndarray] = []
         self.total: Optional[List[float]] = None  # inclusive time, for host ops (which nest)
         self.within: Dict[int, Dict[str, float]] = {}  # row → outermost enclosing op → self time
         self._at: Optional[Dict[str, Dict[str, int]]] = {}  # category → label → position (None: not built)
 
-    def add(self, labels: List[str], categories: List[str], times: List[float], counts: List[float],
+    def add(self, labels: List[str], categories: List[str], times: Numbers, counts: Numbers,
             totals: Optional[List[float]] = None, within: Optional[List[Dict[str, float]]] = None) -> None:
         if totals is not None or within is not None:
             self._add_nested(labels, categories, times, counts, totals or times, within)
@@ -154,9 +162,11 @@ class _Totals:
             # the first, all-distinct batch (a device's op table: one batch) is the rows as they are;
             # the position index is built only if another batch comes
             self.labels, self.categories = list(labels), list(categories)
-            self.time, self.count = list(map(float, times)), list(map(float, counts))
+            self.time, self.count = np.array(times, dtype=np.float64), np.array(counts, dtype=np.float64)
             self._at = None
             return
+        self.time, self.count = _floats(self.time), _floats(self.count)
+        times, counts = _floats(times), _floats(counts)
         if self._at is None:
             self._at = {}
             for i, (label, category) in enumerate(zip(self.labels, self.categories)):
@@ -180,7 +190,7 @@ class _Totals:
                     totals: List[float], within: Optional[List[Dict[str, float]]]) -> None:
         """Rows of host ops: self time, and the inclusive time and enclosing ops beside it."""
         if self.total is None:
-            self.total = list(self.time)
+            self.total = list(_floats(self.time))
         start = len(self.labels)
         self.add(labels, categories, times, counts)  # rows merged by (label, category) as above
         if self._at is None:  # the first batch was kept as it is: rows are positions
@@ -193,6 +203,14 @@ class _Totals:
             for outer, ns in (within[k] if within else {}).items():
                 slot = self.within.setdefault(i, {})
                 slot[outer] = slot.get(outer, 0.0) + ns
+
+
+Numbers = Union[List[float], np.ndarray]
+
+
+def _floats(values: Numbers) -> List[float]:
+    """Python floats, as the merging of rows adds them one by one."""
+    return values.astype(np.float64).tolist() if isinstance(values, np.ndarray) else values
 
 
 def _all_distinct(labels: List[str], categories: List[str]) -> bool:
@@ -218,14 +236,14 @@ def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> Lis
     if 0 < limit < times.size:
         cut = np.partition(times, times.size - limit)[times.size - limit]
         above = np.flatnonzero(times > cut).tolist()
-        tied = heapq.nsmallest(limit - len(above), np.flatnonzero(times == cut).tolist(),
-                               key=lambda i: shown(i)[0])  # stable, as sorting would be
+        tied = smallest_rows(np.flatnonzero(times == cut), limit - len(above),
+                             lambda i: shown(i)[0])  # stable, as sorting would be
         keep = sorted(above + tied)
     names = {i: shown(i) for i in keep}
     time_of = dict(zip(keep, times[keep].tolist()))
     order = sorted(keep, key=lambda i: (-time_of[i], names[i][0]))  # stable: ties stay in first-seen order
     inclusive = totals.total
-    return [OpRow(names[i][0], totals.categories[i], time_of[i], totals.count[i] / n, names[i][1],
+    return [OpRow(names[i][0], totals.categories[i], time_of[i], float(totals.count[i]) / n, names[i][1],
                   None if inclusive is None else inclusive[i] / 1e6 / n, _outermost(totals.within.get(i)))
             for i in order[:limit]]
 
@@ -333,6 +351,5 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         count = sums_by_code(k.name_index, len(k.names), rows=inside)
         used = np.flatnonzero(count)
         labels = [names.short_op_name(k.names[i]) for i in used.tolist()]
-        totals.add(labels, _categories(device, used), time[used].tolist(),
-                   count[used].astype(np.float64).tolist())
+        totals.add(labels, _categories(device, used), time[used], count[used])
     return _top_rows(totals, n, limit, familiar=False)

@@ -11,6 +11,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.kernel_view import used_kernel_names
 from tb_plugin_advisor.analysis.intervals import in_windows, outermost
 from tb_plugin_advisor.analysis.step_time.breakdown import Breakdown
 from tb_plugin_advisor.analysis.step_time.steps import Steps
@@ -112,9 +113,10 @@ def _host_offload(profile: Profile, lo, hi, out: Signals) -> None:
             continue
         inside = in_windows(lo, hi, k.start_ns) if lo.size else np.ones(len(k), bool)
         per_name = sums_by_code(k.name_index, len(k.names), k.duration_ns, inside)
-        timed = per_name[:len(k.names)] != 0
-        copies = names.first_matches(names.DEVICE_MEMCPY, names.short_names(k.names), timed) >= 0
-        for i in np.flatnonzero(copies).tolist():
+        used, listed = used_kernel_names(device)  # the names whose batch the kernel view made
+        timed = per_name[used] != 0
+        copies = names.first_matches(names.DEVICE_MEMCPY, names.short_names(listed), timed) >= 0
+        for i in used[copies].tolist():
             copy_ns += int(per_name[i])
             if names.HOST_OFFLOAD_COPY.compiled.search(k.names[i]):
                 offload_ns += int(per_name[i])

@@ -63,14 +63,20 @@ def test_data_loading_annotations_equal_one_name_at_a_time():
     assert found.tolist() == [event_names.is_data_loading_annotation(name) for name in CORPUS]
 
 
+@pytest.mark.parametrize("block", [1 << 16, 7, 1])  # folded a block of texts at a time: blocks met
 @pytest.mark.parametrize("odd", ["x\ny", "xy"])  # a name holding the separator: no folding at all
-def test_digit_folding_finds_literals_exactly_where_the_names_hold_them(odd):
+def test_digit_folding_finds_literals_exactly_where_the_names_hold_them(odd, block, monkeypatch):
+    monkeypatch.setattr(prefilter, "_FOLD_BLOCK", block)
     texts = [f"loop_add_fusion_{i}" for i in range(40)] + ["ncclKernel_1", odd, "é16", "gemm16816"] * 3
     batch = TextBatch(texts)
     for literal in ("fusion", "add", "nccl", "16", "gemm", "ncclkernel_1", "y", "loop_add_fusion_3"):
         expected = [literal in text.lower() or not text.isascii() for text in texts]
         assert batch.holding((literal,)).tolist() == expected, literal
     assert (batch._folds is None) == ("\n" in odd)
+    if batch._folds is not None:  # each text's folded form, whatever the blocks
+        distinct, fold_of = batch._folds
+        assert [distinct.texts[k] for k in fold_of.tolist()] == [
+            t.lower().translate(str.maketrans("123456789", "0" * 9)) if t.isascii() else "" for t in texts]
 
 
 def test_a_rare_literal_with_digits_is_checked_only_on_the_texts_whose_folded_form_holds_it():
@@ -118,4 +124,19 @@ def test_the_name_cache_is_emptied_to_make_room_and_answers_stay_right(monkeypat
     mixed = old[:3] + CORPUS[6:12]  # 6 new names: 6 + 6 > 8, so the cache is emptied first
     assert classify_kernels(mixed) == [patterns.classify_kernel(name) for name in mixed]
     assert len(patterns.KERNEL_CLASSES) <= 8
+    patterns.KERNEL_CLASSES.clear()
+
+
+def test_a_batch_larger_than_batch_remembered_is_classified_but_not_kept(monkeypatch):
+    """A large batch is not remembered (its names would outlive their profile); what was remembered
+    before stays, and the answers are the one-name classifier's."""
+    monkeypatch.setattr(patterns, "BATCH_REMEMBERED", 4)
+    patterns.KERNEL_CLASSES.clear()
+    classify_kernels(CORPUS[:3])
+    assert set(patterns.KERNEL_CLASSES) == set(CORPUS[:3])
+    large = CORPUS[3:10]
+    found = classify_kernels(large)
+    assert set(patterns.KERNEL_CLASSES) == set(CORPUS[:3])
+    patterns.KERNEL_CLASSES.clear()
+    assert found == [patterns.classify_kernel(name) for name in large]
     patterns.KERNEL_CLASSES.clear()

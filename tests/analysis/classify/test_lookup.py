@@ -95,3 +95,18 @@ def test_hash_codes_and_repeats():
     assert has_repeats(codes) is True  # "conv" first and last: apart in the array
     assert has_repeats(codes[:3]) is False
     assert has_repeats(np.zeros(0, dtype=np.int64)) is False
+
+
+@pytest.mark.parametrize("block", [1 << 16, 3, 1])
+@pytest.mark.parametrize("count", [0, 1, 4, 50])
+def test_smallest_rows_equal_heapq_nsmallest_ties_in_row_order(monkeypatch, block, count):
+    """A block of rows at a time, as one nsmallest over them all would pick: the smallest keys, and of
+    equal keys the earlier rows."""
+    import heapq
+
+    monkeypatch.setattr(lookup, "_SMALLEST_BLOCK", block)
+    rng = np.random.default_rng(3)
+    keys = [f"k{v}" for v in rng.integers(0, 6, size=40)]
+    rows = np.flatnonzero(rng.random(40) < 0.7)
+    expected = heapq.nsmallest(count, rows.tolist(), key=keys.__getitem__)
+    assert lookup.smallest_rows(rows, count, keys.__getitem__) == expected
