@@ -12,6 +12,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.kernel_view import used_kernel_names
 from tb_plugin_advisor.analysis.classify.torch_names import copy_source
 from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
 from tb_plugin_advisor.analysis.intervals import in_windows, outermost
@@ -179,15 +180,19 @@ def _event_at(profile: Profile, start: int, end: int) -> Optional[_Candidate]:
 
 def _device_events(profile: Profile, lo: np.ndarray, hi: np.ndarray,
                    matching: Callable[[Sequence[str]], np.ndarray]) -> List[_Candidate]:
-    """The longest kernels of every device whose names `matching` picks (once per device), in the steps."""
+    """The longest kernels of every device whose names `matching` picks (once per device), in the steps.
+    `matching` reads the names the kernels use, the list (and name batch) the kernel view read."""
     out: List[_Candidate] = []
     for device in profile.devices:
         table = device.kernels
         if len(table) == 0:
             continue
-        picked = matching(table.names)
-        if not picked.any():
+        used, listed = used_kernel_names(device)
+        picked_used = matching(listed)
+        if not picked_used.any():
             continue
+        picked = np.zeros(len(table.names), dtype=bool)
+        picked[used[picked_used]] = True
         rows = np.flatnonzero(picked[table.name_index] & _in_steps(lo, hi, table.start_ns))
         out += _longest_rows(device, table, rows)
     return _longest(out)

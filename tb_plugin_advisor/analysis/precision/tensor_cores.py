@@ -325,13 +325,18 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
     per_name = sums_by_code(name_index, n_names, dur, compute)
     tc_name = sums_by_code(name_index, n_names, dur, tc)
     eligible_name = sums_by_code(name_index, n_names, dur, eligible)
-    by_prec = sums_by_code(lambda part: name_index[part].astype(np.int64) * n_prec + view.precision[part],
-                           n_names * n_prec, dur, compute).reshape(n_names, n_prec)
     listed = np.nonzero((per_name > 0) & ((tc_name > 0) | (eligible_name > 0)))[0]
+    # time per (listed name, precision): over the listed names only (names × precisions for every
+    # name was 64 MB, and as much again per chunk summed, with a million names)
+    row_of = np.full(n_names, -1, dtype=np.int64)
+    row_of[listed] = np.arange(listed.size)
+    by_prec = sums_by_code(lambda part: row_of[name_index[part]] * n_prec + view.precision[part],
+                           listed.size * n_prec, dur, compute & (row_of[name_index] >= 0)
+                           ).reshape(listed.size, n_prec)
     families = [view.class_list[k].family for k in view.class_of[listed].tolist()]
     kernels.add([view.names[i] for i in listed.tolist()], families,
                 per_name[listed].astype(np.int64), tc_name[listed].astype(np.int64),
-                eligible_name[listed].astype(np.int64), by_prec[listed])
+                eligible_name[listed].astype(np.int64), by_prec)
 
     per_transpose = sums_by_code(name_index, n_names, dur, transpose)
     for i in np.nonzero(per_transpose)[0].tolist():
