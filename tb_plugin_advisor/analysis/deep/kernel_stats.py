@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view, used_kernel_names
 from tb_plugin_advisor.analysis.classify.patterns import FAMILIES, MATRIX_FAMILIES, PRECISIONS
 from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.analysis.deep.occupancy import Occupancy, SmLimits, sm_limits, theoretical_occupancy
@@ -191,9 +191,19 @@ class _Columns:
     tc_ns: np.ndarray
     family: np.ndarray  # per row, its family's index in FAMILIES
     texts: List[str]
-    configs: List[np.ndarray]  # per device, rows: name id, device, shape id, ns
+    configs: List[_Rows]  # per device, rows: name id, device, shape id, ns
     config_occupancy: List[np.ndarray]  # per device, per config: the occupancy it reports (NaN: none)
-    precisions: List[np.ndarray]  # name id, device, precision code, ns
+    precisions: List[_Rows]  # per device, rows: name id, device, precision code, ns
+
+
+class _Rows(NamedTuple):
+    """(name id, device, key, ns) rows of one device, a column each in its own type: as one int64
+    array they were 32 bytes a row (a million names: two such arrays of 32 MB)."""
+
+    name: np.ndarray  # int32: a row of the columns
+    device: np.ndarray  # int16: the device's position
+    key: np.ndarray  # int32: a launch shape's text id, or a precision code
+    ns: np.ndarray  # int64
 
 
 def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats:
@@ -270,11 +280,10 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     code = table.name_index  # per kernel: its name's code in table.names
     n_codes = len(table.names)
     launches = sums_by_code(code, n_codes)
-    local = np.flatnonzero(launches)  # the names used, ascending: their rows in this device's sums
+    # the names used, ascending (their rows in this device's sums), and the list of them the kernel
+    # view made once: the table's own list when every name is used
+    local, used_names = used_kernel_names(device)
     count = local.size
-    names = table.names
-    # every name used (the usual case): the table's own list, not a copy made through a million ints
-    used_names = names if count == n_codes and isinstance(names, list) else [names[i] for i in local.tolist()]
     first_new = len(c.names)
     try:
         ids, new = _name_rows(c, used_names)
@@ -326,7 +335,10 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     idle = np.ones(count, dtype=bool)
     idle[k] = False
     idle_k = np.flatnonzero(idle)
-    first_row = np.array([int(np.argmax(code == local[i])) for i in idle_k.tolist()], dtype=np.int64)
+    first_row = np.zeros(0, dtype=np.int64)
+    if idle_k.size:  # each idle name's first kernel (one pass over the kernels, not one per name)
+        candidates = np.flatnonzero(np.isin(code, local[idle_k]))
+        first_row = candidates[np.unique(code[candidates], return_index=True)[1]]
     idle_j = shape_codes[first_row]
     del shape_codes, shape_of_string
     k, j = np.concatenate([k, idle_k]), np.concatenate([j, idle_j])
@@ -339,12 +351,9 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     c.texts[:] = list(text_ids)
 
 
-def _rows(name: np.ndarray, device_index: int, key: np.ndarray, ns: np.ndarray) -> np.ndarray:
-    """Rows (name, device, key, ns) as one int64 array, filled in place: a stack and then a cast would
-    hold two copies of a million-row array at once."""
-    out = np.empty((4, name.size), dtype=np.int64)
-    out[0], out[1], out[2], out[3] = name, device_index, key, ns
-    return out
+def _rows(name: np.ndarray, device_index: int, key: np.ndarray, ns: np.ndarray) -> _Rows:
+    return _Rows(name.astype(np.int32), np.full(name.size, device_index, dtype=np.int16),
+                 key.astype(np.int32), ns.astype(np.int64, copy=False))
 
 
 def _nan_if_none(value: Optional[float]) -> float:
@@ -387,7 +396,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     count = len(c.names)
     if not count:
         return [], KernelSums()
-    rows, occ = _joined(c.configs, axis=1), _joined(c.config_occupancy)
+    rows, occ = _joined_rows(c.configs), _joined(c.config_occupancy)
     c.configs.clear()  # (the columns' own lists held them as long as `rows`: twice the memory)
     c.config_occupancy.clear()
     name, device, text, ns = rows
@@ -401,7 +410,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     # the configuration with the most time (ties: the greater details text, then the first device)
     width = max(len(c.texts), 1)
     if _one_per_name(name, count):  # every name launched one way on one device: nothing to choose
-        dominant = device * width + text  # device and shape as one int key
+        dominant = device.astype(np.int64) * width + text  # device and shape as one int key
         configs = np.ones(count, dtype=np.int64)
     else:
         rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
@@ -410,22 +419,22 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         s_name, s_device, s_text = summed
         order = np.lexsort((s_device, -rank[s_text], -summed_ns, s_name))
         first = order[np.flatnonzero(np.diff(s_name[order], prepend=-1))]
-        dominant = s_device[first] * width + s_text[first]
+        dominant = s_device[first].astype(np.int64) * width + s_text[first]
         configs = np.bincount(unique_columns(np.stack([name, text]))[0][0], minlength=count)
     del rows, name, device, text, ns
     # precision with the most time (ties: the one seen first, in device then precision order)
-    p_rows = _joined(c.precisions, axis=1)
+    p_rows = _joined_rows(c.precisions)
     c.precisions.clear()
     precision = np.full(count, -1, dtype=np.int64)
-    if _one_per_name(p_rows[0], count):  # one precision per name
-        precision[p_rows[0]] = p_rows[2]
-    elif p_rows.shape[1]:
+    if _one_per_name(p_rows.name, count):  # one precision per name
+        precision[p_rows.name] = p_rows.key
+    elif p_rows.name.size:
         p_name, p_device, p_code, p_ns = p_rows
         summed, inverse = unique_columns(np.stack([p_name, p_code]))
         inverse = inverse.reshape(-1)
         totals = np.bincount(inverse, weights=p_ns, minlength=summed.shape[1]).astype(np.int64)
         seen = np.full(summed.shape[1], np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(seen, inverse, p_device * len(PRECISIONS) + p_code)
+        np.minimum.at(seen, inverse, p_device.astype(np.int64) * len(PRECISIONS) + p_code)
         order = np.lexsort((seen, -totals, summed[0]))
         first = order[np.flatnonzero(np.diff(summed[0][order], prepend=-1))]
         precision[summed[0][first]] = summed[1][first]
@@ -477,9 +486,14 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     return out, sums
 
 
-def _joined(parts: List[np.ndarray], axis: int = 0) -> np.ndarray:
+def _joined(parts: List[np.ndarray]) -> np.ndarray:
     """The parts (one per device) as one array: the part itself for one device, not a copy of it."""
-    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _joined_rows(parts: List[_Rows]) -> _Rows:
+    """The devices' rows as one set of columns (the one device's own, not a copy)."""
+    return parts[0] if len(parts) == 1 else _Rows(*(np.concatenate(column) for column in zip(*parts)))
 
 
 def _one_per_name(name: np.ndarray, count: int) -> bool:

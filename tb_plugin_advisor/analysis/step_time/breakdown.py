@@ -244,17 +244,29 @@ def device_kernel_categories(kernel_names: Sequence[str],
     `families`: each name's kernel family when the caller has them (a kernel view)."""
     if families is None:
         families = [cls.family for cls in classify_kernels(kernel_names)]
-    found = [_FAMILY_CATEGORY.get(family, "device_compute") for family in families]
-    rest = [i for i, family in enumerate(families) if family not in _FAMILY_CATEGORY]
-    if rest:
-        listed = kernel_names if isinstance(kernel_names, list) else list(kernel_names)
-        batch = names.short_names(listed)  # the names' own batch (classify_kernels made it), or HLO text's
-        rows = np.zeros(len(batch), dtype=bool)
-        rows[rest] = True
-        comm = names.first_matches(names.DEVICE_COMMUNICATION, batch, rows) >= 0
-        memcpy = names.first_matches(names.DEVICE_MEMCPY, batch, rows & ~comm) >= 0
-        for k in np.flatnonzero(comm | memcpy).tolist():
-            found[k] = "communication" if comm[k] else "memcpy"
+    listed = kernel_names if isinstance(kernel_names, list) else list(kernel_names)
+    fixed = np.array([_family_code(family) for family in families], dtype=np.int8)
+    return [PRIORITY[code] for code in _category_codes(listed, fixed).tolist()]
+
+
+def _family_code(family: str) -> int:
+    """The `_P` code a kernel family decides (collectives, runtime copies), else -1: the name tables."""
+    category = _FAMILY_CATEGORY.get(family)
+    return _P[category] if category is not None else -1
+
+
+def _category_codes(listed: List[str], fixed: np.ndarray) -> np.ndarray:
+    """`_P` code per name: `fixed` where the family decided it (>= 0), else communication or memcpy by
+    the device name tables over the short names (the names' own batch, or HLO text's), else
+    device_compute. Codes in numpy: a million names make no list of categories."""
+    found = np.where(fixed >= 0, fixed, _P["device_compute"]).astype(np.int8)
+    rest = fixed < 0
+    if rest.any():
+        batch = names.short_names(listed)
+        comm = names.first_matches(names.DEVICE_COMMUNICATION, batch, rest) >= 0
+        memcpy = names.first_matches(names.DEVICE_MEMCPY, batch, rest & ~comm) >= 0
+        found[comm] = _P["communication"]
+        found[memcpy] = _P["memcpy"]
     return found
 
 
@@ -272,9 +284,8 @@ def kernel_name_categories(device: Device) -> np.ndarray:
         found = np.full(len(kernels.names), _P["device_compute"], dtype=np.int8)
         used, listed = used_kernel_names(device)  # the list classify_kernels batched
         if used.size:
-            families = [view.class_list[c].family for c in view.class_of[used].tolist()]
-            categories = device_kernel_categories(listed, families)
-            found[used] = [_P[category] for category in categories]
+            by_class = np.array([_family_code(c.family) for c in view.class_list], dtype=np.int8)
+            found[used] = _category_codes(listed, by_class[view.class_of[used]])
         found.flags.writeable = False
         device.derived["kernel_name_categories"] = found
     return found
