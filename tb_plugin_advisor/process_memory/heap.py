@@ -13,7 +13,13 @@ profile's read, and the difference between 1.52 and 1.39 times the file at its p
 are set here: 16 MB for both while a profile is read, 32 MB and 16 MB otherwise (measured on the
 bench profiles: no slower; freeing at 128 KB was as small but more often slower).
 
-Neither changes a result. Where the C library is not glibc (musl, macOS, Windows) nothing is done.
+And glibc gives each new thread a heap of its own (up to eight per core): what the analysis's
+second thread frees stays in its heap, unused by the first, 20 MB of a 100 MB profile's peak. The
+analysis shares one heap between its threads (`one_heap_for_threads`): they allocate few, large
+blocks, so sharing costs no measurable time. It is set in the processes that analyse (the CLI and
+TensorBoard's analysis workers), for the threads they start.
+
+None of this changes a result. Where the C library is not glibc (musl, macOS, Windows) nothing is done.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Callable, Optional, TypeVar
 
 F = TypeVar("F", bound=Callable)
 
-M_MMAP_THRESHOLD, M_TRIM_THRESHOLD = -3, -1  # glibc's mallopt parameters
+M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, M_ARENA_MAX = -3, -1, -8  # glibc's mallopt parameters
 READ_MMAP_THRESHOLD = 16 << 20  # bytes: while a profile is read, blocks this large get their own mapping
 MMAP_THRESHOLD = 32 << 20  # otherwise (where glibc's own adjustment would take it)
 TRIM_THRESHOLD = 16 << 20  # free memory over this at the top of the heap goes back at once
@@ -68,6 +74,13 @@ def set_mmap_threshold(size: int, trim: int) -> bool:
     if libc is None or not libc.mallopt(M_MMAP_THRESHOLD, size):
         return False
     return bool(libc.mallopt(M_TRIM_THRESHOLD, trim))
+
+
+def one_heap_for_threads() -> bool:
+    """Threads started from now on allocate from the heap the process already has, not one each;
+    False where that cannot be set."""
+    libc = _glibc()
+    return libc is not None and bool(libc.mallopt(M_ARENA_MAX, 1))
 
 
 def hands_back_memory(function: F = None, *, reads: bool = False):

@@ -30,7 +30,7 @@ from tb_plugin_advisor.analysis.step_time.torch_signals import collect_torch_sig
 from tb_plugin_advisor.analysis.step_time.verdict import decide_verdict
 from tb_plugin_advisor.model import Profile
 from tb_plugin_advisor.process_memory.gc_pause import collector_paused
-from tb_plugin_advisor.process_memory.heap import hands_back_memory
+from tb_plugin_advisor.process_memory.heap import hands_back_memory, one_heap_for_threads
 from tb_plugin_advisor.report.host import DeepViews, HostReport, Measured
 from tb_plugin_advisor.report.sections import SECTIONS, facts_of
 from tb_plugin_advisor.sources.local_cpu import LocalCpu, read_local_cpu
@@ -53,6 +53,7 @@ def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
     attach_launching_ops(profile)  # PyTorch kernels → the aten op that launched them (before the views)
     for device in profile.devices:  # classified once, here: both threads below read the views
         kernel_view(device)
+    one_heap_for_threads()  # what the second thread frees serves the first (process_memory/heap.py)
     with ThreadPoolExecutor(1, thread_name_prefix="advisor-deep") as second_core:
         # Precision, Tensor Cores and the deeper views need only the steps: they run beside the
         # breakdown and what reads it (numpy lets go of the GIL in whole-array work, which is most

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import platform
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 from synth import XSpaceBuilder
@@ -77,3 +80,39 @@ def test_large_blocks_get_their_own_mapping_while_any_read_runs(monkeypatch):
 def test_the_threshold_is_set_only_where_the_c_library_allows():
     glibc = platform.libc_ver()[0] == "glibc"
     assert heap.set_mmap_threshold(heap.MMAP_THRESHOLD, heap.TRIM_THRESHOLD) is glibc
+
+
+_HEAPS_AFTER_A_THREAD = """
+import ctypes, os, sys, tempfile, threading
+sys.path.insert(0, {root!r})
+from tb_plugin_advisor.process_memory import heap
+if {share!r}:
+    assert heap.one_heap_for_threads()
+def allocate():
+    blocks = [ctypes.create_string_buffer(200_000) for _ in range(50)]  # malloc'd by this thread
+    del blocks
+worker = threading.Thread(target=allocate)
+worker.start()
+worker.join()
+libc = ctypes.CDLL(None)
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+path = os.path.join(tempfile.mkdtemp(), "heaps.xml")
+stream = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, stream)
+libc.fclose(stream)
+print(open(path).read().count("<heap nr="))
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's per-thread heaps and malloc_info")
+@pytest.mark.parametrize("share", [True, False])
+def test_the_analysis_threads_share_one_heap(share):
+    """With one_heap_for_threads, a thread's allocations come from the process's heap: glibc lists one
+    heap (malloc_info), where without it the thread got a second."""
+    root = str(Path(heap.__file__).resolve().parents[2])
+    out = subprocess.run([sys.executable, "-c", _HEAPS_AFTER_A_THREAD.format(root=root, share=share)],
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert int(out.stdout.strip()) == (1 if share else 2), out.stdout

@@ -377,16 +377,39 @@ def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
         pair += second[part]
         return pair
 
-    span = (int(first.max()) + 1) * width
-    if int(first.min()) >= 0 and int(second.min()) >= 0 and span <= max(count, 1 << 16):
+    n_first = int(first.max()) + 1
+    span = n_first * width
+    codes = int(first.min()) >= 0 and int(second.min()) >= 0
+    if codes and span <= max(count, 1 << 16):
         sums = sums_by_code(pairs_of, span, weights)
         pairs = np.flatnonzero(sums)
         sums = sums[pairs]
+    elif codes and (only := _only_second(first, second, n_first)) is not None:
+        # each first with one second (a name launched one way, at one precision: the usual case):
+        # the sums are per first, two columns over the names instead of a grouping of the kernels
+        sums = sums_by_code(first, n_first, weights)
+        kept = np.flatnonzero((only >= 0) & (sums != 0))
+        return kept, only[kept].astype(np.int64), sums[kept].astype(np.int64)
     else:
         pairs, sums, _ = grouped_sums(pairs_of, count, weights)
         keep = sums != 0
         pairs, sums = pairs[keep], sums[keep]
     return pairs // width, pairs % width, sums.astype(np.int64)
+
+
+def _only_second(first: np.ndarray, second: np.ndarray, n_first: int) -> Optional[np.ndarray]:
+    """Per first code, the one second code its rows hold (-1: no row), or None if some first holds
+    two."""
+    if second.dtype.kind != "i":
+        second = second.astype(np.int64)
+    kind = second.dtype  # ufunc.at casting per element is 30x slower: the codes' own type
+    low = np.full(n_first, np.iinfo(kind).max, dtype=kind)
+    high = np.full(n_first, -1, dtype=kind)
+    np.minimum.at(low, first, second)
+    np.maximum.at(high, first, second)
+    if (low[high >= 0] != high[high >= 0]).any():
+        return None
+    return high
 
 
 def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelStat], KernelSums]:
