@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from deep_profiles import deep_findings, deep_section
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.deep.kernel_stats import kernel_stats
+from tb_plugin_advisor.analysis.deep.kernel_stats import _pair_sums, kernel_stats
 from tb_plugin_advisor.analysis.deep.occupancy import sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.step_time.steps import find_steps
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
@@ -300,3 +301,23 @@ def test_names_matched_by_hash_give_what_a_dict_of_names_gives(monkeypatch):
 
     monkeypatch.setattr(ks, "_name_rows", colliding)
     assert kernel_stats(profile, steps).to_json() == by_hash
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("width, names", [(3, 50), (40, 5000), (2, 40_000)])
+def test_pair_sums_equal_a_sum_per_pair(seed, width, names):
+    """Per (name, launch shape or precision) pair with time: the dense sums, the per-name sums of names
+    launched one way, and the grouping of the others all give what one dict per pair gives, ordered
+    by name then key; pairs that sum to 0 ns are left out."""
+    rng = np.random.default_rng(seed)
+    count = 3000
+    first = rng.integers(0, names, size=count).astype(np.int32)
+    other = rng.integers(0, width, size=count)  # a second launch shape for some kernels
+    second = np.where(rng.random(count) < 0.3, other, first % width).astype(np.int32)
+    weights = np.where(rng.random(count) < 0.1, 0, rng.integers(1, 10**9, size=count)).astype(np.int64)
+    expected = {}
+    for f, s, w in zip(first.tolist(), second.tolist(), weights.tolist()):
+        expected[(f, s)] = expected.get((f, s), 0) + w
+    expected = sorted((f, s, w) for (f, s), w in expected.items() if w)
+    got = _pair_sums(first, second, width, weights)
+    assert list(zip(*(column.tolist() for column in got))) == expected
