@@ -9,7 +9,7 @@ cache.
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -35,20 +35,51 @@ def classify_kernels(names: Sequence[str]) -> List[p.KernelClass]:
     return [known.get(name) or fresh.get(name) or p.classify_kernel(name) for name in names]
 
 
+def classify_kernel_codes(names: Sequence[str]) -> Tuple[np.ndarray, List[p.KernelClass]]:
+    """`classify_kernels` as (per name, the index of its class in the list; the distinct classes, equal
+    ones joined): what a kernel view keeps. A batch larger than the cache keeps is classified as a
+    whole, without a class object or cache lookup per name (a million names: no list of classes)."""
+    if len(names) > p.BATCH_REMEMBERED:
+        codes, made = _classify_all_codes(names if isinstance(names, list) else list(names))
+        position = _positions(made)
+        return position[codes], _distinct(made)
+    found = classify_kernels(names)
+    distinct = {id(c): c for c in found}
+    by_value: Dict[p.KernelClass, int] = {}  # equal classes made apart (cached one by one) join
+    position_of = {key: by_value.setdefault(c, len(by_value)) for key, c in distinct.items()}
+    codes = np.fromiter((position_of[id(c)] for c in found), dtype=np.int32, count=len(found))
+    return codes, list(by_value)
+
+
+def _positions(classes: List[p.KernelClass]) -> np.ndarray:
+    """Each class's position among the distinct ones (equal classes share one)."""
+    by_value: Dict[p.KernelClass, int] = {}
+    return np.array([by_value.setdefault(c, len(by_value)) for c in classes], dtype=np.int32)
+
+
+def _distinct(classes: List[p.KernelClass]) -> List[p.KernelClass]:
+    return list(dict.fromkeys(classes))
+
+
 def _classify_all(names: List[str]) -> List[p.KernelClass]:
+    codes, made = _classify_all_codes(names)
+    return [made[j] for j in codes.tolist()]
+
+
+def _classify_all_codes(names: List[str]) -> Tuple[np.ndarray, List[p.KernelClass]]:
+    """Per name, the index of its class in the list made (one class per distinct rule combination)."""
     whole = text_batch(names)
     # A name without brackets is its own head, and its own base unless it starts with `void `. A head
     # or base is a part of its name (once `(anonymous namespace)::` is out), so a name that holds none
     # of the literals the rules reading heads (bases) need cannot match them through its head (base):
     # the name itself stands in for it, and only the others are cut (most kernels, elementwise ones).
-    plain = [not ("(" in name or "<" in name) for name in names]
+    # Which names may hold a bracket, or `void ` (found by the batch's literal scan: every name that does,
+    # and every non-ASCII one): the others are their own heads and bases, and are not looked at one by one.
     tables = (p.FAMILY_RULES, p.TENSOR_CORE_RULES)
-    base_wanted = _may_match(whole, tables, "base").tolist()
-    head_wanted = _may_match(whole, tables, "head").tolist()
-    bases = _batch_or_same(whole, [p.base_name(name) if wanted and not (flat and not name.startswith("void "))
-                                   else name for name, flat, wanted in zip(names, plain, base_wanted)])
-    heads = _batch_or_same(whole, [(p.head_name(name) or name) if wanted and not flat else name
-                                   for name, flat, wanted in zip(names, plain, head_wanted)])
+    bracketed = whole.holding(("(", "<"))
+    bases = _cut(whole, _may_match(whole, tables, "base") & (bracketed | whole.holding(("void ",))),
+                 p.base_name)
+    heads = _cut(whole, _may_match(whole, tables, "head") & bracketed, lambda name: p.head_name(name) or name)
     family = _first(p.FAMILY_RULES, {"name": whole, "head": heads, "base": bases})
     library = _first(p.PRECISION_RULES, {"name": whole, "head": whole, "base": whole})
     verdict = _first(p.TENSOR_CORE_RULES, {"name": whole, "head": whole, "base": bases})
@@ -81,7 +112,7 @@ def _classify_all(names: List[str]) -> List[p.KernelClass]:
     texts = list(spelled)
     made = [_made(tuple(int(v) for v in np.unravel_index(key, sizes)), texts)
             for key in distinct.tolist()]
-    return [made[j] for j in inverse.tolist()]
+    return inverse, made
 
 
 def _made(codes: Tuple[int, ...], texts: List[str]) -> p.KernelClass:
@@ -103,10 +134,16 @@ def _made(codes: Tuple[int, ...], texts: List[str]) -> p.KernelClass:
                          family_rule.value if family_rule else "other", tuple(rules))
 
 
-def _batch_or_same(whole: TextBatch, texts: List[str]) -> TextBatch:
-    """A batch of `texts` (the names' heads or bases): the names' own batch when none was cut."""
-    if all(text == name for text, name in zip(texts, whole.texts)):
+def _cut(whole: TextBatch, rows: np.ndarray, cut: Callable[[str], str]) -> TextBatch:
+    """The batch of each name's head or base (`cut`), taken only for the names in `rows` (a mask; the
+    others are their own): the names' own batch when none was cut."""
+    names = whole.texts
+    changed = {i: text for i in np.flatnonzero(rows).tolist() if (text := cut(names[i])) != names[i]}
+    if not changed:
         return whole
+    texts = list(names)
+    for i, text in changed.items():
+        texts[i] = text
     return TextBatch(texts)
 
 

@@ -5,12 +5,12 @@ per distinct kernel name, then numpy gathers per kernel.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis.classify.architectures import Architecture, architecture
-from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
+from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernel_codes
 from tb_plugin_advisor.analysis.classify.launching_ops import launching_ops
 from tb_plugin_advisor.analysis.classify.patterns import (
     FAMILIES,
@@ -167,21 +167,17 @@ def _build_view(device) -> KernelView:
     count = len(table)
     names = table.names
     used, listed = used_kernel_names(device)
-    found = classify_kernels(listed)  # aligned with `used`: a few shared KernelClass objects
+    codes, classes = classify_kernel_codes(listed)  # aligned with `used`: a few distinct classes
     size = len(names) + 1
     prec_of = np.full(size, PRECISIONS.index("unknown"), dtype=np.int8)
     fam_of = np.full(size, FAMILIES.index("other"), dtype=np.int8)
     tc_of = np.zeros(size, dtype=bool)
     class_of = np.full(size, -1, dtype=np.int32)
     class_list: List[KernelClass] = []
-    if found:  # classes are shared objects (kernel_batch.py): resolve each distinct one once
-        by_value: Dict[KernelClass, int] = {}  # equal classes made apart (cached one by one) join
-        distinct = {id(c): c for c in found}
-        position = {key: by_value.setdefault(c, len(by_value)) for key, c in distinct.items()}
-        class_list = list(by_value)
-        class_of[used] = np.fromiter((position[id(cls)] for cls in found), dtype=np.int32, count=len(found))
-        del found
-        of_rows = class_of[used]
+    if codes.size:  # each distinct class resolved once
+        class_list = classes
+        class_of[used] = codes
+        of_rows = codes
         prec_of[used] = np.array([PRECISIONS.index(c.precision) for c in class_list], dtype=np.int8)[of_rows]
         fam_of[used] = np.array([FAMILIES.index(c.family) for c in class_list], dtype=np.int8)[of_rows]
         tc_of[used] = np.array([c.uses_tensor_cores(arch) for c in class_list], dtype=bool)[of_rows]

@@ -11,7 +11,7 @@ import pytest
 import test_breakdown_patterns as breakdown_names
 from test_prefilter import NAMES
 
-from tb_plugin_advisor.analysis.classify import event_names, patterns, prefilter
+from tb_plugin_advisor.analysis.classify import event_names, kernel_batch, patterns, prefilter
 from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.classify.prefilter import TextBatch
 from tb_plugin_advisor.analysis.step_time import breakdown
@@ -139,4 +139,16 @@ def test_a_batch_larger_than_batch_remembered_is_classified_but_not_kept(monkeyp
     assert set(patterns.KERNEL_CLASSES) == set(CORPUS[:3])
     patterns.KERNEL_CLASSES.clear()
     assert found == [patterns.classify_kernel(name) for name in large]
+    patterns.KERNEL_CLASSES.clear()
+
+
+@pytest.mark.parametrize("remembered", [4, 1 << 15])  # the batch classified as a whole, or through the cache
+def test_kernel_codes_name_the_same_classes_as_classify_kernels(monkeypatch, remembered):
+    """Per name an index into distinct classes (equal ones joined), each the one-name classifier's."""
+    monkeypatch.setattr(patterns, "BATCH_REMEMBERED", remembered)
+    patterns.KERNEL_CLASSES.clear()
+    names = CORPUS + CORPUS[:5]  # a name twice: one class
+    codes, classes = kernel_batch.classify_kernel_codes(names)
+    assert len(set(classes)) == len(classes)
+    assert [classes[c] for c in codes.tolist()] == [patterns.classify_kernel(name) for name in names]
     patterns.KERNEL_CLASSES.clear()
