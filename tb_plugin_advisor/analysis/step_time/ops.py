@@ -94,11 +94,31 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             keys = partial(_op_keys, k, span, launched)
             unique, time, count = grouped_sums(keys, len(k), k.duration_ns, inside)
             label_value, name_value = np.divmod(unique, len(k.names))
-            totals.add(_labels(k, label_value, span, launched), _categories(device, name_value),
+            category = kernel_name_categories(device)[name_value]
+            label_value, category, time, count = _by_label(label_value, category, time, count)
+            totals.add(_labels(k, label_value, span, launched), [PRIORITY[c] for c in category.tolist()],
                        time, count)
     else:
         _host_ops(profile, lo, hi, totals)
     return _top_rows(totals, n, limit)
+
+
+def _by_label(label_value: np.ndarray, category: np.ndarray, time: np.ndarray, count: np.ndarray
+              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The (label, kernel) sums as (label, category) sums, in the order each pair is first seen: what
+    the totals would make of them row by row, made in numpy (a million kernel names under 200 ops:
+    200 rows, not a million rows merged one by one). Times are whole nanoseconds: sums are exact."""
+    pair = label_value.astype(np.int64) * len(PRIORITY) + category
+    distinct, inverse = unique_inverse(pair)
+    first = np.full(distinct.size, inverse.size, dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(inverse.size, dtype=np.int64))
+    order = np.argsort(first, kind="stable")  # first-seen order
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    at = rank[inverse]
+    time = np.bincount(at, weights=time, minlength=order.size)
+    count = np.bincount(at, weights=count, minlength=order.size)
+    return distinct[order] // len(PRIORITY), distinct[order] % len(PRIORITY), time, count
 
 
 def _op_keys(k, span: int, launched: Optional[Tuple[np.ndarray, List[str]]], part: slice) -> np.ndarray:

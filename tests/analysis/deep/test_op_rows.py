@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
-from tb_plugin_advisor.analysis.step_time.ops import OpRow, _top_rows, _Totals
+from tb_plugin_advisor.analysis.step_time.ops import OpRow, _by_label, _top_rows, _Totals
 
 
 def every_row_sorted(totals, n, limit):
@@ -58,3 +59,22 @@ def test_a_first_batch_with_repeated_rows_and_later_batches_add_up_as_one_by_one
     assert list(zip(whole.labels, whole.categories, whole.time, whole.count)) == [
         ("a", "x", 1.0, 1.0), ("b", "x", 4.0, 2.0), ("c", "x", 1.0, 1.0), ("a", "y", 1.0, 1.0)]
     assert all(type(t) is float for t in whole.time + whole.count)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_op_sums_by_label_and_category_as_row_by_row_merging(seed):
+    """(label, kernel) sums become (label, category) sums in the order each pair is first seen, with the
+    sums the row-by-row merge gives."""
+    rng = np.random.default_rng(seed)
+    n = 400
+    label = rng.integers(0, 30, size=n)
+    category = rng.integers(0, 3, size=n).astype(np.int8)
+    time = rng.integers(0, 10**9, size=n).astype(np.float64)
+    count = rng.integers(1, 50, size=n)
+    merged = {}
+    for key in zip(label.tolist(), category.tolist(), time.tolist(), count.tolist()):
+        t, c = merged.get(key[:2], (0.0, 0.0))
+        merged[key[:2]] = (t + key[2], c + key[3])
+    got = _by_label(label, category, time, count)
+    assert list(zip(got[0].tolist(), got[1].tolist())) == list(merged)  # first-seen order
+    assert list(zip(got[2].tolist(), got[3].tolist())) == list(merged.values())
