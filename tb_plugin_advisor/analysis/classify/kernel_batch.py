@@ -41,24 +41,14 @@ def classify_kernel_codes(names: Sequence[str]) -> Tuple[np.ndarray, List[p.Kern
     whole, without a class object or cache lookup per name (a million names: no list of classes)."""
     if len(names) > p.BATCH_REMEMBERED:
         codes, made = _classify_all_codes(names if isinstance(names, list) else list(names))
-        position = _positions(made)
-        return position[codes], _distinct(made)
-    found = classify_kernels(names)
-    distinct = {id(c): c for c in found}
-    by_value: Dict[p.KernelClass, int] = {}  # equal classes made apart (cached one by one) join
-    position_of = {key: by_value.setdefault(c, len(by_value)) for key, c in distinct.items()}
-    codes = np.fromiter((position_of[id(c)] for c in found), dtype=np.int32, count=len(found))
-    return codes, list(by_value)
-
-
-def _positions(classes: List[p.KernelClass]) -> np.ndarray:
-    """Each class's position among the distinct ones (equal classes share one)."""
-    by_value: Dict[p.KernelClass, int] = {}
-    return np.array([by_value.setdefault(c, len(by_value)) for c in classes], dtype=np.int32)
-
-
-def _distinct(classes: List[p.KernelClass]) -> List[p.KernelClass]:
-    return list(dict.fromkeys(classes))
+    else:  # through the cache: a few shared class objects, each known by its identity
+        found = classify_kernels(names)
+        made = list({id(c): c for c in found}.values())
+        at = {id(c): k for k, c in enumerate(made)}
+        codes = np.fromiter((at[id(c)] for c in found), dtype=np.int32, count=len(found))
+    by_value: Dict[p.KernelClass, int] = {}  # equal classes made apart join
+    position = np.array([by_value.setdefault(c, len(by_value)) for c in made], dtype=np.int32)
+    return position[codes], list(by_value)
 
 
 def _classify_all(names: List[str]) -> List[p.KernelClass]:
