@@ -439,12 +439,16 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
         summed, inverse = unique_columns(np.stack([name, device, text]))
         summed_ns = np.bincount(inverse.reshape(-1), weights=ns, minlength=summed.shape[1]).astype(np.int64)
+        del rows, name, device, text, ns, inverse  # (each temporary goes once read: the peak of the view)
         s_name, s_device, s_text = summed
         order = np.lexsort((s_device, -rank[s_text], -summed_ns, s_name))
         first = order[np.flatnonzero(np.diff(s_name[order], prepend=-1))]
         dominant = s_device[first].astype(np.int64) * width + s_text[first]
-        configs = np.bincount(unique_columns(np.stack([name, text]))[0][0], minlength=count)
-    del rows, name, device, text, ns
+        del order, first, summed_ns
+        # the distinct (name, shape) pairs are those of the (name, device, shape) sums, fewer rows
+        configs = np.bincount(unique_columns(summed[[0, 2]])[0][0], minlength=count)
+        del summed, s_name, s_device, s_text
+    rows = name = device = text = ns = None  # (the one-way branch's)
     # precision with the most time (ties: the one seen first, in device then precision order)
     p_rows = _joined_rows(c.precisions)
     c.precisions.clear()
