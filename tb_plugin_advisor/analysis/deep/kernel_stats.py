@@ -435,6 +435,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     if _one_per_name(name, count):  # every name launched one way on one device: nothing to choose
         dominant = device.astype(np.int64) * width + text  # device and shape as one int key
         configs = np.ones(count, dtype=np.int64)
+        del rows, name, device, text, ns
     else:
         rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
         summed, inverse = unique_columns(np.stack([name, device, text]))
@@ -448,7 +449,6 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         # the distinct (name, shape) pairs are those of the (name, device, shape) sums, fewer rows
         configs = np.bincount(unique_columns(summed[[0, 2]])[0][0], minlength=count)
         del summed, s_name, s_device, s_text
-    rows = name = device = text = ns = None  # (the one-way branch's)
     # precision with the most time (ties: the one seen first, in device then precision order)
     p_rows = _joined_rows(c.precisions)
     c.precisions.clear()
