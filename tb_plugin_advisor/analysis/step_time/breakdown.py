@@ -31,9 +31,8 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import intervals as iv
 from tb_plugin_advisor.analysis.classify import event_names as names
-from tb_plugin_advisor.analysis.classify.kernel_batch import classify_kernels
 from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view, used_kernel_names
-from tb_plugin_advisor.analysis.classify.patterns import classify_kernel, remember
+from tb_plugin_advisor.analysis.classify.patterns import KernelClass, classify_kernel, remember
 from tb_plugin_advisor.analysis.classify.prefilter import text_batch
 from tb_plugin_advisor.analysis.step_time.categories import CATEGORIES
 from tb_plugin_advisor.analysis.step_time.steps import Steps
@@ -214,7 +213,7 @@ def is_producer_line(line: Line) -> bool:
 
 def device_kernel_category(kernel_name: str) -> str:
     """device_compute | communication | memcpy for one kernel / device op name (cached: several
-    analyses ask for every distinct kernel name; `device_kernel_categories` fills the cache too)."""
+    analyses ask for every distinct kernel name; `kernel_category_codes` answers many at once)."""
     found = _CATEGORIES.get(kernel_name)
     if found is None:
         found = remember(_CATEGORIES, kernel_name, _device_kernel_category(kernel_name))
@@ -238,27 +237,14 @@ def _device_kernel_category(kernel_name: str) -> str:
     return "device_compute"
 
 
-def device_kernel_categories(kernel_names: Sequence[str],
-                             families: Optional[Sequence[str]] = None) -> List[str]:
-    """`device_kernel_category` of many names at once (kernel_batch.py, event_names.first_matches).
-    `families`: each name's kernel family when the caller has them (a kernel view)."""
-    if families is None:
-        families = [cls.family for cls in classify_kernels(kernel_names)]
-    listed = kernel_names if isinstance(kernel_names, list) else list(kernel_names)
-    fixed = np.array([_family_code(family) for family in families], dtype=np.int8)
-    return [PRIORITY[code] for code in _category_codes(listed, fixed).tolist()]
-
-
-def _family_code(family: str) -> int:
-    """The `_P` code a kernel family decides (collectives, runtime copies), else -1: the name tables."""
-    category = _FAMILY_CATEGORY.get(family)
-    return _P[category] if category is not None else -1
-
-
-def _category_codes(listed: List[str], fixed: np.ndarray) -> np.ndarray:
-    """`_P` code per name: `fixed` where the family decided it (>= 0), else communication or memcpy by
-    the device name tables over the short names (the names' own batch, or HLO text's), else
-    device_compute. Codes in numpy: a million names make no list of categories."""
+def kernel_category_codes(listed: List[str], classes: Sequence[KernelClass], class_codes: np.ndarray
+                          ) -> np.ndarray:
+    """`device_kernel_category` of many names at once, as `_P` codes: `class_codes` index each name's
+    kernel class in `classes` (classify_kernel_codes, a kernel view). The family decides collectives
+    and runtime copies; the device name tables, over the short names (the names' own batch, or HLO
+    text's), decide the rest. Codes in numpy: a million names make no list of categories."""
+    by_class = np.array([_family_code(c.family) for c in classes], dtype=np.int8)
+    fixed = by_class[class_codes] if by_class.size else np.full(len(listed), -1, dtype=np.int8)
     found = np.where(fixed >= 0, fixed, _P["device_compute"]).astype(np.int8)
     rest = fixed < 0
     if rest.any():
@@ -268,6 +254,12 @@ def _category_codes(listed: List[str], fixed: np.ndarray) -> np.ndarray:
         found[comm] = _P["communication"]
         found[memcpy] = _P["memcpy"]
     return found
+
+
+def _family_code(family: str) -> int:
+    """The `_P` code a kernel family decides (collectives, runtime copies), else -1: the name tables."""
+    category = _FAMILY_CATEGORY.get(family)
+    return _P[category] if category is not None else -1
 
 
 _FAMILY_CATEGORY = {"comm": "communication", "copy": "memcpy"}
@@ -284,8 +276,7 @@ def kernel_name_categories(device: Device) -> np.ndarray:
         found = np.full(len(kernels.names), _P["device_compute"], dtype=np.int8)
         used, listed = used_kernel_names(device)  # the list classify_kernels batched
         if used.size:
-            by_class = np.array([_family_code(c.family) for c in view.class_list], dtype=np.int8)
-            found[used] = _category_codes(listed, by_class[view.class_of[used]])
+            found[used] = kernel_category_codes(listed, view.class_list, view.class_of[used])
         found.flags.writeable = False
         device.derived["kernel_name_categories"] = found
     return found
