@@ -96,8 +96,7 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             label_value, name_value = np.divmod(unique, len(k.names))
             category = kernel_name_categories(device)[name_value]
             label_value, category, time, count = _by_label(label_value, category, time, count)
-            totals.add(_labels(k, label_value, span, launched), [PRIORITY[c] for c in category.tolist()],
-                       time, count)
+            totals.add(_labels(k, label_value, span, launched), _category_names(category), time, count)
     else:
         _host_ops(profile, lo, hi, totals)
     return _top_rows(totals, n, limit)
@@ -153,9 +152,9 @@ def _labels(k, label_value: np.ndarray, span: int, launched: Optional[Tuple[np.n
     return [texts[i] for i in inverse.reshape(-1).tolist()]
 
 
-def _categories(device, name_value: np.ndarray) -> List[str]:
-    """The breakdown category of each key's kernel name (breakdown.kernel_name_categories)."""
-    return [PRIORITY[code] for code in kernel_name_categories(device)[name_value].tolist()]
+def _category_names(codes: np.ndarray) -> List[str]:
+    """The breakdown category named by each code (breakdown.kernel_name_categories)."""
+    return [PRIORITY[code] for code in codes.tolist()]
 
 
 class _Totals:
@@ -371,5 +370,5 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         count = sums_by_code(k.name_index, len(k.names), rows=inside)
         used = np.flatnonzero(count)
         labels = [names.short_op_name(k.names[i]) for i in used.tolist()]
-        totals.add(labels, _categories(device, used), time[used], count[used])
+        totals.add(labels, _category_names(kernel_name_categories(device)[used]), time[used], count[used])
     return _top_rows(totals, n, limit, familiar=False)
