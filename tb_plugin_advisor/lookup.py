@@ -9,7 +9,7 @@ spread far beyond their count) still go through np.unique.
 from __future__ import annotations
 
 import heapq
-from typing import Callable, Hashable, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Hashable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -78,20 +78,32 @@ def unique_inverse(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(present).astype(keys.dtype) + keys.dtype.type(bounds[0]), rank[offsets]
 
 
-def unique_columns(rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """np.unique(rows, axis=1, return_inverse=True) for a 2-D array of non-negative integer codes
-    (name, device, shape ids): each column packed into one int64 (first row most significant, so the
-    order is the same) instead of np.unique's sort of structured rows. Other input goes to np.unique."""
-    if rows.ndim != 2 or rows.dtype.kind not in "iu" or rows.shape[1] == 0 or int(rows.min()) < 0:
-        unique, inverse = np.unique(rows, axis=1, return_inverse=True)
-        return unique, inverse.reshape(-1)
-    spans = [int(row.max()) + 1 for row in rows]
-    if np.prod(np.array(spans, dtype=np.float64)) >= 2.0 ** 62:  # would not fit one int64
-        unique, inverse = np.unique(rows, axis=1, return_inverse=True)
-        return unique, inverse.reshape(-1)
-    keys = np.ravel_multi_index(tuple(rows.astype(np.int64)), spans)
+def unique_columns(rows: Sequence[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+    """np.unique(np.stack(rows), axis=1, return_inverse=True) for columns of non-negative integer codes
+    (name, device, shape ids), given as a 2-D array or as 1-D arrays of one length (not stacked: a
+    copy of them all in one type was the peak of the kernel view). The columns are packed into one
+    int64 key (first most significant, so the order is the same) instead of np.unique's sort of
+    structured rows. Other input goes to np.unique."""
+    columns = list(rows)
+    dtype = np.result_type(*columns)
+    packable = (all(col.ndim == 1 and col.dtype.kind in "iu" for col in columns)
+                and columns[0].size > 0 and min(int(col.min()) for col in columns) >= 0)
+    spans = [int(col.max()) + 1 for col in columns] if packable else []
+    if not packable or np.prod(np.array(spans, dtype=np.float64)) >= 2.0 ** 62:  # would not fit one int64
+        unique, inverse = np.unique(np.stack(columns), axis=1, return_inverse=True)
+        return unique.astype(dtype, copy=False), inverse.reshape(-1)
+    keys = columns[0].astype(np.int64)  # (a copy: packed in place, one array however many columns)
+    for col, span in zip(columns[1:], spans[1:]):
+        keys *= span
+        keys += col
     packed, inverse = unique_inverse(keys)
-    return np.stack(np.unravel_index(packed, spans)).astype(rows.dtype), inverse
+    del keys
+    unique = np.empty((len(columns), packed.size), dtype=dtype)  # unpacked a column at a time, last first
+    for row in range(len(columns) - 1, 0, -1):
+        np.remainder(packed, spans[row], out=unique[row], casting="unsafe")
+        packed //= spans[row]
+    unique[0] = packed
+    return unique, inverse
 
 
 ROW_CHUNK = 1 << 18

@@ -438,7 +438,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         del rows, name, device, text, ns
     else:
         rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
-        summed, inverse = unique_columns(np.stack([name, device, text]))
+        summed, inverse = unique_columns([name, device, text])
         summed_ns = np.bincount(inverse.reshape(-1), weights=ns, minlength=summed.shape[1]).astype(np.int64)
         del rows, name, device, text, ns, inverse  # (each temporary goes once read: the peak of the view)
         s_name, s_device, s_text = summed
@@ -457,7 +457,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         precision[p_rows.name] = p_rows.key
     elif p_rows.name.size:
         p_name, p_device, p_code, p_ns = p_rows
-        summed, inverse = unique_columns(np.stack([p_name, p_code]))
+        summed, inverse = unique_columns([p_name, p_code])
         inverse = inverse.reshape(-1)
         totals = np.bincount(inverse, weights=p_ns, minlength=summed.shape[1]).astype(np.int64)
         seen = np.full(summed.shape[1], np.iinfo(np.int64).max, dtype=np.int64)

@@ -57,6 +57,17 @@ def test_unique_columns_equal_np_unique_over_axis_one(rows):
     assert inverse.tolist() == expected_inverse.reshape(-1).tolist()
 
 
+def test_unique_columns_of_separate_columns_in_their_common_type():
+    rng = np.random.default_rng(4)
+    columns = [rng.integers(0, 30, 500).astype(np.int32), rng.integers(0, 3, 500).astype(np.int16),
+               rng.integers(0, 9, 500).astype(np.int32)]
+    unique, inverse = unique_columns(columns)
+    expected, expected_inverse = np.unique(np.stack(columns), axis=1, return_inverse=True)
+    assert unique.dtype == np.int32 and unique.tolist() == expected.tolist()
+    assert inverse.tolist() == expected_inverse.reshape(-1).tolist()
+    assert columns[0].dtype == np.int32 and int(columns[0].max()) < 30  # the input is not packed in place
+
+
 @pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
 def test_sums_by_code_a_chunk_at_a_time_equal_bincount(monkeypatch, chunk):
     monkeypatch.setattr(lookup, "ROW_CHUNK", chunk)
