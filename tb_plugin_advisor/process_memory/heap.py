@@ -14,10 +14,11 @@ are set here: 16 MB for both while a profile is read, 32 MB and 16 MB otherwise 
 bench profiles: no slower; freeing at 128 KB was as small but more often slower).
 
 And glibc gives each new thread a heap of its own (up to eight per core): what the analysis's
-second thread frees stays in its heap, unused by the first, 20 MB of a 100 MB profile's peak. The
-analysis shares one heap between its threads (`one_heap_for_threads`): they allocate few, large
-blocks, so sharing costs no measurable time. It is set in the processes that analyse (the CLI and
-TensorBoard's analysis workers), for the threads they start.
+second thread frees stays in its heap, unused by the first, 20 MB of a 100 MB profile's peak (and
+30 MB more for the XSpace reader's helper thread). The read and the analysis share one heap between
+their threads (`one_heap_for_threads`): they allocate few, large blocks, so sharing costs no
+measurable time. It is set in the processes that read and analyse (the CLI and TensorBoard's
+analysis workers), for the threads they start.
 
 None of this changes a result. Where the C library is not glibc (musl, macOS, Windows) nothing is done.
 """
