@@ -214,7 +214,10 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     """
     lo, hi, n_steps = _steady_windows(steps)
     devices = [d for d in profile.devices if len(d.kernels)]
-    columns = _Columns([], *(np.zeros(0, np.int64) for _ in range(9)), np.zeros(0, np.int8), [], [], [], [])
+    # counts in int32 (fewer than 2**31 kernels fit any profile the readers take), times in int64
+    counts, times = np.zeros(0, np.int32), np.zeros(0, np.int64)
+    columns = _Columns([], times, counts, times, times, times, times, counts, counts, times,
+                       np.zeros(0, np.int8), [], [], [], [])
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
         _add_device(columns, text_ids, device, device_index, lo, hi, n_steps)
@@ -296,7 +299,8 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     c.family = np.concatenate([c.family, families[view.class_of[local[new]]]])
     grow = len(c.names) - c.launches.size
     for attr in ("launches", "total_ns", "max_ns", "steady_ns", "steady_launches", "devices", "tc_ns"):
-        setattr(c, attr, np.concatenate([getattr(c, attr), np.zeros(grow, np.int64)]))
+        column = getattr(c, attr)
+        setattr(c, attr, np.concatenate([column, np.zeros(grow, column.dtype)]))
     c.min_ns = np.concatenate([c.min_ns, np.full(grow, 2**62, np.int64)])
 
     def per_name(rows: Optional[np.ndarray] = None, weighted: bool = True) -> np.ndarray:
@@ -317,8 +321,8 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     c.min_ns[ids] = np.minimum(c.min_ns[ids], mins[local])
     c.max_ns[ids] = np.maximum(c.max_ns[ids], maxs[local])
     c.devices[ids] += 1
-    row_of_code = np.full(n_codes, -1, dtype=np.int64)
-    row_of_code[local] = np.arange(count)
+    row_of_code = np.full(n_codes, -1, dtype=np.int32)
+    row_of_code[local] = np.arange(count, dtype=np.int32)
     # per (name, details string): time and, where the details report one, occupancy
     details_ids = unique_codes(table.details)  # string ids (-1: none), ascending
     texts = [table.strings[i] if i >= 0 else "" for i in details_ids.tolist()]
@@ -389,7 +393,7 @@ def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
         # the sums are per first, two columns over the names instead of a grouping of the kernels
         sums = sums_by_code(first, n_first, weights)
         kept = np.flatnonzero((only >= 0) & (sums != 0))
-        return kept, only[kept].astype(np.int64), sums[kept].astype(np.int64)
+        return kept, only[kept], sums[kept].astype(np.int64)  # (the second codes in their own type)
     else:
         pairs, sums, _ = grouped_sums(pairs_of, count, weights)
         keep = sums != 0
