@@ -9,10 +9,11 @@ means is read from analysis/classify/torch_names.py, the one table of PyTorch's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from tb_plugin_advisor.analysis.classify.event_names import starting_with
 from tb_plugin_advisor.analysis.classify.torch_names import (
     ITERATOR_WORKERS,
     TORCH_NAMES,
@@ -37,16 +38,34 @@ class TorchSignals:
 
 def _masks(names: List[str]) -> Dict[str, np.ndarray]:
     """Per name (and a last False for padding rows), what the signals count: next() on a DataLoader
-    without workers or with worker processes, pageable host-to-device copies, zero_grad, zero fills."""
-    workers = [ITERATOR_WORKERS.get(dataloader_iterator(n)) for n in names]
-    masks = {
-        "dataloader_single": [w == "none" for w in workers],
-        "dataloader_multi": [w == "processes" for w in workers],
-        "pageable_h2d": [copy_source(n) == "pageable" for n in names],
-        "zero_grad": [bool(TORCH_NAMES["zero_grad"].match(n)) for n in names],
-        "zero_fill": [bool(TORCH_NAMES["zero_fill"].match(n)) for n in names],
+    without workers or with worker processes, pageable host-to-device copies, zero_grad, zero fills.
+    Each name is read only where it starts as the name it may be (one scan of the plane's names
+    joined, prefilter.py): a call per name was a million calls, and a list each, per plane."""
+
+    def where(prefix: str, test: Callable[[str], bool]) -> np.ndarray:
+        mask = np.zeros(len(names) + 1, dtype=bool)
+        rows = np.flatnonzero(starting_with(names, prefix)).tolist()
+        mask[rows] = [test(names[i]) for i in rows]
+        return mask
+
+    def workers(kind: str) -> Callable[[str], bool]:
+        return lambda name: ITERATOR_WORKERS.get(dataloader_iterator(name)) == kind
+
+    def matches(key: str) -> Callable[[str], bool]:
+        return lambda name: bool(TORCH_NAMES[key].match(name))
+
+    return {
+        "dataloader_single": where(_DATALOADER_NEXT, workers("none")),
+        "dataloader_multi": where(_DATALOADER_NEXT, workers("processes")),
+        "pageable_h2d": where(_H2D_COPY, lambda name: copy_source(name) == "pageable"),
+        "zero_grad": where(_ZERO_GRAD, matches("zero_grad")),
+        "zero_fill": where(_ZERO, matches("zero_fill")) | where(_FILL, matches("zero_fill")),
     }
-    return {key: np.array(mask + [False], dtype=bool) for key, mask in masks.items()}
+
+
+# What each name read above starts with (torch_names.TORCH_NAMES: every name they take does)
+_DATALOADER_NEXT, _H2D_COPY, _ZERO_GRAD = "enumerate(DataLoader)#", "Memcpy HtoD (", "Optimizer.zero_grad#"
+_ZERO, _FILL = "aten::zero_", "aten::fill_"
 
 
 def collect_torch_signals(profile: Profile, breakdown: Breakdown, steps: Optional[Steps] = None

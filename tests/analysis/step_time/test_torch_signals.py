@@ -72,3 +72,35 @@ def test_every_pytorch_rule_has_a_pytorch_snippet(rule):
     assert rule.snippets_for(Facts(framework="pytorch")).pytorch.strip(), rule.id
 
 
+
+
+def test_name_masks_hold_exactly_the_names_each_signal_counts():
+    """Each mask against the name-by-name reading of torch_names: near misses (another case, a longer
+    name, the text elsewhere in a name), non-ASCII names, and the padding row."""
+    from tb_plugin_advisor.analysis.classify.torch_names import (
+        ITERATOR_WORKERS,
+        TORCH_NAMES,
+        copy_source,
+        dataloader_iterator,
+    )
+    from tb_plugin_advisor.analysis.step_time.torch_signals import _masks
+
+    names = ["enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+             "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+             "enumerate(DataLoader)#_MyDataLoaderIter.__next__",
+             "ENUMERATE(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+             "Memcpy HtoD (Pageable -> Device)", "Memcpy HtoD (Pinned -> Device)",
+             "Memcpy DtoH (Device -> Pageable)", "x Memcpy HtoD (Pageable -> Device)",
+             "Optimizer.zero_grad#SGD.zero_grad", "optimizer.zero_grad#SGD",
+             "aten::zero_", "aten::fill_", "aten::zero_s", "aten::fill_ é", "é aten::zero_", "aten::add"]
+    masks = _masks(names)
+    expected = {
+        "dataloader_single": [ITERATOR_WORKERS.get(dataloader_iterator(n)) == "none" for n in names],
+        "dataloader_multi": [ITERATOR_WORKERS.get(dataloader_iterator(n)) == "processes" for n in names],
+        "pageable_h2d": [copy_source(n) == "pageable" for n in names],
+        "zero_grad": [bool(TORCH_NAMES["zero_grad"].match(n)) for n in names],
+        "zero_fill": [bool(TORCH_NAMES["zero_fill"].match(n)) for n in names],
+    }
+    assert {key: mask.tolist() for key, mask in masks.items()} == {
+        key: mask + [False] for key, mask in expected.items()}
+    assert [sum(v) for v in expected.values()] == [1, 1, 1, 1, 2]  # the list tries every mask both ways
