@@ -431,7 +431,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     known = ~np.isnan(occ)
     occ_weighted = np.bincount(name[known], weights=occ[known] * ns[known], minlength=count)
     occ_ns = np.bincount(name[known], weights=ns[known], minlength=count).astype(np.int64)
-    occ_device = np.full(count, -1, dtype=np.int64)
+    occ_device = np.full(count, -1, dtype=device.dtype)  # (the devices' own type: ufunc.at casts slowly)
     np.maximum.at(occ_device, name[known], device[known])  # the last device that reported one
     sources = [_device_occupancy_source(d) for d in devices]
     # the configuration with the most time (ties: the greater details text, then the first device)
@@ -497,7 +497,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         occupancy_weighted=float((occupancy[known] * c.total_ns[known]).sum()),
         tensor_core_weighted=float((tc_pct * c.total_ns).sum()),
     )
-    precision_names = np.array(PRECISIONS + ("unknown",), dtype=object)[precision]  # -1: unknown
+    precision_names = PRECISIONS + ("unknown",)  # code -1: unknown
     out = []
     for i in _listed(c.names, c.total_ns, top):
         details, theoretical_pct, limiter = shapes[key_of[i]]
@@ -512,7 +512,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
             int(c.max_ns[i]), int(c.steady_ns[i]), int(c.steady_launches[i]), int(c.devices[i]),
             int(configs[i]), details,
             float(occupancy[i]) if known[i] else None, source, theoretical_pct, limiter, float(tc_pct[i]),
-            precision_names[i],
+            precision_names[precision[i]],
         ))
     return out, sums
 
