@@ -81,7 +81,7 @@ def unique_inverse(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 def unique_columns(rows: Sequence[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
     """np.unique(np.stack(rows), axis=1, return_inverse=True) for columns of non-negative integer codes
     (name, device, shape ids), given as a 2-D array or as 1-D arrays of one length (not stacked: a
-    copy of them all in one type was the peak of the kernel view). The columns are packed into one
+    copy of them all in one type was the peak of the kernel statistics). The columns are packed into one
     int64 key (first most significant, so the order is the same) instead of np.unique's sort of
     structured rows. Other input goes to np.unique."""
     columns = list(rows)

@@ -214,7 +214,7 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     """
     lo, hi, n_steps = _steady_windows(steps)
     devices = [d for d in profile.devices if len(d.kernels)]
-    # counts in int32 (fewer than 2**31 kernels fit any profile the readers take), times in int64
+    # counts in int32 (ReadLimits.max_events bounds a profile far below 2**31 kernels), times in int64
     counts, times = np.zeros(0, np.int32), np.zeros(0, np.int64)
     columns = _Columns([], times, counts, times, times, times, times, counts, counts, times,
                        np.zeros(0, np.int8), [], [], [], [])
