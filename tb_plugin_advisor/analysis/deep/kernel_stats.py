@@ -242,7 +242,8 @@ def _name_rows(c: _Columns, used_names: List[str]) -> Tuple[np.ndarray, np.ndarr
     if not has_repeats(every):  # every hash new (the usual case): the next rows, in order
         c.names.extend(used_names)
         c.name_hashes = every
-        return np.arange(n_old, n_old + len(used_names), dtype=np.int64), np.arange(len(used_names))
+        return (np.arange(n_old, n_old + len(used_names), dtype=np.int32),  # (rows fit int32: the counts do)
+                np.arange(len(used_names), dtype=np.int32))
     _, first, inverse = np.unique(every, return_index=True, return_inverse=True)
     rep = first[inverse.reshape(-1)[n_old:]]  # per used name: where its hash was seen first
     new_reps = np.unique(rep[rep >= n_old])  # first sightings, in order
@@ -309,6 +310,7 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
         return sums_by_code(code, n_codes, dur if weighted else None, rows)[local].astype(np.int64)
 
     c.launches[ids] += launches[local]
+    del launches
     c.total_ns[ids] += per_name()
     c.steady_ns[ids] += per_name(steady)
     c.steady_launches[ids] += per_name(steady, weighted=False)
@@ -343,12 +345,13 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     if idle_k.size:  # each idle name's first kernel (one pass over the kernels, not one per name)
         candidates = np.flatnonzero(np.isin(code, local[idle_k]))
         first_row = candidates[np.unique(code[candidates], return_index=True)[1]]
-    idle_j = shape_codes[first_row]
+    if idle_k.size:  # (else the sums' own columns: copies of them were the stage's peak)
+        k, j = np.concatenate([k, idle_k]), np.concatenate([j, shape_codes[first_row]])
+        ns = np.concatenate([ns, np.zeros(idle_k.size, np.int64)])
     del shape_codes, shape_of_string
-    k, j = np.concatenate([k, idle_k]), np.concatenate([j, idle_j])
-    ns = np.concatenate([ns, np.zeros(idle_k.size, np.int64)])
     c.configs.append(_rows(ids[k], device_index, text_of[j], ns))
     c.config_occupancy.append(np.where(ns != 0, occupancy[j], np.nan))  # 0 ns: weighs nothing
+    del k, j, ns, idle, idle_k, first_row  # (before the precision sums make theirs)
     k, p, ns = _pair_sums(code, view.precision, len(PRECISIONS), dur)
     rows = ids[row_of_code[k]]
     c.precisions.append(_rows(rows, device_index, p, ns))
@@ -398,7 +401,9 @@ def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
         pairs, sums, _ = grouped_sums(pairs_of, count, weights)
         keep = sums != 0
         pairs, sums = pairs[keep], sums[keep]
-    return pairs // width, pairs % width, sums.astype(np.int64)
+    firsts = pairs // width
+    np.remainder(pairs, width, out=pairs)  # (the pairs are this function's own: the seconds in place)
+    return firsts, pairs, sums.astype(np.int64)
 
 
 def _only_second(first: np.ndarray, second: np.ndarray, n_first: int) -> Optional[np.ndarray]:
@@ -438,7 +443,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     width = max(len(c.texts), 1)
     if _one_per_name(name, count):  # every name launched one way on one device: nothing to choose
         dominant = device.astype(np.int64) * width + text  # device and shape as one int key
-        configs = np.ones(count, dtype=np.int64)
+        configs = np.ones(count, dtype=np.int8)  # (read for the listed rows only)
         del rows, name, device, text, ns
     else:
         rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
@@ -456,7 +461,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     # precision with the most time (ties: the one seen first, in device then precision order)
     p_rows = _joined_rows(c.precisions)
     c.precisions.clear()
-    precision = np.full(count, -1, dtype=np.int64)
+    precision = np.full(count, -1, dtype=np.int8)  # a code in PRECISIONS
     if _one_per_name(p_rows.name, count):  # one precision per name
         precision[p_rows.name] = p_rows.key
     elif p_rows.name.size:
@@ -483,9 +488,11 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     reported = occ_ns != 0
     # the profile's own occupancy where it reports one, else the one computed from the launch shape
     occupancy = np.where(reported, occ_weighted / np.where(reported, occ_ns, 1), theoretical)
+    del theoretical, occ_weighted, occ_ns  # (a million names: each per-name temporary is 8 MB)
     tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0)
     mean_ns = np.divide(c.total_ns, c.launches, out=np.zeros(count), where=c.launches != 0)
     tiny = mean_ns < th.TINY_KERNEL_US * 1e3
+    del mean_ns
     known = ~np.isnan(occupancy)
     sums = KernelSums(
         distinct=count,
