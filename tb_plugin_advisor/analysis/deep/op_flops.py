@@ -136,10 +136,18 @@ class _Columns:
             self.pieces[k].append(np.broadcast_to(np.asarray(columns[k], dtype=_FIELDS[k]), (size,)))
 
     def finish(self, on_host: bool = False) -> OpCosts:
-        cols = {k: (np.concatenate(v) if v else np.zeros(0, _FIELDS[k])) for k, v in self.pieces.items()}
-        order = np.argsort(cols["start_ns"], kind="stable")
-        return OpCosts(names=list(self.names), devices=list(self.devices), on_host=on_host,
-                       **{k: c[order] for k, c in cols.items()})
+        """The rows by start time. A column at a time, its pieces let go once it is made: all of them
+        joined and then reordered at once were 130 MB for a million uncosted kernels."""
+        order = np.argsort(self._joined("start_ns"), kind="stable")
+        cols = {}
+        for k in _FIELDS:
+            cols[k] = self._joined(k)[order]
+            self.pieces[k].clear()
+        return OpCosts(names=list(self.names), devices=list(self.devices), on_host=on_host, **cols)
+
+    def _joined(self, field: str) -> np.ndarray:
+        pieces = self.pieces[field]
+        return np.concatenate(pieces) if pieces else np.zeros(0, _FIELDS[field])
 
 
 def op_costs(profile: Profile) -> OpCosts:
