@@ -159,7 +159,9 @@ class TextBatch:
     """
 
     def __init__(self, texts: Sequence[str], fold_digits: bool = True) -> None:
-        self.texts = list(texts)
+        # a list is kept as given (a plane's names, or a cut list made for the batch): a copy of a
+        # million names' list was 8 MB
+        self.texts = texts if isinstance(texts, list) else list(texts)
         count = len(self.texts)
         # lowercasing keeps an ASCII text's length, so offsets stay valid; other texts run every pattern
         joined = _SEPARATOR.join(self.texts)
@@ -250,7 +252,7 @@ class TextBatch:
             self._fold = False
             count, joined, starts = len(self.texts), self._joined, self._starts
             index: Dict[str, int] = {}  # distinct folded text → its position, in first-seen order
-            fold_of = np.empty(count, dtype=np.int64)
+            fold_of = np.empty(count, dtype=np.int32)  # (fewer distinct folded texts than texts)
             for low in range(0, count, _FOLD_BLOCK):
                 high = min(low + _FOLD_BLOCK, count)
                 end = int(starts[high]) - 1 if high < count else len(joined)
@@ -258,7 +260,7 @@ class TextBatch:
                 if len(parts) != high - low:  # a text holds the separator: no folding
                     return None
                 fold_of[low:high] = np.fromiter((index.setdefault(part, len(index)) for part in parts),
-                                                dtype=np.int64, count=len(parts))
+                                                dtype=np.int32, count=len(parts))
                 if len(index) > count // 2:  # too few repeat (the count only grows)
                     return None
             self._folds = (TextBatch(list(index), fold_digits=False), fold_of)
