@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis.classify.prefilter import (
-    TableFilter,
     TextBatch,
     first_matching,
     holds,
@@ -49,8 +48,7 @@ def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePatt
     if not name.isascii():
         return next((pattern for pattern in patterns if pattern.compiled.search(name)), None)
     lowered = name.lower()
-    filters = _FILTERS.get(id(patterns)) or table_filter(patterns)
-    _FILTERS[id(patterns)] = filters
+    filters = table_filter(patterns)
     if filters.table is not None and not holds(lowered, filters.table):
         return None
     for pattern, needs in zip(patterns, filters.entries):
@@ -64,8 +62,6 @@ def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePatt
             return pattern
     return None
 
-
-_FILTERS: Dict[int, TableFilter] = {}  # by id() of a module-level table: one dict lookup per call
 
 
 def matching(patterns: Sequence[NamePattern], texts: Sequence[str]) -> np.ndarray:

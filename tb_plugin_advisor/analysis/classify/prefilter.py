@@ -116,17 +116,30 @@ class TableFilter(NamedTuple):
     table: Optional[Tuple[str, ...]]  # none of these in a name: no entry can match (None: not known)
 
 
-_TABLES: Dict[int, TableFilter] = {}  # by id() of a module-level table
+_TABLES: Dict[Tuple[Tuple[str, int], ...], TableFilter] = {}  # by the patterns themselves
+# The tables last asked for, by id(), each held so that its id stays its own: a table made for one call
+# (a subset of a module-level one) is freed after it, and a later table can get its id (a filter found
+# by id alone then answered for the wrong patterns). Cleared when full: a dict lookup per call stays.
+_BY_ID: Dict[int, Tuple[Sequence[Any], TableFilter]] = {}
+_BY_ID_KEPT = 256
 
 
 def table_filter(table: Sequence[Any]) -> TableFilter:
-    """The prefilter of a pattern table (entries with `.regex` and maybe `.flags`), built once."""
-    found = _TABLES.get(id(table))
-    if found is None or len(found.entries) != len(table):
+    """The prefilter of a pattern table (entries with `.regex` and maybe `.flags`), built once per
+    distinct table."""
+    known = _BY_ID.get(id(table))
+    if known is not None and known[0] is table and len(known[1].entries) == len(table):
+        return known[1]
+    key = tuple((entry.regex, getattr(entry, "flags", 0)) for entry in table)
+    found = _TABLES.get(key)
+    if found is None:
         literals = [required_literals(entry.regex, getattr(entry, "flags", 0)) for entry in table]
         entries = tuple(_ordered(lit) if lit else None for lit in literals)
         every = None if any(lit is None for lit in literals) else _ordered(frozenset().union(*literals))
-        found = _TABLES[id(table)] = TableFilter(entries, every)
+        found = _TABLES[key] = TableFilter(entries, every)
+    if len(_BY_ID) >= _BY_ID_KEPT:
+        _BY_ID.clear()
+    _BY_ID[id(table)] = (table, found)
     return found
 
 

@@ -107,3 +107,15 @@ def test_plain_text_patterns_are_answered_by_the_literal_scan(regex, literals):
     needs = tuple(sorted(needs)) if needs else None
     found_rows = prefilter.first_matching([(batch, compiled, needs)])
     assert (found_rows == 0).tolist() == [compiled.search(t) is not None for t in texts]
+
+
+def test_a_table_made_for_one_call_never_gets_the_filter_of_an_earlier_one():
+    """Tables made per call (a subset of a module-level table) are freed after it, and the next one
+    often gets the same id(): each must still be filtered by its own literals."""
+    names = [f"word{k}" for k in range(40)] + ["other"]
+    for k in range(40):
+        table = (event_names.NamePattern(f"p{k}", rf"^word{k}$", "test"),)  # a fresh tuple each time
+        mask = event_names.matching(table, names)
+        assert mask.tolist() == [i == k for i in range(len(names))], k
+        assert event_names.first_match(table, f"word{k}") is table[0]
+        del table
