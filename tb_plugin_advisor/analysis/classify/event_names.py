@@ -63,7 +63,6 @@ def first_match(patterns: Sequence[NamePattern], name: str) -> Optional[NamePatt
     return None
 
 
-
 def matching(patterns: Sequence[NamePattern], texts: Sequence[str]) -> np.ndarray:
     """Which of a plane's names (or any list of names) some pattern matches, as a mask."""
     return first_matches(patterns, text_batch(texts)) >= 0
