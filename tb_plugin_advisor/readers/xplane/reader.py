@@ -29,6 +29,7 @@ from tb_plugin_advisor.readers.xplane.line_windows import LineRange
 from tb_plugin_advisor.readers.xplane.lines import EventBudget, read_line
 from tb_plugin_advisor.readers.xplane.metadata_ids import DenseIds
 from tb_plugin_advisor.readers.xplane.plane_metadata import read_plane_header, usable_stats
+from tb_plugin_advisor.readers.xplane.unused_metadata import drop_unused_metadata
 from tb_plugin_advisor.readers.xplane.wire import (
     ByteSource,
     Progress,
@@ -198,6 +199,7 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         line = read_line(LineRange(data, start, end), plane, dense, stat_names, strings, progress.at(start),
                          budget)
         plane.lines.append(line)
+    drop_unused_metadata(plane)
     progress.done(finish)
     return plane
 

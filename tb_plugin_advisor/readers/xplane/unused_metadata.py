@@ -1,0 +1,39 @@
+"""A plane's event metadata that no event of it uses is dropped once its lines are read.
+
+An XLA device plane names every op of the compiled program, while a capture holds the ops that ran in
+its window: a plane of a million metadata names can have hundreds of thousands no event refers to. Each
+is a Python string (about 70 bytes), and every analysis that classifies a plane's names would classify
+those too. Nothing reads a name but through an event's dense index, so the tables are cut to the used
+entries (in their order) and the lines' indices renumbered. A plane without events keeps its tables:
+`/host:metadata` carries the compiled programs (HLO protos) as metadata entries, not as events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_plugin_advisor.model import Plane
+
+
+def drop_unused_metadata(plane: Plane) -> int:
+    """Cut the plane's name, display-name and per-op stats tables to the entries its events use, and
+    renumber every line's metadata_index to match; the number of entries dropped. The tables are cut
+    in place: lines hold them (model.Line's plane tables), not copies."""
+    count = len(plane.event_names)
+    if not any(len(line) for line in plane.lines):
+        return 0
+    used = np.zeros(count, dtype=bool)
+    for line in plane.lines:
+        used[line.metadata_index] = True
+    kept = np.flatnonzero(used)
+    dropped = count - int(kept.size)
+    if dropped == 0:
+        return 0
+    renumbered = np.full(count, -1, dtype=np.int32)
+    renumbered[kept] = np.arange(kept.size, dtype=np.int32)
+    for line in plane.lines:
+        line.metadata_index = renumbered[line.metadata_index]
+    keep = kept.tolist()
+    for table in (plane.event_names, plane.event_display_names, plane.metadata_stats):
+        table[:] = [table[i] for i in keep]
+    return dropped
