@@ -22,6 +22,7 @@ import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify import event_names as names
+from tb_plugin_advisor.analysis.classify.kernel_view import used_kernel_names
 from tb_plugin_advisor.analysis.classify.launching_ops import launching_ops
 from tb_plugin_advisor.analysis.classify.onednn_ops import familiar_tf_op
 from tb_plugin_advisor.analysis.classify.short_names import short_name
@@ -255,8 +256,8 @@ def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> Lis
     if 0 < limit < times.size:
         cut = np.partition(times, times.size - limit)[times.size - limit]
         above = np.flatnonzero(times > cut).tolist()
-        tied = smallest_rows(np.flatnonzero(times == cut), limit - len(above),
-                             lambda i: shown(i)[0])  # stable, as sorting would be
+        by_name = (lambda i: shown(i)[0]) if familiar else labels.__getitem__  # (a million ties: no call)
+        tied = smallest_rows(np.flatnonzero(times == cut), limit - len(above), by_name)  # stable
         keep = sorted(above + tied)
     names = {i: shown(i) for i in keep}
     time_of = dict(zip(keep, times[keep].tolist()))
@@ -357,6 +358,17 @@ def _host_ops(profile: Profile, lo: np.ndarray, hi: np.ndarray, totals: _Totals)
                        count.astype(np.float64).tolist(), total.tolist(), within)
 
 
+def _shown_names(device, codes: np.ndarray) -> List[str]:
+    """The names of kernel name codes `codes` (ascending) as a table shows them (short_op_name), read
+    from the batch the kernel view made of the names the kernels use: no name is shortened or copied
+    one by one when none is HLO text (a million names: a Python call each)."""
+    every_used, listed = used_kernel_names(device)
+    shown = names.short_names(listed).texts  # aligned with every_used
+    if codes.size == len(shown):
+        return shown
+    return list(map(shown.__getitem__, np.searchsorted(every_used, codes).tolist()))
+
+
 def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KERNELS) -> List[OpRow]:
     """Top kernels (device ops) by name, time per steady step summed over devices."""
     lo, hi, n = _windows(breakdown)
@@ -369,6 +381,6 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         time = sums_by_code(k.name_index, len(k.names), k.duration_ns, inside)
         count = sums_by_code(k.name_index, len(k.names), rows=inside)
         used = np.flatnonzero(count)
-        labels = [names.short_op_name(k.names[i]) for i in used.tolist()]
+        labels = _shown_names(device, used)
         totals.add(labels, _category_names(kernel_name_categories(device)[used]), time[used], count[used])
     return _top_rows(totals, n, limit, familiar=False)
