@@ -424,26 +424,33 @@ def _only_second(first: np.ndarray, second: np.ndarray, n_first: int) -> Optiona
 def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelStat], KernelSums]:
     """The sums over every name, and a KernelStat for each of the `top` names by time and every hot one
     (the per-device accumulation rules, vectorised: 100,000 names make 100,000 numbers per column,
-    not 100,000 objects)."""
+    not 100,000 objects). The names listed are chosen first, and each per-name figure is let go once
+    its sum is taken and its listed values read: held to the end, they were the report's peak with a
+    million names (nine 8 MB columns beside the profile)."""
     count = len(c.names)
     if not count:
         return [], KernelSums()
+    listed = np.array(_listed(c.names, c.total_ns, top), dtype=np.int64)
     rows, occ = _joined_rows(c.configs), _joined(c.config_occupancy)
     c.configs.clear()  # (the columns' own lists held them as long as `rows`: twice the memory)
     c.config_occupancy.clear()
     name, device, text, ns = rows
     # occupancy: time-weighted over the (device, shape) sums that report one, summed in device order
     known = ~np.isnan(occ)
+    if known.all():  # (every shape reports one: the columns themselves, not copies of them)
+        known = slice(None)
     occ_weighted = np.bincount(name[known], weights=occ[known] * ns[known], minlength=count)
+    del occ
     occ_ns = np.bincount(name[known], weights=ns[known], minlength=count).astype(np.int64)
     occ_device = np.full(count, -1, dtype=device.dtype)  # (the devices' own type: ufunc.at casts slowly)
     np.maximum.at(occ_device, name[known], device[known])  # the last device that reported one
-    sources = [_device_occupancy_source(d) for d in devices]
+    del known
+    occ_device = occ_device[listed]
     # the configuration with the most time (ties: the greater details text, then the first device)
     width = max(len(c.texts), 1)
     if _one_per_name(name, count):  # every name launched one way on one device: nothing to choose
         dominant = device.astype(np.int64) * width + text  # device and shape as one int key
-        configs = np.ones(count, dtype=np.int8)  # (read for the listed rows only)
+        configs = np.ones(listed.size, dtype=np.int8)
         del rows, name, device, text, ns
     else:
         rank = np.argsort(np.argsort(np.array(c.texts, dtype=object), kind="stable"))
@@ -456,9 +463,70 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         dominant = s_device[first].astype(np.int64) * width + s_text[first]
         del order, first, summed_ns
         # the distinct (name, shape) pairs are those of the (name, device, shape) sums, fewer rows
-        configs = np.bincount(unique_columns(summed[[0, 2]])[0][0], minlength=count)
+        configs = np.bincount(unique_columns(summed[[0, 2]])[0][0], minlength=count)[listed]
         del summed, s_name, s_device, s_text
-    # precision with the most time (ties: the one seen first, in device then precision order)
+    precision = _dominant_precision(c, count)[listed]
+    # launch shapes and occupancy repeat across names: parse and compute each distinct one once
+    limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
+    occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
+    keys, key_of = unique_inverse(dominant.astype(np.int64))
+    del dominant
+    shapes: List[Tuple[KernelDetails, Optional[float], Optional[str]]] = []
+    for key in keys.tolist():  # few distinct (device, launch shape) pairs
+        d_index, d_text = divmod(key, width)
+        details = parse_kernel_details(c.texts[d_text])
+        shapes.append((details, *_theoretical(details, limits[d_index], occupancy_of)))
+    # the profile's own occupancy where it reports one, else the one computed from the launch shape
+    occupancy = np.array([np.nan if t is None else t for _, t, _ in shapes], dtype=np.float64)[key_of]
+    key_of = key_of[listed]
+    reported = occ_ns != 0
+    occupancy[reported] = occ_weighted[reported] / occ_ns[reported]
+    del occ_weighted, occ_ns
+    known = ~np.isnan(occupancy)
+    occupancy_ns = int(c.total_ns[known].sum())
+    occupancy_weighted = float((occupancy[known] * c.total_ns[known]).sum())
+    reported, known, occupancy = reported[listed], known[listed], occupancy[listed]
+    tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0)
+    tensor_core_weighted = float((tc_pct * c.total_ns).sum())
+    tc_pct = tc_pct[listed]
+    mean_ns = np.divide(c.total_ns, c.launches, out=np.zeros(count), where=c.launches != 0)
+    tiny = mean_ns < th.TINY_KERNEL_US * 1e3
+    del mean_ns
+    sums = KernelSums(
+        distinct=count,
+        steady_launches=int(c.steady_launches.sum()),
+        tiny_launches=int(c.launches[tiny].sum()),
+        tiny_steady_launches=int(c.steady_launches[tiny].sum()),
+        tiny_ns=int(c.total_ns[tiny].sum()),
+        occupancy_ns=occupancy_ns,
+        occupancy_weighted=occupancy_weighted,
+        tensor_core_weighted=tensor_core_weighted,
+    )
+    del tiny
+    sources = [_device_occupancy_source(d) for d in devices]
+    precision_names = PRECISIONS + ("unknown",)  # code -1: unknown
+    out = []
+    for at, i in enumerate(listed.tolist()):
+        details, theoretical_pct, limiter = shapes[key_of[at]]
+        if reported[at]:
+            source: Optional[str] = sources[int(occ_device[at])]
+        elif theoretical_pct is not None:
+            source = "computed_theoretical"
+        else:
+            source = None
+        out.append(KernelStat(
+            c.names[i], FAMILIES[c.family[i]], int(c.launches[i]), int(c.total_ns[i]), int(c.min_ns[i]),
+            int(c.max_ns[i]), int(c.steady_ns[i]), int(c.steady_launches[i]), int(c.devices[i]),
+            int(configs[at]), details,
+            float(occupancy[at]) if known[at] else None, source, theoretical_pct, limiter, float(tc_pct[at]),
+            precision_names[precision[at]],
+        ))
+    return out, sums
+
+
+def _dominant_precision(c: _Columns, count: int) -> np.ndarray:
+    """Per name, the precision code with the most time (ties: the one seen first, in device then
+    precision order; -1: none)."""
     p_rows = _joined_rows(c.precisions)
     c.precisions.clear()
     precision = np.full(count, -1, dtype=np.int8)  # a code in PRECISIONS
@@ -474,54 +542,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         order = np.lexsort((seen, -totals, summed[0]))
         first = order[np.flatnonzero(np.diff(summed[0][order], prepend=-1))]
         precision[summed[0][first]] = summed[1][first]
-    # launch shapes and occupancy repeat across names: parse and compute each distinct one once
-    limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
-    occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
-    keys, key_of = unique_inverse(dominant.astype(np.int64))
-    del dominant
-    shapes: List[Tuple[KernelDetails, Optional[float], Optional[str]]] = []
-    for key in keys.tolist():  # few distinct (device, launch shape) pairs
-        d_index, d_text = divmod(key, width)
-        details = parse_kernel_details(c.texts[d_text])
-        shapes.append((details, *_theoretical(details, limits[d_index], occupancy_of)))
-    theoretical = np.array([np.nan if t is None else t for _, t, _ in shapes], dtype=np.float64)[key_of]
-    reported = occ_ns != 0
-    # the profile's own occupancy where it reports one, else the one computed from the launch shape
-    occupancy = np.where(reported, occ_weighted / np.where(reported, occ_ns, 1), theoretical)
-    del theoretical, occ_weighted, occ_ns  # (a million names: each per-name temporary is 8 MB)
-    tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0)
-    mean_ns = np.divide(c.total_ns, c.launches, out=np.zeros(count), where=c.launches != 0)
-    tiny = mean_ns < th.TINY_KERNEL_US * 1e3
-    del mean_ns
-    known = ~np.isnan(occupancy)
-    sums = KernelSums(
-        distinct=count,
-        steady_launches=int(c.steady_launches.sum()),
-        tiny_launches=int(c.launches[tiny].sum()),
-        tiny_steady_launches=int(c.steady_launches[tiny].sum()),
-        tiny_ns=int(c.total_ns[tiny].sum()),
-        occupancy_ns=int(c.total_ns[known].sum()),
-        occupancy_weighted=float((occupancy[known] * c.total_ns[known]).sum()),
-        tensor_core_weighted=float((tc_pct * c.total_ns).sum()),
-    )
-    precision_names = PRECISIONS + ("unknown",)  # code -1: unknown
-    out = []
-    for i in _listed(c.names, c.total_ns, top):
-        details, theoretical_pct, limiter = shapes[key_of[i]]
-        if reported[i]:
-            source: Optional[str] = sources[int(occ_device[i])]
-        elif theoretical_pct is not None:
-            source = "computed_theoretical"
-        else:
-            source = None
-        out.append(KernelStat(
-            c.names[i], FAMILIES[c.family[i]], int(c.launches[i]), int(c.total_ns[i]), int(c.min_ns[i]),
-            int(c.max_ns[i]), int(c.steady_ns[i]), int(c.steady_launches[i]), int(c.devices[i]),
-            int(configs[i]), details,
-            float(occupancy[i]) if known[i] else None, source, theoretical_pct, limiter, float(tc_pct[i]),
-            precision_names[precision[i]],
-        ))
-    return out, sums
+    return precision
 
 
 def _joined(parts: List[np.ndarray]) -> np.ndarray:
