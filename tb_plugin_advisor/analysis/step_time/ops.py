@@ -246,7 +246,9 @@ def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> Lis
     give, made without a row object per op (100,000 ops): rows above the limit-th largest
     time are in, and of those tied with it only the ones first by name. Names are looked at only for
     the rows that can be shown."""
-    times = np.array(totals.time, dtype=np.float64) / 1e6 / n  # OpRow.time_ms
+    times = np.array(totals.time, dtype=np.float64)  # OpRow.time_ms (divided in place: one array)
+    times /= 1e6
+    times /= n
     labels = totals.labels
 
     def shown(i: int) -> Tuple[str, Optional[str]]:
@@ -378,9 +380,12 @@ def kernel_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_KER
         if not len(k):
             continue
         inside = in_windows(lo, hi, k.start_ns) if lo.size else np.ones(len(k), bool)
-        time = sums_by_code(k.name_index, len(k.names), k.duration_ns, inside)
         count = sums_by_code(k.name_index, len(k.names), rows=inside)
         used = np.flatnonzero(count)
-        labels = _shown_names(device, used)
-        totals.add(labels, _category_names(kernel_name_categories(device)[used]), time[used], count[used])
+        count = count[used]
+        time = sums_by_code(k.name_index, len(k.names), k.duration_ns, inside)[used]
+        del inside  # (per kernel, and the sums per name: each let go once read, a million names)
+        categories = _category_names(kernel_name_categories(device)[used])
+        totals.add(_shown_names(device, used), categories, time, count)
+        del used, categories, time, count
     return _top_rows(totals, n, limit, familiar=False)
