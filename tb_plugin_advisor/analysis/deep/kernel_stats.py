@@ -566,7 +566,7 @@ def _listed(names: List[str], total_ns: np.ndarray, top: int) -> List[int]:
     (thresholds.HOT_KERNEL_PCT of all kernel time) after them. Only the names that can be among them are
     sorted (100,000 names: a partition, then a sort of the few at or above its threshold)."""
     whole = int(total_ns.sum()) or 1
-    hot = int(np.count_nonzero(100.0 * total_ns / whole >= th.HOT_KERNEL_PCT))
+    hot = int(np.count_nonzero(total_ns >= _least_share(whole, th.HOT_KERNEL_PCT, int(total_ns.max()))))
     keep = min(max(top, hot), total_ns.size)
     if keep <= 0:
         return []
@@ -577,6 +577,20 @@ def _listed(names: List[str], total_ns: np.ndarray, top: int) -> List[int]:
     # the rest tie at the threshold (all 100,000 when every name took the same time): by name
     tied = np.flatnonzero(total_ns == threshold)
     return listed + smallest_rows(tied, keep - len(listed), names.__getitem__)
+
+
+def _least_share(whole: int, pct: float, most: int) -> int:
+    """The smallest time t (0 … most + 1) with `100.0 * t / whole >= pct`, as numpy would compute it
+    for each name: names at or over it are found by one comparison of the times, not by two float
+    arrays of them (the share grows with t, so a binary search finds the bound exactly)."""
+    low, high = 0, most + 1
+    while low < high:
+        mid = (low + high) // 2
+        if 100.0 * float(mid) / float(whole) >= pct:
+            high = mid
+        else:
+            low = mid + 1
+    return low
 
 
 def _theoretical(details: KernelDetails, limits: Optional[SmLimits],

@@ -8,7 +8,7 @@ from deep_profiles import deep_findings, deep_section
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import thresholds as th
-from tb_plugin_advisor.analysis.deep.kernel_stats import _pair_sums, kernel_stats
+from tb_plugin_advisor.analysis.deep.kernel_stats import _least_share, _pair_sums, kernel_stats
 from tb_plugin_advisor.analysis.deep.occupancy import sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.step_time.steps import find_steps
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
@@ -321,3 +321,16 @@ def test_pair_sums_equal_a_sum_per_pair(seed, width, names):
     expected = sorted((f, s, w) for (f, s), w in expected.items() if w)
     got = _pair_sums(first, second, width, weights)
     assert list(zip(*(column.tolist() for column in got))) == expected
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_hot_names_are_counted_as_the_float_shares_would_count_them(seed):
+    """The bound of the hot names against the share computed per name in float, at and around it."""
+    r = np.random.default_rng(seed)
+    whole = int(r.integers(1, 10 ** int(r.integers(1, 17))))
+    pct = float(r.choice([th.HOT_KERNEL_PCT, 0.1, 1.0, 33.3, 100.0, 7.0 / 3.0]))
+    exact = int(pct * whole / 100)
+    times = np.concatenate([r.integers(0, whole + 1, 200),
+                            np.clip(exact + np.arange(-3, 4), 0, whole)]).astype(np.int64)
+    bound = _least_share(whole, pct, int(times.max()))
+    assert np.array_equal(times >= bound, 100.0 * times / whole >= pct)
