@@ -10,6 +10,8 @@ entries (in their order) and the lines' indices renumbered. A plane without even
 
 from __future__ import annotations
 
+from typing import Any, List
+
 import numpy as np
 
 from tb_plugin_advisor.model import Plane
@@ -33,7 +35,16 @@ def drop_unused_metadata(plane: Plane) -> int:
     renumbered[kept] = np.arange(kept.size, dtype=np.int32)
     for line in plane.lines:
         line.metadata_index = renumbered[line.metadata_index]
-    keep = kept.tolist()
     for table in (plane.event_names, plane.event_display_names, plane.metadata_stats):
-        table[:] = [table[i] for i in keep]
+        _keep_only(table, kept)
     return dropped
+
+
+def _keep_only(table: List[Any], kept: np.ndarray) -> None:
+    """Cut `table` to the positions `kept`, in place. The entries are held by an object array while
+    the list is emptied, so the dropped ones are freed before the list is refilled (a list of the kept
+    entries made beside the whole one, by a Python int per position, was the read's peak)."""
+    entries = np.fromiter(table, dtype=object, count=len(table))
+    table.clear()
+    entries = entries[kept]
+    table.extend(entries.tolist())
