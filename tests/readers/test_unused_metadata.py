@@ -68,3 +68,19 @@ def test_the_device_view_reads_the_renumbered_names():
     kernels = device.kernels
     names = sorted(kernels.names[int(i)] for i in kernels.name_index)
     assert names == sorted([f"fusion.{k}" for k in range(0, 40, 3)] + ["<unknown event 999>"])
+
+
+def test_metadata_no_plane_defines_is_counted_once_per_id_and_plane():
+    b = XSpaceBuilder()
+    gpu = b.gpu_plane(0).line("Stream #1(Kernel)", id=1)
+    gpu.event("fusion.1", T0, 500)
+    for k, metadata_id in enumerate((70, 71, 70)):  # two ids, one of them named twice
+        gpu.proto.events.add(metadata_id=metadata_id, offset_ps=(k + 1) * 1_000_000, duration_ps=1_000)
+    host = b.plane("/host:CPU").line("python", id=2)
+    host.event("step", T0, 500)
+    host.proto.events.add(metadata_id=70, offset_ps=2_000_000, duration_ps=1_000)
+    profile = read_xplane_bytes(b.proto.SerializeToString())
+    notes = [w for w in profile.warnings if "metadata the file does not define" in w]
+    assert notes == ["3 event(s) reference metadata the file does not define; shown as <unknown event N>"]
+    assert read_xplane_bytes(_profile_bytes()).warnings == [
+        "1 event(s) reference metadata the file does not define; shown as <unknown event N>"]

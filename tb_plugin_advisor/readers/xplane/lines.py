@@ -32,6 +32,7 @@ class EventBudget:
         self.limit = limit
         self.left = limit
         self.ignored_values = 0  # NaN, infinite or out-of-range numbers dropped (a counted warning)
+        self.unknown_metadata = 0  # metadata ids events named that no plane defined (placeholders made)
 
     def take(self, count: int) -> None:
         self.left -= count

@@ -154,6 +154,9 @@ def _read_space(data: ByteSource, host: str, progress: Progress, limits: ReadLim
     if budget.ignored_values:
         count = budget.ignored_values
         warnings.append(f"{count} stat value(s) were NaN, infinite or out of range and were ignored")
+    if budget.unknown_metadata:
+        warnings.append(f"{budget.unknown_metadata} event(s) reference metadata the file does not define; "
+                        "shown as <unknown event N>")
     return _assemble(planes, source, host, data.size, errors, warnings, hostnames)
 
 
@@ -199,6 +202,7 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         line = read_line(LineRange(data, start, end), plane, dense, stat_names, strings, progress.at(start),
                          budget)
         plane.lines.append(line)
+    budget.unknown_metadata += len(dense.placeholders)
     drop_unused_metadata(plane)
     progress.done(finish)
     return plane
@@ -260,12 +264,6 @@ def _assemble(
 ) -> Profile:
     devices = [build_device(p) for p in planes if p.kind in ("gpu", "tpu", "device")]
     devices.sort(key=lambda d: (d.kind, d.ordinal))
-    notes = list(warnings)
-    unknown = sum(1 for p in planes for n in p.event_names if n.startswith("<unknown event "))
-    if unknown:
-        notes.append(
-            f"{unknown} event(s) reference metadata the file does not define; shown as <unknown event N>"
-        )
     return Profile(
         path=source,
         host=host or (hostnames[0] if hostnames else ""),
@@ -275,6 +273,6 @@ def _assemble(
         step_markers=step_markers(planes),
         hostnames=hostnames,
         errors=errors,
-        warnings=notes,
+        warnings=warnings,
         format=FORMAT_ID,
     )
