@@ -298,6 +298,7 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     families = np.array([FAMILIES.index(cls.family) for cls in view.class_list] + [FAMILIES.index("other")],
                         dtype=np.int8)
     c.family = np.concatenate([c.family, families[view.class_of[local[new]]]])
+    del new
     grow = len(c.names) - c.launches.size
     for attr in ("launches", "total_ns", "max_ns", "steady_ns", "steady_launches", "devices", "tc_ns"):
         column = getattr(c, attr)
@@ -322,6 +323,7 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     np.maximum.at(maxs, code, dur)
     c.min_ns[ids] = np.minimum(c.min_ns[ids], mins[local])
     c.max_ns[ids] = np.maximum(c.max_ns[ids], maxs[local])
+    del mins, maxs
     c.devices[ids] += 1
     row_of_code = np.full(n_codes, -1, dtype=np.int32)
     row_of_code[local] = np.arange(count, dtype=np.int32)
@@ -394,9 +396,12 @@ def _pair_sums(first: np.ndarray, second: np.ndarray, width: int,
     elif codes and (only := _only_second(first, second, n_first)) is not None:
         # each first with one second (a name launched one way, at one precision: the usual case):
         # the sums are per first, two columns over the names instead of a grouping of the kernels
-        sums = sums_by_code(first, n_first, weights)
-        kept = np.flatnonzero((only >= 0) & (sums != 0))
-        return kept, only[kept], sums[kept].astype(np.int64)  # (the second codes in their own type)
+        sums = sums_by_code(first, n_first, weights).astype(np.int64)
+        kept = (only >= 0) & (sums != 0)
+        if kept.all():  # (every first: the columns themselves, no copies of them)
+            return np.arange(n_first, dtype=np.int32), only, sums
+        kept = np.flatnonzero(kept)
+        return kept, only[kept], sums[kept]  # (the second codes in their own type)
     else:
         pairs, sums, _ = grouped_sums(pairs_of, count, weights)
         keep = sums != 0
