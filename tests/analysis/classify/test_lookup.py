@@ -82,6 +82,33 @@ def test_sums_by_code_a_chunk_at_a_time_equal_bincount(monkeypatch, chunk):
     assert sums_by_code(codes[:0], 3, weights[:0]).tolist() == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("chunk", [1, 5, 1 << 20])
+@pytest.mark.parametrize("order", ["ascending", "high codes", "descending runs"])
+def test_sums_by_code_over_codes_in_order_equal_bincount(monkeypatch, chunk, order):
+    """Each chunk sums over its own codes' span: kernels in time order use their names in about that
+    order. The sums, their type and length are bincount's, whatever the chunks' spans."""
+    monkeypatch.setattr(lookup, "ROW_CHUNK", chunk)
+    rng = np.random.default_rng(11)
+    codes = np.sort(rng.integers(0, 400, size=203))
+    if order == "high codes":
+        codes = codes + 1000  # no chunk holds a low code: every chunk's span starts high
+    elif order == "descending runs":
+        codes = np.concatenate([codes[100:], codes[:100]])
+    codes = codes.astype(np.int32)
+    weights = rng.integers(0, 1 << 40, size=codes.size).astype(np.int64)
+    rows = rng.random(codes.size) < 0.3
+    rows[:40] = False  # whole chunks with no row selected
+    for minlength in (0, 5, int(codes.max()) + 50):
+        expected = np.bincount(codes[rows], weights[rows], minlength)
+        found = sums_by_code(codes, minlength, weights, rows)
+        assert found.dtype == expected.dtype and found.tolist() == expected.tolist()
+        derived = sums_by_code(lambda part: codes[part], minlength, weights)  # codes made a chunk at a time
+        assert derived.tolist() == np.bincount(codes, weights, minlength).tolist()
+        counted = sums_by_code(codes, minlength, rows=rows)
+        assert counted.dtype == np.int64
+        assert counted.tolist() == np.bincount(codes[rows], minlength=minlength).tolist()
+
+
 @pytest.mark.parametrize("chunk", [1, 4, 1 << 20])
 def test_grouped_sums_a_chunk_at_a_time_equal_one_pass(monkeypatch, chunk):
     monkeypatch.setattr(lookup, "ROW_CHUNK", chunk)
