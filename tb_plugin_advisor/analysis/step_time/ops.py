@@ -97,7 +97,7 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             label_value, name_value = np.divmod(unique, len(k.names))
             category = kernel_name_categories(device)[name_value]
             label_value, category, time, count = _by_label(label_value, category, time, count)
-            totals.add(_labels(k, label_value, span, launched), _category_names(category), time, count)
+            totals.add(_labels(device, label_value, span, launched), _category_names(category), time, count)
     else:
         _host_ops(profile, lo, hi, totals)
     return _top_rows(totals, n, limit)
@@ -109,6 +109,8 @@ def _by_label(label_value: np.ndarray, category: np.ndarray, time: np.ndarray, c
     the totals would make of them row by row, made in numpy (a million kernel names under 200 ops:
     200 rows, not a million rows merged one by one). Times are whole nanoseconds: sums are exact."""
     pair = label_value.astype(np.int64) * len(PRIORITY) + category
+    if not has_repeats(pair):  # every pair once (a label per kernel name): the sums are the rows
+        return label_value, category, time, count
     distinct, inverse = unique_inverse(pair)
     first = np.full(distinct.size, inverse.size, dtype=np.int64)
     np.minimum.at(first, inverse, np.arange(inverse.size, dtype=np.int64))
@@ -134,28 +136,37 @@ def _op_keys(k, span: int, launched: Optional[Tuple[np.ndarray, List[str]]], par
     return label.astype(np.int64) * len(k.names) + name_index
 
 
-def _labels(k, label_value: np.ndarray, span: int, launched: Optional[Tuple[np.ndarray, List[str]]]
+def _labels(device, label_value: np.ndarray, span: int, launched: Optional[Tuple[np.ndarray, List[str]]]
             ) -> List[str]:
     """The op label of each key: the tf_op, else the short hlo_op, else the launching op, else the
-    short kernel name (each distinct label made once)."""
+    short kernel name (each distinct label made once; the kernel names, a million where no op is
+    recorded, read from the kernel view's batch as the kernel table reads them). The labels are
+    picked from an object array: a Python int per key was 36 MB for a million keys."""
+    k = device.kernels
     distinct, inverse = np.unique(label_value, return_inverse=True)
-    texts = []
+    texts = np.empty(distinct.size, dtype=object)
     ops_from = 2 * span + len(k.names)
-    for value in distinct.tolist():
+    by_name = np.flatnonzero((distinct >= 2 * span) & (distinct < ops_from))
+    if by_name.size:
+        texts[by_name] = _shown_names(device, distinct[by_name] - 2 * span)
+    for at in np.flatnonzero((distinct < 2 * span) | (distinct >= ops_from)).tolist():
+        value = int(distinct[at])
         if value < span:
-            texts.append(k.strings[value])
+            texts[at] = k.strings[value]
         elif value < 2 * span:
-            texts.append(names.short_op_name(k.strings[value - span]))
-        elif value < ops_from or launched is None:
-            texts.append(names.short_op_name(k.names[value - 2 * span]))
+            texts[at] = names.short_op_name(k.strings[value - span])
         else:
-            texts.append(launched[1][value - ops_from])
-    return [texts[i] for i in inverse.reshape(-1).tolist()]
+            texts[at] = launched[1][value - ops_from]
+    return texts[inverse.reshape(-1)].tolist()
 
 
 def _category_names(codes: np.ndarray) -> List[str]:
-    """The breakdown category named by each code (breakdown.kernel_name_categories)."""
-    return [PRIORITY[code] for code in codes.tolist()]
+    """The breakdown category named by each code (breakdown.kernel_name_categories), picked from an
+    object array (no Python int per code)."""
+    return _PRIORITY_NAMES[codes].tolist()
+
+
+_PRIORITY_NAMES = np.array(PRIORITY, dtype=object)
 
 
 class _Totals:
@@ -254,13 +265,14 @@ def _top_rows(totals: _Totals, n: int, limit: int, familiar: bool = True) -> Lis
     def shown(i: int) -> Tuple[str, Optional[str]]:
         return familiar_tf_op(labels[i]) if familiar else (labels[i], None)
 
-    keep: List[int] = list(range(times.size))
     if 0 < limit < times.size:
         cut = np.partition(times, times.size - limit)[times.size - limit]
         above = np.flatnonzero(times > cut).tolist()
         by_name = (lambda i: shown(i)[0]) if familiar else labels.__getitem__  # (a million ties: no call)
         tied = smallest_rows(np.flatnonzero(times == cut), limit - len(above), by_name)  # stable
         keep = sorted(above + tied)
+    else:  # (every row: a list of a million row numbers is made only here, 40 MB)
+        keep = list(range(times.size))
     names = {i: shown(i) for i in keep}
     time_of = dict(zip(keep, times[keep].tolist()))
     order = sorted(keep, key=lambda i: (-time_of[i], names[i][0]))  # stable: ties stay in first-seen order
