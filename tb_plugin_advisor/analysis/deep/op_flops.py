@@ -631,9 +631,16 @@ def _uncosted_columns(walk: _TorchWalk, ext: np.ndarray, mask: np.ndarray, table
     _, launch_ns, launch_code = walk.launches()
     host_ns = np.where(launched, launch_ns[at] if launch_ns.size else -1, -1).astype(np.int64)
     launch_names = list(walk.launch_code)
-    names = [launch_names[c] if found else NO_HOST_OP
-             for found, c in zip(launched.tolist(), (launch_code[at] if launch_code.size else at).tolist())]
-    out.add(name=np.array([out.intern(out.names, n) for n in names], dtype=np.int32), device=device_id,
+    # each row's launching op's name (-1: none), interned once per distinct name, in the order the rows
+    # first name it (as interning row by row would: a million uncosted kernels were a Python step each)
+    codes = np.where(launched, launch_code[at] if launch_code.size else at, -1)
+    distinct, seen_at, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    del codes
+    ids = np.empty(distinct.size, dtype=np.int32)
+    for k in np.argsort(seen_at, kind="stable").tolist():
+        code = int(distinct[k])
+        ids[k] = out.intern(out.names, launch_names[code] if code >= 0 else NO_HOST_OP)
+    out.add(name=ids[inverse.reshape(-1)], device=device_id,
             start_ns=first, end_ns=last, duration_ns=total,
             host_ns=host_ns, flops=0.0, model_flops=0.0,
             bytes=math.nan, precision=PRECISIONS.index("unknown"), source=UNCOSTED)
