@@ -59,9 +59,12 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
     step_time = step_time_part(base, cand)
     scale = step_time["baseline_median_ms"] or step_time["baseline_ms"]
     breakdown = breakdown_part(base, cand, scale)
+    ops = match_by_name(base.ops, cand.ops)
+    # ops all moved with the step: the machine, not the code (diff/uniform.py); judged before the
+    # shares, whose significance follows their compute's
+    apply_uniform_guard(step_time, breakdown, ops)
     shares = shares_part(base, cand, breakdown)
     memory = memory_part(base, cand)
-    ops = match_by_name(base.ops, cand.ops)
     kernels = match_by_name(base.kernel_rows, cand.kernel_rows)
     warnings = _warnings(base, cand)
     frameworks = {"baseline": base.framework, "candidate": cand.framework}
@@ -84,7 +87,6 @@ def diff_reports(baseline: Dict[str, Any], candidate: Dict[str, Any]) -> Dict[st
         "frameworks": frameworks,
         **deep_diff(base, cand),  # memory, kernel_stats … (diff/deep.py)
     }
-    apply_uniform_guard(diff)  # ops all moved with the step: the machine, not the code (diff/uniform.py)
     diff["significant_change"] = bool(
         step_time["significant"]
         or any(row["significant"] for row in breakdown.values())

@@ -7,7 +7,7 @@ change point through `uniform_change` (trend/cause.py; trend/ sits above diff/ a
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from tb_plugin_advisor.report.document import number
 
@@ -60,33 +60,25 @@ def uniform_change(
     }
 
 
-def apply_uniform_guard(diff: Dict[str, Any]) -> None:
-    """Mark a diff whose ops all moved with the step as `step_time.uniform` and keep the step time and
-    the breakdown out of its significant changes (their p-values stay, for whoever wants them); and
-    the shares with them, which count as changed only when the compute time they divide moved
-    (diff/parts.py `_share_significant`) unless the precision verdict changed: that move was the
-    machine's too (fp32 58 → 63 % was reported beside a uniform −19 % step)."""
-    st = diff.get("step_time") or {}
+def apply_uniform_guard(
+    step_time: Dict[str, Any], breakdown: Dict[str, Dict[str, Any]], ops: List[Dict[str, Any]]
+) -> None:
+    """Mark a step whose ops all moved with it as `uniform` and keep the step time and the breakdown
+    out of the significant changes (their p-values stay, for whoever wants them). Runs before the
+    shares are judged: a share counts as changed only when the compute it divides moved
+    (diff/parts.py `_share_significant`), so a guarded breakdown keeps the machine's drift out of the
+    shares too."""
     pairs = [
         (number(r.get("baseline_ms")) or 0.0, number(r.get("candidate_ms")) or 0.0)
-        for r in diff.get("ops") or [] if r.get("status") == "changed"
+        for r in ops if r.get("status") == "changed"
     ]
-    uniform = uniform_change(pairs, number(st.get("baseline_ms")), number(st.get("candidate_ms")))
-    st["uniform"] = uniform
-    if uniform is None or not st.get("significant"):
+    before, after = number(step_time.get("baseline_ms")), number(step_time.get("candidate_ms"))
+    uniform = uniform_change(pairs, before, after)
+    step_time["uniform"] = uniform
+    if uniform is None or not step_time.get("significant"):
         return
-    st["significant"] = False
-    st["reason"] = uniform["reason"]
-    st["reason_code"] = "uniform"
-    for row in (diff.get("breakdown") or {}).values():
+    for row in (step_time, *breakdown.values()):
         if row.get("significant"):
             row["significant"] = False
             row["reason"] = uniform["reason"]
             row["reason_code"] = "uniform"
-    verdict = diff.get("precision_verdict") or {}
-    if verdict.get("baseline") == verdict.get("candidate"):
-        shares = diff.get("precision_significant") or {}
-        for key in shares:
-            shares[key] = False
-    if "tensor_cores_significant" in diff:  # (no verdict of its own: only its compute moving counted)
-        diff["tensor_cores_significant"] = False
