@@ -17,27 +17,25 @@ import numpy as np
 from tb_plugin_advisor.model import Plane
 
 
-def drop_unused_metadata(plane: Plane) -> int:
+def drop_unused_metadata(plane: Plane) -> None:
     """Cut the plane's name, display-name and per-op stats tables to the entries its events use, and
-    renumber every line's metadata_index to match; the number of entries dropped. The tables are cut
-    in place: lines hold them (model.Line's plane tables), not copies."""
+    renumber every line's metadata_index to match. The tables are cut in place: lines hold them
+    (model.Line's plane tables), not copies."""
     count = len(plane.event_names)
     if not any(len(line) for line in plane.lines):
-        return 0
+        return
     used = np.zeros(count, dtype=bool)
     for line in plane.lines:
         used[line.metadata_index] = True
     kept = np.flatnonzero(used)
-    dropped = count - int(kept.size)
-    if dropped == 0:
-        return 0
+    if kept.size == count:
+        return
     renumbered = np.full(count, -1, dtype=np.int32)
     renumbered[kept] = np.arange(kept.size, dtype=np.int32)
     for line in plane.lines:
         line.metadata_index = renumbered[line.metadata_index]
     for table in (plane.event_names, plane.event_display_names, plane.metadata_stats):
         _keep_only(table, kept)
-    return dropped
 
 
 def _keep_only(table: List[Any], kept: np.ndarray) -> None:
