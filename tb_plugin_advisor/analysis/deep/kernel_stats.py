@@ -10,7 +10,7 @@ estimated achieved occupancy) or computed here from the launch shape (analysis/d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
@@ -221,11 +221,12 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
         _add_device(columns, text_ids, device, device_index, lo, hi, n_steps)
+    total_ns, launches = int(columns.total_ns.sum()), int(columns.launches.sum())
     stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP)  # by total time, descending, then name
     result = KernelStats(
         kernels=stats,
-        total_ns=int(columns.total_ns.sum()),
-        launches=int(columns.launches.sum()),
+        total_ns=total_ns,
+        launches=launches,
         steps=n_steps,
         sums=sums,
     )
@@ -436,6 +437,10 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     if not count:
         return [], KernelSums()
     listed = np.array(_listed(c.names, c.total_ns, top), dtype=np.int64)
+    c.name_hashes = np.zeros(0, c.name_hashes.dtype)  # (rows are no longer found by name)
+    tiny_sums = _tiny_sums(c)
+    tensor_core_weighted, tc_pct = _tensor_core_shares(c, listed)
+    figures = _ListedFigures.of(c, listed)  # the other per-name figures are read at the listed names only
     rows, occ = _joined_rows(c.configs), _joined(c.config_occupancy)
     c.configs.clear()  # (the columns' own lists held them as long as `rows`: twice the memory)
     c.config_occupancy.clear()
@@ -491,23 +496,13 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     occupancy_ns = int(c.total_ns[known].sum())
     occupancy_weighted = float((occupancy[known] * c.total_ns[known]).sum())
     reported, known, occupancy = reported[listed], known[listed], occupancy[listed]
-    tc_pct = np.divide(100.0 * c.tc_ns, c.total_ns, out=np.zeros(count), where=c.total_ns != 0)
-    tensor_core_weighted = float((tc_pct * c.total_ns).sum())
-    tc_pct = tc_pct[listed]
-    mean_ns = np.divide(c.total_ns, c.launches, out=np.zeros(count), where=c.launches != 0)
-    tiny = mean_ns < th.TINY_KERNEL_US * 1e3
-    del mean_ns
     sums = KernelSums(
         distinct=count,
-        steady_launches=int(c.steady_launches.sum()),
-        tiny_launches=int(c.launches[tiny].sum()),
-        tiny_steady_launches=int(c.steady_launches[tiny].sum()),
-        tiny_ns=int(c.total_ns[tiny].sum()),
+        **tiny_sums,
         occupancy_ns=occupancy_ns,
         occupancy_weighted=occupancy_weighted,
         tensor_core_weighted=tensor_core_weighted,
     )
-    del tiny
     sources = [_device_occupancy_source(d) for d in devices]
     precision_names = PRECISIONS + ("unknown",)  # code -1: unknown
     out = []
@@ -520,13 +515,59 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         else:
             source = None
         out.append(KernelStat(
-            c.names[i], FAMILIES[c.family[i]], int(c.launches[i]), int(c.total_ns[i]), int(c.min_ns[i]),
-            int(c.max_ns[i]), int(c.steady_ns[i]), int(c.steady_launches[i]), int(c.devices[i]),
+            c.names[i], FAMILIES[figures.family[at]], int(figures.launches[at]), int(c.total_ns[i]),
+            int(figures.min_ns[at]), int(figures.max_ns[at]), int(figures.steady_ns[at]),
+            int(figures.steady_launches[at]), int(figures.devices[at]),
             int(configs[at]), details,
             float(occupancy[at]) if known[at] else None, source, theoretical_pct, limiter, float(tc_pct[at]),
             precision_names[precision[at]],
         ))
     return out, sums
+
+
+def _tiny_sums(c: _Columns) -> Dict[str, int]:
+    """The steady launches over every name, and the launches, steady launches and time of the tiny
+    names (mean under thresholds.TINY_KERNEL_US): KernelSums' figures that read launch counts."""
+    mean_ns = np.divide(c.total_ns, c.launches, out=np.zeros(c.total_ns.size), where=c.launches != 0)
+    tiny = mean_ns < th.TINY_KERNEL_US * 1e3
+    del mean_ns
+    return {
+        "steady_launches": int(c.steady_launches.sum()),
+        "tiny_launches": int(c.launches[tiny].sum()),
+        "tiny_steady_launches": int(c.steady_launches[tiny].sum()),
+        "tiny_ns": int(c.total_ns[tiny].sum()),
+    }
+
+
+def _tensor_core_shares(c: _Columns, listed: np.ndarray) -> Tuple[float, np.ndarray]:
+    """Σ Tensor Core % × time over every name, and the listed names' Tensor Core %. The shares are
+    divided in place (a name's Tensor Core time is part of its time: 0 where it took none)."""
+    tc_pct = 100.0 * c.tc_ns
+    np.divide(tc_pct, c.total_ns, out=tc_pct, where=c.total_ns != 0)
+    return float((tc_pct * c.total_ns).sum()), tc_pct[listed]
+
+
+@dataclass
+class _ListedFigures:
+    """The per-name columns that are read only at the listed names, cut to them. Cut before the launch
+    shapes are summed, the whole columns are freed first: with a million names they were 30 MB
+    beside the shapes' sums."""
+
+    family: np.ndarray
+    launches: np.ndarray
+    min_ns: np.ndarray
+    max_ns: np.ndarray
+    steady_ns: np.ndarray
+    steady_launches: np.ndarray
+    devices: np.ndarray
+
+    @classmethod
+    def of(cls, c: _Columns, listed: np.ndarray) -> _ListedFigures:
+        names = [f.name for f in fields(cls)]
+        figures = cls(*(getattr(c, name)[listed] for name in names))
+        for name in [*names, "tc_ns"]:  # (the Tensor Core shares are taken first)
+            setattr(c, name, np.zeros(0, getattr(c, name).dtype))  # (not a view: that would keep it)
+        return figures
 
 
 def _dominant_precision(c: _Columns, count: int) -> np.ndarray:
