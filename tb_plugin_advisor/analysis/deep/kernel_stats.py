@@ -438,7 +438,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         return [], KernelSums()
     listed = np.array(_listed(c.names, c.total_ns, top), dtype=np.int64)
     c.name_hashes = np.zeros(0, c.name_hashes.dtype)  # (rows are no longer found by name)
-    tiny_sums = _tiny_sums(c)
+    launch_sums = _launch_sums(c)
     tensor_core_weighted, tc_pct = _tensor_core_shares(c, listed)
     figures = _ListedFigures.of(c, listed)  # the other per-name figures are read at the listed names only
     rows, occ = _joined_rows(c.configs), _joined(c.config_occupancy)
@@ -498,7 +498,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     reported, known, occupancy = reported[listed], known[listed], occupancy[listed]
     sums = KernelSums(
         distinct=count,
-        **tiny_sums,
+        **launch_sums,
         occupancy_ns=occupancy_ns,
         occupancy_weighted=occupancy_weighted,
         tensor_core_weighted=tensor_core_weighted,
@@ -525,7 +525,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     return out, sums
 
 
-def _tiny_sums(c: _Columns) -> Dict[str, int]:
+def _launch_sums(c: _Columns) -> Dict[str, int]:
     """The steady launches over every name, and the launches, steady launches and time of the tiny
     names (mean under thresholds.TINY_KERNEL_US): KernelSums' figures that read launch counts."""
     mean_ns = np.divide(c.total_ns, c.launches, out=np.zeros(c.total_ns.size), where=c.launches != 0)
