@@ -74,6 +74,7 @@ class OpCost(NamedTuple):
     bytes: Optional[float]
     precision: str
     source: str
+    calls: int  # op instances the row stands for (the row of kernels without a host op: those kernels)
 
 
 @dataclass
@@ -96,6 +97,7 @@ class OpCosts:
     bytes: np.ndarray
     precision: np.ndarray
     source: np.ndarray
+    calls: np.ndarray  # op instances a row stands for: 1, but the kernels whose host op was not recorded
     on_host: bool = False
 
     def __len__(self) -> int:
@@ -108,13 +110,13 @@ class OpCosts:
 
     def rows(self) -> List[OpCost]:
         return [OpCost(self.names[n], self.devices[d], s, e, t, h, f, m, None if math.isnan(b) else b,
-                       PRECISIONS[p], SOURCES[o])
-                for n, d, s, e, t, h, f, m, b, p, o in zip(*(getattr(self, k).tolist() for k in _FIELDS))]
+                       PRECISIONS[p], SOURCES[o], c)
+                for n, d, s, e, t, h, f, m, b, p, o, c in zip(*(getattr(self, k).tolist() for k in _FIELDS))]
 
 
 _FIELDS = {"name": np.int32, "device": np.int32, "start_ns": np.int64, "end_ns": np.int64,
            "duration_ns": np.int64, "host_ns": np.int64, "flops": np.float64, "model_flops": np.float64,
-           "bytes": np.float64, "precision": np.int8, "source": np.int8}
+           "bytes": np.float64, "precision": np.int8, "source": np.int8, "calls": np.int32}
 
 
 class _Columns:
@@ -128,8 +130,9 @@ class _Columns:
     def intern(self, table: Dict[str, int], key: str) -> int:
         return table.setdefault(key, len(table))
 
-    def add(self, **columns: Any) -> None:
+    def add(self, calls: Any = 1, **columns: Any) -> None:
         """Columns of one batch of rows; a scalar stands for the same value on every row."""
+        columns["calls"] = calls
         sizes = [np.size(v) for v in columns.values() if np.ndim(v) > 0]
         size = max(sizes) if sizes else 1
         for k in _FIELDS:
@@ -618,31 +621,41 @@ def _tf32_from_kernels(columns: Dict[str, np.ndarray], owners: np.ndarray, owner
 
 def _uncosted_columns(walk: _TorchWalk, ext: np.ndarray, mask: np.ndarray, table, device_id: int,
                       out: _Columns) -> None:
-    """Compute kernels no owner holds, one row per launching op instance (or per orphan kernel)."""
+    """Compute kernels no owner holds: one row per launching op instance, and one for all the kernels
+    whose host op was not recorded (a row per such kernel was 70 bytes each for a million of them;
+    issued at no known time, they belong to no step, and the roofline reads only their time and
+    count)."""
     rows = np.flatnonzero(mask)
     if not rows.size:
         return
     known, _ = walk.launcher_rows(ext[rows])
-    keys = np.where(known, ext[rows], -1 - rows)  # an orphan kernel is its own row
+    orphans = rows[~known]
+    if orphans.size:
+        starts = table.start_ns[orphans].astype(np.int64)
+        durations = table.duration_ns[orphans]
+        out.add(name=out.intern(out.names, NO_HOST_OP), device=device_id, start_ns=starts.min(),
+                end_ns=(starts + durations).max(), duration_ns=durations.sum(dtype=np.int64),
+                host_ns=-1, flops=0.0, model_flops=0.0, bytes=math.nan,
+                precision=PRECISIONS.index("unknown"), source=UNCOSTED, calls=orphans.size)
+        del starts, durations
+    rows = rows[known]
+    if not rows.size:
+        return
     starts = table.start_ns[rows].astype(np.int64)
     durations = table.duration_ns[rows]
-    unique, first, last, total = _spans(keys, starts, starts + durations, durations)
-    launched, at = walk.launcher_rows(unique)
+    unique, first, last, total = _spans(ext[rows], starts, starts + durations, durations)
+    _, at = walk.launcher_rows(unique)
     _, launch_ns, launch_code = walk.launches()
-    host_ns = np.where(launched, launch_ns[at] if launch_ns.size else -1, -1).astype(np.int64)
     launch_names = list(walk.launch_code)
-    # each row's launching op's name (-1: none), interned once per distinct name, in the order the rows
-    # first name it (as interning row by row would: a million uncosted kernels were a Python step each)
-    codes = np.where(launched, launch_code[at] if launch_code.size else at, -1)
-    distinct, seen_at, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    del codes
+    # each row's launching op's name, interned once per distinct name, in the order the rows first name
+    # it (as interning row by row would)
+    distinct, seen_at, inverse = np.unique(launch_code[at], return_index=True, return_inverse=True)
     ids = np.empty(distinct.size, dtype=np.int32)
     for k in np.argsort(seen_at, kind="stable").tolist():
-        code = int(distinct[k])
-        ids[k] = out.intern(out.names, launch_names[code] if code >= 0 else NO_HOST_OP)
+        ids[k] = out.intern(out.names, launch_names[int(distinct[k])])
     out.add(name=ids[inverse.reshape(-1)], device=device_id,
             start_ns=first, end_ns=last, duration_ns=total,
-            host_ns=host_ns, flops=0.0, model_flops=0.0,
+            host_ns=launch_ns[at], flops=0.0, model_flops=0.0,
             bytes=math.nan, precision=PRECISIONS.index("unknown"), source=UNCOSTED)
 
 

@@ -303,7 +303,7 @@ def _aggregate(costs: OpCosts, rows: np.ndarray) -> List[CostedOp]:
     keys, group = unique_inverse(key)
     group = group.reshape(-1)
     size = keys.size
-    calls = np.bincount(group, minlength=size)
+    calls = np.bincount(group, weights=costs.calls[rows], minlength=size)
     time_ns = np.bincount(group, weights=costs.duration_ns[rows].astype(np.float64), minlength=size)
     flops = np.bincount(group, weights=costs.flops[rows], minlength=size)
     unknown = np.isnan(costs.bytes[rows])

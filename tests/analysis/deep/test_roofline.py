@@ -22,7 +22,7 @@ from synth_kineto import BASE_NS, KinetoTrace
 from tb_plugin_advisor.advice.findings import roofline_findings
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.analysis.classify.short_names import short_name
-from tb_plugin_advisor.analysis.deep.op_flops import op_costs
+from tb_plugin_advisor.analysis.deep.op_flops import NO_HOST_OP, op_costs
 from tb_plugin_advisor.analysis.deep.roofline import roofline
 from tb_plugin_advisor.analysis.deep.shape_flops import shape_cost as _shape_cost
 from tb_plugin_advisor.analysis.step_time.steps import find_steps
@@ -135,6 +135,25 @@ def _torch_trace() -> KinetoTrace:
         trace.op("aten::relu", s + 7 * MS, 200_000, ["float"], [[32, 64, 112, 112]])
         trace.launch("elementwise_kernel", s + 7 * MS + 10_000, 10_000, s + 7 * MS + 50_000, 100_000)
     return trace
+
+
+def test_kernels_without_a_host_op_are_one_uncosted_row_that_counts_each_kernel():
+    trace = _torch_trace()
+    s = BASE_NS + 1_000_000_000 + 8 * MS
+    trace._external = 90_000  # an id no recorded op holds: these kernels' host op was not recorded
+    for k in range(3):
+        trace.launch("orphan_kernel", s + k * 100_000, 5_000, s + k * 100_000 + 20_000, (k + 1) * 10_000)
+    profile = read_kineto_bytes(trace.to_bytes(), "orphans.pt.trace.json")
+    (row,) = [c for c in op_costs(profile).rows() if c.name == NO_HOST_OP]
+    assert (row.calls, row.duration_ns, row.host_ns, row.source) == (3, 60_000, -1, "none")
+    assert (row.start_ns, row.end_ns) == (s + 20_000, s + 200_000 + 20_000 + 30_000)
+    # the kernels an op launched stay one row per op instance, each one call
+    relu = [c for c in op_costs(profile).rows() if c.name == "aten::relu"]
+    assert [c.calls for c in relu] == [1, 1]
+    r = roofline(profile, find_steps(profile)).to_json()
+    listed = {op["name"]: op for op in r["uncosted_ops"]}
+    assert listed[NO_HOST_OP]["calls"] == 3 and listed[NO_HOST_OP]["total_ms"] == 0.06
+    assert listed["aten::relu"]["calls"] == 2
 
 
 def test_shape_formulas():
