@@ -227,7 +227,9 @@ class TextBatch:
             found = np.ones(len(self.texts), dtype=bool)
         elif folded is not None and not digits:
             distinct, fold_of = folded
-            found = distinct._holding_one(literal)[fold_of]
+            among = distinct._holding_one(literal)
+            # (held by no folded text, the usual case for most literals: no gather over every text)
+            found = among[fold_of] if among.any() else np.zeros(len(self.texts), dtype=bool)
         else:
             found = self._holding_digits(literal, folded) if folded is not None else None
             if found is None:
