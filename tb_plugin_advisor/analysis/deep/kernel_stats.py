@@ -10,7 +10,7 @@ estimated achieved occupancy) or computed here from the launch shape (analysis/d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
@@ -176,24 +176,24 @@ def _device_occupancy_source(device: Device) -> str:
 
 @dataclass
 class _Columns:
-    """Per-name sums, and the non-zero (name, launch shape) and (name, precision) sums, over every
-    device: name ids index `names`, shape ids index `texts` (the `kernel_details` strings)."""
+    """The per-name sums the listing and the sums over every name read, and the non-zero (name, launch
+    shape) and (name, precision) sums, over every device: name ids index `names`, shape ids index
+    `texts` (the `kernel_details` strings). The figures read only for the listed names (shortest and
+    longest launch, steady time, devices) are taken once those are known (_ListedFigures): a column
+    each over a million names was 8 MB."""
 
     names: List[str]
     name_hashes: np.ndarray  # per row, hash() of its name: rows are found by hash, checked by name
     launches: np.ndarray
     total_ns: np.ndarray
-    min_ns: np.ndarray
-    max_ns: np.ndarray
-    steady_ns: np.ndarray
     steady_launches: np.ndarray
-    devices: np.ndarray
     tc_ns: np.ndarray
     family: np.ndarray  # per row, its family's index in FAMILIES
     texts: List[str]
     configs: List[_Rows]  # per device, rows: name id, device, shape id, ns
     config_occupancy: List[np.ndarray]  # per device, per config: the occupancy it reports (NaN: none)
     precisions: List[_Rows]  # per device, rows: name id, device, precision code, ns
+    name_ids: List[np.ndarray]  # per device, the row of each name it uses (as used_kernel_names lists them)
 
 
 class _Rows(NamedTuple):
@@ -216,13 +216,13 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     devices = [d for d in profile.devices if len(d.kernels)]
     # counts in int32 (ReadLimits.max_events bounds a profile far below 2**31 kernels), times in int64
     counts, times = np.zeros(0, np.int32), np.zeros(0, np.int64)
-    columns = _Columns([], times, counts, times, times, times, times, counts, counts, times,
-                       np.zeros(0, np.int8), [], [], [], [])
+    columns = _Columns([], times, counts, times, counts, times, np.zeros(0, np.int8), [], [], [], [], [])
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
         _add_device(columns, text_ids, device, device_index, lo, hi, n_steps)
     total_ns, launches = int(columns.total_ns.sum()), int(columns.launches.sum())
-    stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP)  # by total time, descending, then name
+    # by total time, descending, then name
+    stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP, (lo, hi))
     result = KernelStats(
         kernels=stats,
         total_ns=total_ns,
@@ -300,32 +300,31 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
                         dtype=np.int8)
     c.family = np.concatenate([c.family, families[view.class_of[local[new]]]])
     del new
+    c.name_ids.append(ids)
     grow = len(c.names) - c.launches.size
-    for attr in ("launches", "total_ns", "max_ns", "steady_ns", "steady_launches", "devices", "tc_ns"):
+    for attr in ("launches", "total_ns", "steady_launches", "tc_ns"):
         column = getattr(c, attr)
         setattr(c, attr, np.concatenate([column, np.zeros(grow, column.dtype)]))
-    c.min_ns = np.concatenate([c.min_ns, np.full(grow, 2**62, np.int64)])
+    # two codes of one table may carry one name (XSpace metadata differing in display name only):
+    # their sums then add up in one row, which a fancy-index += would not do
+    once = int(np.bincount(ids, minlength=1).max()) <= 1
+
+    def add(column: np.ndarray, values: np.ndarray) -> None:
+        if once:
+            column[ids] += values
+        else:
+            np.add.at(column, ids, values.astype(column.dtype, copy=False))
 
     def per_name(rows: Optional[np.ndarray] = None, weighted: bool = True) -> np.ndarray:
         """Per used name (as this device's rows), the time (or, unweighted, the count) of the kernels
         in `rows` (all if None); float sums truncated per device, as always."""
         return sums_by_code(code, n_codes, dur if weighted else None, rows)[local].astype(np.int64)
 
-    c.launches[ids] += launches[local]
+    add(c.launches, launches[local])
     del launches
-    c.total_ns[ids] += per_name()
-    c.steady_ns[ids] += per_name(steady)
-    c.steady_launches[ids] += per_name(steady, weighted=False)
-    c.tc_ns[ids] += per_name(view.tensor_cores)
-    # in the durations' own type (int32 or int64): ufunc.at casting per element is 30x slower
-    mins = np.full(n_codes, np.iinfo(dur.dtype).max, dtype=dur.dtype)
-    maxs = np.zeros(n_codes, dtype=dur.dtype)
-    np.minimum.at(mins, code, dur)
-    np.maximum.at(maxs, code, dur)
-    c.min_ns[ids] = np.minimum(c.min_ns[ids], mins[local])
-    c.max_ns[ids] = np.maximum(c.max_ns[ids], maxs[local])
-    del mins, maxs
-    c.devices[ids] += 1
+    add(c.total_ns, per_name())
+    add(c.steady_launches, per_name(steady, weighted=False))
+    add(c.tc_ns, per_name(view.tensor_cores))
     row_of_code = np.full(n_codes, -1, dtype=np.int32)
     row_of_code[local] = np.arange(count, dtype=np.int32)
     # per (name, details string): time and, where the details report one, occupancy
@@ -427,7 +426,8 @@ def _only_second(first: np.ndarray, second: np.ndarray, n_first: int) -> Optiona
     return high
 
 
-def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelStat], KernelSums]:
+def _stats(c: _Columns, devices: List[Device], top: int,
+           steady: Tuple[np.ndarray, np.ndarray]) -> Tuple[List[KernelStat], KernelSums]:
     """The sums over every name, and a KernelStat for each of the `top` names by time and every hot one
     (the per-device accumulation rules, vectorised: 100,000 names make 100,000 numbers per column,
     not 100,000 objects). The names listed are chosen first, and each per-name figure is let go once
@@ -440,7 +440,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     c.name_hashes = np.zeros(0, c.name_hashes.dtype)  # (rows are no longer found by name)
     launch_sums = _launch_sums(c)
     tensor_core_weighted, tc_pct = _tensor_core_shares(c, listed)
-    figures = _ListedFigures.of(c, listed)  # the other per-name figures are read at the listed names only
+    figures = _ListedFigures.of(c, listed, devices, steady)  # the figures read at the listed names only
     rows, occ = _joined_rows(c.configs), _joined(c.config_occupancy)
     c.configs.clear()  # (the columns' own lists held them as long as `rows`: twice the memory)
     c.config_occupancy.clear()
@@ -549,25 +549,55 @@ def _tensor_core_shares(c: _Columns, listed: np.ndarray) -> Tuple[float, np.ndar
 
 @dataclass
 class _ListedFigures:
-    """The per-name columns that are read only at the listed names, cut to them. Cut before the launch
-    shapes are summed, the whole columns are freed first: with a million names they were 30 MB
-    beside the shapes' sums."""
+    """The per-name figures read only at the listed names. The columns over every name are cut to them
+    before the launch shapes are summed, and the shortest and longest launch, steady time and devices
+    are taken from those names' kernels alone, a device at a time."""
 
     family: np.ndarray
     launches: np.ndarray
+    steady_launches: np.ndarray
     min_ns: np.ndarray
     max_ns: np.ndarray
     steady_ns: np.ndarray
-    steady_launches: np.ndarray
     devices: np.ndarray
 
     @classmethod
-    def of(cls, c: _Columns, listed: np.ndarray) -> _ListedFigures:
-        names = [f.name for f in fields(cls)]
-        figures = cls(*(getattr(c, name)[listed] for name in names))
-        for name in [*names, "tc_ns"]:  # (the Tensor Core shares are taken first)
+    def of(cls, c: _Columns, listed: np.ndarray, devices: List[Device],
+           steady: Tuple[np.ndarray, np.ndarray]) -> _ListedFigures:
+        count = listed.size
+        figures = cls(c.family[listed], c.launches[listed], c.steady_launches[listed],
+                      np.full(count, 2**62, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64),
+                      np.zeros(count, np.int32))
+        for name in ("family", "launches", "steady_launches", "tc_ns"):  # (the Tensor Core shares are taken)
             setattr(c, name, np.zeros(0, getattr(c, name).dtype))  # (not a view: that would keep it)
+        slot = np.full(len(c.names), -1, dtype=np.int32)  # per row: its place among the listed (-1: none)
+        slot[listed] = np.arange(count, dtype=np.int32)
+        for device, ids in zip(devices, c.name_ids):
+            figures._add_device(device, slot[ids], steady)
+        c.name_ids.clear()
         return figures
+
+    def _add_device(self, device: Device, slots: np.ndarray, steady: Tuple[np.ndarray, np.ndarray]) -> None:
+        """The listed names' kernels on one device; `slots`: per name it uses, its place (-1: none)."""
+        table = device.kernels
+        local = used_kernel_names(device)[0]
+        listed = slots >= 0
+        slot_of_code = np.full(len(table.names), -1, dtype=np.int32)
+        slot_of_code[local[listed]] = slots[listed]
+        self.devices[np.unique(slots[listed])] += 1
+        rows = np.flatnonzero(slot_of_code[table.name_index] >= 0)
+        if not rows.size:
+            return
+        slot = slot_of_code[table.name_index[rows]]
+        dur = table.duration_ns[rows].astype(np.int64)  # (ufunc.at casting per element is 30x slower)
+        np.minimum.at(self.min_ns, slot, dur)
+        np.maximum.at(self.max_ns, slot, dur)
+        lo, hi = steady
+        if lo.size:
+            inside = in_windows(lo, hi, table.start_ns[rows])
+            # float sums truncated per device, as the sums over every name are
+            self.steady_ns += np.bincount(slot[inside], weights=dur[inside],
+                                          minlength=self.steady_ns.size).astype(np.int64)
 
 
 def _dominant_precision(c: _Columns, count: int) -> np.ndarray:

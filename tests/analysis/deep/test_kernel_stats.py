@@ -257,6 +257,28 @@ def test_a_kernel_on_two_devices_sums_launches_and_keeps_its_dominant_shape():
     assert tiny["launches"] == 2 and tiny["total_ms"] == 0 and tiny["block"] == [128, 1, 1]
 
 
+def test_two_metadata_entries_of_one_name_on_a_device_sum_into_one_row():
+    """XSpace metadata may carry one name twice (entries differing in display name only): the kernels
+    of both entries are one name's, on both devices, for every figure."""
+    small = details(32, (10, 1, 1), (128, 1, 1))
+
+    def step(t, streams):
+        streams[0].kernel(BF16_GEMM, t + 10 * US, 100 * US, details=small)
+        streams[0].event(BF16_GEMM, t + 200 * US, 60 * US, display_name="alias",
+                         ref_stats={"kernel_details": small})
+        streams[1].kernel(BF16_GEMM, t + 10 * US, 30 * US, details=small)
+
+    profile = two_gpu_profile(3, step)
+    assert profile.devices[0].kernels.names.count(BF16_GEMM) == 2  # two entries, one name
+    stats = kernel_stats(profile, find_steps(profile)).to_json()
+    (gemm,) = stats["kernels"]
+    assert (gemm["launches"], gemm["devices"], gemm["configs"]) == (9, 2, 1)
+    assert gemm["total_ms"] == pytest.approx(3 * 0.19, abs=1e-9)
+    assert (gemm["min_us"], gemm["max_us"]) == (30.0, 100.0)
+    assert gemm["per_step_ms"] == pytest.approx(0.19, abs=1e-9)  # every step's kernels, steady or not
+    assert (stats["launches"], stats["distinct"]) == (9, 1)
+
+
 def test_sums_taken_a_chunk_of_kernels_at_a_time_are_the_same(monkeypatch):
     """kernel_stats sums a million kernels at a time (bounded temporaries): any chunk size gives the
     same statistics as one pass."""
