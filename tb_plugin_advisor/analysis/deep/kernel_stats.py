@@ -436,8 +436,8 @@ def _stats(c: _Columns, devices: List[Device], top: int,
     count = len(c.names)
     if not count:
         return [], KernelSums()
-    listed = np.array(_listed(c.names, c.total_ns, top), dtype=np.int64)
     c.name_hashes = np.zeros(0, c.name_hashes.dtype)  # (rows are no longer found by name)
+    listed = np.array(_listed(c.names, c.total_ns, top), dtype=np.int64)
     launch_sums = _launch_sums(c)
     tensor_core_weighted, tc_pct = _tensor_core_shares(c, listed)
     figures = _ListedFigures.of(c, listed, devices, steady)  # the figures read at the listed names only
@@ -541,10 +541,13 @@ def _launch_sums(c: _Columns) -> Dict[str, int]:
 
 def _tensor_core_shares(c: _Columns, listed: np.ndarray) -> Tuple[float, np.ndarray]:
     """Σ Tensor Core % × time over every name, and the listed names' Tensor Core %. The shares are
-    divided in place (a name's Tensor Core time is part of its time: 0 where it took none)."""
+    divided and weighed in place (a name's Tensor Core time is part of its time: 0 where it took
+    none)."""
     tc_pct = 100.0 * c.tc_ns
     np.divide(tc_pct, c.total_ns, out=tc_pct, where=c.total_ns != 0)
-    return float((tc_pct * c.total_ns).sum()), tc_pct[listed]
+    listed_pct = tc_pct[listed]
+    np.multiply(tc_pct, c.total_ns, out=tc_pct)  # (each share weighed by its time, in place)
+    return float(tc_pct.sum()), listed_pct
 
 
 @dataclass
