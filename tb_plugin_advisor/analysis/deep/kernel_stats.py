@@ -28,6 +28,7 @@ from tb_plugin_advisor.lookup import (
     grouped_sums,
     has_repeats,
     hash_codes,
+    row_chunks,
     smallest_rows,
     sums_by_code,
     unique_codes,
@@ -194,6 +195,7 @@ class _Columns:
     config_occupancy: List[np.ndarray]  # per device, per config: the occupancy it reports (NaN: none)
     precisions: List[_Rows]  # per device, rows: name id, device, precision code, ns
     name_ids: List[np.ndarray]  # per device, the row of each name it uses (as used_kernel_names lists them)
+    steady: List[np.ndarray]  # per device, per kernel: whether it ran in a steady step
 
 
 class _Rows(NamedTuple):
@@ -216,13 +218,13 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     devices = [d for d in profile.devices if len(d.kernels)]
     # counts in int32 (ReadLimits.max_events bounds a profile far below 2**31 kernels), times in int64
     counts, times = np.zeros(0, np.int32), np.zeros(0, np.int64)
-    columns = _Columns([], times, counts, times, counts, times, np.zeros(0, np.int8), [], [], [], [], [])
+    columns = _Columns([], times, counts, times, counts, times, np.zeros(0, np.int8), [], [], [], [], [], [])
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
         _add_device(columns, text_ids, device, device_index, lo, hi, n_steps)
     total_ns, launches = int(columns.total_ns.sum()), int(columns.launches.sum())
     # by total time, descending, then name
-    stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP, (lo, hi))
+    stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP)
     result = KernelStats(
         kernels=stats,
         total_ns=total_ns,
@@ -301,6 +303,7 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
     c.family = np.concatenate([c.family, families[view.class_of[local[new]]]])
     del new
     c.name_ids.append(ids)
+    c.steady.append(steady)
     grow = len(c.names) - c.launches.size
     for attr in ("launches", "total_ns", "steady_launches", "tc_ns"):
         column = getattr(c, attr)
@@ -426,8 +429,7 @@ def _only_second(first: np.ndarray, second: np.ndarray, n_first: int) -> Optiona
     return high
 
 
-def _stats(c: _Columns, devices: List[Device], top: int,
-           steady: Tuple[np.ndarray, np.ndarray]) -> Tuple[List[KernelStat], KernelSums]:
+def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelStat], KernelSums]:
     """The sums over every name, and a KernelStat for each of the `top` names by time and every hot one
     (the per-device accumulation rules, vectorised: 100,000 names make 100,000 numbers per column,
     not 100,000 objects). The names listed are chosen first, and each per-name figure is let go once
@@ -440,7 +442,7 @@ def _stats(c: _Columns, devices: List[Device], top: int,
     listed = np.array(_listed(c.names, c.total_ns, top), dtype=np.int64)
     launch_sums = _launch_sums(c)
     tensor_core_weighted, tc_pct = _tensor_core_shares(c, listed)
-    figures = _ListedFigures.of(c, listed, devices, steady)  # the figures read at the listed names only
+    figures = _ListedFigures.of(c, listed, devices)  # the figures read at the listed names only
     rows, occ = _joined_rows(c.configs), _joined(c.config_occupancy)
     c.configs.clear()  # (the columns' own lists held them as long as `rows`: twice the memory)
     c.config_occupancy.clear()
@@ -565,8 +567,7 @@ class _ListedFigures:
     devices: np.ndarray
 
     @classmethod
-    def of(cls, c: _Columns, listed: np.ndarray, devices: List[Device],
-           steady: Tuple[np.ndarray, np.ndarray]) -> _ListedFigures:
+    def of(cls, c: _Columns, listed: np.ndarray, devices: List[Device]) -> _ListedFigures:
         count = listed.size
         figures = cls(c.family[listed], c.launches[listed], c.steady_launches[listed],
                       np.full(count, 2**62, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64),
@@ -575,30 +576,31 @@ class _ListedFigures:
             setattr(c, name, np.zeros(0, getattr(c, name).dtype))  # (not a view: that would keep it)
         slot = np.full(len(c.names), -1, dtype=np.int32)  # per row: its place among the listed (-1: none)
         slot[listed] = np.arange(count, dtype=np.int32)
-        for device, ids in zip(devices, c.name_ids):
+        for device, ids, steady in zip(devices, c.name_ids, c.steady):
             figures._add_device(device, slot[ids], steady)
         c.name_ids.clear()
+        c.steady.clear()
         return figures
 
-    def _add_device(self, device: Device, slots: np.ndarray, steady: Tuple[np.ndarray, np.ndarray]) -> None:
-        """The listed names' kernels on one device; `slots`: per name it uses, its place (-1: none)."""
+    def _add_device(self, device: Device, slots: np.ndarray, steady: np.ndarray) -> None:
+        """The listed names' kernels on one device, a chunk of kernels at a time (lookup.row_chunks:
+        the listed names may hold most of 3 million kernels); `slots`: per name the device uses, its
+        place among the listed (-1: none); `steady`: per kernel, whether it ran in a steady step."""
         table = device.kernels
         local = used_kernel_names(device)[0]
         listed = slots >= 0
         slot_of_code = np.full(len(table.names), -1, dtype=np.int32)
         slot_of_code[local[listed]] = slots[listed]
         self.devices[np.unique(slots[listed])] += 1
-        rows = np.flatnonzero(slot_of_code[table.name_index] >= 0)
-        if not rows.size:
-            return
-        slot = slot_of_code[table.name_index[rows]]
-        dur = table.duration_ns[rows].astype(np.int64)  # (ufunc.at casting per element is 30x slower)
-        np.minimum.at(self.min_ns, slot, dur)
-        np.maximum.at(self.max_ns, slot, dur)
-        lo, hi = steady
-        if lo.size:
-            inside = in_windows(lo, hi, table.start_ns[rows])
-            # float sums truncated per device, as the sums over every name are
+        for part in row_chunks(len(table)):
+            slot = slot_of_code[table.name_index[part]]
+            chosen = slot >= 0
+            slot = slot[chosen]
+            dur = table.duration_ns[part][chosen].astype(np.int64)  # (ufunc.at casting per element is slow)
+            np.minimum.at(self.min_ns, slot, dur)
+            np.maximum.at(self.max_ns, slot, dur)
+            inside = steady[part][chosen]
+            # float sums truncated, as the sums over every name are (whole numbers: exact)
             self.steady_ns += np.bincount(slot[inside], weights=dur[inside],
                                           minlength=self.steady_ns.size).astype(np.int64)
 
