@@ -191,7 +191,8 @@ class TextBatch:
         lengths = np.fromiter(map(len, parts), dtype=np.int64, count=count)
         self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
         # per literal, which texts hold it, as packed bits: ~150 literals over a million names are
-        # 150 MB as bool arrays and 19 MB packed; unpacking one costs well under a millisecond
+        # 150 MB as bool arrays and 19 MB packed; unpacking one costs well under a millisecond. A
+        # literal no text holds (most of them, for most names) is kept as _HELD_BY_NONE, no bits.
         self._holding: Dict[str, np.ndarray] = {}
         self._fold = fold_digits
         self._folds: Optional[Tuple[TextBatch, np.ndarray]] = None  # distinct folded texts, id per text
@@ -219,6 +220,8 @@ class TextBatch:
 
     def _holding_one(self, literal: str) -> np.ndarray:
         packed = self._holding.get(literal)
+        if packed is _HELD_BY_NONE:
+            return np.zeros(len(self.texts), dtype=bool)
         if packed is not None:
             return np.unpackbits(packed, count=len(self.texts)).view(bool)
         folded = self._folded()
@@ -237,7 +240,7 @@ class TextBatch:
                 at = _occurrences(self._joined, literal)
                 if at.size:
                     found[np.searchsorted(self._starts, at, side="right") - 1] = True
-        self._holding[literal] = np.packbits(found)
+        self._holding[literal] = np.packbits(found) if found.any() else _HELD_BY_NONE
         return found
 
     def _holding_digits(self, literal: str, folded: Tuple[TextBatch, np.ndarray]) -> Optional[np.ndarray]:
@@ -283,6 +286,7 @@ class TextBatch:
 
 
 _FOLD_BLOCK = 1 << 16
+_HELD_BY_NONE = np.zeros(0, dtype=np.uint8)  # a literal's packed bits when no text holds it
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a plane's name list
 _BATCHES_KEPT = 8

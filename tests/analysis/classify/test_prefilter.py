@@ -119,3 +119,17 @@ def test_a_table_made_for_one_call_never_gets_the_filter_of_an_earlier_one():
         assert mask.tolist() == [i == k for i in range(len(names))], k
         assert event_names.first_match(table, f"word{k}") is table[0]
         del table
+
+
+@pytest.mark.parametrize("fold", [True, False])
+def test_a_batch_answers_every_literal_as_a_plain_search_asked_once_or_again(fold):
+    """Which texts hold a literal, with and without digit folding, asked twice (the second answer is
+    the one the batch kept); a literal no text holds keeps no bits."""
+    texts = [f"loop_add_fusion.{n}" for n in range(0, 4000, 7)] + ["sm80_xmma_gemm_f16f16", "Conv2D", ""]
+    literals = ["fusion", "xmma", "16", "f16", "7", "absent", "conv2d", "_add_", "0"]
+    batch = prefilter.TextBatch(texts, fold_digits=fold)
+    for _ in range(2):
+        for literal in literals:
+            expected = [literal in text.lower() for text in texts]
+            assert batch.holding((literal,)).tolist() == expected, literal
+    assert batch._holding["absent"].size == 0 and batch._holding["fusion"].size > 0
