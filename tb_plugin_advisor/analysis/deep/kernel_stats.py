@@ -221,7 +221,7 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     columns = _Columns([], times, counts, times, counts, times, np.zeros(0, np.int8), [], [], [], [], [], [])
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
-        _add_device(columns, text_ids, device, device_index, lo, hi, n_steps)
+        _add_device(columns, text_ids, device, device_index, lo, hi, n_steps, device is devices[-1])
     total_ns, launches = int(columns.total_ns.sum()), int(columns.launches.sum())
     # by total time, descending, then name
     stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP)
@@ -275,8 +275,8 @@ def _name_rows_by_dict(c: _Columns, used_names: List[str], n_old: int) -> Tuple[
     return rows, new[np.unique(rows[new], return_index=True)[1]]
 
 
-def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
-                device_index: int, lo: np.ndarray, hi: np.ndarray, n_steps: int) -> None:
+def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device, device_index: int,
+                lo: np.ndarray, hi: np.ndarray, n_steps: int, last: bool) -> None:
     """Add one device's kernels to the columns. Sums are taken over the table's own name codes (its
     int32 column, no per-kernel copy) and then read at the names it uses: a 300 MB profile has 3
     million kernels, and each per-kernel int64 temporary was 24 MB."""
@@ -296,6 +296,8 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device,
         ids, new = _name_rows(c, used_names)
     except _HashCollision:
         ids, new = _name_rows_by_dict(c, used_names, first_new)
+    if last:  # no later device looks its names up: the hashes go before the sums below are made
+        c.name_hashes = np.zeros(0, c.name_hashes.dtype)
     del used_names
     # class -1 (unclassified): other
     families = np.array([FAMILIES.index(cls.family) for cls in view.class_list] + [FAMILIES.index("other")],
@@ -438,7 +440,6 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
     count = len(c.names)
     if not count:
         return [], KernelSums()
-    c.name_hashes = np.zeros(0, c.name_hashes.dtype)  # (rows are no longer found by name)
     listed = np.array(_listed(c.names, c.total_ns, top), dtype=np.int64)
     launch_sums = _launch_sums(c)
     tensor_core_weighted, tc_pct = _tensor_core_shares(c, listed)
