@@ -223,8 +223,7 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     for device_index, device in enumerate(devices):
         _add_device(columns, text_ids, device, device_index, lo, hi, n_steps, device is devices[-1])
     total_ns, launches = int(columns.total_ns.sum()), int(columns.launches.sum())
-    # by total time, descending, then name
-    stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP)
+    stats, sums = _stats(columns, devices, th.KERNEL_STATS_TOP)  # by total time, descending, then name
     result = KernelStats(
         kernels=stats,
         total_ns=total_ns,
@@ -312,10 +311,10 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device, device_in
         setattr(c, attr, np.concatenate([column, np.zeros(grow, column.dtype)]))
     # two codes of one table may carry one name (XSpace metadata differing in display name only):
     # their sums then add up in one row, which a fancy-index += would not do
-    once = int(np.bincount(ids, minlength=1).max()) <= 1
+    each_row_once = int(np.bincount(ids, minlength=1).max()) <= 1
 
     def add(column: np.ndarray, values: np.ndarray) -> None:
-        if once:
+        if each_row_once:
             column[ids] += values
         else:
             np.add.at(column, ids, values.astype(column.dtype, copy=False))
@@ -573,7 +572,7 @@ class _ListedFigures:
         figures = cls(c.family[listed], c.launches[listed], c.steady_launches[listed],
                       np.full(count, 2**62, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64),
                       np.zeros(count, np.int32))
-        for name in ("family", "launches", "steady_launches", "tc_ns"):  # (the Tensor Core shares are taken)
+        for name in ("family", "launches", "steady_launches", "tc_ns"):  # (tc_ns: its shares are taken)
             setattr(c, name, np.zeros(0, getattr(c, name).dtype))  # (not a view: that would keep it)
         slot = np.full(len(c.names), -1, dtype=np.int32)  # per row: its place among the listed (-1: none)
         slot[listed] = np.arange(count, dtype=np.int32)
