@@ -22,6 +22,7 @@ from multiprocessing import get_context
 from typing import Callable, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.errors import AdvisorError, ProfileReadError
+from tb_plugin_advisor.process_memory.orphans import end_with_parent
 from tb_plugin_advisor.readers.formats.registry import format_named
 from tb_plugin_advisor.report.analyze import analyze_profile
 from tb_plugin_advisor.report.host import HostReport
@@ -168,6 +169,13 @@ class _HostsProgress:
             self.on_progress(self.total, self.total)
 
 
+def host_pool(size: int) -> ProcessPoolExecutor:
+    """`size` worker processes that end themselves when the process that started them is gone: in a
+    server's analysis worker, that worker is ended with TensorBoard, and its hosts' workers would
+    otherwise wait on their queue for good (process_memory/orphans.py)."""
+    return ProcessPoolExecutor(max_workers=size, mp_context=get_context("spawn"), initializer=end_with_parent)
+
+
 def _on_local_pool(
     tasks: Sequence[HostTask], size: int, memory: Optional[int], progress: Optional[_HostsProgress] = None
 ) -> List[HostReport]:
@@ -177,7 +185,7 @@ def _on_local_pool(
     pending = list(range(len(tasks)))
     running: Dict[Future, int] = {}
     in_flight = 0
-    with ProcessPoolExecutor(max_workers=size, mp_context=get_context("spawn")) as pool:
+    with host_pool(size) as pool:
         try:
             while pending or running:
                 while pending and len(running) < size:

@@ -9,13 +9,11 @@ from __future__ import annotations
 import gzip
 import importlib
 import json
-import os
-import threading
-import time
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
 from tb_plugin_advisor.errors import ProfileChangedError, ProfileReadError
 from tb_plugin_advisor.process_memory.heap import release_free_memory
+from tb_plugin_advisor.process_memory.orphans import end_with_parent
 from tb_plugin_advisor.process_memory.resident import resident_bytes
 from tb_plugin_advisor.sources.session import Scan, Session
 from tb_plugin_advisor.views.server.http_errors import ApiError, PathMapper
@@ -38,9 +36,6 @@ ENGINE_MODULES = (
 )
 
 
-# How often a worker checks that the server process that started it is still there.
-PARENT_CHECK_S = 1.0
-
 # This worker's resident set once its engine was imported (warm_up): what it holds between tasks
 # when the analyses it ran left nothing behind. None until warmed up, or where /proc is absent.
 _warm_resident: Optional[int] = None
@@ -50,8 +45,7 @@ def warm_up() -> None:
     """Pool initializer: end this worker when the server is gone, then import the engine while the
     worker is idle, not when its first task arrives (a recycled worker is spawned right after its
     predecessor's last task)."""
-    parent = os.getppid()
-    threading.Thread(target=_exit_with_parent, args=(parent,), name="advisor-parent", daemon=True).start()
+    end_with_parent()
     for module in ENGINE_MODULES:
         importlib.import_module(module)
     global _warm_resident
@@ -77,14 +71,6 @@ def _held_beyond_warm() -> Optional[int]:
     if now is None or _warm_resident is None:
         return None
     return max(0, now - _warm_resident)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """A worker whose server died (killed, SIGKILL) is re-parented; it then exits at once, even if its
-    task is blocked in a system call, so no orphan keeps memory or a file open."""
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK_S)
-    os._exit(1)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -165,3 +165,44 @@ def test_workers_end_when_the_server_is_killed(tmp_path):
         server.kill()
         server.wait()
     assert _wait_gone(workers) == [], "orphaned workers"
+
+
+def _descendants(pid: int) -> List[int]:
+    found = []
+    for child in _children(pid):
+        found += [child, *_descendants(child)]
+    return found
+
+
+def test_the_workers_of_a_run_of_several_hosts_end_with_the_server(tmp_path):
+    """A server worker reading a run of several hosts starts a pool of its own (report/hostpool.py):
+    when the server is killed, its worker ends and so do the hosts' workers (they waited on their
+    queue for good, found after a notebook test's TensorBoard was stopped)."""
+    script = tmp_path / "hosts_while_killed.py"
+    script.write_text(
+        "import time\n"
+        "from tb_plugin_advisor.report.hostpool import host_pool\n"
+        "from tb_plugin_advisor.views.server.analysis_service import WorkerProcesses\n"
+        "def hosts():\n"
+        "    with host_pool(2) as pool:\n"
+        "        for _ in range(2):\n"
+        "            pool.submit(time.sleep, 600)\n"
+        "        time.sleep(600)\n"
+        "if __name__ == '__main__':\n"
+        "    WorkerProcesses(1).call(hosts)\n"
+    )
+    paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    server = subprocess.Popen([sys.executable, str(script)], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        # the server's worker and resource tracker, and the hosts' two workers
+        while len(_descendants(server.pid)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        descendants = _descendants(server.pid)
+        assert len(descendants) >= 4, descendants
+        time.sleep(2)  # the hosts' workers have started their tasks
+    finally:
+        server.kill()
+        server.wait()
+    assert _wait_gone(descendants) == [], "orphaned workers"
