@@ -139,34 +139,6 @@ def test_a_stuck_analysis_is_stopped_at_its_budget_and_its_worker_replaced():
         workers.terminate()
 
 
-def test_workers_end_when_the_server_is_killed(tmp_path):
-    """SIGKILL runs no exit hook: the workers notice their parent is gone and end themselves."""
-    script = tmp_path / "killed_while_busy.py"
-    script.write_text(
-        "import os, threading, time\n"
-        "from tb_plugin_advisor.views.server.analysis_service import WorkerProcesses\n"
-        "if __name__ == '__main__':\n"
-        "    w = WorkerProcesses(2)\n"
-        "    for _ in range(2):\n"
-        "        threading.Thread(target=w.call, args=(time.sleep, 600), daemon=True).start()\n"
-        "    time.sleep(600)\n"
-    )
-    paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
-    server = subprocess.Popen([sys.executable, str(script)], env=env)
-    try:
-        deadline = time.monotonic() + 120
-        while len(_children(server.pid)) < 3 and time.monotonic() < deadline:  # 2 workers + resource tracker
-            time.sleep(0.2)
-        workers = _children(server.pid)
-        assert len(workers) >= 2, workers
-        time.sleep(3)  # the workers have started their tasks
-    finally:
-        server.kill()
-        server.wait()
-    assert _wait_gone(workers) == [], "orphaned workers"
-
-
 def _descendants(pid: int) -> List[int]:
     found = []
     for child in _children(pid):
@@ -174,12 +146,46 @@ def _descendants(pid: int) -> List[int]:
     return found
 
 
+def _killed_while_busy(tmp_path: Path, script_text: str, processes: int) -> List[int]:
+    """Run `script_text` as a server process, SIGKILL it once it has `processes` descendants busy
+    with their tasks, and return those descendants' pids."""
+    script = tmp_path / "killed_while_busy.py"
+    script.write_text(script_text)
+    paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    server = subprocess.Popen([sys.executable, str(script)], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_descendants(server.pid)) < processes and time.monotonic() < deadline:
+            time.sleep(0.2)
+        descendants = _descendants(server.pid)
+        assert len(descendants) >= processes, descendants
+        time.sleep(3)  # they have started their tasks
+    finally:
+        server.kill()
+        server.wait()
+    return descendants
+
+
+def test_workers_end_when_the_server_is_killed(tmp_path):
+    """SIGKILL runs no exit hook: the workers notice their parent is gone and end themselves."""
+    workers = _killed_while_busy(tmp_path, (
+        "import os, threading, time\n"
+        "from tb_plugin_advisor.views.server.analysis_service import WorkerProcesses\n"
+        "if __name__ == '__main__':\n"
+        "    w = WorkerProcesses(2)\n"
+        "    for _ in range(2):\n"
+        "        threading.Thread(target=w.call, args=(time.sleep, 600), daemon=True).start()\n"
+        "    time.sleep(600)\n"
+    ), processes=3)  # 2 workers + resource tracker
+    assert _wait_gone(workers) == [], "orphaned workers"
+
+
 def test_the_workers_of_a_run_of_several_hosts_end_with_the_server(tmp_path):
     """A server worker reading a run of several hosts starts a pool of its own (report/hostpool.py):
     when the server is killed, its worker ends and so do the hosts' workers (they waited on their
     queue for good, found after a notebook test's TensorBoard was stopped)."""
-    script = tmp_path / "hosts_while_killed.py"
-    script.write_text(
+    descendants = _killed_while_busy(tmp_path, (
         "import time\n"
         "from tb_plugin_advisor.report.hostpool import host_pool\n"
         "from tb_plugin_advisor.views.server.analysis_service import WorkerProcesses\n"
@@ -190,19 +196,5 @@ def test_the_workers_of_a_run_of_several_hosts_end_with_the_server(tmp_path):
         "        time.sleep(600)\n"
         "if __name__ == '__main__':\n"
         "    WorkerProcesses(1).call(hosts)\n"
-    )
-    paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
-    server = subprocess.Popen([sys.executable, str(script)], env=env)
-    try:
-        deadline = time.monotonic() + 120
-        # the server's worker and resource tracker, and the hosts' two workers
-        while len(_descendants(server.pid)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        descendants = _descendants(server.pid)
-        assert len(descendants) >= 4, descendants
-        time.sleep(2)  # the hosts' workers have started their tasks
-    finally:
-        server.kill()
-        server.wait()
+    ), processes=4)  # the server's worker and resource tracker, and the hosts' two workers
     assert _wait_gone(descendants) == [], "orphaned workers"
