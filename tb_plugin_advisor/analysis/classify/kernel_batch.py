@@ -9,12 +9,14 @@ cache.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence, Tuple
+import re
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tb_plugin_advisor.analysis.classify import patterns as p
 from tb_plugin_advisor.analysis.classify.prefilter import TextBatch, first_matching, table_filter, text_batch
+from tb_plugin_advisor.analysis.classify.standalone_numbers import blind_to_standalone_numbers
 from tb_plugin_advisor.lookup import unique_inverse
 
 
@@ -57,8 +59,52 @@ def _classify_all(names: List[str]) -> List[p.KernelClass]:
 
 
 def _classify_all_codes(names: List[str]) -> Tuple[np.ndarray, List[p.KernelClass]]:
-    """Per name, the index of its class in the list made (one class per distinct rule combination)."""
+    """Per name, the index of its class in the list made (one class per distinct rule combination).
+    Names that differ only in their standalone numbers are classified once, by the first of them."""
     whole = text_batch(names)
+    shapes = _number_shapes(whole)
+    if shapes is not None:
+        _, first, position = np.unique(shapes, return_index=True, return_inverse=True)
+        if first.size * 2 <= len(names):
+            codes, made = _classify_batch(TextBatch([names[i] for i in first.tolist()]))
+            return codes[position.reshape(-1)], made
+    return _classify_batch(whole)
+
+
+# Where a letter touches a digit, in texts lowercased with every digit read as 0
+_LETTER_BESIDE_DIGIT = re.compile(r"[a-z]0|0[a-z]")
+
+
+def _number_shapes(whole: TextBatch) -> Optional[np.ndarray]:
+    """Per name, a key that names share exactly when they differ at most in the values of their
+    standalone numbers (digit runs with no letter beside them), which no rule reads
+    (standalone_numbers.py). A name has a key of its own where a letter touches one of its digits,
+    where it is not ASCII, or where it holds the anonymous namespace (removed from heads and bases, it
+    joins the text around it). None: the rules may read such numbers, or too few names differ only in
+    numbers."""
+    if not _rules_blind_to_standalone_numbers():
+        return None
+    folds = whole.digit_folds()
+    if folds is None:
+        return None
+    distinct, fold_of = folds
+    apart = distinct.found_by(_LETTER_BESIDE_DIGIT) | distinct.holding((p.ANONYMOUS_NAMESPACE.lower(),))
+    shapes = fold_of.astype(np.int64)
+    own = np.flatnonzero(apart[fold_of] | whole.unfiltered)
+    shapes[own] = len(distinct) + own  # past every folded text's number
+    return shapes
+
+
+def _rules_blind_to_standalone_numbers() -> bool:
+    """Can no rule a kernel's class reads tell standalone numbers apart (the precision rules that read
+    a type code off their match: nor by what they matched)?"""
+    tables = (p.FAMILY_RULES, p.TENSOR_CORE_RULES, p.DTYPE_TOKEN_RULES, p.PRECISION_RULES)
+    return all(blind_to_standalone_numbers(rule.regex, rule.flags, p.reads_match(rule))
+               for table in tables for rule in table)
+
+
+def _classify_batch(whole: TextBatch) -> Tuple[np.ndarray, List[p.KernelClass]]:
+    names = whole.texts
     # A name without brackets is its own head, and its own base unless it starts with `void `. A head
     # or base is a part of its name (once `(anonymous namespace)::` is out), so a name that holds none
     # of the literals the rules reading heads (bases) need cannot match them through its head (base):

@@ -168,7 +168,7 @@ class TextBatch:
 
     Names that differ only in their numbers (`loop_add_fusion_17`, `…_18`; template arguments, tile
     sizes) are many: a literal without digits is looked for once per distinct name with every digit
-    read as 0 (`_folded`), which finds it exactly where the names themselves hold it.
+    read as 0 (`digit_folds`), which finds it exactly where the names themselves hold it.
     """
 
     def __init__(self, texts: Sequence[str], fold_digits: bool = True) -> None:
@@ -224,7 +224,7 @@ class TextBatch:
             return np.zeros(len(self.texts), dtype=bool)
         if packed is not None:
             return np.unpackbits(packed, count=len(self.texts)).view(bool)
-        folded = self._folded()
+        folded = self.digit_folds()
         digits = any(ch.isdigit() for ch in literal)
         if _SEPARATOR in literal:
             found = np.ones(len(self.texts), dtype=bool)
@@ -241,6 +241,16 @@ class TextBatch:
                 if at.size:
                     found[np.searchsorted(self._starts, at, side="right") - 1] = True
         self._holding[literal] = np.packbits(found) if found.any() else _HELD_BY_NONE
+        return found
+
+    def found_by(self, pattern: re.Pattern) -> np.ndarray:
+        """Which texts `pattern` finds something in, by one scan of the texts lowercased and joined: a
+        pattern that reads lowercase text and cannot match across a newline. A text that is not ASCII
+        is never found."""
+        found = np.zeros(len(self.texts), dtype=bool)
+        at = np.fromiter((match.start() for match in pattern.finditer(self._joined)), dtype=np.int64)
+        if at.size:
+            found[np.searchsorted(self._starts, at, side="right") - 1] = True
         return found
 
     def _holding_digits(self, literal: str, folded: Tuple[TextBatch, np.ndarray]) -> Optional[np.ndarray]:
@@ -261,11 +271,11 @@ class TextBatch:
             found[rows] = [literal in joined[start:end] for start, end in zip(starts, ends)]
         return found
 
-
-    def _folded(self) -> Optional[Tuple[TextBatch, np.ndarray]]:
-        """The distinct texts with digits read as 0, and which one each text is (None: too few repeat).
-        The joined texts are folded and split a block of texts at a time: split at once, a million
-        names were a million strings beside the batch (80 MB) at the analyses' peak."""
+    def digit_folds(self) -> Optional[Tuple[TextBatch, np.ndarray]]:
+        """The distinct texts with digits read as 0, lowercased, and which one each text is, numbered
+        densely (None: too few repeat). A text that is not ASCII is folded to "". The joined texts are
+        folded and split a block of texts at a time: split at once, a million names were a million
+        strings beside the batch (80 MB) at the analyses' peak."""
         if self._folds is None and self._fold:
             self._fold = False
             count, joined, starts = len(self.texts), self._joined, self._starts
@@ -277,8 +287,10 @@ class TextBatch:
                 parts = joined[int(starts[low]):end].translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
                 if len(parts) != high - low:  # a text holds the separator: no folding
                     return None
-                fold_of[low:high] = np.fromiter((index.setdefault(part, len(index)) for part in parts),
-                                                dtype=np.int32, count=len(parts))
+                for part in dict.fromkeys(parts):  # (a Python step per distinct text, not per text)
+                    index.setdefault(part, len(index))
+                fold_of[low:high] = np.fromiter(map(index.__getitem__, parts), dtype=np.int32,
+                                                count=len(parts))
                 if len(index) > count // 2:  # too few repeat (the count only grows)
                     return None
             self._folds = (TextBatch(list(index), fold_digits=False), fold_of)

@@ -83,7 +83,7 @@ def test_a_rare_literal_with_digits_is_checked_only_on_the_texts_whose_folded_fo
     texts = [f"loop_add_fusion_{i}" for i in range(395)]
     texts += ["gemm_bf16_a", "x_BF16", "gemm_bf32", "bf3_2", "k_bf16_bf32"]
     batch = TextBatch(texts)
-    assert batch._folded() is not None
+    assert batch.digit_folds() is not None
     for literal in ("bf16", "bf32", "fusion_12", "_1", "k_bf16_bf32"):
         expected = [literal in text.lower() for text in texts]
         assert batch.holding((literal,)).tolist() == expected, literal
