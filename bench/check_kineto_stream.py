@@ -61,8 +61,7 @@ def summary(profile: Profile) -> Any:
                      for name, c in sorted(line.stats.items())}
             lines.append((line.id, line.name, line.display_name, _column(line.start_ns),
                           _column(line.duration_ns), _column(line.metadata_index), stats))
-        planes.append((plane.id, plane.name, plane.event_names, plane.event_display_names,
-                       [dict(s) for s in plane.metadata_stats], plane.stats, list(plane.strings), lines))
+        planes.append((plane.id, plane.name, plane.event_names, plane.stats, list(plane.strings), lines))
     devices = []
     for device in profile.devices:
         kernels, copies = device.kernels, device.memcpys

@@ -223,8 +223,7 @@ def _plane_of(line: Line) -> Plane:
 
 def _set_plane(line: Line, plane: Plane) -> None:
     line._plane_ref = weakref.ref(plane)
-    line._plane_tables = (plane.id, plane.name, plane.event_names, plane.event_display_names,
-                          plane.metadata_stats, plane.stats, plane.strings)
+    line._plane_tables = (plane.id, plane.name, plane.event_names, plane.stats, plane.strings)
 
 
 # A line refers to its plane weakly (plane -> lines -> plane was a reference cycle, so a dropped
@@ -282,9 +281,9 @@ class Plane:
 
     id: int
     name: str
-    event_names: List[str]  # dense metadata index -> event name
-    event_display_names: List[str]
-    metadata_stats: List[Mapping[str, Any]]  # dense metadata index -> per-op constant stats (resolved)
+    # dense metadata index -> event name (the metadata's display names and per-op stats are not kept:
+    # the reader merges the stats into the events' columns, and nothing reads either afterwards)
+    event_names: List[str]
     stats: Dict[str, Any]  # plane-level stats, e.g. GPU properties
     strings: StringTable  # string stat values, referenced by StatColumn(kind="str")
     lines: List[Line] = field(default_factory=list)

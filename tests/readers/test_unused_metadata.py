@@ -1,5 +1,5 @@
-"""The XSpace reader drops the event metadata no event uses: every event keeps its name, display name and
-per-op stats; a plane without events keeps all of its entries."""
+"""The XSpace reader drops the event metadata no event uses: every event keeps its name and its
+metadata's per-op stats; a plane without events keeps all of its names."""
 
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ def _profile_bytes() -> bytes:
 
 
 def _names_of_events(plane):
-    return [(line.name, line.name_of(i), plane.event_display_names[int(line.metadata_index[i])],
-             dict(plane.metadata_stats[int(line.metadata_index[i])]))
+    return [(line.name, line.name_of(i), line.event(i).stats)
             for line in plane.lines for i in range(len(line))]
 
 
@@ -43,23 +42,20 @@ def test_events_keep_their_names_and_stats_while_unused_entries_go():
     assert gpu.event_names == used + ["<unknown event 999>"]  # in metadata id order, placeholders last
     events = _names_of_events(gpu)
     assert len(events) == 15
-    for line, name, display, stats in events:
+    for line, name, stats in events:
         if name.startswith("<unknown"):
-            assert (line, display, stats) == ("Stream #2(Kernel)", "", {})
+            assert (line, stats) == ("Stream #2(Kernel)", {})
             continue
         k = int(name.split(".")[1])
         assert k % 3 == 0
-        assert display == f"shown fusion {k}"
         assert stats == {"flops": 1000 + k}
-    assert sorted(name for _, name, _, _ in events) == sorted(gpu.event_names)
-    assert len(gpu.event_display_names) == len(gpu.metadata_stats) == len(gpu.event_names)
+    assert sorted(name for _, name, _ in events) == sorted(gpu.event_names)
 
 
 def test_a_plane_without_events_keeps_every_entry():
     profile = read_xplane_bytes(_profile_bytes())
     metadata = next(p for p in profile.planes if p.name == "/host:metadata")
     assert metadata.event_names == [f"program {k}" for k in range(5)]
-    assert [dict(s) for s in metadata.metadata_stats] == [{"program_id": 70 + k} for k in range(5)]
 
 
 def test_the_device_view_reads_the_renumbered_names():

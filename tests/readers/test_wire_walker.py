@@ -244,9 +244,9 @@ def test_metadata_names_from_the_walker_equal_the_runtime_s(monkeypatch):
     assert plane.event_names == [
         "no key: id 0", "ünïcode kernel<float>", "train", "", "MatMul", "nan op", "Conv2D"
     ]
-    assert plane.metadata_stats[2] == {"step_num": 3, "_r": 1} and plane.metadata_stats[6] == {"flops": 12}
-    assert plane.metadata_stats[5] == {}  # the NaN was dropped
-    assert plane.event_display_names[4] == "model/dense/MatMul"
+    (line,) = plane.lines  # the events use ids 5, 2, 9, 7, 1, 0, 3: the metadata's stats are theirs
+    assert line.event(1).stats == {"step_num": 3, "_r": 1} and line.event(2).stats == {"flops": 12}
+    assert line.event(3).stats == {}  # the NaN was dropped
 
 
 @pytest.mark.parametrize("entries", [

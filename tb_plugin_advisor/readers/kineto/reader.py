@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from tb_plugin_advisor.errors import ProfileReadError
-from tb_plugin_advisor.model import NO_STATS, Plane, Profile, StepMarker, StringTable
+from tb_plugin_advisor.model import Plane, Profile, StepMarker, StringTable
 from tb_plugin_advisor.process_memory.gc_pause import collector_paused
 from tb_plugin_advisor.process_memory.heap import hands_back_memory
 from tb_plugin_advisor.readers.devices import build_device
@@ -333,7 +333,7 @@ class _TraceConverter:
 
     def _assemble(self) -> Profile:
         planes: List[Plane] = []
-        host_plane = Plane(0, HOST_PLANE, [], [], [], {}, self.host_strings)
+        host_plane = Plane(0, HOST_PLANE, [], {}, self.host_strings)
         step_names = np.array([i for name, i in self.host_names.items() if tables.PROFILER_STEP.match(name)],
                               dtype=np.int32)
         for line_id, ((pid, tid), builder) in enumerate(sorted(self.host_lines.items(), key=_line_order)):
@@ -348,7 +348,7 @@ class _TraceConverter:
             prefix, number = device
             found = self._properties_of(number, properties) if prefix == tables.GPU_PLANE else None
             stats = device_plane_stats(found)
-            plane = Plane(plane_id, f"{prefix}{number}", [], [], [], stats, self.device_strings[device])
+            plane = Plane(plane_id, f"{prefix}{number}", [], stats, self.device_strings[device])
             keys = sorted((k for k in self.device_lines if k[0] == device), key=lambda k: _stream_order(k[1]))
             for line_id, key in enumerate(keys):
                 line, _ = self.device_lines[key].build(line_id, key[1], "", plane)
@@ -485,9 +485,6 @@ def _finish_names(plane: Plane, names: Dict[str, int]) -> None:
         ordered[index] = text
     names.clear()
     plane.event_names.extend(ordered)
-    del ordered
-    plane.event_display_names.extend([""] * len(plane.event_names))
-    plane.metadata_stats.extend([NO_STATS] * len(plane.event_names))
 
 
 def _device_properties(raw: Any) -> Dict[int, Dict[str, Any]]:

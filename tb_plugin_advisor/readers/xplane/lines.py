@@ -99,7 +99,7 @@ def read_line(
         if column.kind == "int":
             column.data = compact_ints(column.data)
     budget.ignored_values += _drop_unusable_floats(stats)
-    _merge_metadata_stats(stats, metadata_index, plane, strings, dense.with_stats)
+    _merge_metadata_stats(stats, metadata_index, len(plane.event_names), strings, dense)
     if count > 1 and np.any(start_ns[1:] < start_ns[:-1]):  # (a comparison, not an int64 diff)
         order = np.argsort(start_ns, kind="stable")
         start_ns, duration_ns, metadata_index = start_ns[order], duration_ns[order], metadata_index[order]
@@ -383,21 +383,22 @@ def _typed_piece(values: List[Any], strings: StringTable) -> Tuple[str, np.ndarr
     return "int", np.array([v if v < (1 << 63) else v - (1 << 64) for v in values], dtype=np.int64)
 
 
-def _merge_metadata_stats(stats: Dict[str, StatColumn], metadata_index: np.ndarray, plane: Plane,
-                          strings: StringTable, with_stats: np.ndarray) -> None:
-    """Per-op constant stats sit on the event metadata; fill them in where the event has none.
-    `with_stats`: the dense indices whose metadata has stats (the others are not listed, so a line of
-    half a million distinct kernels makes no list of them)."""
+def _merge_metadata_stats(stats: Dict[str, StatColumn], metadata_index: np.ndarray, names_count: int,
+                          strings: StringTable, dense: DenseIds) -> None:
+    """Per-op constant stats sit on the event metadata; fill them in where the event has none (only
+    the dense indices whose metadata has stats are looked at: a line of half a million distinct
+    kernels makes no list of them). `names_count`: the plane's names, placeholders included."""
+    with_stats, of_entry = dense.with_stats, dense.stats
     if metadata_index.size == 0 or with_stats.size == 0:
         return
     used = unique_codes(metadata_index)
     used = used[np.isin(used, with_stats, assume_unique=True)].tolist()
-    names = {k for m in used for k in plane.metadata_stats[m]}
+    names = {k for m in used for k in of_entry[m]}
     count = int(metadata_index.size)
     for name in names:
-        owners = [m for m in used if name in plane.metadata_stats[m]]
-        kind, per_owner = _typed_piece([plane.metadata_stats[m][name] for m in owners], strings)
-        slot = np.full(len(plane.event_names), -1, dtype=np.int64)
+        owners = [m for m in used if name in of_entry[m]]
+        kind, per_owner = _typed_piece([of_entry[m][name] for m in owners], strings)
+        slot = np.full(names_count, -1, dtype=np.int64)
         slot[owners] = np.arange(len(owners))
         events = np.flatnonzero(slot[metadata_index] >= 0).astype(np.int32)
         existing = stats.get(name)

@@ -3,7 +3,7 @@
 The ids are kept as one sorted int64 array (8 bytes an entry) rather than a dict (a dict and an int
 object per entry: 70 bytes, 70 MB for a plane of a million kernel names), and looked up a line at a
 time with numpy. An id the plane does not define still counts: it gets a placeholder name
-(`<unknown event N>`), appended to the plane's tables, in ascending id order as they are met.
+(`<unknown event N>`), appended to the plane's names, in ascending id order as they are met.
 """
 
 from __future__ import annotations
@@ -13,15 +13,18 @@ from typing import Any, Dict, Mapping, Sequence
 import numpy as np
 
 from tb_plugin_advisor.lookup import unique_inverse
-from tb_plugin_advisor.model import NO_STATS, Plane
+from tb_plugin_advisor.model import Plane
 
 
 class DenseIds:
-    """Metadata id → dense index: position in the plane's sorted ids, or a placeholder's index; and
-    which dense indices carry per-op stats (a line looks only at those, not at every name it uses)."""
+    """Metadata id → dense index: position in the plane's sorted ids, or a placeholder's index; the
+    per-op stats of each sorted id (the plane does not keep them: the lines merge them into their
+    events' stats as they are read), and which dense indices carry any (a line looks only at those,
+    not at every name it uses)."""
 
     def __init__(self, ids: np.ndarray, stats: Sequence[Mapping[str, Any]]):
         self.ids = ids  # ascending, distinct
+        self.stats = stats
         self.placeholders: Dict[int, int] = {}
         self.with_stats = np.flatnonzero(np.fromiter(map(bool, stats), dtype=bool, count=len(stats)))
 
@@ -39,8 +42,6 @@ class DenseIds:
         """An event whose metadata is missing still counts; it gets a visible placeholder name."""
         index = self.placeholders[metadata_id] = len(plane.event_names)
         plane.event_names.append(f"<unknown event {metadata_id}>")
-        plane.event_display_names.append("")
-        plane.metadata_stats.append(NO_STATS)
         return index
 
     def index_of(self, metadata_id: int, plane: Plane) -> int:

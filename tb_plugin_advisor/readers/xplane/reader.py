@@ -191,8 +191,6 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         id=header.id,
         name=header.name,
         event_names=metadata.names,
-        event_display_names=metadata.display_names,
-        metadata_stats=metadata.stats,
         stats=plane_stats,
         strings=strings,
     )

@@ -3,9 +3,9 @@
 An XLA device plane names every op of the compiled program, while a capture holds the ops that ran in
 its window: a plane of a million metadata names can have hundreds of thousands no event refers to. Each
 is a Python string (about 70 bytes), and every analysis that classifies a plane's names would classify
-those too. Nothing reads a name but through an event's dense index, so the tables are cut to the used
-entries (in their order) and the lines' indices renumbered. A plane without events keeps its tables:
-`/host:metadata` carries the compiled programs (HLO protos) as metadata entries, not as events.
+those too. Nothing reads a name but through an event's dense index, so the name table is cut to the used
+entries (in their order) and the lines' indices renumbered. A plane without events keeps its names:
+`/host:metadata` names the compiled programs as metadata entries, not as events.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from tb_plugin_advisor.model import Plane
 
 
 def drop_unused_metadata(plane: Plane) -> None:
-    """Cut the plane's name, display-name and per-op stats tables to the entries its events use, and
-    renumber every line's metadata_index to match. The tables are cut in place: lines hold them
-    (model.Line's plane tables), not copies."""
+    """Cut the plane's name table to the entries its events use, and renumber every line's
+    metadata_index to match. The table is cut in place: lines hold it (model.Line's plane tables),
+    not a copy."""
     count = len(plane.event_names)
     if not any(len(line) for line in plane.lines):
         return
@@ -34,8 +34,7 @@ def drop_unused_metadata(plane: Plane) -> None:
     renumbered[kept] = np.arange(kept.size, dtype=np.int32)
     for line in plane.lines:
         line.metadata_index = renumbered[line.metadata_index]
-    for table in (plane.event_names, plane.event_display_names, plane.metadata_stats):
-        _keep_only(table, kept)
+    _keep_only(plane.event_names, kept)
 
 
 def _keep_only(table: List[Any], kept: np.ndarray) -> None:

@@ -175,8 +175,7 @@ def big_profile(n: int) -> Profile:
     start = T0 + np.cumsum(duration + 100)
     strings = ["m/dense/MatMul:MatMul", "m/Softmax:Softmax", "m/conv/Conv2D:Conv2D"]
     tf_op = rng.integers(-1, len(strings), n).astype(np.int32)
-    plane = Plane(id=1, name="/device:GPU:0", event_names=names, event_display_names=[""] * len(names),
-                  metadata_stats=[{} for _ in names], stats={}, strings=strings)
+    plane = Plane(id=1, name="/device:GPU:0", event_names=names, stats={}, strings=strings)
     line = Line(id=7, name="Stream #7(Kernel)", display_name="", plane=plane, start_ns=start,
                 duration_ns=duration, metadata_index=name_index)
     plane.lines = [line]
