@@ -4,7 +4,8 @@
 same tables run over every new name of a table together (prefilter.TextBatch): each literal is found
 by one scan of all the names, and each rule searches only the names that hold one of its literals.
 The results are exactly `classify_kernel`'s (tests/analysis/classify/test_kernel_batch.py) and land in its
-cache.
+cache. Names that differ only in standalone numbers (XLA's `fusion.117775`, template arguments) are
+classified once for all of them, where no rule can tell such numbers apart (standalone_numbers.py).
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ def _rules_blind_to_standalone_numbers() -> bool:
 
 
 def _classify_batch(whole: TextBatch) -> Tuple[np.ndarray, List[p.KernelClass]]:
+    """_classify_all_codes of the batch's texts, every text tried."""
     names = whole.texts
     # A name without brackets is its own head, and its own base unless it starts with `void `. A head
     # or base is a part of its name (once `(anonymous namespace)::` is out), so a name that holds none

@@ -95,7 +95,9 @@ def op_table(profile: Profile, breakdown: Breakdown, limit: int = th.TOP_OPS) ->
             keys = partial(_op_keys, k, span, launched)
             unique, time, count = grouped_sums(keys, len(k), k.duration_ns, inside)
             label_value, name_value = np.divmod(unique, len(k.names))
+            del unique
             category = kernel_name_categories(device)[name_value]
+            del name_value
             label_value, category, time, count = _by_label(label_value, category, time, count)
             totals.add(_labels(device, label_value, span, launched), _category_names(category), time, count)
     else:
@@ -141,9 +143,10 @@ def _labels(device, label_value: np.ndarray, span: int, launched: Optional[Tuple
     """The op label of each key: the tf_op, else the short hlo_op, else the launching op, else the
     short kernel name (each distinct label made once; the kernel names, a million where no op is
     recorded, read from the kernel view's batch as the kernel table reads them). The labels are
-    picked from an object array: a Python int per key was 36 MB for a million keys."""
+    picked from an object array: a Python int per key was 36 MB for a million keys; the keys are
+    grouped by lookup.unique_inverse (np.unique's sort of a million keys took 49 MB)."""
     k = device.kernels
-    distinct, inverse = np.unique(label_value, return_inverse=True)
+    distinct, inverse = unique_inverse(label_value)
     texts = np.empty(distinct.size, dtype=object)
     ops_from = 2 * span + len(k.names)
     by_name = np.flatnonzero((distinct >= 2 * span) & (distinct < ops_from))
@@ -157,7 +160,7 @@ def _labels(device, label_value: np.ndarray, span: int, launched: Optional[Tuple
             texts[at] = names.short_op_name(k.strings[value - span])
         else:
             texts[at] = launched[1][value - ops_from]
-    return texts[inverse.reshape(-1)].tolist()
+    return texts[inverse].tolist()
 
 
 def _category_names(codes: np.ndarray) -> List[str]:
@@ -183,6 +186,7 @@ class _Totals:
         self.total: Optional[List[float]] = None  # inclusive time, for host ops (which nest)
         self.within: Dict[int, Dict[str, float]] = {}  # row → outermost enclosing op → self time
         self._at: Optional[Dict[str, Dict[str, int]]] = {}  # category → label → position (None: not built)
+        self._borrowed = False  # labels and categories are the caller's lists (copied before a merge)
 
     def add(self, labels: List[str], categories: List[str], times: Numbers, counts: Numbers,
             totals: Optional[List[float]] = None, within: Optional[List[Dict[str, float]]] = None) -> None:
@@ -190,14 +194,17 @@ class _Totals:
             self._add_nested(labels, categories, times, counts, totals or times, within)
             return
         if not self.labels and _all_distinct(labels, categories):
-            # the first, all-distinct batch (a device's op table: one batch) is the rows as they are;
-            # the position index is built only if another batch comes
-            self.labels, self.categories = list(labels), list(categories)
+            # the first, all-distinct batch (a device's op table: one batch) is the rows as they are,
+            # its lists not copied unless another batch comes (a million labels: 8 MB a copy); the
+            # position index is built only then too
+            self.labels, self.categories, self._borrowed = labels, categories, True
             self.time, self.count = np.array(times, dtype=np.float64), np.array(counts, dtype=np.float64)
             self._at = None
             return
         self.time, self.count = _floats(self.time), _floats(self.count)
         times, counts = _floats(times), _floats(counts)
+        if self._borrowed:
+            self.labels, self.categories, self._borrowed = list(self.labels), list(self.categories), False
         if self._at is None:
             self._at = {}
             for i, (label, category) in enumerate(zip(self.labels, self.categories)):

@@ -66,3 +66,25 @@ def test_kernel_rows_match_a_kernel_by_kernel_reading(hlo):
         assert {r.name for r in rows} == {"copy.1", "ampere_sgemm_128x64_nn",
                                           "%broken text without an equals sign",
                                           "void at::native::vectorized_elementwise_kernel<4>(int)"}
+
+
+def test_devices_sum_by_name_and_leave_each_device_its_names():
+    """The first device's rows are its names' own list (no copy while one device is read); merging a
+    second device's rows copies them first, so the device keeps its names."""
+    b = XSpaceBuilder()
+    python = b.plane("/host:CPU").line("python", id=1)
+    for step in range(4):
+        python.event("train", T0 + step * STEP, STEP - 1_000, stats={"step_num": step, "_r": 1})
+    for gpu_id, names in ((0, ["gemm_a", "relu_b"]), (1, ["relu_b", "copy_c", "gemm_a"])):
+        stream = b.gpu_plane(gpu_id).line("Stream #7(Kernel)", id=7)
+        for step in range(4):
+            for i, name in enumerate(names):
+                stream.kernel(name, T0 + step * STEP + 10_000 * (i + 1), 1_000 * (gpu_id + 1))
+    profile = read_xplane_bytes(b.to_bytes())
+    breakdown = compute_breakdown(profile, find_steps(profile))
+    _, _, n = _windows(breakdown)
+    before = [list(device.kernels.names) for device in profile.devices]
+    rows = kernel_table(profile, breakdown)
+    assert {r.name: r.time_ms for r in rows} == pytest.approx(
+        {"gemm_a": 12_000 / 1e6 / n, "relu_b": 12_000 / 1e6 / n, "copy_c": 8_000 / 1e6 / n}, rel=1e-12)
+    assert [list(device.kernels.names) for device in profile.devices] == before
