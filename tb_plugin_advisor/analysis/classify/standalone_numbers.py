@@ -46,9 +46,9 @@ class _Unknown(Exception):
 
 
 def blind_to_standalone_numbers(regex: str, flags: int = 0, reads_groups: bool = False) -> bool:
-    """Does every match of `regex` in an ASCII text stay a match, at the same place and with the same
-    groups, when the digits of the text's standalone numbers change (their lengths kept)?
-    `reads_groups`: the rule reads the text its groups matched (a precision read off the match)."""
+    """Does every match of `regex` in an ASCII text stay a match, at the same place, when the digits of
+    the text's standalone numbers change (their lengths kept)? `reads_groups`: the rule reads the text
+    its groups matched (a precision read off the match), which must then stay the same too."""
     return _blind(regex, flags, reads_groups)
 
 
