@@ -1,4 +1,5 @@
-"""A plane's event metadata map → names, display names and per-op stats, in ascending metadata id.
+"""A plane's event metadata map → names and per-op stats, in ascending metadata id (display names are
+not kept: nothing reads them).
 
 A profile with 100,000 distinct kernels and ops holds as many metadata entries per plane, and reading
 each through the protobuf runtime's map costs a wrapper object and several attribute reads (most
@@ -31,7 +32,6 @@ class EventMetadata:
 
     ids: np.ndarray  # int64, ascending
     names: List[str]
-    display_names: List[str]
     stats: List[Mapping[str, Any]]  # model.NO_STATS for the entries without any
 
 
@@ -71,7 +71,6 @@ def _walked_header(source: ByteSource, runs: Spans, budget: EventBudget) -> Opti
     keys: List[np.ndarray] = []
     special: List[np.ndarray] = []
     names: List[str] = []
-    display_names: List[str] = []
     in_runtime = 0
     for begin, end in runs:
         pos = begin
@@ -94,7 +93,6 @@ def _walked_header(source: ByteSource, runs: Spans, budget: EventBudget) -> Opti
                 return None
             keys.append(np.frombuffer(table[0], dtype=np.int64))
             names += table[1]
-            display_names += table[2]
             special.append(np.frombuffer(table[3], dtype=np.uint8))
             for a, b in entries[np.flatnonzero(special[-1])].tolist():
                 marked.append(_METADATA_TAG + schema.encode_varint(b - a) + chunk[a:b])
@@ -102,20 +100,20 @@ def _walked_header(source: ByteSource, runs: Spans, budget: EventBudget) -> Opti
             pos = stop
     if in_runtime != len(names):
         return None
-    ordered = _in_key_order(np.concatenate(keys + [np.zeros(0, np.int64)]), names, display_names,
+    ordered = _in_key_order(np.concatenate(keys + [np.zeros(0, np.int64)]), names,
                             np.concatenate(special + [np.zeros(0, np.uint8)]))
     del keys, special
     if ordered is None:
         return None
     header = schema.XPlane.FromString(b"".join(others))
     stat_names = {key: meta.name for key, meta in header.stat_metadata.items()}
-    ids, names, display_names, by_key = ordered
+    ids, names, by_key = ordered
     stats: List[Mapping[str, Any]] = [NO_STATS] * len(names)
     runtime = schema.XPlane.FromString(b"".join(marked))
     for i in np.flatnonzero(by_key).tolist():
         entry = runtime.event_metadata[int(ids[i])]
-        names[i], display_names[i], stats[i] = entry_of(entry, stat_names, budget)
-    return header, stat_names, EventMetadata(ids, names, display_names, stats)
+        names[i], stats[i] = entry_of(entry, stat_names, budget)
+    return header, stat_names, EventMetadata(ids, names, stats)
 
 
 def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
@@ -126,14 +124,14 @@ def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
     if table is None:
         ids = sorted(header.event_metadata.keys())
         found = [entry_of(header.event_metadata[mid], stat_names, budget) for mid in ids]
-        return EventMetadata(np.array(ids, dtype=np.int64), [f[0] for f in found], [f[1] for f in found],
-                             [f[2] or NO_STATS for f in found])
-    ids, names, display_names, special = table
+        return EventMetadata(np.array(ids, dtype=np.int64), [f[0] for f in found],
+                             [f[1] or NO_STATS for f in found])
+    ids, names, special = table
     stats: List[Mapping[str, Any]] = [NO_STATS] * len(names)
     for i in np.flatnonzero(special).tolist():
         entry = header.event_metadata[int(ids[i])]
-        names[i], display_names[i], stats[i] = entry_of(entry, stat_names, budget)
-    return EventMetadata(ids, names, display_names, stats)
+        names[i], stats[i] = entry_of(entry, stat_names, budget)
+    return EventMetadata(ids, names, stats)
 
 
 def _wire_table(header_bytes: bytes, header):
@@ -142,15 +140,15 @@ def _wire_table(header_bytes: bytes, header):
     found = event_columns._wire.metadata_table(header_bytes)
     if found is None:
         return None
-    keys, names, display_names, special = found
+    keys, names, _, special = found
     keys = np.frombuffer(keys, dtype=np.int64)
     special = np.frombuffer(special, dtype=np.uint8)
     if keys.size != len(header.event_metadata):
         return None
-    return _in_key_order(keys, names, display_names, special)
+    return _in_key_order(keys, names, special)
 
 
-def _in_key_order(keys: np.ndarray, names: List[str], display_names: List[str], special: np.ndarray):
+def _in_key_order(keys: np.ndarray, names: List[str], special: np.ndarray):
     """The walker's entries (file order) by ascending key; None when a key is given twice."""
     if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):  # (writers emit them in order)
         order = np.argsort(keys, kind="stable")
@@ -158,16 +156,15 @@ def _in_key_order(keys: np.ndarray, names: List[str], display_names: List[str], 
         if bool(np.any(keys[1:] == keys[:-1])):
             return None
         names = [names[i] for i in order.tolist()]
-        display_names = [display_names[i] for i in order.tolist()]
-    return keys, names, display_names, special
+    return keys, names, special
 
 
-def entry_of(meta, stat_names: Dict[int, str], budget: EventBudget) -> Tuple[str, str, Dict[str, Any]]:
-    """One entry from the runtime's message: name (TraceMe arguments split off), display name, stats."""
+def entry_of(meta, stat_names: Dict[int, str], budget: EventBudget) -> Tuple[str, Dict[str, Any]]:
+    """One entry from the runtime's message: name (TraceMe arguments split off), stats."""
     name, encoded = split_traceme_name(meta.name)
     stats = dict(encoded)
     stats.update(usable_stats(meta.stats, stat_names, budget))
-    return name, meta.display_name, stats
+    return name, stats
 
 
 def usable_stats(stats, stat_names: Dict[int, str], budget: EventBudget) -> Dict[str, Any]:
