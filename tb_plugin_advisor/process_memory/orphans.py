@@ -5,8 +5,11 @@ that made the pool dies (TensorBoard stopped or killed, a notebook kernel restar
 it: the queue's pipe stays open in the pool's other workers. It would then hold its memory and open
 files for as long as the machine runs, a process per worker, and for a worker of a worker too (the
 server's analysis workers start a pool of their own for a run of several hosts). So every pool the
-Advisor starts is given `end_with_parent` as its initializer: a thread that ends the worker at once,
-even if its task is blocked in a system call, once the worker has been re-parented.
+Advisor starts is given `end_with_parent` as its initializer, with the pid of the process making the
+pool: a thread that ends the worker at once, even if its task is blocked in a system call, once the
+worker has been re-parented. The pid is taken by the maker, not read in the worker: a maker killed
+while a worker was starting leaves that worker re-parented before its initializer runs, and it would
+have watched its new parent (init) for good.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ import time
 PARENT_CHECK_S = 1.0
 
 
-def end_with_parent() -> None:
-    """Pool initializer: end this process when its parent is gone."""
-    parent = os.getppid()
+def end_with_parent(parent: int) -> None:
+    """Pool initializer: end this process when `parent` (the pool's maker, its pid given with the
+    initializer) is no longer its parent, at once where that is already so."""
+    if os.getppid() != parent:
+        os._exit(1)
     threading.Thread(target=_exit_with_parent, args=(parent,), name="advisor-parent", daemon=True).start()
 
 

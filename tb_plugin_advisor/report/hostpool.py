@@ -173,7 +173,8 @@ def host_pool(size: int) -> ProcessPoolExecutor:
     """`size` worker processes that end themselves when the process that started them is gone: in a
     server's analysis worker, that worker is ended with TensorBoard, and its hosts' workers would
     otherwise wait on their queue for good (process_memory/orphans.py)."""
-    return ProcessPoolExecutor(max_workers=size, mp_context=get_context("spawn"), initializer=end_with_parent)
+    return ProcessPoolExecutor(max_workers=size, mp_context=get_context("spawn"), initializer=end_with_parent,
+                               initargs=(os.getpid(),))
 
 
 def _on_local_pool(

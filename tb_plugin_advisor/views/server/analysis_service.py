@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import multiprocessing
+import os
 import queue
 import sys
 import threading
@@ -145,6 +146,7 @@ class WorkerProcesses:
                     max_workers=self.processes,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=warm_up,
+                    initargs=(os.getpid(),),
                     **recycle,
                 )
                 self._done_tasks = 0

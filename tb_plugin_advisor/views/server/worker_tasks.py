@@ -41,11 +41,11 @@ ENGINE_MODULES = (
 _warm_resident: Optional[int] = None
 
 
-def warm_up() -> None:
-    """Pool initializer: end this worker when the server is gone, then import the engine while the
-    worker is idle, not when its first task arrives (a recycled worker is spawned right after its
-    predecessor's last task)."""
-    end_with_parent()
+def warm_up(server: int) -> None:
+    """Pool initializer: end this worker when the server (`server`, its pid) is gone, then import the
+    engine while the worker is idle, not when its first task arrives (a recycled worker is spawned
+    right after its predecessor's last task)."""
+    end_with_parent(server)
     for module in ENGINE_MODULES:
         importlib.import_module(module)
     global _warm_resident
