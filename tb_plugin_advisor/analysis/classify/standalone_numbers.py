@@ -16,7 +16,7 @@ numbers, and the names are then classified one by one, as before.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, Iterable, List, Tuple
+from typing import Any, Iterable, List, Optional, Tuple
 
 try:  # the regex parser the `re` module uses (public as sre_parse up to 3.10)
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -27,7 +27,7 @@ LETTER, DIGIT, OTHER = 1, 2, 4  # the kinds of ASCII character a part of a patte
 ANY_KIND = LETTER | DIGIT | OTHER
 ALL_DIGITS = (1 << 10) - 1  # which of 0-9 a part may take, a bit each
 
-_CONTAINERS = tuple(op for op in (_sre.SUBPATTERN, getattr(_sre, "ATOMIC_GROUP", None)) if op is not None)
+_ATOMIC_GROUP = getattr(_sre, "ATOMIC_GROUP", None)  # `(?>…)`, Python 3.11+
 _REPEATS = tuple(op for op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIVE_REPEAT", None))
                  if op is not None)
 _ASSERTIONS = (_sre.ASSERT, _sre.ASSERT_NOT)
@@ -71,24 +71,12 @@ def _sequence_blind(items: list, outer: _Path, reads_groups: bool, in_read_group
         path = outer + [(items, position, op)]
         if op in (_sre.GROUPREF, _sre.GROUPREF_EXISTS):
             return False  # a back reference compares texts, digits included
-        if op in _CONTAINERS:
-            group = value[0] if op is _sre.SUBPATTERN else None
-            reading = in_read_group or (reads_groups and group is not None)
-            if not _sequence_blind(_body(op, value), path, reads_groups, reading):
+        inner = _inner(op, value)
+        if inner is not None:  # a group, alternatives, a repeat or a lookaround: the parts inside it
+            reading = in_read_group or (reads_groups and op is _sre.SUBPATTERN and value[0] is not None)
+            if not all(_sequence_blind(sequence, path, reads_groups, reading) for sequence in inner):
                 return False
-        elif op is _sre.BRANCH:
-            branches = [list(branch) for branch in value[1]]
-            if not all(_sequence_blind(branch, path, reads_groups, in_read_group) for branch in branches):
-                return False
-        elif op in _REPEATS:
-            if not _sequence_blind(list(value[2]), path, reads_groups, in_read_group):
-                return False
-        elif op in _ASSERTIONS:
-            if not _sequence_blind(list(value[1]), path, reads_groups, in_read_group):
-                return False
-        elif op is _sre.AT:
-            continue
-        else:
+        elif op is not _sre.AT:
             digits, _ = _single(op, value)
             reads_value = 0 < digits < ALL_DIGITS or (in_read_group and digits)
             if reads_value and not (_letter_beside(path, -1) or _letter_beside(path, 1)):
@@ -111,11 +99,11 @@ def _letter_beside(path: _Path, step: int) -> bool:
             at += step
         if depth == 0:
             return False  # the pattern's edge: the text around it is anything
-        holder = path[depth - 1][2]
+        outer_items, outer_position, holder = path[depth - 1]
         if holder in _ASSERTIONS:
             return False  # a lookaround's text lies around the match, not next to it
         if holder in _REPEATS:  # an earlier or later round of the same body may sit next to it
-            kinds, _ = _kinds(*path[depth - 1][0][path[depth - 1][1]])
+            kinds, _ = _kinds(*outer_items[outer_position])
             if kinds & OTHER:
                 return False
     return False
@@ -123,23 +111,36 @@ def _letter_beside(path: _Path, step: int) -> bool:
 
 def _kinds(op, value) -> Tuple[int, int]:
     """The kinds of ASCII character a part may take, and the fewest characters it takes."""
-    if op in _CONTAINERS:
-        return _sequence_kinds(_body(op, value))
+    if op in _ASSERTIONS or op is _sre.AT:
+        return 0, 0
     if op is _sre.BRANCH:
-        found = [_sequence_kinds(list(branch)) for branch in value[1]]
+        found = [_sequence_kinds(branch) for branch in _inner(op, value)]
         return _or(kinds for kinds, _ in found), min(shortest for _, shortest in found)
     if op in _REPEATS:
         low, high, body = value
         kinds, shortest = _sequence_kinds(list(body))
         return (kinds if high else 0), low * shortest
-    if op in _ASSERTIONS or op is _sre.AT:
-        return 0, 0
+    inner = _inner(op, value)
+    if inner is not None:  # a group
+        return _sequence_kinds(inner[0])
     return _single(op, value)[1], 1
 
 
-def _body(op, value) -> list:
-    """The parts inside a group (a capturing or plain group keeps them last; an atomic group is them)."""
-    return list(value[-1]) if op is _sre.SUBPATTERN else list(value)
+def _inner(op, value) -> Optional[List[list]]:
+    """The sequences of parts inside a part: a group's (a capturing or plain group keeps them last, an
+    atomic group is them), each alternative, a repeat's body, a lookaround's; None for a part of one
+    character or an anchor."""
+    if op is _sre.SUBPATTERN:
+        return [list(value[-1])]
+    if _ATOMIC_GROUP is not None and op is _ATOMIC_GROUP:
+        return [list(value)]
+    if op is _sre.BRANCH:
+        return [list(branch) for branch in value[1]]
+    if op in _REPEATS:
+        return [list(value[2])]
+    if op in _ASSERTIONS:
+        return [list(value[1])]
+    return None
 
 
 def _sequence_kinds(items: list) -> Tuple[int, int]:
