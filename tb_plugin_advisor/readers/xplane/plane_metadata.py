@@ -108,12 +108,8 @@ def _walked_header(source: ByteSource, runs: Spans, budget: EventBudget) -> Opti
     header = schema.XPlane.FromString(b"".join(others))
     stat_names = {key: meta.name for key, meta in header.stat_metadata.items()}
     ids, names, by_key = ordered
-    stats: List[Mapping[str, Any]] = [NO_STATS] * len(names)
     runtime = schema.XPlane.FromString(b"".join(marked))
-    for i in np.flatnonzero(by_key).tolist():
-        entry = runtime.event_metadata[int(ids[i])]
-        names[i], stats[i] = entry_of(entry, stat_names, budget)
-    return header, stat_names, EventMetadata(ids, names, stats)
+    return header, stat_names, _with_marked(ids, names, by_key, runtime.event_metadata, stat_names, budget)
 
 
 def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
@@ -127,10 +123,16 @@ def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
         return EventMetadata(np.array(ids, dtype=np.int64), [f[0] for f in found],
                              [f[1] or NO_STATS for f in found])
     ids, names, special = table
+    return _with_marked(ids, names, special, header.event_metadata, stat_names, budget)
+
+
+def _with_marked(ids: np.ndarray, names: List[str], marked: np.ndarray, entries: Mapping[int, Any],
+                 stat_names: Dict[int, str], budget: EventBudget) -> EventMetadata:
+    """The walker's names, with the entries it marked (stats, TraceMe-encoded names) read from the
+    runtime's map `entries`; the others have no stats."""
     stats: List[Mapping[str, Any]] = [NO_STATS] * len(names)
-    for i in np.flatnonzero(special).tolist():
-        entry = header.event_metadata[int(ids[i])]
-        names[i], stats[i] = entry_of(entry, stat_names, budget)
+    for i in np.flatnonzero(marked).tolist():
+        names[i], stats[i] = entry_of(entries[int(ids[i])], stat_names, budget)
     return EventMetadata(ids, names, stats)
 
 
