@@ -354,7 +354,7 @@ class _TraceConverter:
                 line, _ = self.device_lines[key].build(line_id, key[1], "", plane)
                 self.trace_ids[(plane_id, line_id)] = self.written_ids[key]
                 plane.lines.append(line)
-                _finish_names(plane, self.device_names[device])
+            _finish_names(plane, self.device_names[device])
             planes.append(plane)
         devices = [build_device(p) for p in planes[1:]]
         builders = (*self.host_lines.values(), *self.device_lines.values())
