@@ -49,12 +49,13 @@ def analyze_profile(profile: Profile, local_cpu: Optional[LocalCpu] = None) -> H
 
 
 def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
-    steps = find_steps(profile)
-    attach_launching_ops(profile)  # PyTorch kernels → the aten op that launched them (before the views)
-    for device in profile.devices:  # classified once, here: both threads below read the views
-        kernel_view(device)
     one_heap_for_threads()  # what the second thread frees serves the first (process_memory/heap.py)
     with ThreadPoolExecutor(1, thread_name_prefix="advisor-deep") as second_core:
+        # The kernels are classified (names, mostly Python) while the steps are found (numpy, which
+        # lets go of the GIL): neither reads what the other writes. Both threads below read the views.
+        views = second_core.submit(_kernel_views, profile)
+        steps = find_steps(profile)
+        views.result()
         # Precision, Tensor Cores and the deeper views need only the steps: they run beside the
         # breakdown and what reads it (numpy lets go of the GIL in whole-array work, which is most
         # of both), which keeps the two sides of about the same length. The deeper views first:
@@ -73,6 +74,13 @@ def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
         if section.findings is not None:
             report.findings[section.key] = with_evidence(section.findings(section.analysed(report)), spans)
     return report
+
+
+def _kernel_views(profile: Profile) -> None:
+    """Every device's kernel view, classified once for the analyses that read it."""
+    attach_launching_ops(profile)  # PyTorch kernels → the aten op that launched them (before the views)
+    for device in profile.devices:
+        kernel_view(device)
 
 
 def _precision_analyses(profile: Profile, steps: Steps) -> Tuple[PrecisionResult, TensorCoreResult]:
