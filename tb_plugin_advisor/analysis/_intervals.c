@@ -1,4 +1,4 @@
-/* Interval unions in one pass (issue 12): intervals.py's `_blocks` and `merge` without numpy's
+/* Interval unions in one pass: intervals.py's `_blocks` and `merge` without numpy's
  * four whole-array passes each. The breakdown unions millions of events a time slice at a time and
  * these two steps were most of its time.
  *
@@ -142,11 +142,154 @@ fail:
     return NULL;
 }
 
+/* A duration column as the model keeps it: int32 where every duration fits, else int64. */
+static int duration_buffer(PyObject *object, Py_buffer *view) {
+    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return 0;
+    const char *f = view->format == NULL ? "" : view->format;
+    if (*f == '<' || *f == '=') f++;
+    int ok = (view->itemsize == 8 && (!strcmp(f, "q") || !strcmp(f, "l"))) ||
+             (view->itemsize == 4 && (!strcmp(f, "i") || (!strcmp(f, "l") && sizeof(long) == 4)));
+    if (!ok) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "expected a contiguous int32 or int64 buffer of durations");
+        return 0;
+    }
+    return 1;
+}
+
+static int int8_buffer(PyObject *object, Py_buffer *view) {
+    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return 0;
+    if (view->itemsize != 1 || view->format == NULL || strcmp(view->format, "b")) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "expected a contiguous int8 buffer of codes");
+        return 0;
+    }
+    return 1;
+}
+
+#define MAX_LEVELS 64
+
+/* level_blocks(starts, durations, codes, rows_before, first, last, a, b, levels, every)
+ *   -> ([(block starts, block ends) per level], (block starts, block ends) of all levels, or None)
+ *
+ * One slice of the breakdown's timeline for one start-sorted event column: the events `rows_before`
+ * (ascending rows, all before `first`: long events that reach into the slice) then rows first..last-1,
+ * each clipped to [a, b), empty ones and those with a negative code left out; the events of each code
+ * 0..levels-1 merged into disjoint blocks, and (when `every`) the events of all codes. What
+ * breakdown.py's numpy path does with a gather, a mask and a union per code, in one pass. */
+static PyObject *level_blocks(PyObject *self, PyObject *args) {
+    PyObject *s_obj, *d_obj, *c_obj, *r_obj;
+    Py_ssize_t first, last;
+    long long a, b;
+    int levels, every;
+    if (!PyArg_ParseTuple(args, "OOOOnnLLip", &s_obj, &d_obj, &c_obj, &r_obj, &first, &last, &a, &b,
+                          &levels, &every))
+        return NULL;
+    if (levels < 1 || levels > MAX_LEVELS) {
+        PyErr_SetString(PyExc_ValueError, "levels out of range");
+        return NULL;
+    }
+    Py_buffer views[4];
+    int got = 0;
+    PyObject *outputs[2 * (MAX_LEVELS + 1)] = {NULL};
+    PyObject *listed = NULL;
+    if (!int64_buffer(s_obj, &views[0])) goto fail;
+    got = 1;
+    if (!duration_buffer(d_obj, &views[1])) goto fail;
+    got = 2;
+    if (!int8_buffer(c_obj, &views[2])) goto fail;
+    got = 3;
+    if (!int64_buffer(r_obj, &views[3])) goto fail;
+    got = 4;
+    Py_ssize_t n = views[0].len / 8, n_before = views[3].len / 8;
+    int wide = views[1].itemsize == 8;
+    if (views[1].len / views[1].itemsize != n || views[2].len != n || first < 0 || last > n || first > last) {
+        PyErr_SetString(PyExc_ValueError, "columns differ in length or rows out of range");
+        goto fail;
+    }
+    const int64_t *starts = views[0].buf, *before = views[3].buf;
+    const int8_t *codes = views[2].buf;
+    for (Py_ssize_t k = 0; k < n_before; k++)
+        if (before[k] < 0 || before[k] >= first) {
+            PyErr_SetString(PyExc_ValueError, "rows_before must lie before first");
+            goto fail;
+        }
+    /* pass 1: events per level (the most blocks each can have) */
+    Py_ssize_t counts[MAX_LEVELS + 1] = {0};
+    for (Py_ssize_t k = 0; k < n_before; k++) {
+        int code = codes[before[k]];
+        if (code >= 0 && code < levels) counts[code]++;
+    }
+    for (Py_ssize_t i = first; i < last; i++) {
+        int code = codes[i];
+        if (code >= 0 && code < levels) counts[code]++;
+    }
+    Py_ssize_t all = 0;
+    for (int k = 0; k < levels; k++) all += counts[k];
+    counts[levels] = every ? all : 0;
+    int outs = levels + 1;
+    Blocks blocks[MAX_LEVELS + 1];
+    for (int k = 0; k < outs; k++) {
+        outputs[2 * k] = PyByteArray_FromStringAndSize(NULL, counts[k] * 8);
+        outputs[2 * k + 1] = PyByteArray_FromStringAndSize(NULL, counts[k] * 8);
+        if (!outputs[2 * k] || !outputs[2 * k + 1]) goto fail;
+        blocks[k] = (Blocks){(int64_t *)PyByteArray_AS_STRING(outputs[2 * k]),
+                             (int64_t *)PyByteArray_AS_STRING(outputs[2 * k + 1]), 0, 0, 0, 0};
+    }
+    const int32_t *narrow_d = views[1].buf;
+    const int64_t *wide_d = views[1].buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < n_before + (last - first); k++) {
+        Py_ssize_t i = k < n_before ? before[k] : first + (k - n_before);
+        int code = codes[i];
+        if (code < 0 || code >= levels) continue;
+        int64_t start = starts[i];
+        int64_t end = start + (wide ? wide_d[i] : (int64_t)narrow_d[i]);
+        if (start < a) start = a;
+        if (end > b) end = b;
+        if (end <= start) continue;
+        feed(&blocks[code], start, end);
+        if (every) feed(&blocks[levels], start, end);
+    }
+    for (int k = 0; k < outs; k++) close_blocks(&blocks[k]);
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 4; k++) PyBuffer_Release(&views[k]);
+    got = 0;
+    listed = PyList_New(levels);
+    if (!listed) goto fail;
+    for (int k = 0; k < outs; k++) {
+        if (PyByteArray_Resize(outputs[2 * k], blocks[k].count * 8) < 0 ||
+            PyByteArray_Resize(outputs[2 * k + 1], blocks[k].count * 8) < 0)
+            goto fail;
+    }
+    for (int k = 0; k < levels; k++) {
+        PyObject *pair = PyTuple_Pack(2, outputs[2 * k], outputs[2 * k + 1]);
+        if (!pair) goto fail;
+        PyList_SET_ITEM(listed, k, pair);
+    }
+    PyObject *whole = Py_None;
+    if (every)
+        whole = PyTuple_Pack(2, outputs[2 * levels], outputs[2 * levels + 1]);
+    else
+        Py_INCREF(Py_None);
+    if (!whole) goto fail;
+    for (int k = 0; k < 2 * outs; k++) Py_DECREF(outputs[k]);
+    return Py_BuildValue("(NN)", listed, whole);
+fail:
+    Py_XDECREF(listed);
+    for (int k = 0; k < 2 * (MAX_LEVELS + 1); k++) Py_XDECREF(outputs[k]);
+    for (int k = 0; k < got; k++) PyBuffer_Release(&views[k]);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"blocks", blocks, METH_VARARGS,
      "blocks(starts, ends): intervals sorted by start merged into disjoint blocks (int64 bytearrays)."},
     {"merge", merge, METH_VARARGS,
      "merge(a_starts, a_ends, b_starts, b_ends): the blocks of the union of two disjoint sorted sets."},
+    {"level_blocks", level_blocks, METH_VARARGS,
+     "level_blocks(starts, durations, codes, rows_before, first, last, a, b, levels, every): one slice's "
+     "blocks per code and of all codes (intervals.py level_blocks)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,7 +9,7 @@ difference of a cumulative function evaluated with two binary searches — no pe
 from __future__ import annotations
 
 import os
-from typing import Iterable, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -99,7 +99,11 @@ def _merge_numpy(a: Intervals, b: Intervals) -> Intervals:
 
 def union_all(parts: Iterable[Intervals]) -> Intervals:
     """Union of several interval sets (merged or not): each part merged, then pairwise merges."""
-    merged = [union(*p) for p in parts if p[0].size]
+    return merge_all([union(*p) for p in parts if p[0].size])
+
+
+def merge_all(merged: List[Intervals]) -> Intervals:
+    """Union of several merged sets: pairwise merges."""
     if not merged:
         return EMPTY
     while len(merged) > 1:  # a balanced tree of merges: O(N log k)
@@ -108,6 +112,37 @@ def union_all(parts: Iterable[Intervals]) -> Intervals:
             for i in range(0, len(merged), 2)
         ]
     return merged[0]
+
+
+def level_blocks(starts: np.ndarray, durations: np.ndarray, codes: np.ndarray, rows_before: np.ndarray,
+                 first: int, last: int, a: int, b: int, levels: int, every: bool
+                 ) -> Tuple[List[Intervals], Optional[Intervals]]:
+    """One slice [a, b) of a start-sorted event column (starts, durations, int8 codes): the events of
+    rows `rows_before` (ascending, all before `first`) then rows first..last-1, clipped to the slice,
+    empty ones and negative codes left out. Returns the merged set of each code 0..levels-1 and, when
+    `every`, of all of them (else None). One pass in C; in numpy a gather, then a mask and a union
+    per code."""
+    if COMPILED:
+        per_level, whole = _intervals.level_blocks(
+            _int64(starts), _durations(durations), np.ascontiguousarray(codes, dtype=np.int8),
+            _int64(rows_before), first, last, a, b, levels, every)
+        return [_as_intervals(pair) for pair in per_level], _as_intervals(whole) if every else None
+    index = np.concatenate((np.asarray(rows_before, dtype=np.int64), np.arange(first, last)))
+    picked_starts = starts[index]
+    ends = picked_starts + durations[index]
+    picked = codes[index]
+    keep = (ends > a) & (picked >= 0) & (picked < levels)
+    clipped_starts, clipped_ends = np.maximum(picked_starts[keep], a), np.minimum(ends[keep], b)
+    picked = picked[keep]
+    per_level = [union(clipped_starts[picked == k], clipped_ends[picked == k]) for k in range(levels)]
+    return per_level, union(clipped_starts, clipped_ends) if every else None
+
+
+def _durations(durations: np.ndarray) -> np.ndarray:
+    """A duration column as the C code reads it: contiguous int32 or int64 (as the model keeps it)."""
+    if durations.dtype in (np.int32, np.int64):
+        return np.ascontiguousarray(durations)
+    return _int64(durations)
 
 
 def clip(merged: Intervals, lo: int, hi: int) -> Intervals:

@@ -157,20 +157,22 @@ class EventSource:
         # (the maximum read in place: a copy of the short durations was 48 MB for a 300 MB profile)
         self.max_short_ns = int(np.max(self.durations, initial=0, where=~is_long))
 
-    def in_slice(self, a: int, b: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(starts, ends, codes) of the counted events overlapping [a, b), clipped to it."""
+    def blocks_in_slice(self, a: int, b: int, levels: int
+                        ) -> Tuple[List[iv.Intervals], Optional[iv.Intervals]]:
+        """The counted events overlapping [a, b), clipped to it, as the merged set of each category
+        level, and of all of them for a device's events (the device's busy time; None for a host
+        line)."""
         first = int(np.searchsorted(self.starts, a - self.max_short_ns, side="left"))
         last = int(np.searchsorted(self.starts, b, side="left"))
-        index = np.arange(first, last)
-        if self.long_index.size:
-            long_ = self.long_index
-            hit = long_[(self.starts[long_] < b) & (self.starts[long_] + self.durations[long_] > a)]
-            index = np.union1d(index, hit) if hit.size else index
-        starts = self.starts[index]
-        ends = starts + self.durations[index]
-        codes = self.codes[index]
-        keep = (ends > a) & (codes >= 0)
-        return np.maximum(starts[keep], a), np.minimum(ends[keep], b), codes[keep]
+        before = _NO_ROWS
+        if self.long_index.size:  # long events that start before the short ones can reach the slice
+            long_ = self.long_index[:int(np.searchsorted(self.long_index, first))]
+            before = long_[(self.starts[long_] < b) & (self.starts[long_] + self.durations[long_] > a)]
+        return iv.level_blocks(self.starts, self.durations, self.codes, before, first, last, a, b, levels,
+                               self.device is not None)
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 _P = {c: i for i, c in enumerate(PRIORITY)}
@@ -454,24 +456,21 @@ class _Tally:
         parts: Dict[int, List[iv.Intervals]] = {k: [] for k in range(levels)}
         per_device: Dict[str, List[iv.Intervals]] = {}
         for source in sources:
-            starts, ends, codes = source.in_slice(a, b)
-            if starts.size == 0:
-                continue
-            present = np.flatnonzero(np.bincount(codes, minlength=levels))
-            for k in present.tolist():
-                mask = codes == k
-                parts[k].append(iv.union(starts[mask], ends[mask]))
-            if source.device is not None:
-                per_device.setdefault(source.device, []).append(iv.union(starts, ends))
+            per_level, every = source.blocks_in_slice(a, b, levels)
+            for k, blocks in enumerate(per_level):
+                if blocks[0].size:
+                    parts[k].append(blocks)
+            if every is not None and every[0].size:
+                per_device.setdefault(source.device, []).append(every)
         claimed = iv.EMPTY
         before = np.zeros(windows.size, dtype=np.int64)
         for k, column in enumerate(_PRIORITY_COLUMNS):
             if parts[k]:
-                claimed = iv.merge(claimed, iv.union_all(parts[k]))
+                claimed = iv.merge(claimed, iv.merge_all(parts[k]))
                 now = iv.covered(claimed, w_lo, w_hi)
                 self.per_window[windows, column] += now - before
                 before = now
         steady_windows = self.steady[windows]
         for device, pieces in per_device.items():
-            merged = iv.union_all(pieces)
+            merged = iv.merge_all(pieces)
             self.busy_ns[device] += int(iv.covered(merged, w_lo[steady_windows], w_hi[steady_windows]).sum())

@@ -47,6 +47,64 @@ def test_blocks_and_merges_equal_numpys(seed):
         assert same(got, iv._merge_numpy(merged_a, merged_b))
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_level_blocks_equal_numpys(seed, monkeypatch):
+    """One slice's blocks per code (and of all codes) from the C pass equal the numpy path's: clipped
+    to the slice, empty events and negative codes left out, int32 or int64 durations, long events
+    before the first row."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400))
+    span = int(rng.choice([5, 50, 10**6]))
+    starts = np.sort(rng.integers(-span, span, n)).astype(np.int64)
+    durations = rng.integers(0, span // 3 + 2, n).astype(rng.choice([np.int32, np.int64]))
+    levels = int(rng.integers(1, 9))
+    codes = rng.integers(-1, levels, n).astype(np.int8)
+    first = int(rng.integers(0, n + 1))
+    last = int(rng.integers(first, n + 1))
+    before = np.flatnonzero(rng.random(first) < 0.2).astype(np.int64)
+    a = int(rng.integers(-span, span))
+    b = a + int(rng.integers(0, span))
+    every = bool(rng.integers(0, 2))
+    args = (starts, durations, codes, before, first, last, a, b, levels, every)
+    compiled_levels, compiled_all = iv.level_blocks(*args)
+    monkeypatch.setattr(iv, "COMPILED", False)
+    numpy_levels, numpy_all = iv.level_blocks(*args)
+    assert len(compiled_levels) == len(numpy_levels) == levels
+    for got, expected in zip(compiled_levels, numpy_levels):
+        assert same(got, expected)
+    assert (compiled_all is None) == (numpy_all is None) == (not every)
+    if every:
+        assert same(compiled_all, numpy_all)
+
+
+def test_level_blocks_by_hand():
+    """Code 0: [0, 4) and [3, 6) join; code 1: the event clipped at the slice's start and [9, 10)
+    clipped at its end; an empty event and a code -1 event count nowhere."""
+    starts = np.array([-5, 0, 3, 7, 8, 9], dtype=np.int64)
+    durations = np.array([7, 4, 3, 0, 1, 5], dtype=np.int32)
+    codes = np.array([1, 0, 0, 1, -1, 1], dtype=np.int8)
+    per_level, every = iv.level_blocks(starts, durations, codes, np.array([0], dtype=np.int64), 1, 6,
+                                       -1, 10, 2, True)
+    assert [x.tolist() for x in per_level[0]] == [[0], [6]]
+    assert [x.tolist() for x in per_level[1]] == [[-1, 9], [2, 10]]
+    assert [x.tolist() for x in every] == [[-1, 9], [6, 10]]
+
+
+def test_level_blocks_refuses_what_it_cannot_read():
+    starts = np.zeros(3, dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)
+    with pytest.raises(TypeError):  # codes not int8
+        iv._intervals.level_blocks(starts, starts, np.zeros(3, np.int32), none, 0, 3, 0, 1, 2, True)
+    with pytest.raises(TypeError):  # durations neither int32 nor int64
+        iv._intervals.level_blocks(starts, np.zeros(3, np.int16), np.zeros(3, np.int8), none, 0, 3, 0, 1, 2, True)
+    with pytest.raises(ValueError):  # rows out of range
+        iv._intervals.level_blocks(starts, starts, np.zeros(3, np.int8), none, 0, 4, 0, 1, 2, True)
+    with pytest.raises(ValueError):  # a row before the first that is not before it
+        iv._intervals.level_blocks(starts, starts, np.zeros(3, np.int8), np.array([2]), 1, 3, 0, 1, 2, True)
+    with pytest.raises(ValueError):  # no levels
+        iv._intervals.level_blocks(starts, starts, np.zeros(3, np.int8), none, 0, 3, 0, 1, 0, True)
+
+
 def test_touching_intervals_join_and_gaps_split():
     starts = np.array([0, 5, 5, 11, 20], dtype=np.int64)
     ends = np.array([5, 7, 6, 20, 21], dtype=np.int64)
