@@ -29,18 +29,20 @@ launched from the backward thread and often the last step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 import numpy as np
 
 from tb_plugin_advisor.analysis import thresholds as th
 from tb_plugin_advisor.formatting import format_pct
-from tb_plugin_advisor.model import Profile
+from tb_plugin_advisor.model import KernelTable, MemcpyTable, Profile
 
 # Device events matched to their launches per block: each block's lookups and masks are temporaries
 # of this many events, not of every device event of the profile at once (a million kernels made the
 # step finder's a dozen event-long arrays the report's peak).
 BLOCK_EVENTS = 1 << 16
+
+_EventTable = Union[KernelTable, MemcpyTable]
 
 
 @dataclass
@@ -68,33 +70,26 @@ def device_windows(profile: Profile, host_start_ns: np.ndarray, host_end_ns: np.
     during the steps that a launch inside a step names (None without steps or device work), which
     the validity matrix reports (analysis/validity/). `repeating`: the steps are the loop's own
     (markers), so a last step with fewer device events was cut off."""
-    starts, ends, correlations = _device_events(profile)
-    if host_start_ns.size == 0 or starts.size == 0:
+    tables = _device_tables(profile)
+    if host_start_ns.size == 0 or not tables:
         return None, "", None
     launch_ids, launch_times = _launch_calls(profile)
     if launch_ids.size == 0:
         return None, NO_CORRELATION, 0.0
-    step = _step_of_events(correlations, launch_ids, launch_times, host_start_ns, host_end_ns)
-    del correlations, launch_ids, launch_times  # what follows reads the steps the events fell in
-    attributed = step >= 0
-    during = (ends > host_start_ns[0]) & (starts < host_end_ns[-1])
-    share = float(attributed.sum()) / max(int((during | attributed).sum()), 1)
-    if not attributed.any():
+    tally = _Attribution(host_start_ns, host_end_ns, _unique_ids(launch_ids))
+    for table in tables:
+        tally.add(table, launch_ids, launch_times)
+    del launch_ids, launch_times
+    if not tally.attributed_count:
         return None, NO_CORRELATION, 0.0
+    share = tally.attributed_count / max(tally.during_count, 1)
     if share < th.DEVICE_CLOCK_MIN_SHARE:
         why = (f"Only {format_pct(100.0 * share)} of the device work during the steps could be tied to a "
                "launch inside a step (the rest has no launch in the trace): steps are timed on the host's "
                "clock.")
         return None, why, share
     n = host_start_ns.size
-    own = step[attributed]
-    del step
-    events = np.bincount(own, minlength=n).astype(np.int64)
-    device_end = np.full(n, -1, dtype=np.int64)
-    np.maximum.at(device_end, own, ends[attributed])
-    first_own = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first_own, own, starts[attributed])
-    del own
+    events, device_end, first_own = tally.events, tally.device_end, tally.first_own
     window_start = np.empty(n, dtype=np.int64)
     window_end = np.empty(n, dtype=np.int64)
     previous_end: Optional[int] = None
@@ -103,36 +98,20 @@ def device_windows(profile: Profile, host_start_ns: np.ndarray, host_end_ns: np.
         if previous_end is not None:
             start = max(start, previous_end)
         elif events[0] > 0:
-            backlog_end = _backlog_end(starts[~attributed], ends[~attributed], int(first_own[0]))
+            backlog_end = tally.backlog_end(tables, int(first_own[0]))
             if backlog_end is not None:
                 start = max(start, min(backlog_end, int(first_own[0])))
         end = max(int(host_end_ns[i]), int(device_end[i]), start)
         window_start[i], window_end[i] = start, end
         previous_end = end
     cut = _cut_off(events) if repeating else np.zeros(n, dtype=bool)
-    unattributed = int((~attributed).sum())
+    unattributed = tally.total - tally.attributed_count
     return DeviceWindows(window_start, window_end, events, device_end, cut, unattributed), "", share
 
 
-def _device_events(profile: Profile) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Starts, ends and correlation ids (-1: none) of every kernel, memset and copy of every device."""
-    starts: List[np.ndarray] = []
-    ends: List[np.ndarray] = []
-    correlations: List[np.ndarray] = []
-    for device in profile.devices:
-        for table in (device.kernels, device.memcpys):
-            if not len(table):
-                continue
-            ids = table.correlation_id
-            if ids.shape[0] != len(table):  # a table built without them
-                ids = np.full(len(table), -1, dtype=np.int64)
-            starts.append(table.start_ns)
-            ends.append(table.start_ns + table.duration_ns)
-            correlations.append(ids.astype(np.int64, copy=False))
-    if not starts:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    return _joined(starts), _joined(ends), _joined(correlations)
+def _device_tables(profile: Profile) -> List[_EventTable]:
+    """Every device's kernels and copies (tables with events), read in place."""
+    return [table for device in profile.devices for table in (device.kernels, device.memcpys) if len(table)]
 
 
 def _joined(parts: List[np.ndarray]) -> np.ndarray:
@@ -163,42 +142,77 @@ def _launch_calls(profile: Profile) -> Tuple[np.ndarray, np.ndarray]:
     return all_ids[order], all_times[order]
 
 
-def _step_of_events(correlations: np.ndarray, launch_ids: np.ndarray, launch_times: np.ndarray,
-                    host_start_ns: np.ndarray, host_end_ns: np.ndarray) -> np.ndarray:
-    """Per device event, the index of the host step whose range holds its launch (-1: none). An id
-    that several host calls carry (hand-made or merged traces) names no launch: it is left out.
-    Found block by block (BLOCK_EVENTS)."""
+def _unique_ids(launch_ids: np.ndarray) -> np.ndarray:
+    """Per sorted launch id, whether no other host call carries it: an id that several carry
+    (hand-made or merged traces) names no launch."""
     unique = np.ones(launch_ids.size, dtype=bool)
     repeated = launch_ids[1:] == launch_ids[:-1]
     unique[1:] &= ~repeated
     unique[:-1] &= ~repeated
-    del repeated
-    step = np.empty(correlations.size, dtype=np.int64)
-    for begin in range(0, correlations.size, BLOCK_EVENTS):
-        block = slice(begin, begin + BLOCK_EVENTS)
-        step[block] = _step_of_block(correlations[block], launch_ids, launch_times, unique,
-                                     host_start_ns, host_end_ns)
-    return step
+    return unique
 
 
-def _step_of_block(correlations: np.ndarray, launch_ids: np.ndarray, launch_times: np.ndarray,
-                   unique: np.ndarray, host_start_ns: np.ndarray, host_end_ns: np.ndarray) -> np.ndarray:
-    at = np.clip(np.searchsorted(launch_ids, correlations), 0, launch_ids.size - 1)
-    found = (launch_ids[at] == correlations) & (correlations >= 0) & unique[at]
-    launched_at = launch_times[at]
-    step = np.searchsorted(host_start_ns, launched_at, side="right") - 1
-    inside = found & (step >= 0)
-    inside[inside] = launched_at[inside] < host_end_ns[step[inside]]
-    return np.where(inside, step, -1)
+class _Attribution:
+    """The device events put in the host steps that launched them, a table and a block of events
+    (BLOCK_EVENTS) at a time: per step its events, the end of its last and the start of its first;
+    how many events a step launched, and how many ran during the steps."""
 
+    def __init__(self, host_start_ns: np.ndarray, host_end_ns: np.ndarray, unique: np.ndarray) -> None:
+        n = host_start_ns.size
+        self.host_start_ns, self.host_end_ns, self.unique = host_start_ns, host_end_ns, unique
+        self.events = np.zeros(n, dtype=np.int64)
+        self.device_end = np.full(n, -1, dtype=np.int64)
+        self.first_own = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+        self.attributed: List[np.ndarray] = []  # per table, a mask of its events a step launched
+        self.attributed_count = 0
+        self.during_count = 0  # events during the steps or launched in one
+        self.total = 0
 
-def _backlog_end(starts: np.ndarray, ends: np.ndarray, first_own_ns: int) -> Optional[int]:
-    """Where the device finished the work it was doing before the first step's own first event
-    (work no recorded step launched), or None when it did none."""
-    earlier = starts < first_own_ns
-    if not earlier.any():
-        return None
-    return int(ends[earlier].max())
+    def add(self, table: _EventTable, launch_ids: np.ndarray, launch_times: np.ndarray) -> None:
+        count = len(table)
+        ids = table.correlation_id
+        if ids.shape[0] != count:  # a table built without them
+            ids = np.full(count, -1, dtype=np.int64)
+        mask = np.empty(count, dtype=bool)
+        first_step, last_step = self.host_start_ns[0], self.host_end_ns[-1]
+        for begin in range(0, count, BLOCK_EVENTS):
+            block = slice(begin, begin + BLOCK_EVENTS)
+            starts = table.start_ns[block]
+            ends = starts + table.duration_ns[block]
+            step = self._step_of_block(ids[block].astype(np.int64, copy=False), launch_ids, launch_times)
+            attributed = step >= 0
+            mask[block] = attributed
+            self.during_count += int(((ends > first_step) & (starts < last_step) | attributed).sum())
+            own = step[attributed]
+            if own.size:
+                self.events += np.bincount(own, minlength=self.events.size)
+                np.maximum.at(self.device_end, own, ends[attributed])
+                np.minimum.at(self.first_own, own, starts[attributed])
+        self.attributed.append(mask)
+        self.attributed_count += int(mask.sum())
+        self.total += count
+
+    def _step_of_block(self, correlations: np.ndarray, launch_ids: np.ndarray, launch_times: np.ndarray
+                       ) -> np.ndarray:
+        """Per device event, the index of the host step whose range holds its launch (-1: none)."""
+        at = np.clip(np.searchsorted(launch_ids, correlations), 0, launch_ids.size - 1)
+        found = (launch_ids[at] == correlations) & (correlations >= 0) & self.unique[at]
+        launched_at = launch_times[at]
+        step = np.searchsorted(self.host_start_ns, launched_at, side="right") - 1
+        inside = found & (step >= 0)
+        inside[inside] = launched_at[inside] < self.host_end_ns[step[inside]]
+        return np.where(inside, step, -1)
+
+    def backlog_end(self, tables: List[_EventTable], first_own_ns: int) -> Optional[int]:
+        """Where the device finished the work it was doing before the first step's own first event
+        (work no recorded step launched), or None when it did none."""
+        found: Optional[int] = None
+        for table, attributed in zip(tables, self.attributed):
+            earlier = np.flatnonzero(~attributed & (table.start_ns < first_own_ns))
+            if earlier.size:
+                end = int((table.start_ns[earlier] + table.duration_ns[earlier]).max())
+                found = end if found is None else max(found, end)
+        return found
 
 
 def _cut_off(events: np.ndarray) -> np.ndarray:

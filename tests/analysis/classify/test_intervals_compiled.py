@@ -93,10 +93,11 @@ def test_level_blocks_by_hand():
 def test_level_blocks_refuses_what_it_cannot_read():
     starts = np.zeros(3, dtype=np.int64)
     none = np.zeros(0, dtype=np.int64)
+    codes = np.zeros(3, np.int8)
     with pytest.raises(TypeError):  # codes not int8
         iv._intervals.level_blocks(starts, starts, np.zeros(3, np.int32), none, 0, 3, 0, 1, 2, True)
     with pytest.raises(TypeError):  # durations neither int32 nor int64
-        iv._intervals.level_blocks(starts, np.zeros(3, np.int16), np.zeros(3, np.int8), none, 0, 3, 0, 1, 2, True)
+        iv._intervals.level_blocks(starts, np.zeros(3, np.int16), codes, none, 0, 3, 0, 1, 2, True)
     with pytest.raises(ValueError):  # rows out of range
         iv._intervals.level_blocks(starts, starts, np.zeros(3, np.int8), none, 0, 4, 0, 1, 2, True)
     with pytest.raises(ValueError):  # a row before the first that is not before it
