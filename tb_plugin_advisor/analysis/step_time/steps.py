@@ -370,6 +370,8 @@ def _kernel_period_candidate(profile: Profile) -> Optional[_Candidate]:
         return None
     kernels = devices[0].kernels
     counts = sums_by_code(kernels.name_index, len(kernels.names))
+    if int(counts.max(initial=0)) < max(th.INFER_MIN_REPEATS, 3):
+        return None  # no name repeats enough (c below is one of the counts): nothing to rank
     time_per_name = sums_by_code(kernels.name_index, len(kernels.names), kernels.duration_ns)
     present = np.flatnonzero(counts)
     order = present[np.argsort(-counts[present], kind="stable")]
