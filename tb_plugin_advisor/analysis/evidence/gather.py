@@ -18,6 +18,7 @@ from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
 from tb_plugin_advisor.analysis.intervals import in_windows, outermost
 from tb_plugin_advisor.analysis.step_time.breakdown import is_producer_line
 from tb_plugin_advisor.analysis.step_time.steps import Steps
+from tb_plugin_advisor.lookup import largest_first
 from tb_plugin_advisor.model import Line, Plane, Profile
 from tb_plugin_advisor.readers.formats.registry import spans_of
 
@@ -109,8 +110,7 @@ def _longest(candidates: List[_Candidate]) -> List[_Candidate]:
 def _top_rows(line: Line, rows: np.ndarray) -> np.ndarray:
     """The PER_KIND longest of `rows` on one line."""
     if rows.size > PER_KIND:
-        durations = line.duration_ns[rows]
-        rows = rows[np.argsort(-durations.astype(np.int64), kind="stable")[:PER_KIND]]
+        rows = rows[largest_first(line.duration_ns[rows], PER_KIND)]
     return rows
 
 
@@ -234,7 +234,7 @@ def _longest_rows(device, table, rows: np.ndarray) -> List[_Candidate]:
     """The PER_KIND longest of `rows` of a device table (kernels or copies; ties: the first in time),
     each found back as an event on its line."""
     if rows.size > PER_KIND:
-        rows = rows[np.argsort(-table.duration_ns[rows].astype(np.int64), kind="stable")[:PER_KIND]]
+        rows = rows[largest_first(table.duration_ns[rows], PER_KIND)]
     out: List[_Candidate] = []
     for r in rows.tolist():
         line = device.plane.lines[int(table.line_index[r])]

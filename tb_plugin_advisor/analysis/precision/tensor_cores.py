@@ -26,7 +26,7 @@ from tb_plugin_advisor.analysis.classify.patterns import (
 )
 from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.formatting import format_pct
-from tb_plugin_advisor.lookup import sums_by_code
+from tb_plugin_advisor.lookup import largest_first, sums_by_code
 
 # How many entries the JSON lists keep (the rest is noise for a reader, and the report stays small).
 MAX_KERNELS = 50
@@ -291,7 +291,7 @@ class _KernelSums:
             by_prec = np.stack([np.bincount(of_row, weights=by_prec[:, k], minlength=len(ids))
                                 for k in range(by_prec.shape[1])], axis=1)
         out = []
-        for i in np.argsort(-time_ns, kind="stable")[:limit].tolist():
+        for i in largest_first(time_ns, limit).tolist():
             time, tc, eligible = int(time_ns[i]), int(tc_ns[i]), int(eligible_ns[i])
             out.append({
                 "name": names[i], "time_ns": time, "tc_ns": tc, "eligible_ns": eligible,

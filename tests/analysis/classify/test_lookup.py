@@ -148,3 +148,21 @@ def test_smallest_rows_equal_heapq_nsmallest_ties_in_row_order(monkeypatch, bloc
     rows = np.flatnonzero(rng.random(40) < 0.7)
     expected = heapq.nsmallest(count, rows.tolist(), key=keys.__getitem__)
     assert lookup.smallest_rows(rows, count, keys.__getitem__) == expected
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_largest_first_equals_a_stable_sort_cut(seed):
+    """The count largest values, largest first, ties in position order — what a stable argsort of the
+    negated values cut at count gives — for int32 and int64 values with many ties, and any count."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(0, 500))
+    values = rng.integers(0, int(rng.choice([2, 10, 10**9])), size).astype(rng.choice([np.int32, np.int64]))
+    for count in (0, 1, 5, size // 2, size, size + 3):
+        expected = np.argsort(-values.astype(np.int64), kind="stable")[:count]
+        assert lookup.largest_first(values, count).tolist() == expected.tolist()
+
+
+def test_largest_first_by_hand():
+    values = np.array([3, 7, 7, 1, 7, 9], dtype=np.int32)
+    assert lookup.largest_first(values, 3).tolist() == [5, 1, 2]  # 9, then the first two 7s
+    assert lookup.largest_first(values, 0).tolist() == []
