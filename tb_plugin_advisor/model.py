@@ -388,18 +388,19 @@ class Profile:
 
     def time_range_ns(self) -> Tuple[int, int]:
         """Earliest start and latest end over every host and device event (0, 0) when empty."""
-        lo, hi = None, None
-        for plane in self.planes:
-            if plane.kind not in ("host", "gpu", "tpu", "device"):
-                continue
-            for line in plane.lines:
-                if len(line) == 0:
-                    continue
-                s = int(line.start_ns.min())
-                e = int(line.end_ns.max())
-                lo = s if lo is None else min(lo, s)
-                hi = e if hi is None else max(hi, e)
-        return (lo or 0, hi or 0)
+        lines = self._timed_lines()
+        if not lines:
+            return (0, 0)
+        return (self.first_start_ns(), max(int(line.end_ns.max()) for line in lines))
+
+    def first_start_ns(self) -> int:
+        """Earliest start over every host and device event (0 when empty): the start of
+        time_range_ns, without the ends of every event (an array the size of each line)."""
+        return min((int(line.start_ns.min()) for line in self._timed_lines()), default=0)
+
+    def _timed_lines(self) -> List[Line]:
+        return [line for plane in self.planes if plane.kind in ("host", "gpu", "tpu", "device")
+                for line in plane.lines if len(line)]
 
 
 @dataclass

@@ -44,6 +44,7 @@ def test_every_corpus_trace_loads_plausibly_or_is_refused(path):
     host = profile.host_plane
     assert host is not None and host.event_count > 0
     start, end = profile.time_range_ns()
+    assert profile.first_start_ns() == start
     assert 1_500_000_000 * 10**9 < start < end < 1_900_000_000 * 10**9  # epoch ns, 2017–2030
     for plane in profile.planes:
         for line in plane.lines:

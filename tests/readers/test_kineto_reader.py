@@ -32,6 +32,16 @@ def test_host_plane_threads_and_times(era):
     assert memory.stat_value("total_allocated", 0) == 10 * 1024**2
 
 
+def test_time_range_starts_at_the_first_event_of_any_line():
+    """first_start_ns (what evidence links measure from) is time_range_ns's start: the earliest event
+    of every host and device line, here the first profiler step at BASE_NS + 1 s."""
+    profile = read_kineto_bytes(training_trace(steps=2).to_bytes(), source="t.json")
+    start, end = profile.time_range_ns()
+    every_start = [int(line.start_ns.min()) for plane in profile.planes for line in plane.lines if len(line)]
+    assert profile.first_start_ns() == start == min(every_start) == BASE_NS + 1_000_000_000
+    assert end > start
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_device_tables_and_properties(era):
     profile = read_kineto_bytes(training_trace(era=era, steps=3).to_bytes(), source="t.json")

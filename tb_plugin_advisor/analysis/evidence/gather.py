@@ -57,7 +57,7 @@ def gather_spans(profile: Profile, steps: Steps, input_annotations: Collection[s
     `input_annotations`: the names of the user's input annotations the input analysis found;
     `kernels`: kind → the kernel names the analyses named for it (the transposes, the fp32 matmuls)."""
     where = TraceCoordinates(profile)
-    trace_start = profile.time_range_ns()[0]
+    trace_start = profile.first_start_ns()
     # host events belong to the step the host was running, device events to the device's steps
     host_lo, host_hi = _steady_windows(steps, host=True)
     lo, hi = _steady_windows(steps, host=False)
