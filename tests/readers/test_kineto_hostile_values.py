@@ -9,9 +9,11 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+import msgspec
 import pytest
 from synth_kineto import training_trace
 
+from tb_plugin_advisor.readers.kineto.load import EVENT_DECODER, decoded, first_invalid_utf8
 from tb_plugin_advisor.views.cli.main import main as cli_main
 
 HUGE = 10**30
@@ -153,3 +155,24 @@ def test_device_properties_that_make_occupancy_impossible_leave_it_unknown(tmp_p
     path.write_text(json.dumps(document))
     report = _report(path, capsys)
     assert report["steps"]["count"] == 3
+
+
+@pytest.mark.parametrize("block", [4, 5, 6, 7, 1 << 20])
+def test_the_first_invalid_utf8_byte_is_found_across_blocks(block):
+    """Where msgspec (0.23 on) only says "Invalid UTF-8 encoded string", the reader finds the byte
+    itself, a block at a time: a valid character cut by a block's end is not an error."""
+    text = "ok é € 𝄞 ".encode() + b"\xff" + b"after"
+    found = first_invalid_utf8(text, block)
+    assert found is not None and (found.start, found.end) == (text.index(b"\xff"), text.index(b"\xff") + 1)
+    assert first_invalid_utf8("é € 𝄞 valid".encode(), block) is None
+    assert first_invalid_utf8(b"", block) is None
+    cut = first_invalid_utf8(b"ab" + "€".encode()[:2], block)  # a character cut by the end of data
+    assert cut is not None and cut.start == 2 and cut.reason == "unexpected end of data"
+
+
+def test_invalid_utf8_is_a_unicode_error_whatever_msgspec_says():
+    with pytest.raises(UnicodeDecodeError):
+        decoded(EVENT_DECODER, b'{"ph": "X", "name": "k\xfe"}')
+    with pytest.raises(msgspec.DecodeError):  # other malformed JSON stays what it is
+        decoded(EVENT_DECODER, b'{"ph": "X", "name": ')
+    assert decoded(EVENT_DECODER, '{"ph": "X", "name": "k€"}'.encode()).name == "k€"

@@ -66,6 +66,44 @@ EVENT_DECODER = msgspec.json.Decoder(TraceEvent)
 ARGS_DECODER = msgspec.json.Decoder(dict)
 
 
+def decoded(decoder: msgspec.json.Decoder, data: Any) -> Any:
+    """decoder.decode(data), with invalid UTF-8 in a string raised as UnicodeDecodeError (at its byte
+    of `data`) whatever msgspec's version: up to 0.22 it raised that itself, from 0.23 a DecodeError
+    that says only "Invalid UTF-8 encoded string"."""
+    try:
+        return decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        if "UTF-8" not in str(exc):
+            raise
+        found = first_invalid_utf8(data)
+        if found is None:
+            raise
+        raise found from exc
+
+
+def first_invalid_utf8(data: Any, block: int = 1 << 20) -> Optional[UnicodeDecodeError]:
+    """The UnicodeDecodeError of the first invalid UTF-8 sequence in `data`, its start and end counted
+    from the start of `data`; None when all of it is valid. Checked a block at a time: a trace of
+    hundreds of MB is never held as text (a block holds at least one whole character: 4 bytes)."""
+    block = max(block, 4)
+    with memoryview(data) as view:
+        start = 0
+        while start < len(view):
+            chunk = bytes(view[start:start + block])
+            try:
+                chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                cut = exc.reason == "unexpected end of data" and start + len(chunk) < len(view)
+                if cut and exc.start > 0:  # a character cut by the block's end: read with the next block
+                    start += exc.start
+                    continue
+                found = UnicodeDecodeError(exc.encoding, chunk, exc.start, exc.end, exc.reason)
+                found.start, found.end = start + exc.start, start + exc.end
+                return found
+            start += len(chunk)
+    return None
+
+
 # Nanoseconds a time may reach (±146 years from its origin), so that start + duration, and the base
 # time of relative traces plus an offset, still fit the int64 columns the analyses read.
 TIME_LIMIT_NS = 1 << 62
@@ -77,7 +115,7 @@ def decode_args(raw: msgspec.Raw) -> dict:
     if not raw:
         return {}
     try:
-        return ARGS_DECODER.decode(raw)
+        return decoded(ARGS_DECODER, raw)
     except UnicodeDecodeError:
         return decode_args(repair_utf8(raw))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -94,7 +132,7 @@ def decode_event(raw: msgspec.Raw, index: int, source: str) -> TraceEvent:
     """One event of traceEvents (already known to be valid JSON) → TraceEvent. UnicodeDecodeError
     passes to the caller, which counts the event and decodes `repair_utf8(raw)` instead."""
     try:
-        return EVENT_DECODER.decode(raw)
+        return decoded(EVENT_DECODER, raw)
     except msgspec.ValidationError as exc:
         where = str(exc).replace("`$.", f"`traceEvents[{index}].").replace("`$`", f"`traceEvents[{index}]`")
         raise ProfileReadError(source, f"not a PyTorch profiler trace: {where}") from exc
@@ -131,7 +169,7 @@ def decode_trace(data: bytes, source: str) -> KinetoTrace:
     if len(data) < 4096 and not bytes(data).strip():  # (a big buffer is never copied to check)
         raise ProfileReadError(source, "the file is empty")
     try:
-        trace = TRACE_DECODER.decode(data)
+        trace = decoded(TRACE_DECODER, data)
     except msgspec.ValidationError as exc:
         raise ProfileReadError(source, f"not a PyTorch profiler trace: {exc}") from exc
     except msgspec.DecodeError as exc:

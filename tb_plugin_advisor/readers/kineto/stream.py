@@ -32,6 +32,7 @@ from tb_plugin_advisor.readers.kineto.load import (
     TRACE_DECODER,
     KinetoTrace,
     TraceEvent,
+    decoded,
     repair_utf8,
 )
 
@@ -179,7 +180,7 @@ class EventStream:
                     batch = b"".join((b"[", view[: close + 1], b"]"))
                 end = close
                 try:
-                    return _BATCH_DECODER.decode(batch), 0, after, closed
+                    return decoded(_BATCH_DECODER, batch), 0, after, closed
                 except UnicodeDecodeError:
                     found = _repaired(batch)
                     if found is not None:
@@ -219,7 +220,7 @@ def _decode_around(text: bytes) -> KinetoTrace:
     traceEvents ends up as (a later key of the same name would override it) and the base time is in
     range (the whole-document path words that error)."""
     try:
-        trace = TRACE_DECODER.decode(text)
+        trace = decoded(TRACE_DECODER, text)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError) as exc:
         raise Declined(str(exc)) from exc
     events = trace.traceEvents
@@ -293,9 +294,9 @@ def _repaired(batch: bytes) -> Optional[Tuple[List[TraceEvent], int]]:
     try:
         for raw in raws:
             try:
-                events.append(EVENT_DECODER.decode(raw))
+                events.append(decoded(EVENT_DECODER, raw))
             except UnicodeDecodeError:
-                events.append(EVENT_DECODER.decode(repair_utf8(raw)))
+                events.append(decoded(EVENT_DECODER, repair_utf8(raw)))
                 bad += 1
     except (msgspec.ValidationError, UnicodeDecodeError) as exc:
         raise Declined(str(exc)) from exc

@@ -22,11 +22,11 @@ class DenseIds:
     events' stats as they are read), and which dense indices carry any (a line looks only at those,
     not at every name it uses)."""
 
-    def __init__(self, ids: np.ndarray, stats: Sequence[Mapping[str, Any]]):
+    def __init__(self, ids: np.ndarray, stats: Sequence[Mapping[str, Any]], with_stats: np.ndarray):
         self.ids = ids  # ascending, distinct
         self.stats = stats
         self.placeholders: Dict[int, int] = {}
-        self.with_stats = np.flatnonzero(np.fromiter(map(bool, stats), dtype=bool, count=len(stats)))
+        self.with_stats = with_stats  # the indices whose stats are not empty, ascending
 
     def __len__(self) -> int:
         return int(self.ids.size) + len(self.placeholders)

@@ -33,6 +33,7 @@ class EventMetadata:
     ids: np.ndarray  # int64, ascending
     names: List[str]
     stats: List[Mapping[str, Any]]  # model.NO_STATS for the entries without any
+    with_stats: np.ndarray  # the dense indices whose stats are not empty, ascending
 
 
 _Header = Tuple[Any, Dict[int, str], EventMetadata]  # (runtime message, stat names by id, event metadata)
@@ -120,8 +121,9 @@ def read_event_metadata(header_bytes: bytes, header, stat_names: Dict[int, str],
     if table is None:
         ids = sorted(header.event_metadata.keys())
         found = [entry_of(header.event_metadata[mid], stat_names, budget) for mid in ids]
-        return EventMetadata(np.array(ids, dtype=np.int64), [f[0] for f in found],
-                             [f[1] or NO_STATS for f in found])
+        stats = [f[1] or NO_STATS for f in found]
+        return EventMetadata(np.array(ids, dtype=np.int64), [f[0] for f in found], stats,
+                             np.array([i for i, entry in enumerate(stats) if entry], dtype=np.int64))
     ids, names, special = table
     return _with_marked(ids, names, special, header.event_metadata, stat_names, budget)
 
@@ -131,9 +133,12 @@ def _with_marked(ids: np.ndarray, names: List[str], marked: np.ndarray, entries:
     """The walker's names, with the entries it marked (stats, TraceMe-encoded names) read from the
     runtime's map `entries`; the others have no stats."""
     stats: List[Mapping[str, Any]] = [NO_STATS] * len(names)
+    with_stats: List[int] = []  # (only marked entries can have any: no pass over a million names)
     for i in np.flatnonzero(marked).tolist():
         names[i], stats[i] = entry_of(entries[int(ids[i])], stat_names, budget)
-    return EventMetadata(ids, names, stats)
+        if stats[i]:
+            with_stats.append(i)
+    return EventMetadata(ids, names, stats, np.array(with_stats, dtype=np.int64))
 
 
 def _wire_table(header_bytes: bytes, header):

@@ -183,7 +183,7 @@ def _read_plane(data: ByteSource, begin: int, finish: int, progress: Progress, l
         release_free_memory()
     header, stat_names, metadata = read_plane_header(header_source, runs, budget)
     del header_source
-    dense = DenseIds(metadata.ids, metadata.stats)
+    dense = DenseIds(metadata.ids, metadata.stats, metadata.with_stats)
     plane_stats = usable_stats(header.stats, stat_names, budget)
     strings = StringTable()
 
