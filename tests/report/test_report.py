@@ -238,6 +238,12 @@ def test_cli_errors_are_one_line_and_exit_2(logdir, tmp_path, capsys):
     assert "unknown host 'w7'" in capsys.readouterr().err
     assert cli_main(["report", str(tmp_path / "missing")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+    tool_output = tmp_path / "localhost.overview_page.pb"  # xprof's own tool output beside a capture
+    tool_output.write_bytes(b"\x0a\x00")
+    assert cli_main(["report", str(tool_output)]) == 2
+    err = capsys.readouterr().err
+    assert "is a file the Advisor does not read" in err and "give the folder it lies in" in err
+    assert "*.xplane.pb" in err and "is not a directory" not in err and "Traceback" not in err
     bad = tmp_path / "bad" / "plugins" / "profile" / "s1"
     bad.mkdir(parents=True)
     (bad / "h.xplane.pb").write_bytes(b"not a profile")

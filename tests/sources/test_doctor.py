@@ -263,6 +263,11 @@ def test_empty_and_missing_logdirs(tmp_path: Path, capsys):
     assert "no profile sessions under" in capsys.readouterr().out
     assert cli.main(["doctor", str(tmp_path / "missing")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+    profile = tmp_path / "host.xplane.pb"  # a profile given where a folder is read
+    profile.write_bytes(b"")
+    assert cli.main(["doctor", str(profile)]) == 2
+    assert "is a profile file, and this command reads a folder: give the folder it lies in" in \
+        capsys.readouterr().err
 
 
 def test_fix_logdir_dry_run_then_write(logdir: Path, capsys):
