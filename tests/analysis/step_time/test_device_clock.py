@@ -447,6 +447,40 @@ def test_steps_found_block_by_block_are_those_found_at_once(path, monkeypatch):
         assert np.array_equal(getattr(whole, column), getattr(blocked, column))
 
 
+@pytest.mark.parametrize("path", sorted(CAPTURES.glob("*/*.pt.trace.json*")), ids=lambda p: p.parent.name)
+def test_launches_found_through_an_id_table_are_those_a_binary_search_finds(path, monkeypatch):
+    """Launch ids numbered from 0 are looked up in a table indexed by id; where ids are too sparse for
+    one, by binary search: both tie every device event to the same step."""
+    from tb_plugin_advisor.analysis.step_time import device_clock
+
+    profile = read_kineto(path)
+    assert device_clock._id_positions(np.arange(10, dtype=np.int64)) is not None  # the captures' case
+    by_table = find_steps(profile)
+    monkeypatch.setattr(device_clock, "ID_SLOTS_PER_LAUNCH", 0)  # no table: every id searched
+    searched = find_steps(profile)
+    assert by_table.clock == searched.clock
+    for column in ("start_ns", "end_ns", "host_start_ns", "host_end_ns"):
+        assert np.array_equal(getattr(by_table, column), getattr(searched, column))
+
+
+def test_the_id_table_marks_absent_negative_and_repeated_ids():
+    from tb_plugin_advisor.analysis.step_time import device_clock
+
+    ids = np.array([0, 2, 2, 5], dtype=np.int64)
+    table = device_clock._id_positions(ids)
+    assert table.tolist()[:2] == [0, -1] and table[2] in (1, 2) and table.tolist()[3:] == [-1, -1, 3]
+    assert device_clock._id_positions(np.array([-1, 3], dtype=np.int64)) is None  # negative: searched
+    assert device_clock._id_positions(np.array([0, 10**6], dtype=np.int64)) is None  # too sparse
+    tally = device_clock._Attribution(np.array([0], np.int64), np.array([100], np.int64),
+                                      device_clock._unique_ids(ids), table)
+    times = np.array([10, 20, 30, 40], dtype=np.int64)
+    correlations = np.array([0, 1, 2, 5, 9, -3], dtype=np.int64)
+    step = tally._step_of_block(correlations, ids, times)
+    assert step.tolist() == [0, -1, -1, 0, -1, -1]  # 2 is carried twice: no launch; 1, 9, -3 absent
+    searched = device_clock._Attribution(tally.host_start_ns, tally.host_end_ns, tally.unique, None)
+    assert searched._step_of_block(correlations, ids, times).tolist() == step.tolist()
+
+
 def test_launches_out_of_id_order_are_sorted_before_they_are_looked_up():
     """Tracers number launches in the order they make them, and the lookup skips sorting them then;
     a trace whose ids run backwards (merged or hand-made) must time the same steps."""
