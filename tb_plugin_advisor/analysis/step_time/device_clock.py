@@ -76,10 +76,9 @@ def device_windows(profile: Profile, host_start_ns: np.ndarray, host_end_ns: np.
     launch_ids, launch_times = _launch_calls(profile)
     if launch_ids.size == 0:
         return None, NO_CORRELATION, 0.0
-    tally = _Attribution(host_start_ns, host_end_ns, _unique_ids(launch_ids), _id_positions(launch_ids))
+    tally = _Attribution(host_start_ns, host_end_ns, launch_ids, launch_times)
     for table in tables:
-        tally.add(table, launch_ids, launch_times)
-    del launch_ids, launch_times
+        tally.add(table)
     if not tally.attributed_count:
         return None, NO_CORRELATION, 0.0
     share = tally.attributed_count / max(tally.during_count, 1)
@@ -176,11 +175,13 @@ class _Attribution:
     (BLOCK_EVENTS) at a time: per step its events, the end of its last and the start of its first;
     how many events a step launched, and how many ran during the steps."""
 
-    def __init__(self, host_start_ns: np.ndarray, host_end_ns: np.ndarray, unique: np.ndarray,
-                 positions: Optional[np.ndarray]) -> None:
+    def __init__(self, host_start_ns: np.ndarray, host_end_ns: np.ndarray, launch_ids: np.ndarray,
+                 launch_times: np.ndarray) -> None:
         n = host_start_ns.size
-        self.host_start_ns, self.host_end_ns, self.unique = host_start_ns, host_end_ns, unique
-        self.positions = positions  # _id_positions: launch id -> a position among the sorted ids, or None
+        self.host_start_ns, self.host_end_ns = host_start_ns, host_end_ns
+        self.launch_ids, self.launch_times = launch_ids, launch_times  # sorted by id (_launch_calls)
+        self.unique = _unique_ids(launch_ids)
+        self.positions = _id_positions(launch_ids)  # launch id -> a position among the sorted ids, or None
         self.events = np.zeros(n, dtype=np.int64)
         self.device_end = np.full(n, -1, dtype=np.int64)
         self.first_own = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
@@ -189,7 +190,7 @@ class _Attribution:
         self.during_count = 0  # events during the steps or launched in one
         self.total = 0
 
-    def add(self, table: _EventTable, launch_ids: np.ndarray, launch_times: np.ndarray) -> None:
+    def add(self, table: _EventTable) -> None:
         count = len(table)
         ids = table.correlation_id
         if ids.shape[0] != count:  # a table built without them
@@ -200,7 +201,7 @@ class _Attribution:
             block = slice(begin, begin + BLOCK_EVENTS)
             starts = table.start_ns[block]
             ends = starts + table.duration_ns[block]
-            step = self._step_of_block(ids[block].astype(np.int64, copy=False), launch_ids, launch_times)
+            step = self._step_of_block(ids[block].astype(np.int64, copy=False))
             attributed = step >= 0
             mask[block] = attributed
             self.during_count += int(((ends > first_step) & (starts < last_step) | attributed).sum())
@@ -213,8 +214,7 @@ class _Attribution:
         self.attributed_count += int(mask.sum())
         self.total += count
 
-    def _step_of_block(self, correlations: np.ndarray, launch_ids: np.ndarray, launch_times: np.ndarray
-                       ) -> np.ndarray:
+    def _step_of_block(self, correlations: np.ndarray) -> np.ndarray:
         """Per device event, the index of the host step whose range holds its launch (-1: none)."""
         if self.positions is not None:
             listed = (correlations >= 0) & (correlations < self.positions.size)
@@ -223,9 +223,10 @@ class _Attribution:
             np.maximum(at, 0, out=at)
             found &= self.unique[at]
         else:
+            launch_ids = self.launch_ids
             at = np.clip(np.searchsorted(launch_ids, correlations), 0, launch_ids.size - 1)
             found = (launch_ids[at] == correlations) & (correlations >= 0) & self.unique[at]
-        launched_at = launch_times[at]
+        launched_at = self.launch_times[at]
         step = np.searchsorted(self.host_start_ns, launched_at, side="right") - 1
         inside = found & (step >= 0)
         inside[inside] = launched_at[inside] < self.host_end_ns[step[inside]]

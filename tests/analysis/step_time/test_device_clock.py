@@ -471,14 +471,14 @@ def test_the_id_table_marks_absent_negative_and_repeated_ids():
     assert table.tolist()[:2] == [0, -1] and table[2] in (1, 2) and table.tolist()[3:] == [-1, -1, 3]
     assert device_clock._id_positions(np.array([-1, 3], dtype=np.int64)) is None  # negative: searched
     assert device_clock._id_positions(np.array([0, 10**6], dtype=np.int64)) is None  # too sparse
-    tally = device_clock._Attribution(np.array([0], np.int64), np.array([100], np.int64),
-                                      device_clock._unique_ids(ids), table)
     times = np.array([10, 20, 30, 40], dtype=np.int64)
+    tally = device_clock._Attribution(np.array([0], np.int64), np.array([100], np.int64), ids, times)
+    assert tally.positions is not None
     correlations = np.array([0, 1, 2, 5, 9, -3], dtype=np.int64)
-    step = tally._step_of_block(correlations, ids, times)
+    step = tally._step_of_block(correlations)
     assert step.tolist() == [0, -1, -1, 0, -1, -1]  # 2 is carried twice: no launch; 1, 9, -3 absent
-    searched = device_clock._Attribution(tally.host_start_ns, tally.host_end_ns, tally.unique, None)
-    assert searched._step_of_block(correlations, ids, times).tolist() == step.tolist()
+    tally.positions = None  # the binary search instead of the table
+    assert tally._step_of_block(correlations).tolist() == step.tolist()
 
 
 def test_launches_out_of_id_order_are_sorted_before_they_are_looked_up():
