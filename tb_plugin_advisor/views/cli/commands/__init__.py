@@ -15,9 +15,10 @@ def require_logdir(logdir: str) -> None:
 
         check_remote_logdir(logdir)
     elif os.path.isfile(logdir):
-        from tb_plugin_advisor.readers.formats.registry import file_format, file_patterns
+        from tb_plugin_advisor.readers.formats.registry import file_patterns
+        from tb_plugin_advisor.sources.runs import is_profile_file
 
-        if file_format(os.path.basename(logdir)) is not None:
+        if is_profile_file(logdir):
             raise AdvisorError(f"{logdir} is a profile file, and this command reads a folder: give the "
                                "folder it lies in")
         raise AdvisorError(f"{logdir} is a file the Advisor does not read (it reads {file_patterns()}): "
