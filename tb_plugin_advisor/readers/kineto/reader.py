@@ -22,6 +22,7 @@ from tb_plugin_advisor.errors import ProfileReadError
 from tb_plugin_advisor.model import Plane, Profile, StepMarker, StringTable
 from tb_plugin_advisor.process_memory.gc_pause import collector_paused
 from tb_plugin_advisor.process_memory.heap import hands_back_memory
+from tb_plugin_advisor.process_memory.packed_strings import repack
 from tb_plugin_advisor.readers.devices import build_device
 from tb_plugin_advisor.readers.guarded_io import current, inflate, pieces_of, read_pieces
 from tb_plugin_advisor.readers.kineto import tables
@@ -479,11 +480,13 @@ def _line_order(item) -> Tuple[str, str]:
 
 def _finish_names(plane: Plane, names: Dict[str, int]) -> None:
     """The plane's name table from the names its lines interned; `names` is emptied (its int ids
-    and its hash table were half the memory of a million names)."""
+    and its hash table were half the memory of a million names), and the names are made again,
+    packed (they were made among the events' temporaries: process_memory/packed_strings.py)."""
     ordered = [""] * len(names)
     for text, index in names.items():
         ordered[index] = text
     names.clear()
+    repack(ordered)  # (`ordered` holds the only references now)
     plane.event_names.extend(ordered)
 
 
