@@ -178,10 +178,10 @@ def _device_occupancy_source(device: Device) -> str:
 @dataclass
 class _Columns:
     """The per-name sums the listing and the sums over every name read, and the non-zero (name, launch
-    shape) and (name, precision) sums, over every device: name ids index `names`, shape ids index
-    `texts` (the `kernel_details` strings). The figures read only for the listed names (shortest and
-    longest launch, steady time, devices) are taken once those are known (_ListedFigures): a column
-    each over a million names was 8 MB."""
+    shape) sums, over every device: name ids index `names`, shape ids index `texts` (the
+    `kernel_details` strings). The figures read only for the listed names (shortest and longest
+    launch, steady time, devices, precision) are taken once those are known (_ListedFigures): a
+    column each over a million names was 8 MB, and the (name, precision) rows 18 MB."""
 
     names: List[str]
     name_hashes: np.ndarray  # per row, hash() of its name: rows are found by hash, checked by name
@@ -193,7 +193,6 @@ class _Columns:
     texts: List[str]
     configs: List[_Rows]  # per device, rows: name id, device, shape id, ns
     config_occupancy: List[np.ndarray]  # per device, per config: the occupancy it reports (NaN: none)
-    precisions: List[_Rows]  # per device, rows: name id, device, precision code, ns
     name_ids: List[np.ndarray]  # per device, the row of each name it uses (as used_kernel_names lists them)
     steady: List[np.ndarray]  # per device, per kernel: whether it ran in a steady step
 
@@ -218,7 +217,7 @@ def kernel_stats(profile: Profile, steps: Optional[Steps] = None) -> KernelStats
     devices = [d for d in profile.devices if len(d.kernels)]
     # counts in int32 (ReadLimits.max_events bounds a profile far below 2**31 kernels), times in int64
     counts, times = np.zeros(0, np.int32), np.zeros(0, np.int64)
-    columns = _Columns([], times, counts, times, counts, times, np.zeros(0, np.int8), [], [], [], [], [], [])
+    columns = _Columns([], times, counts, times, counts, times, np.zeros(0, np.int8), [], [], [], [], [])
     text_ids: Dict[str, int] = {}
     for device_index, device in enumerate(devices):
         _add_device(columns, text_ids, device, device_index, lo, hi, n_steps, device is devices[-1])
@@ -357,10 +356,6 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device, device_in
     del shape_codes, shape_of_string
     c.configs.append(_rows(ids[k], device_index, text_of[j], ns))
     c.config_occupancy.append(np.where(ns != 0, occupancy[j], np.nan))  # 0 ns: weighs nothing
-    del k, j, ns, idle, idle_k, first_row  # (before the precision sums make theirs)
-    k, p, ns = _pair_sums(code, view.precision, len(PRECISIONS), dur)
-    rows = ids[row_of_code[k]]
-    c.precisions.append(_rows(rows, device_index, p, ns))
     c.texts[:] = list(text_ids)
 
 
@@ -477,7 +472,7 @@ def _stats(c: _Columns, devices: List[Device], top: int) -> Tuple[List[KernelSta
         # the distinct (name, shape) pairs are those of the (name, device, shape) sums, fewer rows
         configs = np.bincount(unique_columns(summed[[0, 2]])[0][0], minlength=count)[listed]
         del summed, s_name, s_device, s_text
-    precision = _dominant_precision(c, count)[listed]
+    precision = figures.dominant_precision()
     # launch shapes and occupancy repeat across names: parse and compute each distinct one once
     limits = [sm_limits(d.vendor, d.compute_capability, d.plane.stats) for d in devices]
     occupancy_of = lru_cache(maxsize=None)(theoretical_occupancy)
@@ -565,28 +560,34 @@ class _ListedFigures:
     max_ns: np.ndarray
     steady_ns: np.ndarray
     devices: np.ndarray
+    precision_ns: np.ndarray  # per listed name and precision code, the time summed over the devices
+    precision_seen: np.ndarray  # … and the first device that ran it there, as device × codes + code
 
     @classmethod
     def of(cls, c: _Columns, listed: np.ndarray, devices: List[Device]) -> _ListedFigures:
         count = listed.size
         figures = cls(c.family[listed], c.launches[listed], c.steady_launches[listed],
                       np.full(count, 2**62, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64),
-                      np.zeros(count, np.int32))
+                      np.zeros(count, np.int32), np.zeros((count, len(PRECISIONS)), np.int64),
+                      np.full((count, len(PRECISIONS)), np.iinfo(np.int64).max, np.int64))
         for name in ("family", "launches", "steady_launches", "tc_ns"):  # (tc_ns: its shares are taken)
             setattr(c, name, np.zeros(0, getattr(c, name).dtype))  # (not a view: that would keep it)
         slot = np.full(len(c.names), -1, dtype=np.int32)  # per row: its place among the listed (-1: none)
         slot[listed] = np.arange(count, dtype=np.int32)
-        for device, ids, steady in zip(devices, c.name_ids, c.steady):
-            figures._add_device(device, slot[ids], steady)
+        for device_index, (device, ids, steady) in enumerate(zip(devices, c.name_ids, c.steady)):
+            figures._add_device(device, device_index, slot[ids], steady)
         c.name_ids.clear()
         c.steady.clear()
         return figures
 
-    def _add_device(self, device: Device, slots: np.ndarray, steady: np.ndarray) -> None:
+    def _add_device(self, device: Device, device_index: int, slots: np.ndarray, steady: np.ndarray) -> None:
         """The listed names' kernels on one device, a chunk of kernels at a time (lookup.row_chunks:
         the listed names may hold most of 3 million kernels); `slots`: per name the device uses, its
         place among the listed (-1: none); `steady`: per kernel, whether it ran in a steady step."""
         table = device.kernels
+        precision = kernel_view(device).precision
+        width = len(PRECISIONS)
+        precision_ns = np.zeros(self.precision_ns.size)  # this device's, float sums (truncated at its end)
         local = used_kernel_names(device)[0]
         listed = slots >= 0
         slot_of_code = np.full(len(table.names), -1, dtype=np.int32)
@@ -603,27 +604,20 @@ class _ListedFigures:
             # float sums truncated, as the sums over every name are (whole numbers: exact)
             self.steady_ns += np.bincount(slot[inside], weights=dur[inside],
                                           minlength=self.steady_ns.size).astype(np.int64)
+            pair = slot.astype(np.int64) * width + precision[part][chosen]
+            precision_ns += np.bincount(pair, weights=dur, minlength=precision_ns.size)
+        ran = (precision_ns.astype(np.int64) != 0).reshape(-1, width)  # (a time of 0 ns weighs nothing)
+        self.precision_ns[ran] += precision_ns.astype(np.int64).reshape(-1, width)[ran]
+        first = device_index * width + np.broadcast_to(np.arange(width, dtype=np.int64), ran.shape)
+        np.minimum(self.precision_seen, np.where(ran, first, self.precision_seen), out=self.precision_seen)
 
-
-def _dominant_precision(c: _Columns, count: int) -> np.ndarray:
-    """Per name, the precision code with the most time (ties: the one seen first, in device then
-    precision order; -1: none)."""
-    p_rows = _joined_rows(c.precisions)
-    c.precisions.clear()
-    precision = np.full(count, -1, dtype=np.int8)  # a code in PRECISIONS
-    if _one_per_name(p_rows.name, count):  # one precision per name
-        precision[p_rows.name] = p_rows.key
-    elif p_rows.name.size:
-        p_name, p_device, p_code, p_ns = p_rows
-        summed, inverse = unique_columns([p_name, p_code])
-        inverse = inverse.reshape(-1)
-        totals = np.bincount(inverse, weights=p_ns, minlength=summed.shape[1]).astype(np.int64)
-        seen = np.full(summed.shape[1], np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(seen, inverse, p_device.astype(np.int64) * len(PRECISIONS) + p_code)
-        order = np.lexsort((seen, -totals, summed[0]))
-        first = order[np.flatnonzero(np.diff(summed[0][order], prepend=-1))]
-        precision[summed[0][first]] = summed[1][first]
-    return precision
+    def dominant_precision(self) -> np.ndarray:
+        """Per listed name, the precision code with the most time (ties: the one seen first, in device
+        then precision order; -1: none)."""
+        most = self.precision_ns.max(axis=1, initial=0)
+        tied = (self.precision_ns == most[:, None]) & (self.precision_ns > 0)
+        chosen = np.where(tied, self.precision_seen, np.iinfo(np.int64).max).argmin(axis=1)
+        return np.where(most > 0, chosen, -1)
 
 
 def _joined(parts: List[np.ndarray]) -> np.ndarray:

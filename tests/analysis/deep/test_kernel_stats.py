@@ -8,6 +8,7 @@ from deep_profiles import deep_findings, deep_section
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.deep.kernel_stats import _least_share, _pair_sums, kernel_stats
 from tb_plugin_advisor.analysis.deep.occupancy import sm_limits, theoretical_occupancy
 from tb_plugin_advisor.analysis.step_time.steps import find_steps
@@ -255,6 +256,40 @@ def test_a_kernel_on_two_devices_sums_launches_and_keeps_its_dominant_shape():
     assert gemm["grid"] == [1000, 1, 1]  # 600 µs on the big shape against 300 µs on the small one
     assert gemm["precision"] == "bf16"
     assert tiny["launches"] == 2 and tiny["total_ms"] == 0 and tiny["block"] == [128, 1, 1]
+
+
+FUSION = "loop_convert_fusion"  # no type in its name: each launch's precision comes from its `shape`
+
+
+def test_a_names_precision_is_the_one_with_the_most_time_over_every_device():
+    """Per name, the precision with the most time summed over both GPUs; a tie goes to the one seen
+    first (the lower device, then the lower precision code), and launches of 0 ns weigh nothing.
+    Each expected precision is worked out from the launches below."""
+    half, single = {"shape": "(half[64,64])"}, {"shape": "(float[64,64])"}
+
+    def step(t, streams):
+        # "tied": 40 µs fp16 on GPU 1 against 40 µs fp32 on GPU 0 → fp32 (seen first, on GPU 0)
+        streams[1].kernel(f"{FUSION}_tied", t + 10 * US, 40 * US, stats=half)
+        streams[0].kernel(f"{FUSION}_tied", t + 10 * US, 40 * US, stats=single)
+        # "summed": fp16 30 + 30 µs over both GPUs against 50 µs fp32 on GPU 0 → fp16
+        streams[0].kernel(f"{FUSION}_summed", t + 100 * US, 50 * US, stats=single)
+        streams[0].kernel(f"{FUSION}_summed", t + 200 * US, 30 * US, stats=half)
+        streams[1].kernel(f"{FUSION}_summed", t + 100 * US, 30 * US, stats=half)
+        # "one_device_tie": 20 µs of each on GPU 1 → the lower code of the two, as PRECISIONS orders them
+        streams[1].kernel(f"{FUSION}_one_device_tie", t + 300 * US, 20 * US, stats=half)
+        streams[1].kernel(f"{FUSION}_one_device_tie", t + 400 * US, 20 * US, stats=single)
+        # "idle": fp16 launches of 0 ns, fp32 of 5 µs → fp32; "never": only 0 ns → unknown
+        streams[0].kernel(f"{FUSION}_idle", t + 500 * US, 0, stats=half)
+        streams[1].kernel(f"{FUSION}_idle", t + 500 * US, 5 * US, stats=single)
+        streams[0].kernel(f"{FUSION}_never", t + 600 * US, 0, stats=half)
+
+    profile = two_gpu_profile(2, step)
+    kernels = kernel_stats(profile, find_steps(profile)).to_json()["kernels"]
+    rows = {k["name"]: k["precision"] for k in kernels}
+    first_code = min(("fp16", "fp32"), key=PRECISIONS.index)
+    assert rows == {f"{FUSION}_tied": "fp32", f"{FUSION}_summed": "fp16",
+                    f"{FUSION}_one_device_tie": first_code, f"{FUSION}_idle": "fp32",
+                    f"{FUSION}_never": "unknown"}
 
 
 def test_two_metadata_entries_of_one_name_on_a_device_sum_into_one_row():
