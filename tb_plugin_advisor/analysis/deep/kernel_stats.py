@@ -333,7 +333,7 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device, device_in
     # per (name, details string): time and, where the details report one, occupancy
     details_ids = unique_codes(table.details)  # string ids (-1: none), ascending
     texts = [table.strings[i] if i >= 0 else "" for i in details_ids.tolist()]
-    text_of = np.array([text_ids.setdefault(t, len(text_ids)) for t in texts], dtype=np.int64)
+    text_of = np.array([text_ids.setdefault(t, len(text_ids)) for t in texts], dtype=np.int32)
     occupancy = np.array([_nan_if_none(parse_kernel_details(t).occupancy_pct) if i >= 0 else np.nan
                           for i, t in zip(details_ids.tolist(), texts)], dtype=np.float64)
     # each kernel's row in details_ids (int32): string id -1 ("no details") reads the table's last slot
@@ -354,14 +354,18 @@ def _add_device(c: _Columns, text_ids: Dict[str, int], device: Device, device_in
         k, j = np.concatenate([k, idle_k]), np.concatenate([j, shape_codes[first_row]])
         ns = np.concatenate([ns, np.zeros(idle_k.size, np.int64)])
     del shape_codes, shape_of_string
+    # (each column made in its final type, in place: the copies and casts of a million rows were
+    # the stage's peak)
+    shape_occupancy = occupancy[j]
+    shape_occupancy[ns == 0] = np.nan  # 0 ns: weighs nothing
+    c.config_occupancy.append(shape_occupancy)
     c.configs.append(_rows(ids[k], device_index, text_of[j], ns))
-    c.config_occupancy.append(np.where(ns != 0, occupancy[j], np.nan))  # 0 ns: weighs nothing
     c.texts[:] = list(text_ids)
 
 
 def _rows(name: np.ndarray, device_index: int, key: np.ndarray, ns: np.ndarray) -> _Rows:
-    return _Rows(name.astype(np.int32), np.full(name.size, device_index, dtype=np.int16),
-                 key.astype(np.int32), ns.astype(np.int64, copy=False))
+    return _Rows(name.astype(np.int32, copy=False), np.full(name.size, device_index, dtype=np.int16),
+                 key.astype(np.int32, copy=False), ns.astype(np.int64, copy=False))
 
 
 def _nan_if_none(value: Optional[float]) -> float:
