@@ -7,7 +7,7 @@ the sections that have them, each with the trace events that show it.
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.advice import recommend as rec
 from tb_plugin_advisor.advice.evidence import with_evidence
@@ -19,11 +19,12 @@ from tb_plugin_advisor.analysis.deep.kernel_stats import kernel_stats
 from tb_plugin_advisor.analysis.deep.memory_timeline import memory_timeline
 from tb_plugin_advisor.analysis.deep.roofline import roofline
 from tb_plugin_advisor.analysis.evidence.gather import gather_spans
+from tb_plugin_advisor.analysis.evidence.span import EvidenceSpan
 from tb_plugin_advisor.analysis.precision.device import analyze_precision
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.analysis.precision.tensor_cores import TensorCoreResult, analyze_tensor_cores
 from tb_plugin_advisor.analysis.step_time.breakdown import compute_breakdown
-from tb_plugin_advisor.analysis.step_time.inputs import analyze_input_pipeline
+from tb_plugin_advisor.analysis.step_time.inputs import InputPipeline, analyze_input_pipeline
 from tb_plugin_advisor.analysis.step_time.signals import collect_signals
 from tb_plugin_advisor.analysis.step_time.steps import Steps, find_steps
 from tb_plugin_advisor.analysis.step_time.torch_signals import collect_torch_signals
@@ -63,12 +64,7 @@ def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
         # side's largest step (a million kernel names: 100 MB less at the peak, no slower).
         deep = second_core.submit(analyze_deep, profile, steps)
         precision = second_core.submit(_precision_analyses, profile, steps)
-        report = _main_analyses(profile, steps, local_cpu, precision, deep)
-    # the events that show each piece of advice, found now: the report keeps no Profile
-    annotations, tc = report.input_pipeline.annotations, report.tensor_core_result
-    kernels = {"transpose_kernel": [name for name, _ in tc.transposes],
-               "fp32_matmul": [n.kernel for n in tc.eligible_not_using]}
-    spans = gather_spans(profile, steps, annotations.by_name if annotations is not None else (), kernels)
+        report, spans = _main_analyses(profile, steps, local_cpu, precision, deep, second_core)
     report.recommendations = with_evidence(rec.recommend(facts_of(report)), spans)
     for section in SECTIONS:  # the findings over a section's analysis (the deeper views)
         if section.findings is not None:
@@ -98,16 +94,19 @@ def analyze_deep(profile: Profile, steps: Optional[Steps]) -> DeepViews:
 
 
 def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu,
-                   precision: Future[Tuple[PrecisionResult, TensorCoreResult]], deep: Future[DeepViews]
-                   ) -> HostReport:
+                   precision: Future[Tuple[PrecisionResult, TensorCoreResult]], deep: Future[DeepViews],
+                   second_core: ThreadPoolExecutor) -> Tuple[HostReport, Dict[str, List[EvidenceSpan]]]:
     """The breakdown and what reads it, then each section's own analysis (report/sections.py), on
-    this thread; the precision analyses and the deeper views come from the second."""
+    this thread; the precision analyses and the deeper views come from the second, which then finds
+    the events that show each piece of advice while the sections run here (the report keeps no
+    Profile: they are found now)."""
     breakdown = compute_breakdown(profile, steps)
     signals = collect_signals(profile, steps, breakdown)
     pipeline = analyze_input_pipeline(profile, breakdown, steps)
     verdict = decide_verdict(breakdown, steps, pipeline, signals.device_kind)
     torch_signals = collect_torch_signals(profile, breakdown, steps)
     precision_result, tensor_core_result = precision.result()
+    spans = second_core.submit(_evidence, profile, steps, pipeline, tensor_core_result)
     measured = Measured(profile, steps, breakdown, signals, precision_result, local_cpu)
     values = {s.key: s.analyse(measured) for s in SECTIONS if s.analyse is not None}
     return HostReport(
@@ -124,4 +123,14 @@ def _main_analyses(profile: Profile, steps: Steps, local_cpu: LocalCpu,
         deep=deep.result(),
         torch_signals=torch_signals,
         values=values,
-    )
+    ), spans.result()
+
+
+def _evidence(profile: Profile, steps: Steps, pipeline: InputPipeline, tc: TensorCoreResult
+              ) -> Dict[str, List[EvidenceSpan]]:
+    """The events of every kind of evidence (analysis/evidence/gather.py), with the kernels the
+    Tensor Core analysis named."""
+    annotations = pipeline.annotations
+    kernels = {"transpose_kernel": [name for name, _ in tc.transposes],
+               "fp32_matmul": [n.kernel for n in tc.eligible_not_using]}
+    return gather_spans(profile, steps, annotations.by_name if annotations is not None else (), kernels)
