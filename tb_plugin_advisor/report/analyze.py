@@ -36,6 +36,8 @@ from tb_plugin_advisor.report.host import DeepViews, HostReport, Measured
 from tb_plugin_advisor.report.sections import SECTIONS, facts_of
 from tb_plugin_advisor.sources.local_cpu import LocalCpu, read_local_cpu
 
+DEEP_FIRST_FROM_NAMES = 100_000  # distinct kernel names from which the deeper views run first
+
 
 @hands_back_memory
 @collector_paused
@@ -59,11 +61,16 @@ def _analyze_profile(profile: Profile, local_cpu: LocalCpu) -> HostReport:
         views.result()
         # Precision, Tensor Cores and the deeper views need only the steps: they run beside the
         # breakdown and what reads it (numpy lets go of the GIL in whole-array work, which is most
-        # of both), which keeps the two sides of about the same length. The deeper views first:
+        # of both), which keeps the two sides of about the same length. The sections wait for the
+        # precision analyses, so those go first; but with many kernel names the deeper views do:
         # kernel statistics then run beside the breakdown, not beside the op tables, the other
-        # side's largest step (a million kernel names: 100 MB less at the peak, no slower).
-        deep = second_core.submit(analyze_deep, profile, steps)
-        precision = second_core.submit(_precision_analyses, profile, steps)
+        # side's largest step (a million kernel names: 100 MB less at the peak).
+        if sum(len(device.kernels.names) for device in profile.devices) >= DEEP_FIRST_FROM_NAMES:
+            deep = second_core.submit(analyze_deep, profile, steps)
+            precision = second_core.submit(_precision_analyses, profile, steps)
+        else:
+            precision = second_core.submit(_precision_analyses, profile, steps)
+            deep = second_core.submit(analyze_deep, profile, steps)
         report, spans = _main_analyses(profile, steps, local_cpu, precision, deep, second_core)
     report.recommendations = with_evidence(rec.recommend(facts_of(report)), spans)
     for section in SECTIONS:  # the findings over a section's analysis (the deeper views)
