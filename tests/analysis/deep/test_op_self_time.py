@@ -75,14 +75,24 @@ def test_self_times_of_real_captures_add_up_to_at_most_the_step(torch_traces, na
 def test_the_diff_of_a_slow_and_a_fast_loader_lists_each_op_change_once(torch_traces):
     reports = {name: _report(torch_traces.trace(name)) for name in ("slow_loader", "fast_loader")}
     within = {op["name"]: op.get("within") for r in reports.values() for op in r["ops"]}
+    total = {name: {op["name"]: op["total_ms"] for op in r["ops"] if "total_ms" in op}
+             for name, r in reports.items()}
     rows = [r for r in diff_reports(reports["slow_loader"], reports["fast_loader"])["ops"]
             if abs(r["delta_ms"]) > 0.05][:20]
-    assert rows
+    assert rows and len({r["name"] for r in rows}) == len(rows)
     for a in rows:
         for b in rows:
-            if a is not b and within.get(a["name"]) == b["name"]:
+            if a is b or within.get(a["name"]) != b["name"]:
+                continue
+            if b["baseline_count"] and b["candidate_count"]:
                 # a nested op and its enclosing op may both change, but never by the same time
                 assert abs(a["delta_ms"] - b["delta_ms"]) > 0.02 * abs(b["delta_ms"]), (a, b)
+            else:
+                # an enclosing op only one run has: its change is its own time there, which leaves
+                # out the nested op's (its inclusive time does not). The two deltas may then be
+                # close by chance: aten::randn's own time is about that of the aten::empty it calls
+                run = "slow_loader" if b["baseline_count"] else "fast_loader"
+                assert abs(b["delta_ms"]) < total[run][b["name"]] - 1e-6, (a, b, total[run][b["name"]])
 
 
 PYTORCH_FOLDERS = ("kineto", "hta", "tracelens")
