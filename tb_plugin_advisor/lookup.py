@@ -168,17 +168,37 @@ def grouped_sums(keys: Callable[[slice], np.ndarray], count: int, weights: np.nd
     """(distinct keys ascending, summed weight, row count) over the selected rows (a mask; None: all),
     a chunk of rows at a time (row_chunks): `keys(part)` gives the keys of a slice of the rows, so no
     per-row key, rank or weight array of the whole table is made (24 MB each for 3 million kernels)."""
-    found: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    found: Tuple[List[np.ndarray], List[np.ndarray], List[np.ndarray]] = ([], [], [])  # per chunk
     for part in row_chunks(count):
         pick = slice(None) if rows is None else rows[part]
         distinct, inverse = unique_inverse(keys(part)[pick])
-        found.append((distinct, np.bincount(inverse, weights=weights[part][pick], minlength=distinct.size),
-                      np.bincount(inverse, minlength=distinct.size)))
-    if not found:
+        found[0].append(distinct)
+        found[1].append(np.bincount(inverse, weights=weights[part][pick], minlength=distinct.size))
+        found[2].append(np.bincount(inverse, minlength=distinct.size))
+    if not found[0]:
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
-    if len(found) == 1:
-        return found[0]
-    distinct, inverse = unique_inverse(np.concatenate([f[0] for f in found]))
-    sums = np.bincount(inverse, weights=np.concatenate([f[1] for f in found]), minlength=distinct.size)
-    counts = np.bincount(inverse, weights=np.concatenate([f[2] for f in found]), minlength=distinct.size)
-    return distinct, sums, counts.astype(np.int64)
+    if len(found[0]) == 1:
+        return found[0][0], found[1][0], found[2][0]
+    # The chunks' keys (each ascending) joined, by a stable sort of those runs, and a key that several
+    # chunks hold summed over its neighbours, in chunk order as a sum over the chunks would add them.
+    # One column joined, then reordered, at a time: np.unique's inverse over a million distinct keys
+    # made five arrays of their size at once, the op table's peak.
+    columns = []
+    for parts in found:
+        columns.append(np.concatenate(parts))
+        parts.clear()  # (each chunk's part let go once joined)
+    distinct, sums, counts = columns
+    del columns
+    order = np.argsort(distinct, kind="stable")
+    distinct = distinct[order]
+    sums = sums[order]
+    counts = counts[order]
+    del order
+    first = np.concatenate(([True], distinct[1:] != distinct[:-1]))  # where each key's run starts
+    if not first.all():
+        group = np.cumsum(first) - 1
+        # (bincount adds in order, one after another: np.add.reduceat's float sums differ in the last bit)
+        sums = np.bincount(group, weights=sums)
+        counts = np.add.reduceat(counts, np.flatnonzero(first))
+        distinct = distinct[first]
+    return distinct, sums, counts.astype(np.int64, copy=False)

@@ -124,6 +124,26 @@ def test_grouped_sums_a_chunk_at_a_time_equal_one_pass(monkeypatch, chunk):
     assert [a.size for a in grouped_sums(lambda part: keys[part], 0, weights)] == [0, 0, 0]
 
 
+def test_grouped_sums_add_a_keys_chunk_sums_in_chunk_order(monkeypatch):
+    """Float weights: a key several chunks hold gets its chunks' sums added in chunk order, to the
+    last bit (as the report's figures were made before the chunks' keys were joined by a sort)."""
+    monkeypatch.setattr(lookup, "ROW_CHUNK", 7)
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 5, size=60).astype(np.int64) * 10**12  # few keys, in every chunk
+    weights = rng.random(60) * 1e6
+    distinct, sums, counts = grouped_sums(lambda part: keys[part], 60, weights)
+    expected = {}
+    for start in range(0, 60, 7):
+        chunk = {}
+        for key, weight in zip(keys[start:start + 7].tolist(), weights[start:start + 7].tolist()):
+            chunk[key] = chunk.get(key, 0.0) + weight
+        for key, total in chunk.items():
+            expected[key] = expected[key] + total if key in expected else total
+    assert distinct.tolist() == sorted(expected)
+    assert sums.tolist() == [expected[k] for k in sorted(expected)]  # exactly
+    assert counts.tolist() == [int((keys == k).sum()) for k in sorted(expected)]
+
+
 def test_hash_codes_and_repeats():
     """hash_codes is hash() per item in order; has_repeats finds a key seen twice anywhere in the array,
     and no repeat in distinct keys or in none at all."""
