@@ -183,7 +183,7 @@ class _Columns:
     launch, steady time, devices, precision) are taken once those are known (_ListedFigures): a
     column each over a million names was 8 MB, and the (name, precision) rows 18 MB."""
 
-    names: List[str]
+    names: List[str]  # never changed in place: at first the first device's own list, not a copy (8 MB)
     name_hashes: np.ndarray  # per row, hash() of its name: rows are found by hash, checked by name
     launches: np.ndarray
     total_ns: np.ndarray
@@ -241,7 +241,7 @@ def _name_rows(c: _Columns, used_names: List[str]) -> Tuple[np.ndarray, np.ndarr
     n_old = len(c.names)
     every = np.concatenate([c.name_hashes, hash_codes(used_names, len(used_names))])
     if not has_repeats(every):  # every hash new (the usual case): the next rows, in order
-        c.names.extend(used_names)
+        c.names = c.names + used_names if n_old else used_names
         c.name_hashes = every
         return (np.arange(n_old, n_old + len(used_names), dtype=np.int32),  # (rows fit int32: the counts do)
                 np.arange(len(used_names), dtype=np.int32))
@@ -249,7 +249,7 @@ def _name_rows(c: _Columns, used_names: List[str]) -> Tuple[np.ndarray, np.ndarr
     rep = first[inverse.reshape(-1)[n_old:]]  # per used name: where its hash was seen first
     new_reps = np.unique(rep[rep >= n_old])  # first sightings, in order
     rows = np.where(rep < n_old, rep, n_old + np.searchsorted(new_reps, rep))
-    c.names.extend(used_names[k] for k in (new_reps - n_old).tolist())
+    c.names = c.names + [used_names[k] for k in (new_reps - n_old).tolist()]
     c.name_hashes = every[np.concatenate([np.arange(n_old), new_reps])]
     shared = np.flatnonzero(rep != n_old + np.arange(len(used_names)))  # a hash seen before
     if any(c.names[row] != used_names[k] for k, row in zip(shared.tolist(), rows[shared].tolist())):
@@ -263,11 +263,11 @@ class _HashCollision(Exception):
 
 def _name_rows_by_dict(c: _Columns, used_names: List[str], n_old: int) -> Tuple[np.ndarray, np.ndarray]:
     """`_name_rows` by a dict of the names, after it met a hash collision (its rows are undone first)."""
-    del c.names[n_old:]
+    c.names = c.names[:n_old]
     name_ids = {name: row for row, name in enumerate(c.names)}
     rows = np.fromiter((name_ids.setdefault(name, len(name_ids)) for name in used_names), dtype=np.int64,
                        count=len(used_names))
-    c.names.extend(list(name_ids)[n_old:])
+    c.names = c.names + list(name_ids)[n_old:]
     c.name_hashes = hash_codes(c.names, len(c.names))
     new = np.flatnonzero(rows >= n_old)
     return rows, new[np.unique(rows[new], return_index=True)[1]]

@@ -8,6 +8,7 @@ from deep_profiles import deep_findings, deep_section
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.analysis import thresholds as th
+from tb_plugin_advisor.analysis.classify.kernel_view import used_kernel_names
 from tb_plugin_advisor.analysis.classify.patterns import PRECISIONS
 from tb_plugin_advisor.analysis.deep.kernel_stats import _least_share, _pair_sums, kernel_stats
 from tb_plugin_advisor.analysis.deep.occupancy import sm_limits, theoretical_occupancy
@@ -290,6 +291,20 @@ def test_a_names_precision_is_the_one_with_the_most_time_over_every_device():
     assert rows == {f"{FUSION}_tied": "fp32", f"{FUSION}_summed": "fp16",
                     f"{FUSION}_one_device_tie": first_code, f"{FUSION}_idle": "fp32",
                     f"{FUSION}_never": "unknown"}
+
+
+def test_the_devices_lists_of_names_are_left_as_they_are():
+    """The statistics start from the first device's own list of the names its kernels use (a million
+    names: no 8 MB copy); a second device's names, all new here, must not be added to that list."""
+    def step(t, streams):
+        streams[0].kernel(BF16_GEMM, t + 10 * US, 100 * US)
+        streams[1].kernel(TINY, t + 10 * US, 5 * US)
+
+    profile = two_gpu_profile(2, step)
+    lists = [(list(d.kernels.names), list(used_kernel_names(d)[1])) for d in profile.devices]
+    out = kernel_stats(profile, find_steps(profile)).to_json()
+    assert {k["name"] for k in out["kernels"]} == {BF16_GEMM, TINY}
+    assert [(list(d.kernels.names), list(used_kernel_names(d)[1])) for d in profile.devices] == lists
 
 
 def test_two_metadata_entries_of_one_name_on_a_device_sum_into_one_row():
