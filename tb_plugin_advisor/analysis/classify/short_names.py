@@ -16,7 +16,7 @@ the full name on hover or in detail.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Callable, List, Optional
 
 from tb_plugin_advisor.analysis.classify.event_names import short_op_name
@@ -31,8 +31,11 @@ _NAME_PARTS = re.compile(r"(?<=[/:,<>( ])")
 _WORD_PARTS = re.compile(r"(?<=_)")
 
 
-def _load_demangler() -> Optional[Callable[[str], str]]:
-    """cxxfilt's demangle, or None where the package or a C++ runtime cannot be loaded."""
+@cache
+def demangler() -> Optional[Callable[[str], str]]:
+    """cxxfilt's demangle, or None where the package or a C++ runtime cannot be loaded. Loaded at the
+    first raw symbol, not at import: cxxfilt looks for the C and C++ runtimes by running `ldconfig -p`
+    twice, 7 ms a process, and most profiles (TF on CPU, XLA fusions) hold no raw symbol."""
     try:
         import cxxfilt  # type: ignore[import-untyped]
 
@@ -42,18 +45,16 @@ def _load_demangler() -> Optional[Callable[[str], str]]:
     return cxxfilt.demangle
 
 
-_DEMANGLE = _load_demangler()
-
-
 def demangled(name: str) -> str:
     """The demangled form of an Itanium symbol (its leading name where it does not demangle); any
     other name as is."""
     if not name.startswith(MANGLED_PREFIX):
         return name
-    if _DEMANGLE is None:
+    demangle = demangler()
+    if demangle is None:
         return leading_name(name)
     try:
-        text = _DEMANGLE(name)
+        text = demangle(name)
     except Exception:  # noqa: BLE001 - cxxfilt raises its own error types for invalid symbols
         return leading_name(name)
     return text if isinstance(text, str) and text else name

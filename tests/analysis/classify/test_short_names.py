@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from paths import ROOT
@@ -38,7 +40,7 @@ def test_a_symbol_the_demangler_declines_keeps_the_name_it_opens_with():
 
 
 def test_without_a_demangler_a_raw_symbol_still_gets_its_leading_name(monkeypatch):
-    monkeypatch.setattr(short_names, "_DEMANGLE", None)
+    monkeypatch.setattr(short_names, "demangler", lambda: None)
     short_name.cache_clear()
     try:
         for case in MANGLED:
@@ -95,3 +97,12 @@ def test_a_report_written_before_short_names_gets_the_same_ones(first):
     markdown = re.sub(r"\\(.)", r"\1", render(report, "md")).replace("&lt;", "<").replace("&gt;", ">")
     for case in rows:
         assert case["short"] in markdown
+
+
+def test_the_demangler_is_loaded_at_the_first_raw_symbol_not_at_import():
+    """cxxfilt runs `ldconfig -p` twice when imported: a profile without raw symbols never pays it."""
+    code = ("import sys; from tb_plugin_advisor.analysis.classify.short_names import demangled; "
+            "assert demangled('aten::mm') == 'aten::mm'; print('cxxfilt' in sys.modules, end=' '); "
+            "demangled('_Z1fv'); print('cxxfilt' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
