@@ -76,7 +76,7 @@ setup(
     },
     entry_points={
         "tensorboard_plugins": ["advisor = tb_plugin_advisor.plugin:AdvisorLoader"],
-        "console_scripts": ["tb-advisor = tb_plugin_advisor.views.cli.main:main"],
+        "console_scripts": ["tb-advisor = tb_plugin_advisor.views.cli.main:console_main"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",
