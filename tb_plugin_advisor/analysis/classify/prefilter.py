@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from itertools import repeat
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -176,40 +177,72 @@ class TextBatch:
         # million names' list was 8 MB
         self.texts = texts if isinstance(texts, list) else list(texts)
         count = len(self.texts)
-        # lowercasing keeps an ASCII text's length, so offsets stay valid; other texts run every pattern
-        joined = _SEPARATOR.join(self.texts)
-        if joined.isascii():  # the usual case: one lowercasing of them all, no call per text
-            parts: Sequence[str] = self.texts
-            self.unfiltered = np.zeros(count, dtype=bool)
-            self._joined = joined.lower()
-        else:
-            ascii_flags = [text.isascii() for text in self.texts]
-            parts = [text.lower() if flag else "" for text, flag in zip(self.texts, ascii_flags)]
-            self.unfiltered = ~np.array(ascii_flags, dtype=bool) if count else np.zeros(0, dtype=bool)
-            self._joined = _SEPARATOR.join(parts)
-        del joined
-        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=count)
+        # The texts lowercased and joined, a block of _BLOCK_TEXTS texts at a time (one string for
+        # them all, joined then lowercased, was twice the names' text at once: 380 MB for a million
+        # 200-character names, the report's peak). Lowercasing keeps an ASCII text's length, so
+        # offsets stay valid; a text that is not ASCII is joined as "" and runs every pattern.
+        blocks: List[str] = []
+        unfiltered: List[np.ndarray] = []
+        lengths = np.empty(count, dtype=np.int64)
+        for low, block, parts, flags in _joined_blocks(self.texts):
+            blocks.append(block)
+            unfiltered.append(flags)
+            lengths[low:low + len(parts)] = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+        self._blocks: Optional[List[str]] = blocks
+        self.unfiltered = np.concatenate(unfiltered) if unfiltered else np.zeros(0, dtype=bool)
+        # where each text starts in the blocks joined by the separator (the "joined" positions);
         # int32 while the joined text allows (a million names: 4 MB less); positions looked up in it
         # are cast alike (a search of int64 positions would copy the starts to int64 each time)
-        offsets = np.int64 if len(self._joined) >= 1 << 31 else np.int32
+        length = int(lengths.sum()) + max(0, count - 1)
+        offsets = np.int64 if length >= 1 << 31 else np.int32
         self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(offsets)
+        del lengths
         # per literal, which texts hold it, as packed bits: ~150 literals over a million names are
         # 150 MB as bool arrays and 19 MB packed; unpacking one costs well under a millisecond. A
         # literal no text holds (most of them, for most names) is kept as _HELD_BY_NONE, no bits.
         self._holding: Dict[str, np.ndarray] = {}
+        self._starting: Dict[str, bool] = {}  # any_starting's answers
         self._fold = fold_digits
         self._folds: Optional[Tuple[TextBatch, np.ndarray]] = None  # distinct folded texts, id per text
+
+    def _block_starts(self) -> Iterator[Tuple[int, str]]:
+        """(joined position of its first character, block) of each block; each made again, one at a
+        time, once the batch has let go of them (let_go_of_text)."""
+        if self._blocks is not None:
+            blocks: Iterable[str] = self._blocks
+        else:
+            blocks = (block for _, block, _, _ in _joined_blocks(self.texts))
+        for k, block in enumerate(blocks):
+            yield int(self._starts[k * _BLOCK_TEXTS]), block
+
+    def let_go_of_text(self) -> None:
+        """Drop the joined texts (the texts' own size again: 190 MB for a million 200-character names)
+        once the searches that need them are done; the answers kept (literals, prefixes, digit folds)
+        stay, and a later new question joins the texts again a block at a time, keeping none."""
+        self._blocks = None
 
     def __len__(self) -> int:
         return len(self.texts)
 
     def any_starting(self, prefix: str) -> bool:
         """Does any text start with `prefix`? (One scan of the joined texts when the prefix has no
-        letters, which lowercasing would not change.)"""
-        if not prefix or prefix.lower() != prefix.upper() or _SEPARATOR in prefix:
-            return any(text.startswith(prefix) for text in self.texts)
-        if self._joined.startswith(prefix) or (_SEPARATOR + prefix) in self._joined:
-            return True
+        letters, which lowercasing would not change; asked again, the answer kept.)"""
+        found = self._starting.get(prefix)
+        if found is None:
+            found = self._starting[prefix] = self._any_starting(prefix)
+        return found
+
+    def _any_starting(self, prefix: str) -> bool:
+        if not prefix or prefix.lower() != prefix.upper() or _SEPARATOR in prefix or self._blocks is None:
+            return any(map(str.startswith, self.texts, repeat(prefix)))
+        for base, block in self._block_starts():
+            if block.startswith(prefix):
+                return True
+            if _SEPARATOR + prefix in block:  # where a text starts, not after a separator a text holds
+                after = base + 1 + _occurrences(block, _SEPARATOR + prefix)
+                at = np.minimum(np.searchsorted(self._starts, after), len(self._starts) - 1)
+                if (self._starts[at] == after).any():
+                    return True
         return any(self.texts[i].startswith(prefix) for i in np.flatnonzero(self.unfiltered).tolist())
 
     def holding(self, literals: Optional[Tuple[str, ...]]) -> np.ndarray:
@@ -240,7 +273,8 @@ class TextBatch:
             found = self._holding_digits(literal, folded) if folded is not None else None
             if found is None:
                 found = np.zeros(len(self.texts), dtype=bool)
-                self._mark_texts(found, _occurrences(self._joined, literal))
+                for base, block in self._block_starts():
+                    self._mark_texts(found, base + _occurrences(block, literal))
         self._holding[literal] = np.packbits(found) if found.any() else _HELD_BY_NONE
         return found
 
@@ -249,8 +283,9 @@ class TextBatch:
         pattern that reads lowercase text and cannot match across a newline. A text that is not ASCII
         is never found."""
         found = np.zeros(len(self.texts), dtype=bool)
-        self._mark_texts(found, np.fromiter((match.start() for match in pattern.finditer(self._joined)),
-                                            dtype=np.int64))
+        for base, block in self._block_starts():
+            self._mark_texts(found, base + np.fromiter((match.start() for match in pattern.finditer(block)),
+                                                       dtype=np.int64))
         return found
 
     def _mark_texts(self, found: np.ndarray, at: np.ndarray) -> None:
@@ -267,14 +302,13 @@ class TextBatch:
         if rows.size > len(self.texts) // 16:
             return None
         found = np.zeros(len(self.texts), dtype=bool)
-        if rows.size:  # each text's bounds as Python ints for these rows only (a list of a million ints
-            # kept for the batch was 36 MB): a text ends where the next starts, less the separator
-            starts = self._starts[rows].tolist()
-            after = np.minimum(rows + 1, len(self.texts) - 1)
-            ends = np.where(rows + 1 < len(self.texts), self._starts[after] - 1, len(self._joined)).tolist()
-            joined = self._joined
-            found[rows] = [literal in joined[start:end] for start, end in zip(starts, ends)]
+        if rows.size:  # each text as it was joined, for these rows only
+            found[rows] = [literal in self._joined_text(row) for row in rows.tolist()]
         return found
+
+    def _joined_text(self, row: int) -> str:
+        """Text `row` as joined: lowercased, or "" where it is not ASCII."""
+        return "" if self.unfiltered[row] else self.texts[row].lower()
 
     def digit_folds(self) -> Optional[Tuple[TextBatch, np.ndarray]]:
         """The distinct texts with digits read as 0, lowercased, and which one each text is, numbered
@@ -283,13 +317,13 @@ class TextBatch:
         strings beside the batch (80 MB) at the analyses' peak."""
         if self._folds is None and self._fold:
             self._fold = False
-            count, joined, starts = len(self.texts), self._joined, self._starts
+            count = len(self.texts)
             index: Dict[str, int] = {}  # distinct folded text → its position, in first-seen order
             fold_of = np.empty(count, dtype=np.int32)  # (fewer distinct folded texts than texts)
-            for low in range(0, count, _FOLD_BLOCK):
-                high = min(low + _FOLD_BLOCK, count)
-                end = int(starts[high]) - 1 if high < count else len(joined)
-                parts = joined[int(starts[low]):end].translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
+            for k, (_, block) in enumerate(self._block_starts()):
+                low = k * _BLOCK_TEXTS
+                high = min(low + _BLOCK_TEXTS, count)
+                parts = block.translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
                 if len(parts) != high - low:  # a text holds the separator: no folding
                     return None
                 for part in dict.fromkeys(parts):  # (a Python step per distinct text, not per text)
@@ -302,11 +336,33 @@ class TextBatch:
         return self._folds
 
 
-_FOLD_BLOCK = 1 << 16
+_BLOCK_TEXTS = 1 << 16  # texts joined (and folded) together: ~13 MB of 200-character names
+
+
+def _joined_blocks(texts: List[str]) -> Iterator[Tuple[int, str, Sequence[str], np.ndarray]]:
+    """(first text, the block's texts lowercased and joined, the texts as joined, which of them are
+    not ASCII) of each block of _BLOCK_TEXTS texts."""
+    for low in range(0, len(texts), _BLOCK_TEXTS):
+        block = texts[low:low + _BLOCK_TEXTS]
+        joined = _SEPARATOR.join(block)
+        if joined.isascii():  # the usual case: one lowercasing of the block, no call per text
+            yield low, joined.lower(), block, np.zeros(len(block), dtype=bool)
+            continue
+        del joined
+        flags = [text.isascii() for text in block]
+        parts = [text.lower() if flag else "" for text, flag in zip(block, flags)]
+        yield low, _SEPARATOR.join(parts), parts, ~np.array(flags, dtype=bool)
 _HELD_BY_NONE = np.zeros(0, dtype=np.uint8)  # a literal's packed bits when no text holds it
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a plane's name list
 _BATCHES_KEPT = 8
+
+
+def let_go_of_joined(texts: Sequence[str]) -> None:
+    """The cached batch of `texts`, if any, lets go of its joined texts (TextBatch.let_go_of_text)."""
+    found = _BATCHES.get(id(texts))
+    if found is not None and found[0] is texts:
+        found[2].let_go_of_text()
 
 
 def release_batches() -> None:

@@ -61,10 +61,10 @@ def test_data_loading_annotations_equal_one_name_at_a_time():
     assert found.tolist() == [event_names.is_data_loading_annotation(name) for name in CORPUS]
 
 
-@pytest.mark.parametrize("block", [1 << 16, 7, 1])  # folded a block of texts at a time: blocks met
+@pytest.mark.parametrize("block", [1 << 16, 7, 1])  # joined and folded a block of texts at a time: blocks met
 @pytest.mark.parametrize("odd", ["x\ny", "xy"])  # a name holding the separator: no folding at all
 def test_digit_folding_finds_literals_exactly_where_the_names_hold_them(odd, block, monkeypatch):
-    monkeypatch.setattr(prefilter, "_FOLD_BLOCK", block)
+    monkeypatch.setattr(prefilter, "_BLOCK_TEXTS", block)
     texts = [f"loop_add_fusion_{i}" for i in range(40)] + ["ncclKernel_1", odd, "é16", "gemm16816"] * 3
     batch = TextBatch(texts)
     for literal in ("fusion", "add", "nccl", "16", "gemm", "ncclkernel_1", "y", "loop_add_fusion_3"):

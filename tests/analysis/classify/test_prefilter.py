@@ -133,3 +133,57 @@ def test_a_batch_answers_every_literal_as_a_plain_search_asked_once_or_again(fol
             expected = [literal in text.lower() for text in texts]
             assert batch.holding((literal,)).tolist() == expected, literal
     assert batch._holding["absent"].size == 0 and batch._holding["fusion"].size > 0
+
+
+@pytest.mark.parametrize("block", [1 << 16, 5, 1])
+@pytest.mark.parametrize("fold", [True, False])
+def test_a_batch_joined_a_block_at_a_time_answers_as_one_joined_text(block, fold, monkeypatch):
+    """The texts are joined and lowercased a block of texts at a time: every question (a literal, a
+    pattern, a prefix, a literal with digits, non-ASCII texts, a text holding the separator) gets the
+    answer a plain search of each text gives, wherever the blocks end."""
+    monkeypatch.setattr(prefilter, "_BLOCK_TEXTS", block)
+    texts = [f"loop_add_fusion.{n}" for n in range(0, 300, 7)] + ["Sm80_XMMA_gemm_bf16", "é_gemm", "%copy.1"]
+    texts += ["", "a\nb", "ncclKernel_AllReduce", "gemm_bf16_tn", "x"] + [f"fusion_{n}" for n in range(30)]
+    batch = prefilter.TextBatch(texts, fold_digits=fold)
+    assert len(batch._blocks) == -(-len(texts) // block)
+    for literal in ("fusion", "xmma", "bf16", "16", "gemm", "ncclkernel", "b", "absent", "_1", "x"):
+        expected = [literal in text.lower() or not text.isascii() for text in texts]
+        assert batch.holding((literal,)).tolist() == expected, literal
+    pattern = re.compile(r"gemm_bf\d+")
+    expected = [bool(pattern.search(t.lower())) and t.isascii() for t in texts]
+    assert batch.found_by(pattern).tolist() == expected
+    for prefix in ("%", "%", "loop", "b", "fusion_2", "\n"):
+        assert batch.any_starting(prefix) == any(t.startswith(prefix) for t in texts), prefix
+    split = prefilter.TextBatch(["a\n%b", "c"] * block)  # after a separator inside a text: no text start
+    assert not split.any_starting("%") and split.any_starting("a")
+
+
+@pytest.mark.parametrize("block", [1 << 16, 3])
+def test_a_batch_that_let_go_of_its_joined_text_answers_as_before(block, monkeypatch):
+    """Answers kept before stay; a new literal, pattern or prefix is answered from the texts joined
+    again a block at a time, and none of those blocks is kept."""
+    monkeypatch.setattr(prefilter, "_BLOCK_TEXTS", block)
+    texts = [f"fusion_{n}" for n in range(40)]
+    texts += ["Sm80_XMMA_gemm_bf16", "é_gemm", "%copy.1", "a\n%b", "nccl_16"]
+    batch = prefilter.TextBatch(texts)
+    kept = batch.holding(("fusion",)).tolist()
+    batch.let_go_of_text()
+    assert batch._blocks is None
+    assert batch.holding(("fusion",)).tolist() == kept
+    for literal in ("gemm", "16", "nccl_1", "absent", "n_1"):
+        expected = [literal in text.lower() or not text.isascii() for text in texts]
+        assert batch.holding((literal,)).tolist() == expected, literal
+    pattern = re.compile(r"gemm_bf\d+")
+    assert batch.found_by(pattern).tolist() == [t == "Sm80_XMMA_gemm_bf16" for t in texts]
+    assert batch.any_starting("%") and not batch.any_starting("_") and batch.any_starting("fusion_3")
+    assert batch._blocks is None
+
+
+def test_only_the_cached_batch_of_the_list_given_lets_go_of_its_text():
+    names, others = [f"k_{n}" for n in range(10)], [f"op_{n}" for n in range(10)]
+    batch, other = prefilter.text_batch(names), prefilter.text_batch(others)
+    prefilter.let_go_of_joined(list(names))  # an equal list is not the same list
+    assert batch._blocks is not None
+    prefilter.let_go_of_joined(names)
+    assert batch._blocks is None and other._blocks is not None
+    assert batch.holding(("k_1",)).tolist() == ["k_1" in n for n in names]
