@@ -169,7 +169,9 @@ class TextBatch:
 
     Names that differ only in their numbers (`loop_add_fusion_17`, `…_18`; template arguments, tile
     sizes) are many: a literal without digits is looked for once per distinct name with every digit
-    read as 0 (`digit_folds`), which finds it exactly where the names themselves hold it.
+    read as 0 (`digit_folds`), which finds it exactly where the names themselves hold it. Such a
+    batch keeps no joined copy of its texts: a question the folds cannot answer joins them again, a
+    block at a time.
     """
 
     def __init__(self, texts: Sequence[str], fold_digits: bool = True) -> None:
@@ -181,14 +183,23 @@ class TextBatch:
         # them all, joined then lowercased, was twice the names' text at once: 380 MB for a million
         # 200-character names, the report's peak). Lowercasing keeps an ASCII text's length, so
         # offsets stay valid; a text that is not ASCII is joined as "" and runs every pattern.
+        # The digit folds are made in the same pass; where they hold, the blocks are not kept (most
+        # questions are then answered by the folds, the rest by the blocks made again one at a time).
         blocks: List[str] = []
         unfiltered: List[np.ndarray] = []
         lengths = np.empty(count, dtype=np.int64)
+        folding = _Folding(count) if fold_digits else None
         for low, block, parts, flags in _joined_blocks(self.texts):
-            blocks.append(block)
             unfiltered.append(flags)
             lengths[low:low + len(parts)] = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-        self._blocks: Optional[List[str]] = blocks
+            if folding is not None and not folding.add(low, len(parts), block):
+                folding = None  # no folds: every block is kept, the ones passed made again
+                blocks = [joined for _, joined, _, _ in _joined_blocks(self.texts[:low])]
+            if folding is None:
+                blocks.append(block)
+        self._blocks: Optional[List[str]] = None if folding is not None else blocks
+        # distinct folded texts, and which one each text is
+        self._folds = None if folding is None else folding.result()
         self.unfiltered = np.concatenate(unfiltered) if unfiltered else np.zeros(0, dtype=bool)
         # where each text starts in the blocks joined by the separator (the "joined" positions);
         # int32 while the joined text allows (a million names: 4 MB less); positions looked up in it
@@ -202,8 +213,6 @@ class TextBatch:
         # literal no text holds (most of them, for most names) is kept as _HELD_BY_NONE, no bits.
         self._holding: Dict[str, np.ndarray] = {}
         self._starting: Dict[str, bool] = {}  # any_starting's answers
-        self._fold = fold_digits
-        self._folds: Optional[Tuple[TextBatch, np.ndarray]] = None  # distinct folded texts, id per text
 
     def _block_starts(self) -> Iterator[Tuple[int, str]]:
         """(joined position of its first character, block) of each block; each made again, one at a
@@ -312,28 +321,35 @@ class TextBatch:
 
     def digit_folds(self) -> Optional[Tuple[TextBatch, np.ndarray]]:
         """The distinct texts with digits read as 0, lowercased, and which one each text is, numbered
-        densely (None: too few repeat). A text that is not ASCII is folded to "". The joined texts are
-        folded and split a block of texts at a time: split at once, a million names were a million
-        strings beside the batch (80 MB) at the analyses' peak."""
-        if self._folds is None and self._fold:
-            self._fold = False
-            count = len(self.texts)
-            index: Dict[str, int] = {}  # distinct folded text → its position, in first-seen order
-            fold_of = np.empty(count, dtype=np.int32)  # (fewer distinct folded texts than texts)
-            for k, (_, block) in enumerate(self._block_starts()):
-                low = k * _BLOCK_TEXTS
-                high = min(low + _BLOCK_TEXTS, count)
-                parts = block.translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
-                if len(parts) != high - low:  # a text holds the separator: no folding
-                    return None
-                for part in dict.fromkeys(parts):  # (a Python step per distinct text, not per text)
-                    index.setdefault(part, len(index))
-                fold_of[low:high] = np.fromiter(map(index.__getitem__, parts), dtype=np.int32,
-                                                count=len(parts))
-                if len(index) > count // 2:  # too few repeat (the count only grows)
-                    return None
-            self._folds = (TextBatch(list(index), fold_digits=False), fold_of)
+        densely (None: too few repeat, or a text holds the separator). A text that is not ASCII is
+        folded to ""."""
         return self._folds
+
+
+class _Folding:
+    """Digit folds made a block of joined texts at a time (split at once, a million names were a
+    million strings beside the batch, 80 MB at the analyses' peak)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.index: Dict[str, int] = {}  # distinct folded text → its position, in first-seen order
+        self.fold_of = np.empty(count, dtype=np.int32)  # (fewer distinct folded texts than texts)
+
+    def add(self, low: int, texts: int, block: str) -> bool:
+        """Fold the block of `texts` texts from text `low`; False: no folds (a text holds the separator,
+        or too few repeat: the count of distinct folded texts only grows)."""
+        parts = block.translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
+        if len(parts) != texts:
+            return False
+        index = self.index
+        for part in dict.fromkeys(parts):  # (a Python step per distinct text, not per text)
+            index.setdefault(part, len(index))
+        self.fold_of[low:low + texts] = np.fromiter(map(index.__getitem__, parts), dtype=np.int32,
+                                                    count=texts)
+        return len(index) <= self.count // 2
+
+    def result(self) -> Tuple[TextBatch, np.ndarray]:
+        return TextBatch(list(self.index), fold_digits=False), self.fold_of
 
 
 _BLOCK_TEXTS = 1 << 16  # texts joined (and folded) together: ~13 MB of 200-character names
