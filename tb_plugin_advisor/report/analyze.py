@@ -11,9 +11,9 @@ from typing import Dict, List, Optional, Tuple
 
 from tb_plugin_advisor.advice import recommend as rec
 from tb_plugin_advisor.advice.evidence import with_evidence
-from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view, used_kernel_names
+from tb_plugin_advisor.analysis.classify.kernel_view import kernel_view
 from tb_plugin_advisor.analysis.classify.launching_ops import attach_launching_ops
-from tb_plugin_advisor.analysis.classify.prefilter import let_go_of_joined, release_batches
+from tb_plugin_advisor.analysis.classify.prefilter import release_batches
 from tb_plugin_advisor.analysis.deep.collectives import analyze_collectives
 from tb_plugin_advisor.analysis.deep.kernel_stats import kernel_stats
 from tb_plugin_advisor.analysis.deep.memory_timeline import memory_timeline
@@ -31,7 +31,7 @@ from tb_plugin_advisor.analysis.step_time.torch_signals import collect_torch_sig
 from tb_plugin_advisor.analysis.step_time.verdict import decide_verdict
 from tb_plugin_advisor.model import Profile
 from tb_plugin_advisor.process_memory.gc_pause import collector_paused
-from tb_plugin_advisor.process_memory.heap import hands_back_memory, one_heap_for_threads, release_free_memory
+from tb_plugin_advisor.process_memory.heap import hands_back_memory, one_heap_for_threads
 from tb_plugin_advisor.report.host import DeepViews, HostReport, Measured
 from tb_plugin_advisor.report.sections import SECTIONS, facts_of
 from tb_plugin_advisor.sources.local_cpu import LocalCpu, read_local_cpu
@@ -84,12 +84,6 @@ def _kernel_views(profile: Profile) -> None:
     attach_launching_ops(profile)  # PyTorch kernels → the aten op that launched them (before the views)
     for device in profile.devices:
         kernel_view(device)
-        # the names classified, what is asked of them later is answered by their digit folds and the
-        # answers kept: their joined text (their size again) goes before the deeper views, and back
-        # to the system (blocks of a few MB come from the heap, which keeps what is freed)
-        let_go_of_joined(used_kernel_names(device)[1])
-    if profile.devices:
-        release_free_memory()
 
 
 def _precision_analyses(profile: Profile, steps: Steps) -> Tuple[PrecisionResult, TensorCoreResult]:

@@ -215,20 +215,14 @@ class TextBatch:
         self._starting: Dict[str, bool] = {}  # any_starting's answers
 
     def _block_starts(self) -> Iterator[Tuple[int, str]]:
-        """(joined position of its first character, block) of each block; each made again, one at a
-        time, once the batch has let go of them (let_go_of_text)."""
+        """(joined position of its first character, block) of each block; where the batch keeps no
+        blocks (its digit folds hold), each made again, one at a time."""
         if self._blocks is not None:
             blocks: Iterable[str] = self._blocks
         else:
             blocks = (block for _, block, _, _ in _joined_blocks(self.texts))
         for k, block in enumerate(blocks):
             yield int(self._starts[k * _BLOCK_TEXTS]), block
-
-    def let_go_of_text(self) -> None:
-        """Drop the joined texts (the texts' own size again: 190 MB for a million 200-character names)
-        once the searches that need them are done; the answers kept (literals, prefixes, digit folds)
-        stay, and a later new question joins the texts again a block at a time, keeping none."""
-        self._blocks = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -368,17 +362,12 @@ def _joined_blocks(texts: List[str]) -> Iterator[Tuple[int, str, Sequence[str], 
         flags = [text.isascii() for text in block]
         parts = [text.lower() if flag else "" for text, flag in zip(block, flags)]
         yield low, _SEPARATOR.join(parts), parts, ~np.array(flags, dtype=bool)
+
+
 _HELD_BY_NONE = np.zeros(0, dtype=np.uint8)  # a literal's packed bits when no text holds it
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a plane's name list
 _BATCHES_KEPT = 8
-
-
-def let_go_of_joined(texts: Sequence[str]) -> None:
-    """The cached batch of `texts`, if any, lets go of its joined texts (TextBatch.let_go_of_text)."""
-    found = _BATCHES.get(id(texts))
-    if found is not None and found[0] is texts:
-        found[2].let_go_of_text()
 
 
 def release_batches() -> None:

@@ -163,16 +163,15 @@ def test_a_batch_joined_a_block_at_a_time_answers_as_one_joined_text(block, fold
 
 
 @pytest.mark.parametrize("block", [1 << 16, 3])
-def test_a_batch_that_let_go_of_its_joined_text_answers_as_before(block, monkeypatch):
-    """Answers kept before stay; a new literal, pattern or prefix is answered from the texts joined
-    again a block at a time, and none of those blocks is kept."""
+def test_a_batch_with_digit_folds_keeps_no_joined_text_and_answers_every_question(block, monkeypatch):
+    """Answers kept stay; a new literal, pattern or prefix is answered from the texts joined again a
+    block at a time, and none of those blocks is kept."""
     monkeypatch.setattr(prefilter, "_BLOCK_TEXTS", block)
     texts = [f"fusion_{n}" for n in range(40)]
-    texts += ["Sm80_XMMA_gemm_bf16", "é_gemm", "%copy.1", "a\n%b", "nccl_16"]
+    texts += ["Sm80_XMMA_gemm_bf16", "é_gemm", "%copy.1", "a%b", "nccl_16"]
     batch = prefilter.TextBatch(texts)
+    assert batch.digit_folds() is not None and batch._blocks is None
     kept = batch.holding(("fusion",)).tolist()
-    batch.let_go_of_text()
-    assert batch._blocks is None
     assert batch.holding(("fusion",)).tolist() == kept
     for literal in ("gemm", "16", "nccl_1", "absent", "n_1"):
         expected = [literal in text.lower() or not text.isascii() for text in texts]
@@ -181,14 +180,3 @@ def test_a_batch_that_let_go_of_its_joined_text_answers_as_before(block, monkeyp
     assert batch.found_by(pattern).tolist() == [t == "Sm80_XMMA_gemm_bf16" for t in texts]
     assert batch.any_starting("%") and not batch.any_starting("_") and batch.any_starting("fusion_3")
     assert batch._blocks is None
-
-
-def test_only_the_cached_batch_of_the_list_given_lets_go_of_its_text():
-    # (names that do not repeat with digits read as 0: no folds, so the batch keeps its joined text)
-    names, others = [f"k_{c}" for c in "abcdefghij"], [f"op_{c}" for c in "abcdefghij"]
-    batch, other = prefilter.text_batch(names), prefilter.text_batch(others)
-    prefilter.let_go_of_joined(list(names))  # an equal list is not the same list
-    assert batch._blocks is not None
-    prefilter.let_go_of_joined(names)
-    assert batch._blocks is None and other._blocks is not None
-    assert batch.holding(("k_b",)).tolist() == ["k_b" in n for n in names]
