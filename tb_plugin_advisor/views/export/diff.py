@@ -7,7 +7,6 @@ lands in — HTML-escaped in the page, HTML- and Markdown-escaped in Markdown.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Sequence
 
 from tb_plugin_advisor.diff.rules import MINUS
@@ -29,6 +28,7 @@ from tb_plugin_advisor.views.export.diff_rows import (
     verdict_line,
     wrap,
 )
+from tb_plugin_advisor.views.export.json_text import indented_json
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.markup import terminal_data, terminal_output
@@ -45,7 +45,7 @@ UNCERTAIN_NOTE = "?: the other run's report lists only its top ops; this one may
 def render(diff: Dict[str, Any], fmt: str, top: int = TOP_OPS) -> str:
     """The diff in `fmt` (one of FORMATS)."""
     if fmt == "json":
-        return json.dumps(diff, indent=2, allow_nan=False)
+        return indented_json(diff, indent=2)
     if fmt == "text":
         return render_text(terminal_data(diff), top)
     if fmt == "md":

@@ -6,13 +6,13 @@ says what it is); text, Markdown and HTML reuse the sections of the whole report
 
 from __future__ import annotations
 
-import json
 import shutil
 from typing import Any, Dict, List, Sequence
 
 from tb_plugin_advisor.report.document import ReportDocument, read_report
 from tb_plugin_advisor.report.sections import VIEWS
 from tb_plugin_advisor.views.export import deep as render_deep
+from tb_plugin_advisor.views.export.json_text import indented_json
 from tb_plugin_advisor.views.export.markup import html_escape as esc
 from tb_plugin_advisor.views.export.markup import markdown_escape as md
 from tb_plugin_advisor.views.export.markup import terminal_data, terminal_line, terminal_output
@@ -49,7 +49,7 @@ def render_sections(report: Dict[str, Any], fmt: str, names: Sequence[str]) -> s
     doc = read_report(report)
     run = doc.run
     if fmt == "json":
-        return json.dumps(section_json(doc, names), indent=1, allow_nan=False) + "\n"
+        return indented_json(section_json(doc, names), indent=1) + "\n"
     if fmt == "text":
         width = min(max(shutil.get_terminal_size((100, 24)).columns, 60), 160)
         lines = render_deep.text_sections(read_report(terminal_data(report)), width, names)

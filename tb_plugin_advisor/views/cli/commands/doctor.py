@@ -13,12 +13,12 @@ Exit status: 0 when every session is fine, 1 when something is wrong (or no prof
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Dict
 
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.cli.commands.report import add_cache_arguments, open_cli_cache
+from tb_plugin_advisor.views.export.json_text import indented_json
 from tb_plugin_advisor.views.export.markup import terminal_output
 
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         if matrices is not None:
             for session in out["sessions"]:
                 session["validity"] = matrices.get(session["run"])
-        print(json.dumps(out, indent=2))
+        print(indented_json(out, indent=2))
     else:
         sys.stdout.write(terminal_output(doctor_render.render_text(report, matrices)))
     return 0 if report.ok else 1

@@ -24,7 +24,6 @@ read from the analysis cache (report/disk_cache.py) instead of its profile.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Dict, Optional
@@ -33,6 +32,7 @@ from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.readers.formats.registry import file_patterns, is_analysed
 from tb_plugin_advisor.report.sections import VIEWS
 from tb_plugin_advisor.views.cli.commands import require_logdir
+from tb_plugin_advisor.views.export.json_text import indented_json
 from tb_plugin_advisor.views.export.markup import terminal_line, terminal_safe
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ def _format(report, fmt: str, sections=None) -> str:
 
         return render_sections(report, fmt, list(dict.fromkeys(sections)))
     if fmt == "json":
-        return json.dumps(report, indent=1, allow_nan=False) + "\n"
+        return indented_json(report, indent=1) + "\n"
     from tb_plugin_advisor.views.export.render import render
 
     return render(report, fmt)

@@ -11,7 +11,6 @@ significant change of a series is a slowdown by more than PCT); 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from tb_plugin_advisor.formatting import format_pct, plain, significant
@@ -23,6 +22,7 @@ from tb_plugin_advisor.views.cli.commands.report import (
     check_parallel_arguments,
     open_cli_cache,
 )
+from tb_plugin_advisor.views.export.json_text import indented_json
 
 EPILOG = """\
 Series: without --run, every run directory is a series (PyTorch captures in one directory, TF/JAX
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     trend = trend_of(series, outcomes)
     trend["cache"] = dict(cache.stats(), served=from_cache, captures=len(sessions))
     cache_note(cache, "trend")
-    text = json.dumps(trend, indent=1, allow_nan=False) + "\n" if args.format == "json" else render(
+    text = indented_json(trend, indent=1) + "\n" if args.format == "json" else render(
         trend, args.format)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
