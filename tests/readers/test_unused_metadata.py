@@ -3,9 +3,11 @@ metadata's per-op stats; a plane without events keeps all of its names."""
 
 from __future__ import annotations
 
+import pytest
 from synth import XSpaceBuilder
 
 from tb_plugin_advisor.readers.xplane.reader import read_xplane_bytes
+from tb_plugin_advisor.readers.xplane.unused_metadata import SLICED_RUNS
 
 T0 = 1_700_000_000_000_000_000
 
@@ -80,3 +82,23 @@ def test_metadata_no_plane_defines_is_counted_once_per_id_and_plane():
     assert notes == ["3 event(s) reference metadata the file does not define; shown as <unknown event N>"]
     assert read_xplane_bytes(_profile_bytes()).warnings == [
         "1 event(s) reference metadata the file does not define; shown as <unknown event N>"]
+
+
+@pytest.mark.parametrize("names, used", [
+    (40, range(0, 40, 3)),  # 27 runs of unused entries: each deleted as a slice
+    (400, range(0, 400, 3)),  # 267 runs: the kept entries gathered
+    (400, range(100, 300)),  # one stretch used: the runs before and after it
+])
+def test_the_names_kept_are_the_used_ones_in_order_however_many_runs_are_dropped(names, used):
+    assert SLICED_RUNS < 267  # (the second case takes the other path)
+    b = XSpaceBuilder()
+    gpu = b.gpu_plane(0)
+    for k in range(names):
+        gpu.event_id(f"fusion.{k}")
+    line = gpu.line("Stream #1(Kernel)", id=1)
+    for i, k in enumerate(used):
+        line.event(f"fusion.{k}", T0 + i * 1_000, 500)
+    profile = read_xplane_bytes(b.proto.SerializeToString())
+    plane = next(p for p in profile.planes if p.name == "/device:GPU:0")
+    assert plane.event_names == [f"fusion.{k}" for k in used]
+    assert [plane.lines[0].name_of(i) for i in range(len(used))] == [f"fusion.{k}" for k in used]

@@ -38,10 +38,28 @@ def drop_unused_metadata(plane: Plane) -> None:
 
 
 def _keep_only(table: List[Any], kept: np.ndarray) -> None:
-    """Cut `table` to the positions `kept`, in place. The entries are held by an object array while
-    the list is emptied, so the dropped ones are freed before the list is refilled (a list of the kept
-    entries made beside the whole one, by a Python int per position, was the read's peak)."""
+    """Cut `table` to the positions `kept` (ascending), in place. Where the dropped entries lie in a few
+    runs (an XLA program's ops that ran are mostly one stretch of its ids), each run is deleted as a
+    slice, the last first: a move of the entries after it, no Python step per entry. Otherwise the
+    entries are held by an object array while the list is emptied, so the dropped ones are freed before
+    the list is refilled (a list of the kept entries made beside the whole one, by a Python int per
+    position, was the read's peak)."""
+    runs = _dropped_runs(kept, len(table))
+    if runs.shape[0] <= SLICED_RUNS:
+        for start, stop in runs[::-1].tolist():
+            del table[start:stop]
+        return
     entries = np.fromiter(table, dtype=object, count=len(table))
     table.clear()
     entries = entries[kept]
     table.extend(entries.tolist())
+
+
+SLICED_RUNS = 64  # runs of dropped entries deleted one slice at a time (each moves the entries after it)
+
+
+def _dropped_runs(kept: np.ndarray, count: int) -> np.ndarray:
+    """The [start, stop) runs of the positions below `count` that `kept` (ascending) leaves out."""
+    bounds = np.concatenate(([-1], kept, [count]))
+    gaps = np.flatnonzero(np.diff(bounds) > 1)
+    return np.stack((bounds[gaps] + 1, bounds[gaps + 1]), axis=1)
