@@ -253,7 +253,11 @@ def _floats(values: Numbers) -> List[float]:
 
 def _all_distinct(labels: List[str], categories: List[str]) -> bool:
     """Whether every (category, label) pair is distinct: by their hashes in numpy (a million ops: one
-    int64 array, not a set of a million tuples), and by the pairs themselves only where hashes meet."""
+    int64 array, not a set of a million tuples), and by the pairs themselves only where hashes meet.
+    The labels' own hashes are tried first: distinct labels make distinct pairs, without a tuple made
+    and hashed per row."""
+    if not has_repeats(hash_codes(labels, len(labels))):
+        return True
     if not has_repeats(hash_codes(zip(categories, labels), len(labels))):
         return True
     return len(set(zip(categories, labels))) == len(labels)
