@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from itertools import count as positions_from
 from itertools import repeat
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
+
+from tb_plugin_advisor.lookup import unique_inverse
 
 try:  # the regex parser the `re` module uses (public as sre_parse up to 3.10)
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -322,12 +325,16 @@ class TextBatch:
 
 class _Folding:
     """Digit folds made a block of joined texts at a time (split at once, a million names were a
-    million strings beside the batch, 80 MB at the analyses' peak)."""
+    million strings beside the batch, 80 MB at the analyses' peak).
+
+    Each folded text is looked up once: a new one is entered under the position of the text that
+    first has it, and the positions are numbered densely at the end (in first-seen order, as the
+    distinct texts are listed)."""
 
     def __init__(self, count: int) -> None:
         self.count = count
-        self.index: Dict[str, int] = {}  # distinct folded text → its position, in first-seen order
-        self.fold_of = np.empty(count, dtype=np.int32)  # (fewer distinct folded texts than texts)
+        self.index: Dict[str, int] = {}  # distinct folded text → the first text's position, first-seen order
+        self.first_of = np.empty(count, dtype=np.int32)  # per text, its fold's first position (< count)
 
     def add(self, low: int, texts: int, block: str) -> bool:
         """Fold the block of `texts` texts from text `low`; False: no folds (a text holds the separator,
@@ -335,15 +342,13 @@ class _Folding:
         parts = block.translate(_DIGITS_AS_ZERO).split(_SEPARATOR)
         if len(parts) != texts:
             return False
-        index = self.index
-        for part in dict.fromkeys(parts):  # (a Python step per distinct text, not per text)
-            index.setdefault(part, len(index))
-        self.fold_of[low:low + texts] = np.fromiter(map(index.__getitem__, parts), dtype=np.int32,
-                                                    count=texts)
-        return len(index) <= self.count // 2
+        self.first_of[low:low + texts] = np.fromiter(map(self.index.setdefault, parts, positions_from(low)),
+                                                     dtype=np.int32, count=texts)
+        return len(self.index) <= self.count // 2
 
     def result(self) -> Tuple[TextBatch, np.ndarray]:
-        return TextBatch(list(self.index), fold_digits=False), self.fold_of
+        _, fold_of = unique_inverse(self.first_of)
+        return TextBatch(list(self.index), fold_digits=False), fold_of.astype(np.int32)
 
 
 _BLOCK_TEXTS = 1 << 16  # texts joined (and folded) together: ~13 MB of 200-character names
