@@ -239,8 +239,17 @@ class TextBatch:
         return found
 
     def _any_starting(self, prefix: str) -> bool:
-        if not prefix or prefix.lower() != prefix.upper() or _SEPARATOR in prefix or self._blocks is None:
+        if not prefix or prefix.lower() != prefix.upper() or _SEPARATOR in prefix:
             return any(map(str.startswith, self.texts, repeat(prefix)))
+        if self._folds is not None and self._blocks is None:
+            # Digit folds: a prefix without letters or digits starts an ASCII text exactly where it
+            # starts the text's fold (lowercasing and folding change nothing else), so the distinct folds
+            # answer for the texts; those that are not ASCII (folded to "") are tried themselves.
+            if any(ch in _DIGITS for ch in prefix):
+                return any(map(str.startswith, self.texts, repeat(prefix)))
+            distinct = self._folds[0]
+            return distinct.any_starting(prefix) or any(
+                self.texts[i].startswith(prefix) for i in np.flatnonzero(self.unfiltered).tolist())
         for base, block in self._block_starts():
             if block.startswith(prefix):
                 return True
@@ -370,6 +379,7 @@ def _joined_blocks(texts: List[str]) -> Iterator[Tuple[int, str, Sequence[str], 
 
 
 _HELD_BY_NONE = np.zeros(0, dtype=np.uint8)  # a literal's packed bits when no text holds it
+_DIGITS = "0123456789"
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _BATCHES: Dict[int, Tuple[Sequence[str], int, TextBatch]] = {}  # by id() of a plane's name list
 _BATCHES_KEPT = 8

@@ -180,3 +180,33 @@ def test_a_batch_with_digit_folds_keeps_no_joined_text_and_answers_every_questio
     assert batch.found_by(pattern).tolist() == [t == "Sm80_XMMA_gemm_bf16" for t in texts]
     assert batch.any_starting("%") and not batch.any_starting("_") and batch.any_starting("fusion_3")
     assert batch._blocks is None
+
+
+@pytest.mark.parametrize("block", [1 << 16, 4])
+def test_prefixes_without_letters_are_answered_by_the_digit_folds_as_by_the_texts(block, monkeypatch):
+    """A batch with digit folds answers a prefix with no letter or digit from its distinct folds (and
+    its non-ASCII texts), one with a digit from the texts themselves (a fold reads every digit as 0):
+    each answer is what a plain startswith over the texts gives."""
+    monkeypatch.setattr(prefilter, "_BLOCK_TEXTS", block)
+    texts = [f"loop_add_fusion.{n}" for n in range(60)] + ["%é_copy", "__nv_cast_1", "5_kernel", "(anon)"]
+    batch = prefilter.TextBatch(texts)
+    assert batch.digit_folds() is not None and batch._blocks is None
+    watched = batch.texts = _Watched(batch.texts)
+    scanned = []
+    for prefix in ("%", "%é", "_", "__nv", "(", ")", ".", "-", "0", "5", "5_", "%.", "\n"):
+        scans = watched.scans
+        assert batch.any_starting(prefix) == any(t.startswith(prefix) for t in texts), prefix
+        if watched.scans > scans:
+            scanned.append(prefix)
+    # the prefixes with no letter or digit were answered without a scan of the texts
+    assert scanned == ["%é", "__nv", "0", "5", "5_", "\n"]
+
+
+class _Watched(list):
+    """A list that counts the whole scans made over it (any_starting's plain path)."""
+
+    scans = 0
+
+    def __iter__(self):
+        self.scans += 1
+        return super().__iter__()
