@@ -21,7 +21,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, O
 
 import numpy as np
 
-from tb_plugin_advisor.lookup import unique_inverse
+from tb_plugin_advisor.lookup import row_chunks
 
 try:  # the regex parser the `re` module uses (public as sre_parse up to 3.10)
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -356,8 +356,14 @@ class _Folding:
         return len(self.index) <= self.count // 2
 
     def result(self) -> Tuple[TextBatch, np.ndarray]:
-        _, fold_of = unique_inverse(self.first_of)
-        return TextBatch(list(self.index), fold_digits=False), fold_of.astype(np.int32)
+        """The distinct folded texts, and per text its fold's number (the first positions renumbered
+        in place, a chunk of texts at a time: a million names' int64 ranks were 16 MB more)."""
+        firsts = np.fromiter(self.index.values(), dtype=np.int32, count=len(self.index))  # ascending
+        number = np.zeros(self.count, dtype=np.int32)
+        number[firsts] = np.arange(firsts.size, dtype=np.int32)
+        for part in row_chunks(self.count):
+            self.first_of[part] = number[self.first_of[part]]
+        return TextBatch(list(self.index), fold_digits=False), self.first_of
 
 
 _BLOCK_TEXTS = 1 << 16  # texts joined (and folded) together: ~13 MB of 200-character names
