@@ -39,6 +39,20 @@ def unique_codes(keys: np.ndarray) -> np.ndarray:
     return np.flatnonzero(present).astype(keys.dtype) + keys.dtype.type(bounds[0])
 
 
+def among(codes: np.ndarray, chosen: Iterable[int]) -> np.ndarray:
+    """np.isin(codes, chosen) for one-byte integer codes (a kernel's family or precision, an index into
+    a short table): one lookup per code in a table of 256 answers, where np.isin compares every code
+    with each chosen value (a million kernels: 3 ms instead of 16-21 ms). Other codes go to np.isin."""
+    wanted = [int(value) for value in chosen]
+    if codes.dtype.kind not in "iu" or codes.dtype.itemsize != 1:
+        return np.isin(codes, wanted)
+    limits = np.iinfo(codes.dtype)
+    table = np.zeros(256, dtype=bool)
+    representable = [v for v in wanted if limits.min <= v <= limits.max]  # (others match no code)
+    table[np.array(representable, dtype=codes.dtype).view(np.uint8)] = True
+    return table[codes.view(np.uint8)]
+
+
 def hash_codes(items: Iterable[Hashable], count: int) -> np.ndarray:
     """hash() of each of `count` items as one int64 array: a million names (or name pairs) are found
     distinct, or grouped, by numbers instead of a dict or set of the objects themselves. Equal hashes do

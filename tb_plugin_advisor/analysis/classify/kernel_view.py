@@ -20,7 +20,7 @@ from tb_plugin_advisor.analysis.classify.patterns import (
     dtype_in_text,
     ops_eligible,
 )
-from tb_plugin_advisor.lookup import row_chunks, unique_codes
+from tb_plugin_advisor.lookup import among, row_chunks, unique_codes
 
 # Stats that name the op a kernel belongs to when neither `tf_op` nor `hlo_op` is recorded (older TF
 # GPU profiles annotate kernels with `level 0` = "scope/op:Type").
@@ -214,7 +214,7 @@ def _build_view(device) -> KernelView:
                     tensor_cores[sel] = by_code[precision[sel]]
 
     op, op_labels, op_eligible = _op_columns(device, count)
-    matrix = np.isin(family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
+    matrix = among(family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
     op_ok = np.zeros(count, dtype=bool)
     has_op = op >= 0
     if op_eligible.size:

@@ -32,7 +32,7 @@ from tb_plugin_advisor.analysis.precision.cpu_tf import MAX_TOP_FP32_OPS, host_p
 from tb_plugin_advisor.analysis.precision.cpu_torch import torch_host_precision
 from tb_plugin_advisor.analysis.precision.result import PrecisionResult
 from tb_plugin_advisor.formatting import fixed, format_pct
-from tb_plugin_advisor.lookup import sums_by_code
+from tb_plugin_advisor.lookup import among, sums_by_code
 
 # Verdict: share of matrix work (GEMM/convolution/attention, or all compute when the profile has
 # none) in 16-bit/8-bit types, among the work whose type is known. The built-in tab warns below 10 %
@@ -71,16 +71,16 @@ def _device_precision(result: PrecisionResult, devices) -> None:
         excluded_ns += int(np.sum(dur, where=~compute))
         shape_typed += view.precision_from_shape
         buckets = sums_by_code(view.precision, len(PRECISIONS), dur, compute)
-        matrix = compute & np.isin(view.family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
+        matrix = compute & among(view.family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
         # The verdict judges the matrix products themselves: an eligible op's split-K reduction or
         # layout transpose may stay fp32 under mixed precision.
-        side_work = np.isin(view.family, [FAMILIES.index(f) for f in ("helper", "transpose")])
+        side_work = among(view.family, [FAMILIES.index(f) for f in ("helper", "transpose")])
         matrix_work = view.eligible & ~side_work
         matrix_buckets = sums_by_code(view.precision, len(PRECISIONS), dur, matrix_work)
         for i, p in enumerate(PRECISIONS):
             result.time_ns[p] += int(buckets[i])
             result.matrix_time_ns[p] += int(matrix_buckets[i])
-        fp32 = compute & np.isin(view.precision, [PRECISIONS.index("fp32"), PRECISIONS.index("tf32")])
+        fp32 = compute & among(view.precision, [PRECISIONS.index("fp32"), PRECISIONS.index("tf32")])
         if fp32.any():
             _group_fp32(view, fp32, fp32_ops)
         if view.arch.tf32 and not device.vendor.lower().startswith("amd"):

@@ -26,7 +26,7 @@ from tb_plugin_advisor.analysis.classify.patterns import (
 )
 from tb_plugin_advisor.analysis.classify.short_names import short_name
 from tb_plugin_advisor.formatting import format_pct
-from tb_plugin_advisor.lookup import largest_first, sums_by_code
+from tb_plugin_advisor.lookup import among, largest_first, sums_by_code
 
 # How many entries the JSON lists keep (the rest is noise for a reader, and the report stays small).
 MAX_KERNELS = 50
@@ -255,7 +255,7 @@ def analyze_tensor_cores(profile, steps: Optional[int] = None) -> TensorCoreResu
 
 def _fp32_matrix_ns(view: KernelView) -> int:
     fp32 = view.precision == PRECISIONS.index("fp32")
-    matrix = np.isin(view.family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
+    matrix = among(view.family, [FAMILIES.index(f) for f in MATRIX_FAMILIES])
     return int(view.duration_ns[fp32 & matrix & view.compute & ~view.tensor_cores].sum())
 
 
@@ -343,7 +343,7 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
         transposes[view.names[i]] = transposes.get(view.names[i], 0) + int(per_transpose[i])
 
     candidates = [FAMILIES.index(f) for f in (*MATRIX_FAMILIES, "gemv", "transpose")]
-    mask = eligible & ~tc & np.isin(view.family, candidates)
+    mask = eligible & ~tc & among(view.family, candidates)
     rows = np.nonzero(mask)[0]
     if rows.size == 0:
         return

@@ -186,3 +186,16 @@ def test_largest_first_by_hand():
     values = np.array([3, 7, 7, 1, 7, 9], dtype=np.int32)
     assert lookup.largest_first(values, 3).tolist() == [5, 1, 2]  # 9, then the first two 7s
     assert lookup.largest_first(values, 0).tolist() == []
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int64])
+def test_among_equals_isin(dtype):
+    """One-byte codes are looked up in a table (negative ones and chosen values no code can take
+    included); other types go to np.isin: the same mask either way."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(7)
+    codes = rng.integers(max(info.min, -3), min(info.max, 300), size=500).astype(dtype)
+    codes[:3] = [max(info.min, -1), 0, min(info.max, 255)]
+    for chosen in ([], [0], [1, 3, 5], [-1, 2], [255, 300, -200], list(range(-5, 12))):
+        assert lookup.among(codes, chosen).tolist() == np.isin(codes, chosen).tolist(), chosen
+    assert lookup.among(np.zeros(0, dtype=dtype), [1]).tolist() == []
