@@ -95,6 +95,9 @@ class Facts:
 
 @dataclass(frozen=True)
 class Recommendation:
+    """One piece of advice as the report gives it: what to change, why, what it may save, and the
+    events that show it."""
+
     id: str
     severity: str
     title: str

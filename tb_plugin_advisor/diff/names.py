@@ -18,6 +18,9 @@ _END = r"(?=$|[/:.()\s,\]>])"  # what may follow a removable numeric part
 
 @dataclass(frozen=True)
 class NameRule:
+    """One way a name changes between two runs without being another op (a step counter, a
+    generated suffix): how it is spotted, what it becomes, and examples that are tested."""
+
     id: str
     why: str
     pattern: re.Pattern[str]

@@ -28,6 +28,8 @@ class HostFigures:
 
 @dataclass(frozen=True)
 class Straggler:
+    """A host whose step time or input share stands out from the median host's."""
+
     host: str
     metric: str  # "step_time" or "input"
     value: float  # the host's step time (ms) or input share (%)

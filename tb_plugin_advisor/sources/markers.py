@@ -126,6 +126,8 @@ def write_marker(
 
 @dataclass
 class MarkerResult:
+    """The `.profile-empty` markers a fix wrote, and the directories it could not write to."""
+
     written: List[str]
     failed: List[str]  # "<dir>: <why>"
 

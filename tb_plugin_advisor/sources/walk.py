@@ -41,6 +41,8 @@ _SPECIAL_KINDS = (
 
 @dataclass
 class Entry:
+    """One directory entry as a walk saw it."""
+
     name: str
     is_dir: bool
     size: int = 0
@@ -58,6 +60,8 @@ class WalkReport:
 
 @dataclass(frozen=True)
 class Budget:
+    """How much one walk may read before it stops (entries, seconds)."""
+
     max_entries: int = MAX_ENTRIES
     max_seconds: float = MAX_SECONDS
 

@@ -23,6 +23,9 @@ GBS = 1e9  # GB/s → bytes/s
 
 @dataclass(frozen=True)
 class DevicePeaks:
+    """A device's datasheet peaks (FLOP/s per precision, memory bandwidth), and the model names
+    they apply to."""
+
     key: str  # short stable name, e.g. "a100-sxm-80gb"
     label: str  # what a person reads, e.g. "NVIDIA A100 SXM 80GB"
     pattern: str  # regex over Device.model

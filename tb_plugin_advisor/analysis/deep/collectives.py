@@ -50,6 +50,8 @@ DTYPE_BYTES = {
 
 @dataclass
 class TypeStats:
+    """One kind of collective (all-reduce, all-gather, …): its calls, time, exposed time and bytes."""
+
     kind: str
     calls: int = 0
     total_ns: int = 0
@@ -82,6 +84,8 @@ class TypeStats:
 
 @dataclass
 class DeviceComm:
+    """One device's collective time, and how much of it no compute kernel overlaps."""
+
     device: str
     total_ns: int
     exposed_ns: int
@@ -93,6 +97,8 @@ class DeviceComm:
 
 @dataclass
 class Collectives:
+    """The collectives of one host: per kind and per device."""
+
     types: Dict[str, TypeStats]
     devices: List[DeviceComm]
     steps: int

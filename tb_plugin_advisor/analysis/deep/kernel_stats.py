@@ -101,6 +101,8 @@ class KernelSums:
 
 @dataclass
 class KernelStats:
+    """Per-kernel statistics of one host: the listed names and the sums over every name."""
+
     kernels: List[KernelStat]  # the top names by total time, descending (KERNEL_STATS_TOP, every hot one)
     total_ns: int
     launches: int

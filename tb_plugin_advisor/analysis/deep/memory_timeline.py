@@ -38,6 +38,8 @@ from tb_plugin_advisor.model import Device, Profile
 
 @dataclass
 class AllocatorMemory:
+    """One allocator's memory over the capture: its peak, when and under which op it came."""
+
     allocator: str
     kind: str  # device | host
     device: Optional[str]  # plane name of the device, when known
@@ -118,6 +120,8 @@ def _live_json(entry: Dict[str, Any], origin_ns: int) -> Dict[str, Any]:
 
 @dataclass
 class MemoryTimeline:
+    """Every allocator's memory of one host, device allocators first."""
+
     allocators: List[AllocatorMemory]  # device allocators by peak, then host ones
     origin_ns: int  # times in JSON are ms after this (the first step's start, as steps.per_step)
 

@@ -85,6 +85,8 @@ def sm_limits(vendor: str, capability: Optional[Tuple[int, int]],
 
 @dataclass(frozen=True)
 class Occupancy:
+    """Theoretical occupancy of one launch shape, and the resource that limits it."""
+
     pct: float
     blocks_per_sm: int
     limiter: str  # warps | blocks | registers | shared_memory

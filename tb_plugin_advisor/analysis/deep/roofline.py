@@ -77,6 +77,8 @@ class DeviceModel:
 
 @dataclass
 class Roofline:
+    """Where the costed ops sit against the device's peaks, and the model FLOPs per step."""
+
     ops: List[CostedOp]
     uncosted: List[CostedOp]  # compute time no rule costs, per op name (FLOPs 0)
     identity: DeviceModel

@@ -20,6 +20,9 @@ KINDS = ("input_annotation", "input_wait", "host_sync", "worst_step", "early_ste
 
 @dataclass(frozen=True)
 class EvidenceSpan:
+    """One trace event a finding points at, addressed as its file writes it (so a timeline can open
+    it) and in the Advisor's own terms (step, thread label)."""
+
     kind: str  # one of KINDS
     host: str
     pid: Any  # Kineto: the event's pid as written (int or str); XSpace: the plane id

@@ -14,6 +14,8 @@ from typing import Dict, Tuple
 
 @dataclass(frozen=True)
 class Category:
+    """One category of step time, with the words and colours every view shows it in."""
+
     key: str
     label: str  # a table row or chart legend; sentences use label.lower()
     help: str  # what the time is, as the tab's tooltip says it

@@ -57,6 +57,8 @@ class IteratorNode:
 
 @dataclass
 class InputPipeline:
+    """What the input pipeline waits for and how it is built (tf.data options seen in the trace)."""
+
     dominant_stage: str  # source | map | batch | prefetch | other | unknown
     stages_ms: Dict[str, float]  # per steady step, what the step waits for, by stage
     parallelism: Optional[int]

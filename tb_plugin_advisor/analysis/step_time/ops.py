@@ -46,6 +46,8 @@ from tb_plugin_advisor.model import Profile
 
 @dataclass
 class OpRow:
+    """One op (or kernel) of a top table, its figures per steady step."""
+
     name: str
     category: str  # device_compute | communication | memcpy | host_compute | input_pipeline
     time_ms: float  # per steady step

@@ -21,6 +21,8 @@ from tb_plugin_advisor.model import Profile
 
 @dataclass
 class Signals:
+    """Facts about the run that the advice rules read (framework, device, launch pattern)."""
+
     framework: str = "unknown"  # tf | jax | pytorch | unknown
     device_kind: str = ""  # GPU | TPU | "" (CPU only)
     compute_capability: Optional[Tuple[int, int]] = None

@@ -29,6 +29,8 @@ from tb_plugin_advisor.model import Profile
 
 @dataclass
 class TorchSignals:
+    """PyTorch facts the advice rules read (DataLoader, pageable copies, zero_grad)."""
+
     dataloader: str = ""  # "single" (num_workers=0) | "multi" | "" (no DataLoader range)
     dataloader_wait_ms: float = 0.0  # per steady step
     pageable_h2d_ms: float = 0.0  # per steady step, device time of pageable host-to-device copies

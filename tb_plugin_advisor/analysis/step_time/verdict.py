@@ -26,6 +26,8 @@ _OVERHEADS = (("kernel_launch", "launch"), ("communication", "communication"), (
 
 @dataclass
 class Verdict:
+    """The answer to "input-bound or compute-bound?", and the figures it rests on."""
+
     bottleneck: str
     input_bound: str  # high | moderate | low | unknown
     input_pct: float

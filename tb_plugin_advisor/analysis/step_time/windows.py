@@ -23,6 +23,8 @@ from tb_plugin_advisor.model import Line
 
 @dataclass(frozen=True)
 class StepWindows:
+    """The steady steps' time windows, for the analyses that add time up per step."""
+
     start_ns: np.ndarray  # sorted, disjoint
     end_ns: np.ndarray
     numbers: List[Optional[int]]  # the step number of each window (None: unnumbered or no steps)

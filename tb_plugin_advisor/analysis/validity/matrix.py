@@ -18,6 +18,8 @@ from tb_plugin_advisor.model import Profile
 
 @dataclass
 class ValidityRow:
+    """How far one analysis can be trusted on this trace, with the reasons and the fixes."""
+
     analysis: str
     status: str = SUPPORTED
     reasons: List[str] = field(default_factory=list)

@@ -61,6 +61,8 @@ class StatBlock:
 
 @dataclass
 class EventColumns:
+    """One line's events decoded: their scalar fields as columns, their stats a block at a time."""
+
     metadata_id: np.ndarray  # int64
     offset_ps: np.ndarray  # int64
     duration_ps: np.ndarray  # int64

@@ -45,6 +45,8 @@ class LineRange:
 
 @dataclass
 class _Block:
+    """A run of a line's events framed in one window, decoded together by fill_block."""
+
     start: int  # absolute offsets in the profile
     end: int
     events: int

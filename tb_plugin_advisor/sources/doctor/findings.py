@@ -67,6 +67,8 @@ TORCH_EMPTY_SNIPPET = """\
 
 @dataclass(frozen=True)
 class Finding:
+    """What the doctor says about one situation: the problem and the fix, as templates."""
+
     problem: str  # str.format template
     fix: str  # str.format template ("" when nothing can be done but capture again)
     is_problem: bool = True  # False: worth saying, nothing is wrong

@@ -38,6 +38,8 @@ class HostCheck:
 
 @dataclass
 class SessionReport:
+    """The doctor's look at one profile session: can TensorBoard see it, and what is wrong."""
+
     session: Session
     visible: bool
     has_marker: bool
@@ -117,6 +119,8 @@ class SessionReport:
 
 @dataclass
 class DoctorReport:
+    """The doctor's look at a whole logdir: every session, and what the walk could not read."""
+
     logdir: str
     sessions: List[SessionReport]
     scan_errors: Tuple[str, ...] = ()
