@@ -239,26 +239,30 @@ class TextBatch:
         return found
 
     def _any_starting(self, prefix: str) -> bool:
-        if not prefix or prefix.lower() != prefix.upper() or _SEPARATOR in prefix:
+        folds = self._folds
+        if (not prefix or prefix.lower() != prefix.upper() or _SEPARATOR in prefix
+                or (folds is not None and any(ch in _DIGITS for ch in prefix))):
             return any(map(str.startswith, self.texts, repeat(prefix)))
-        if self._folds is not None and self._blocks is None:
-            # Digit folds: a prefix without letters or digits starts an ASCII text exactly where it
-            # starts the text's fold (lowercasing and folding change nothing else), so the distinct folds
-            # answer for the texts; those that are not ASCII (folded to "") are tried themselves.
-            if any(ch in _DIGITS for ch in prefix):
-                return any(map(str.startswith, self.texts, repeat(prefix)))
-            distinct = self._folds[0]
-            return distinct.any_starting(prefix) or any(
-                self.texts[i].startswith(prefix) for i in np.flatnonzero(self.unfiltered).tolist())
+        # A prefix without letters starts an ASCII text exactly where it starts the text as joined
+        # (lowercased), and one without digits too where it starts its fold (digits read as 0): the
+        # distinct folds answer where the batch has them, else one scan of the joined texts. The
+        # texts that are not ASCII (joined and folded as "") are tried themselves.
+        if folds[0].any_starting(prefix) if folds is not None else self._joined_starting(prefix):
+            return True
+        return any(self.texts[i].startswith(prefix) for i in np.flatnonzero(self.unfiltered).tolist())
+
+    def _joined_starting(self, prefix: str) -> bool:
+        """Does a text start with `prefix` in the joined blocks (at a block's start, or after a separator
+        where a text starts, not after one a text holds)?"""
         for base, block in self._block_starts():
             if block.startswith(prefix):
                 return True
-            if _SEPARATOR + prefix in block:  # where a text starts, not after a separator a text holds
+            if _SEPARATOR + prefix in block:
                 after = base + 1 + _occurrences(block, _SEPARATOR + prefix)
                 at = np.minimum(np.searchsorted(self._starts, after), len(self._starts) - 1)
                 if (self._starts[at] == after).any():
                     return True
-        return any(self.texts[i].startswith(prefix) for i in np.flatnonzero(self.unfiltered).tolist())
+        return False
 
     def holding(self, literals: Optional[Tuple[str, ...]]) -> np.ndarray:
         """Which texts may match a pattern that needs one of `literals` (None: every text)."""
