@@ -160,6 +160,13 @@ def covered(merged: Intervals, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     starts, ends = merged
     if starts.size == 0:
         return np.zeros(lo.shape, dtype=np.int64)
+    if COMPILED and lo.ndim == hi.ndim == 1 and lo.size == hi.size:
+        return np.frombuffer(_intervals.covered(_int64(starts), _int64(ends), _int64(lo), _int64(hi)),
+                             dtype=np.int64)
+    return _covered_numpy(starts, ends, lo, hi)
+
+
+def _covered_numpy(starts: np.ndarray, ends: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     cumulative = np.concatenate(([0], np.cumsum(ends - starts)))
     return _measure_up_to(starts, ends, cumulative, hi) - _measure_up_to(starts, ends, cumulative, lo)
 
