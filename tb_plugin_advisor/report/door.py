@@ -23,7 +23,6 @@ from tb_plugin_advisor.errors import AdvisorError, ProfileReadError
 from tb_plugin_advisor.readers.formats.registry import is_analysed
 from tb_plugin_advisor.report.disk_cache import ReportCache
 from tb_plugin_advisor.report.hostpool import HostTask, RunProgress, analyze_hosts, build_session_report
-from tb_plugin_advisor.report.run import Report
 from tb_plugin_advisor.sources.session import Session
 
 ReportJson = Dict[str, Any]
@@ -114,6 +113,8 @@ class ReportDoor:
                 except (AdvisorError, ProfileReadError, OSError) as e:
                     out[s.run] = str(e) or type(e).__name__
             return out
+        from tb_plugin_advisor.report.run import Report  # imported while the hosts were read (hostpool.py)
+
         at = 0
         for s in missing:
             n = len(s.hosts)

@@ -19,16 +19,23 @@ import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from multiprocessing import get_context
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
 
 from tb_plugin_advisor.errors import AdvisorError, ProfileReadError
 from tb_plugin_advisor.process_memory.orphans import end_with_parent
 from tb_plugin_advisor.readers.formats.registry import format_named
-from tb_plugin_advisor.report.analyze import analyze_profile
-from tb_plugin_advisor.report.host import HostReport
-from tb_plugin_advisor.report.run import Report
+from tb_plugin_advisor.report.imported_meanwhile import imported_meanwhile
 from tb_plugin_advisor.sources.remote import explain
 from tb_plugin_advisor.sources.runs import host_files
+
+if TYPE_CHECKING:
+    from tb_plugin_advisor.report.host import HostReport
+    from tb_plugin_advisor.report.run import Report
+
+# The analyses and the run report, imported while a host's file is read (report/imported_meanwhile.py).
+# So this module, and what reaches the read (report/door.py, the CLI's report command), imports none
+# of them before it: tests/report/test_imported_meanwhile.py checks.
+ANALYSES_MODULE = "tb_plugin_advisor.report.run"
 
 # Peak resident memory of reading + analysing one host, per byte of its .xplane.pb. bench/bench_pod.py
 # measured the RSS growth of a fresh process: 89 MB for a 24 MB make_profile.py host (3.6 ×) and
@@ -65,12 +72,15 @@ def analyze_host_file(
     if reader is None or not reader.analysed:
         raise AdvisorError(f"{path}: no reader for the format '{fmt}'")
     try:
-        profile = reader.read(path, host, on_progress)
+        with imported_meanwhile(ANALYSES_MODULE):
+            profile = reader.read(path, host, on_progress)
     except ProfileReadError as exc:
         reason = explain(path, exc.__cause__) if exc.__cause__ is not None else None
         if reason is None:
             raise
         raise ProfileReadError(path, reason) from None
+    from tb_plugin_advisor.report.analyze import analyze_profile
+
     return analyze_profile(profile)
 
 
@@ -248,4 +258,6 @@ def build_session_report(
         raise AdvisorError(f"run {session.run!r} has no profile to analyse")
     tasks = [HostTask(f.host, f.path, int(f.size_bytes or 0), session.format) for f in files]
     reports = analyze_hosts(tasks, workers=workers, scheduler=scheduler, on_progress=on_progress)
+    from tb_plugin_advisor.report.run import Report
+
     return Report(run=session.run, hosts=[t.host for t in tasks], host_reports=reports, selected_host=host)

@@ -26,11 +26,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional
 
 from tb_plugin_advisor.errors import AdvisorError
 from tb_plugin_advisor.readers.formats.registry import file_patterns, is_analysed
-from tb_plugin_advisor.report.sections import VIEWS
 from tb_plugin_advisor.views.cli.commands import require_logdir
 from tb_plugin_advisor.views.export.json_text import indented_json
 from tb_plugin_advisor.views.export.markup import terminal_line, terminal_safe
@@ -58,13 +57,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--section",
         action="append",
-        choices=tuple(VIEWS),
+        choices=_SectionViews(),
         metavar="NAME",
-        help=f"show only this deeper view, or what the trace supports ({', '.join(VIEWS)}); repeat for "
-        "several",
+        help="show only this deeper view, or what the trace supports (%(choices)s); repeat for several",
     )
     add_parallel_arguments(parser)
     add_cache_arguments(parser)
+
+
+class _SectionViews:
+    """The names `--section` takes (report/sections.py's VIEWS), looked up only when argparse asks:
+    the sections module imports every analysis, which a report imports while its profile is read
+    (report/hostpool.py), not before."""
+
+    def __iter__(self) -> Iterator[str]:
+        from tb_plugin_advisor.report.sections import VIEWS
+
+        return iter(VIEWS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in tuple(self)
 
 
 def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
