@@ -101,20 +101,30 @@ fail:
     return NULL;
 }
 
-/* merge(a_starts, a_ends, b_starts, b_ends) -> blocks of the union of two merged sets. */
-static PyObject *merge(PyObject *self, PyObject *args) {
+/* Four int64 buffers read as two pairs of equal lengths (the starts and ends of two sets; of blocks
+ * and of windows): their views and each pair's length. 0, with an exception set and no view held,
+ * where an argument is not such a buffer or a pair's lengths differ. */
+static int two_pairs(PyObject *args, Py_buffer views[4], Py_ssize_t *n, Py_ssize_t *m) {
     PyObject *objects[4];
-    Py_buffer views[4];
     int got = 0;
-    PyObject *out_s = NULL, *out_e = NULL;
-    if (!PyArg_ParseTuple(args, "OOOO", &objects[0], &objects[1], &objects[2], &objects[3])) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOO", &objects[0], &objects[1], &objects[2], &objects[3])) return 0;
     for (; got < 4; got++)
         if (!int64_buffer(objects[got], &views[got])) goto fail;
-    Py_ssize_t n = views[0].len / 8, m = views[2].len / 8;
-    if (views[1].len / 8 != n || views[3].len / 8 != m) {
-        PyErr_SetString(PyExc_ValueError, "starts and ends differ in length");
-        goto fail;
-    }
+    *n = views[0].len / 8;
+    *m = views[2].len / 8;
+    if (views[1].len / 8 == *n && views[3].len / 8 == *m) return 1;
+    PyErr_SetString(PyExc_ValueError, "starts and ends differ in length");
+fail:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&views[k]);
+    return 0;
+}
+
+/* merge(a_starts, a_ends, b_starts, b_ends) -> blocks of the union of two merged sets. */
+static PyObject *merge(PyObject *self, PyObject *args) {
+    Py_buffer views[4];
+    Py_ssize_t n, m;
+    PyObject *out_s = NULL, *out_e = NULL;
+    if (!two_pairs(args, views, &n, &m)) return NULL;
     out_s = PyByteArray_FromStringAndSize(NULL, (n + m) * 8);
     out_e = PyByteArray_FromStringAndSize(NULL, (n + m) * 8);
     if (!out_s || !out_e) goto fail;
@@ -138,7 +148,7 @@ static PyObject *merge(PyObject *self, PyObject *args) {
 fail:
     Py_XDECREF(out_s);
     Py_XDECREF(out_e);
-    for (int k = 0; k < got; k++) PyBuffer_Release(&views[k]);
+    for (int k = 0; k < 4; k++) PyBuffer_Release(&views[k]);
     return NULL;
 }
 
@@ -306,19 +316,11 @@ static inline uint64_t measure_up_to(const int64_t *starts, const int64_t *ends,
  * (int64 bytearray). One pass sums the blocks' lengths; numpy took four whole-array passes, each
  * time the breakdown measured a priority level's claimed time in a slice's steps. */
 static PyObject *covered(PyObject *self, PyObject *args) {
-    PyObject *objects[4];
     Py_buffer views[4];
-    int got = 0;
+    Py_ssize_t n, w;
     PyObject *out = NULL;
     uint64_t *prefix = NULL;
-    if (!PyArg_ParseTuple(args, "OOOO", &objects[0], &objects[1], &objects[2], &objects[3])) return NULL;
-    for (; got < 4; got++)
-        if (!int64_buffer(objects[got], &views[got])) goto fail;
-    Py_ssize_t n = views[0].len / 8, w = views[2].len / 8;
-    if (views[1].len / 8 != n || views[3].len / 8 != w) {
-        PyErr_SetString(PyExc_ValueError, "starts and ends, or window starts and ends, differ in length");
-        goto fail;
-    }
+    if (!two_pairs(args, views, &n, &w)) return NULL;
     out = PyByteArray_FromStringAndSize(NULL, w * 8);
     prefix = PyMem_RawMalloc((size_t)(n + 1) * sizeof(uint64_t));
     if (!out || !prefix) {
@@ -340,7 +342,7 @@ static PyObject *covered(PyObject *self, PyObject *args) {
 fail:
     PyMem_RawFree(prefix);
     Py_XDECREF(out);
-    for (int k = 0; k < got; k++) PyBuffer_Release(&views[k]);
+    for (int k = 0; k < 4; k++) PyBuffer_Release(&views[k]);
     return NULL;
 }
 
