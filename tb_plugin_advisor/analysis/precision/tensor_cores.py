@@ -309,7 +309,7 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
     eligible = view.eligible
     # sums taken in place or a million kernels at a time (lookup.sums_by_code): no per-kernel copies.
     # The device's totals are the sums of its names' (whole numbers, exact below 2**53 ns: 104 days of
-    # kernel time), not three more passes over every kernel.
+    # kernel time), not more passes over every kernel.
     n_names = len(view.names) + 1
     name_index, n_prec = view.name_index, len(PRECISIONS)
     per_name = sums_by_code(name_index, n_names, dur, compute)
@@ -324,8 +324,6 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
         by_precision = result.eligible_ns_by_precision
         if ns:
             by_precision[precision] = by_precision.get(precision, 0) + ns
-    transpose = compute & (view.family == FAMILIES.index("transpose"))
-    result.transpose_ns += int(np.sum(dur, where=transpose))
 
     listed = np.nonzero((per_name > 0) & ((tc_name > 0) | (eligible_name > 0)))[0]
     # time per (listed name, precision): over the listed names only (names × precisions for every
@@ -340,7 +338,9 @@ def _accumulate(result: TensorCoreResult, device, view: KernelView, kernels: _Ke
                 per_name[listed].astype(np.int64), tc_name[listed].astype(np.int64),
                 eligible_name[listed].astype(np.int64), by_prec)
 
+    transpose = compute & (view.family == FAMILIES.index("transpose"))
     per_transpose = sums_by_code(name_index, n_names, dur, transpose)
+    result.transpose_ns += int(per_transpose.sum())
     for i in np.nonzero(per_transpose)[0].tolist():
         transposes[view.names[i]] = transposes.get(view.names[i], 0) + int(per_transpose[i])
 
